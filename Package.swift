@@ -1,0 +1,38 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Dependency direction points down (DESIGN.md §2):
+//   onboard (CLI) → OnboardingStore → LMDB → CLMDB
+//                                 ↘ OnboardingModel → CSodium
+// The model is pure (no I/O, no clock); the LMDB wrapper knows no domain types.
+let package = Package(
+    name: "OnboardingStore",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "OnboardingModel", targets: ["OnboardingModel"]),
+        .library(name: "OnboardingStore", targets: ["OnboardingStore"]),
+        .library(name: "LMDB", targets: ["LMDB"]),
+        .executable(name: "onboard", targets: ["onboard"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
+        .target(name: "LMDB", dependencies: ["CLMDB"]),
+        .target(name: "OnboardingModel", dependencies: ["CSodium"]),
+        .target(name: "OnboardingStore", dependencies: ["LMDB", "OnboardingModel"]),
+        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingModel"]),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+        .testTarget(name: "OnboardingModelTests", dependencies: ["OnboardingModel"]),
+        .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel"]),
+        .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,320 @@
+import CLMDB
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One LMDB environment (a directory holding `data.mdb` and `lock.mdb`).
+///
+/// Opened once per path per process (LMDB forbids two handles on one file in a process, so
+/// ``open(path:options:)`` hands back the environment already open there), always with
+/// `MDB_NOTLS` so read transactions are not tied to threads. Transactions exist only inside
+/// ``read(_:)`` and ``write(_:)`` closures; copy what you need out before returning.
+///
+/// ```swift
+/// let environment = try Environment.open(path: "/tmp/store", options: .init())
+/// let events = try environment.openDatabase("events", create: true)
+/// try environment.write { try $0.put(events, key: [0, 1], value: [42]) }
+/// let value = try environment.read { try $0.get(events, key: [0, 1]) }
+/// ```
+///
+/// A write that fills the map aborts, grows the map geometrically (doubling, bounded by
+/// ``Options/maximumMapSizeBytes``) while no transaction is open, and runs the closure again, so
+/// write closures must not have side effects outside the transaction.
+public final class Environment: Sendable {
+    /// How to open an environment.
+    public struct Options: Sendable {
+        /// Initial map size. Small stores stay small on disk: LMDB files grow with their data,
+        /// the map is only address space.
+        public var mapSizeBytes: Int = 64 << 20
+        /// The map never grows past this. 1 TiB of address space is cheap on 64-bit machines
+        /// and far beyond any device log.
+        public var maximumMapSizeBytes: Int = 1 << 40
+        /// Named sub-databases the environment may hold.
+        public var maximumDatabases: UInt32 = 16
+        /// Concurrent read transactions across all processes (LMDB's default).
+        public var maximumReaders: UInt32 = 126
+        /// Open read-only: no write transactions, no file creation.
+        public var readOnly = false
+        /// `MDB_NOSYNC`: commits do not fsync; call ``sync(force:)`` to make them durable.
+        public var noSync = false
+        /// Permissions of created files.
+        public var fileMode: mode_t = 0o600
+
+        public init() {}
+    }
+
+    // Invariant: created in `open`, closed exactly once in `close()` (guarded by `state`); LMDB
+    // itself serialises access to the environment handle, so sharing it across threads is safe.
+    nonisolated(unsafe) let handle: OpaquePointer
+    /// The canonical path the environment was opened at.
+    public let path: String
+    public let options: Options
+    /// Transactions hold it shared, map growth exclusively.
+    let transactionLock = ReadWriteLock()
+    /// Serialises write transactions within this process (LMDB allows one writer at a time).
+    let writerLock = ReadWriteLock()
+    private let state = Mutex<State>(State())
+
+    private struct State {
+        var isClosed = false
+        var databases: [String: Database] = [:]
+        var mapGrowthCount = 0
+    }
+
+    private struct WeakEnvironment {
+        weak var environment: Environment?
+    }
+    private static let registry = Mutex<[String: WeakEnvironment]>([:])
+
+    private init(handle: OpaquePointer, path: String, options: Options) {
+        self.handle = handle
+        self.path = path
+        self.options = options
+    }
+
+    deinit { close() }
+
+    /// Opens the environment in the existing directory `path`, or returns the one this process
+    /// already has open there.
+    public static func open(path: String, options: Options = Options()) throws -> Environment {
+        let canonical = canonicalPath(path)
+        return try registry.withLock { registry in
+            if let existing = registry[canonical]?.environment, !existing.isClosed {
+                if existing.options.readOnly && !options.readOnly {
+                    throw LMDBError(code: LMDBError.alreadyOpen.code, operation: "open \(path)")
+                }
+                return existing
+            }
+            let environment = try openNew(path: canonical, options: options)
+            registry[canonical] = WeakEnvironment(environment: environment)
+            return environment
+        }
+    }
+
+    private static func openNew(path: String, options: Options) throws -> Environment {
+        precondition(options.mapSizeBytes > 0 && options.mapSizeBytes <= options.maximumMapSizeBytes,
+                     "map size must be positive and not above the maximum")
+        var handle: OpaquePointer?
+        try check(mdb_env_create(&handle), "mdb_env_create")
+        guard let handle else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
+        do {
+            try check(mdb_env_set_maxdbs(handle, options.maximumDatabases), "mdb_env_set_maxdbs")
+            try check(mdb_env_set_maxreaders(handle, options.maximumReaders), "mdb_env_set_maxreaders")
+            try check(mdb_env_set_mapsize(handle, options.mapSizeBytes), "mdb_env_set_mapsize")
+            var flags = UInt32(MDB_NOTLS)
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+            try check(mdb_env_open(handle, path, flags, options.fileMode), "open \(path)")
+        } catch {
+            // A failed mdb_env_open still owns memory and file descriptors.
+            mdb_env_close(handle)
+            throw error
+        }
+        return Environment(handle: handle, path: path, options: options)
+    }
+
+    private static func canonicalPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Whether ``close()`` has run.
+    public var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    /// How many times this process grew the map.
+    public var mapGrowthCount: Int { state.withLock { $0.mapGrowthCount } }
+
+    /// Closes the environment. Idempotent; no transaction may be open.
+    public func close() {
+        let shouldClose = state.withLock { state -> Bool in
+            if state.isClosed { return false }
+            state.isClosed = true
+            return true
+        }
+        guard shouldClose else { return }
+        transactionLock.withExclusive {
+            mdb_env_close(handle)
+        }
+        Environment.registry.withLock { registry in
+            if registry[path]?.environment === self || registry[path]?.environment == nil {
+                registry[path] = nil
+            }
+        }
+    }
+
+    private func ensureOpen() {
+        precondition(!isClosed, "LMDB environment at \(path) used after close()")
+    }
+
+    // MARK: Databases
+
+    /// Opens (and with `create`, creates) the named sub-database. Returns `nil` when it does not
+    /// exist and `create` is false.
+    public func openDatabase(_ name: String, create: Bool) throws -> Database? {
+        ensureOpen()
+        if let known = state.withLock({ $0.databases[name] }) { return known }
+        let flags = UInt32(create ? MDB_CREATE : 0)
+        let database: Database?
+        if options.readOnly || !create {
+            // A handle opened in a read transaction must be committed to outlive it.
+            database = try transactionLock.withShared {
+                var txn: OpaquePointer?
+                try check(mdb_txn_begin(handle, nil, UInt32(options.readOnly ? MDB_RDONLY : 0), &txn),
+                          "mdb_txn_begin")
+                var dbi: MDB_dbi = 0
+                let rc = mdb_dbi_open(txn, name, flags, &dbi)
+                if rc == MDB_NOTFOUND {
+                    mdb_txn_abort(txn)
+                    return nil
+                }
+                if rc != MDB_SUCCESS {
+                    mdb_txn_abort(txn)
+                    throw LMDBError(code: rc, operation: "open database \(name)")
+                }
+                try check(mdb_txn_commit(txn), "open database \(name)")
+                return Database(handle: dbi, name: name)
+            }
+        } else {
+            database = try write { transaction in
+                var dbi: MDB_dbi = 0
+                try check(mdb_dbi_open(transaction.handle, name, flags, &dbi), "open database \(name)")
+                return Database(handle: dbi, name: name)
+            }
+        }
+        if let database {
+            state.withLock { $0.databases[name] = database }
+        }
+        return database
+    }
+
+    /// Number of entries in the unnamed main database (named sub-databases live there, so an
+    /// environment whose main database is empty holds no data at all).
+    public func mainDatabaseEntryCount() throws -> Int {
+        try read { transaction in
+            var dbi: MDB_dbi = 0
+            try check(mdb_dbi_open(transaction.handle, nil, 0, &dbi), "open main database")
+            var stat = MDB_stat()
+            try check(mdb_stat(transaction.handle, dbi, &stat), "stat main database")
+            return stat.ms_entries
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read-only transaction (a consistent snapshot).
+    public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+        ensureOpen()
+        while true {
+            let outcome: R? = try transactionLock.withShared {
+                var txn: OpaquePointer?
+                let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                if rc == MDB_MAP_RESIZED { return nil }
+                try check(rc, "mdb_txn_begin (read)")
+                let transaction = Transaction(handle: txn!, isReadOnly: true)
+                defer {
+                    transaction.invalidate()
+                    mdb_txn_abort(txn)
+                }
+                return try body(transaction)
+            }
+            if let outcome { return outcome }
+            try adoptResizedMap()
+        }
+    }
+
+    /// Runs `body` in a write transaction and commits it; any thrown error aborts it.
+    ///
+    /// When the map fills, the transaction is aborted, the map doubles and `body` runs again.
+    public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+        ensureOpen()
+        precondition(!options.readOnly, "write transaction on read-only environment \(path)")
+        return try writerLock.withExclusive {
+            while true {
+                let attempt: WriteAttempt<R> = try transactionLock.withShared {
+                    var txn: OpaquePointer?
+                    let rc = mdb_txn_begin(handle, nil, 0, &txn)
+                    if rc == MDB_MAP_RESIZED { return .adoptMap }
+                    try check(rc, "mdb_txn_begin (write)")
+                    let transaction = Transaction(handle: txn!, isReadOnly: false)
+                    let result: R
+                    do {
+                        result = try body(transaction)
+                    } catch {
+                        transaction.invalidate()
+                        mdb_txn_abort(txn)
+                        if transaction.sawMapFull { return .growMap }
+                        throw error
+                    }
+                    transaction.invalidate()
+                    // mdb_txn_commit frees the transaction even when it fails: never abort after.
+                    let commit = mdb_txn_commit(txn)
+                    if commit == MDB_MAP_FULL { return .growMap }
+                    try check(commit, "mdb_txn_commit")
+                    return .done(result)
+                }
+                switch attempt {
+                case .done(let result): return result
+                case .growMap: try growMap()
+                case .adoptMap: try adoptResizedMap()
+                }
+            }
+        }
+    }
+
+    private enum WriteAttempt<R> { case done(R), growMap, adoptMap }
+
+    /// Doubles the map, bounded by the maximum. Runs with no transaction of this process open.
+    private func growMap() throws {
+        try transactionLock.withExclusive {
+            let current = info().mapSizeBytes
+            guard current < options.maximumMapSizeBytes else {
+                throw LMDBError(code: LMDBError.mapAtMaximum.code,
+                                operation: "grow map of \(path) past \(options.maximumMapSizeBytes) bytes")
+            }
+            let grown = min(current.multipliedReportingOverflow(by: 2).partialValue, options.maximumMapSizeBytes)
+            try check(mdb_env_set_mapsize(handle, grown), "mdb_env_set_mapsize")
+            state.withLock { $0.mapGrowthCount += 1 }
+        }
+    }
+
+    /// Another process grew the map: adopt its size.
+    private func adoptResizedMap() throws {
+        try transactionLock.withExclusive {
+            try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize (adopt)")
+        }
+    }
+
+    // MARK: Durability and facts
+
+    /// Flushes data to disk; with `force` even when the environment is `noSync`.
+    /// Does nothing once the environment is closed (a background flush may race with close).
+    public func sync(force: Bool = true) throws {
+        try transactionLock.withShared {
+            guard !isClosed else { return }
+            try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync")
+        }
+    }
+
+    /// Facts about the environment's map.
+    public struct Info: Sendable {
+        public var mapSizeBytes: Int
+        public var pageSizeBytes: Int
+        /// Bytes of the map in use (last used page + 1, times the page size).
+        public var usedBytes: Int
+    }
+
+    public func info() -> Info {
+        var envInfo = MDB_envinfo()
+        mdb_env_info(handle, &envInfo)
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return Info(mapSizeBytes: envInfo.me_mapsize,
+                    pageSizeBytes: Int(stat.ms_psize),
+                    usedBytes: (envInfo.me_last_pgno + 1) * Int(stat.ms_psize))
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// One onboarding or authentication action: the envelope of DESIGN.md §4 around a typed payload.
+///
+/// ```swift
+/// let event = Event(id: UUID(), device: "kiosk-7", at: now, user: "alice", session: flow,
+///                   payload: .signInFailed(method: .passcode, reason: .invalidPasscode))
+/// try event.validate()
+/// ```
+public struct Event: Sendable, Hashable {
+    /// Idempotency key: appending the same id twice stores the event once.
+    public var id: UUID
+    /// The device the action happened on.
+    public var device: String
+    /// When it happened, UTC, millisecond precision.
+    public var at: Timestamp
+    /// The account, when known (not before account creation).
+    public var user: String?
+    /// The onboarding flow instance.
+    public var session: UUID?
+    public var payload: Payload
+
+    public init(id: UUID, device: String, at: Timestamp, user: String?, session: UUID?, payload: Payload) {
+        self.id = id
+        self.device = device
+        self.at = at
+        self.user = user
+        self.session = session
+        self.payload = payload
+    }
+
+    public var type: EventType { payload.type }
+}
+
+/// An event at its place in a store's log, with its link in the hash chain.
+public struct Record: Sendable, Hashable {
+    /// Position in the store's log, from 1, without gaps.
+    public var seq: UInt64
+    public var event: Event
+    /// Hash of the previous record (all zero for seq 1).
+    public var previousHash: Digest
+    /// BLAKE2b-256 of `previousHash ‖ canonical body bytes`.
+    public var hash: Digest
+
+    public init(seq: UInt64, event: Event, previousHash: Digest, hash: Digest) {
+        self.seq = seq
+        self.event = event
+        self.previousHash = previousHash
+        self.hash = hash
+    }
+}
+
+/// Bounds on every variable-size part of an event (TigerBeetle: put a limit on everything).
+public enum Limits {
+    /// A device id names a device in logs and keys; 64 bytes fits a UUID, a hostname or a
+    /// vendor serial with room to spare and keeps index keys short.
+    public static let maximumDeviceBytes = 64
+    /// A user id may be an email address or a directory DN; 256 bytes covers both, and an
+    /// LMDB key (≤ 511 bytes) still has room for the seq suffix.
+    public static let maximumUserBytes = 256
+    /// Display names, subtitles and image references: far more than any screen shows, small
+    /// enough that a record stays within a couple of pages.
+    public static let maximumTextBytes = 4096
+    /// One JSON line of import or `record`: the largest valid event is well under this.
+    public static let maximumJSONLineBytes = 64 * 1024
+}
+
+/// An event that breaks a rule of the vocabulary; names the field and how to fix it.
+public struct EventValidationError: Error, Sendable, CustomStringConvertible {
+    /// The JSON name of the offending field, when there is one.
+    public let field: String?
+    public let message: String
+
+    public init(field: String?, _ message: String) {
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String {
+        if let field { return "field \"\(field)\": \(message)" }
+        return message
+    }
+}
+
+extension Event {
+    /// Checks the envelope and payload against the limits and character rules.
+    public func validate() throws(EventValidationError) {
+        try Event.validateDevice(device)
+        if let user { try Event.validateUser(user) }
+        guard at >= Timestamp.minimum, at <= Timestamp.maximum else {
+            throw EventValidationError(field: "at", "time must lie between years 0001 and 9999")
+        }
+        for (spec, value) in zip(type.fields, payload.fieldValues) {
+            switch value {
+            case .text(let text)?: try Event.validateText(text, field: spec.name)
+            case .count(let count)?:
+                if case .count(let range) = spec.kind, !range.contains(count) {
+                    throw EventValidationError(field: spec.name, "must be between \(range.lowerBound) and \(range.upperBound), got \(count)")
+                }
+            case .instant(let instant)?:
+                guard instant >= Timestamp.minimum, instant <= Timestamp.maximum else {
+                    throw EventValidationError(field: spec.name, "time must lie between years 0001 and 9999")
+                }
+            default: break
+            }
+        }
+    }
+
+    static func validateDevice(_ device: String) throws(EventValidationError) {
+        let bytes = device.utf8
+        guard !bytes.isEmpty, bytes.count <= Limits.maximumDeviceBytes else {
+            throw EventValidationError(field: "device", "must be 1 to \(Limits.maximumDeviceBytes) bytes long")
+        }
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                 UInt8(ascii: "."), UInt8(ascii: ":"):
+                continue
+            default:
+                throw EventValidationError(field: "device", "may only contain letters, digits and - _ . : (got \"\(device)\")")
+            }
+        }
+    }
+
+    static func validateUser(_ user: String) throws(EventValidationError) {
+        let bytes = user.utf8
+        guard !bytes.isEmpty, bytes.count <= Limits.maximumUserBytes else {
+            throw EventValidationError(field: "user", "must be 1 to \(Limits.maximumUserBytes) bytes long (use null when unknown)")
+        }
+        guard !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw EventValidationError(field: "user", "must not contain control characters")
+        }
+    }
+
+    static func validateText(_ text: String, field: String) throws(EventValidationError) {
+        let count = text.utf8.count
+        guard count >= 1, count <= Limits.maximumTextBytes else {
+            throw EventValidationError(field: field, "must be 1 to \(Limits.maximumTextBytes) bytes of UTF-8, got \(count)")
+        }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw EventValidationError(field: field, "must not contain control characters")
+        }
+    }
+}

@@ -1,0 +1,206 @@
+/// The typed payload of an event: one case per event type of vocabulary v1.
+///
+/// No case has a field that could hold a password, passcode, code, token or CAPTCHA answer.
+///
+/// ```swift
+/// let payload = Payload.signInFailed(method: .password, reason: .invalidPassword)
+/// payload.type // .signInFailed
+/// ```
+public enum Payload: Sendable, Hashable {
+    case userAdded(displayName: String, subtitle: String?, imageRef: String?,
+                   passcodePolicy: PasscodePolicy, passcodeMinLength: Int)
+    case userProfileUpdated(displayName: String?, subtitle: String?, imageRef: String?)
+    case userSelected
+    case userRemoved(reason: UserRemovalReason)
+    case passcodeSet
+    case passcodeChanged
+    case passcodeResetStarted
+    case passcodeResetCompleted
+    case biometricEnabled(kind: BiometricKind)
+    case biometricDisabled
+    case signInStarted(method: SignInMethod)
+    case signInFailed(method: SignInMethod, reason: SignInFailureReason)
+    /// An attempt refused because of a lockout: audited, never counted as a failure.
+    case signInThrottled(method: SignInMethod, retryAfter: Timestamp)
+    case secondFactorRequired(method: SecondFactorMethod)
+    case secondFactorFailed(method: SecondFactorMethod)
+    case secondFactorSucceeded(method: SecondFactorMethod)
+    /// The trigger for sync.
+    case signInSucceeded(method: SignInMethod, secondFactor: Bool)
+    case signedOut(reason: SignOutReason)
+    case captchaPresented(purpose: CaptchaPurpose)
+    case captchaFailed
+    case captchaPassed
+    case captchaAlternativesViewed
+    case passwordResetRequested(route: ResetRoute)
+    case temporaryPasswordSent
+    case passwordChanged(forced: Bool)
+    case accountCreationStarted
+    case fieldValidated(field: FormField, result: ValidationResult)
+    case accountCreationFailed(field: FormField?, reason: AccountCreationFailureReason)
+    case accountCreated
+    case lockoutCleared(reason: LockoutClearReason)
+
+    public var type: EventType {
+        switch self {
+        case .userAdded: .userAdded
+        case .userProfileUpdated: .userProfileUpdated
+        case .userSelected: .userSelected
+        case .userRemoved: .userRemoved
+        case .passcodeSet: .passcodeSet
+        case .passcodeChanged: .passcodeChanged
+        case .passcodeResetStarted: .passcodeResetStarted
+        case .passcodeResetCompleted: .passcodeResetCompleted
+        case .biometricEnabled: .biometricEnabled
+        case .biometricDisabled: .biometricDisabled
+        case .signInStarted: .signInStarted
+        case .signInFailed: .signInFailed
+        case .signInThrottled: .signInThrottled
+        case .secondFactorRequired: .secondFactorRequired
+        case .secondFactorFailed: .secondFactorFailed
+        case .secondFactorSucceeded: .secondFactorSucceeded
+        case .signInSucceeded: .signInSucceeded
+        case .signedOut: .signedOut
+        case .captchaPresented: .captchaPresented
+        case .captchaFailed: .captchaFailed
+        case .captchaPassed: .captchaPassed
+        case .captchaAlternativesViewed: .captchaAlternativesViewed
+        case .passwordResetRequested: .passwordResetRequested
+        case .temporaryPasswordSent: .temporaryPasswordSent
+        case .passwordChanged: .passwordChanged
+        case .accountCreationStarted: .accountCreationStarted
+        case .fieldValidated: .fieldValidated
+        case .accountCreationFailed: .accountCreationFailed
+        case .accountCreated: .accountCreated
+        case .lockoutCleared: .lockoutCleared
+        }
+    }
+
+    /// The payload's field values in the order of `type.fields` (`nil` for an absent optional).
+    public var fieldValues: [FieldValue?] {
+        switch self {
+        case let .userAdded(displayName, subtitle, imageRef, policy, minimumLength):
+            [.text(displayName), subtitle.map(FieldValue.text), imageRef.map(FieldValue.text),
+             .choice(policy.wireCode), .count(minimumLength)]
+        case let .userProfileUpdated(displayName, subtitle, imageRef):
+            [displayName.map(FieldValue.text), subtitle.map(FieldValue.text), imageRef.map(FieldValue.text)]
+        case .userRemoved(let reason): [.choice(reason.wireCode)]
+        case .biometricEnabled(let kind): [.choice(kind.wireCode)]
+        case .signInStarted(let method): [.choice(method.wireCode)]
+        case let .signInFailed(method, reason): [.choice(method.wireCode), .choice(reason.wireCode)]
+        case let .signInThrottled(method, retryAfter): [.choice(method.wireCode), .instant(retryAfter)]
+        case .secondFactorRequired(let method), .secondFactorFailed(let method), .secondFactorSucceeded(let method):
+            [.choice(method.wireCode)]
+        case let .signInSucceeded(method, secondFactor): [.choice(method.wireCode), .flag(secondFactor)]
+        case .signedOut(let reason): [.choice(reason.wireCode)]
+        case .captchaPresented(let purpose): [.choice(purpose.wireCode)]
+        case .passwordResetRequested(let route): [.choice(route.wireCode)]
+        case .passwordChanged(let forced): [.flag(forced)]
+        case let .fieldValidated(field, result): [.choice(field.wireCode), .choice(result.wireCode)]
+        case let .accountCreationFailed(field, reason): [field.map { .choice($0.wireCode) }, .choice(reason.wireCode)]
+        case .lockoutCleared(let reason): [.choice(reason.wireCode)]
+        case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
+             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
+             .temporaryPasswordSent, .accountCreationStarted, .accountCreated:
+            []
+        }
+    }
+
+    /// Builds the payload of `type` from values already checked against `type.fields`
+    /// (the codecs check kinds, ranges and choice codes before calling this).
+    init(type: EventType, fieldValues values: [FieldValue?]) {
+        precondition(values.count == type.fields.count, "\(type.rawValue) takes \(type.fields.count) fields")
+        var reader = FieldReader(values: values)
+        switch type {
+        case .userAdded:
+            self = .userAdded(displayName: reader.text(), subtitle: reader.optionalText(),
+                              imageRef: reader.optionalText(), passcodePolicy: reader.choice(),
+                              passcodeMinLength: reader.count())
+        case .userProfileUpdated:
+            self = .userProfileUpdated(displayName: reader.optionalText(), subtitle: reader.optionalText(),
+                                       imageRef: reader.optionalText())
+        case .userSelected: self = .userSelected
+        case .userRemoved: self = .userRemoved(reason: reader.choice())
+        case .passcodeSet: self = .passcodeSet
+        case .passcodeChanged: self = .passcodeChanged
+        case .passcodeResetStarted: self = .passcodeResetStarted
+        case .passcodeResetCompleted: self = .passcodeResetCompleted
+        case .biometricEnabled: self = .biometricEnabled(kind: reader.choice())
+        case .biometricDisabled: self = .biometricDisabled
+        case .signInStarted: self = .signInStarted(method: reader.choice())
+        case .signInFailed: self = .signInFailed(method: reader.choice(), reason: reader.choice())
+        case .signInThrottled: self = .signInThrottled(method: reader.choice(), retryAfter: reader.instant())
+        case .secondFactorRequired: self = .secondFactorRequired(method: reader.choice())
+        case .secondFactorFailed: self = .secondFactorFailed(method: reader.choice())
+        case .secondFactorSucceeded: self = .secondFactorSucceeded(method: reader.choice())
+        case .signInSucceeded: self = .signInSucceeded(method: reader.choice(), secondFactor: reader.flag())
+        case .signedOut: self = .signedOut(reason: reader.choice())
+        case .captchaPresented: self = .captchaPresented(purpose: reader.choice())
+        case .captchaFailed: self = .captchaFailed
+        case .captchaPassed: self = .captchaPassed
+        case .captchaAlternativesViewed: self = .captchaAlternativesViewed
+        case .passwordResetRequested: self = .passwordResetRequested(route: reader.choice())
+        case .temporaryPasswordSent: self = .temporaryPasswordSent
+        case .passwordChanged: self = .passwordChanged(forced: reader.flag())
+        case .accountCreationStarted: self = .accountCreationStarted
+        case .fieldValidated: self = .fieldValidated(field: reader.choice(), result: reader.choice())
+        case .accountCreationFailed: self = .accountCreationFailed(field: reader.optionalChoice(), reason: reader.choice())
+        case .accountCreated: self = .accountCreated
+        case .lockoutCleared: self = .lockoutCleared(reason: reader.choice())
+        }
+    }
+}
+
+/// Hands out checked field values in order; a mismatch is a codec bug, hence preconditions.
+private struct FieldReader {
+    let values: [FieldValue?]
+    var index = 0
+
+    mutating func nextValue() -> FieldValue? {
+        defer { index += 1 }
+        return values[index]
+    }
+
+    mutating func text() -> String {
+        guard case .text(let text)? = nextValue() else { preconditionFailure("field \(index - 1) is not text") }
+        return text
+    }
+
+    mutating func optionalText() -> String? {
+        switch nextValue() {
+        case nil: return nil
+        case .text(let text)?: return text
+        default: preconditionFailure("field \(index - 1) is not text")
+        }
+    }
+
+    mutating func choice<E: WireEnum>() -> E {
+        guard case .choice(let code)? = nextValue(), let value = E(wireCode: code) else {
+            preconditionFailure("field \(index - 1) is not a \(E.self) code")
+        }
+        return value
+    }
+
+    mutating func optionalChoice<E: WireEnum>() -> E? {
+        if values[index] == nil {
+            index += 1
+            return nil
+        }
+        return choice()
+    }
+
+    mutating func flag() -> Bool {
+        guard case .flag(let flag)? = nextValue() else { preconditionFailure("field \(index - 1) is not a flag") }
+        return flag
+    }
+
+    mutating func instant() -> Timestamp {
+        guard case .instant(let instant)? = nextValue() else { preconditionFailure("field \(index - 1) is not a time") }
+        return instant
+    }
+
+    mutating func count() -> Int {
+        guard case .count(let count)? = nextValue() else { preconditionFailure("field \(index - 1) is not a count") }
+        return count
+    }
+}

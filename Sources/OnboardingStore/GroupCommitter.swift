@@ -1,0 +1,126 @@
+import Dispatch
+import OnboardingModel
+import Synchronization
+
+/// Batches concurrent appends into one LMDB write transaction and one fsync.
+///
+/// Appenders enqueue a request; one drain loop on a dedicated serial queue (fsync blocks, so it
+/// stays off Swift's cooperative pool) takes everything pending, commits it in a single
+/// transaction, and completes every request. While that commit is on disk, new requests pile up
+/// and form the next group.
+final class GroupCommitter: Sendable {
+    struct Request: Sendable {
+        let events: [Event]
+        let claimedSeqs: [UInt64?]?
+        let expectedHead: UInt64?
+        let completion: @Sendable (Result<[AppendResult], StoreError>) -> Void
+    }
+
+    /// The most events one group commit takes: bounds a transaction's dirty pages and the
+    /// latency of the appenders at the back of the group.
+    static let maximumGroupEvents = 16_384
+
+    private struct State {
+        var pending: [Request] = []
+        var isDraining = false
+        var isStopped = false
+        weak var store: OnboardingStore?
+        var commitCount = 0
+        var hasUnsyncedCommits = false
+    }
+
+    private let state = Mutex<State>(State())
+    private let queue = DispatchQueue(label: "OnboardingStore.group-commit")
+    private static let queueKey = DispatchSpecificKey<Bool>()
+
+    init() {
+        queue.setSpecific(key: GroupCommitter.queueKey, value: true)
+    }
+
+    func attach(_ store: OnboardingStore) {
+        state.withLock { $0.store = store }
+    }
+
+    var commitCount: Int { state.withLock { $0.commitCount } }
+
+    /// Returns whether commits happened since the last call, and clears the mark.
+    func takeUnsyncedCommits() -> Bool {
+        state.withLock { state in
+            defer { state.hasUnsyncedCommits = false }
+            return state.hasUnsyncedCommits
+        }
+    }
+
+    func submit(_ request: Request) {
+        enum Action { case drain, refuse, none }
+        let action: Action = state.withLock { state in
+            if state.isStopped { return .refuse }
+            state.pending.append(request)
+            if state.isDraining { return .none }
+            state.isDraining = true
+            return .drain
+        }
+        switch action {
+        case .drain: queue.async { self.drain() }
+        case .refuse: request.completion(.failure(StoreError(.closed, "the store is closed; open it again to append")))
+        case .none: break
+        }
+    }
+
+    /// Commits whatever is pending, the same way as the drain loop, on the caller's thread.
+    func commitNow(_ request: Request) {
+        guard let store = state.withLock({ $0.isStopped ? nil : $0.store }) else {
+            request.completion(.failure(StoreError(.closed, "the store is closed; open it again to append")))
+            return
+        }
+        let results = store.commitGroup([request])
+        recordCommit()
+        request.completion(results[0])
+    }
+
+    private func drain() {
+        while true {
+            let (group, store): ([Request], OnboardingStore?) = state.withLock { state in
+                guard !state.pending.isEmpty else {
+                    state.isDraining = false
+                    return ([], nil)
+                }
+                var events = 0
+                var taken = 0
+                for request in state.pending {
+                    if taken > 0 && events + request.events.count > GroupCommitter.maximumGroupEvents { break }
+                    events += request.events.count
+                    taken += 1
+                }
+                let group = Array(state.pending.prefix(taken))
+                state.pending.removeFirst(taken)
+                return (group, state.store)
+            }
+            if group.isEmpty { return }
+            guard let store else {
+                for request in group {
+                    request.completion(.failure(StoreError(.closed, "the store was closed before the append committed")))
+                }
+                continue
+            }
+            let results = store.commitGroup(group)
+            recordCommit()
+            for (request, result) in zip(group, results) { request.completion(result) }
+        }
+    }
+
+    private func recordCommit() {
+        state.withLock {
+            $0.commitCount += 1
+            $0.hasUnsyncedCommits = true
+        }
+    }
+
+    /// Refuses new requests and waits until the pending ones are committed.
+    func drainAndStop() {
+        state.withLock { $0.isStopped = true }
+        if DispatchQueue.getSpecific(key: GroupCommitter.queueKey) == nil {
+            queue.sync {}
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import LMDB
+import OnboardingModel
+
+/// The outcome for one appended event.
+public struct AppendResult: Sendable, Hashable {
+    /// The event's seq in the log (the original seq for a duplicate).
+    public var seq: UInt64
+    /// The event was already in the log with the same content; nothing was written.
+    public var isDuplicate: Bool
+
+    public init(seq: UInt64, isDuplicate: Bool) {
+        self.seq = seq
+        self.isDuplicate = isDuplicate
+    }
+}
+
+extension OnboardingStore {
+    /// Appends `events` atomically (all or none) and returns when they are committed with the
+    /// store's durability. Concurrent callers share one transaction and one fsync.
+    ///
+    /// - Parameters:
+    ///   - claimedSeqs: per event, the seq it must get (an import of an exported log); `nil`
+    ///     entries let the store assign.
+    ///   - expectedHead: the head seq the caller last saw; the batch is refused with
+    ///     ``StoreError/Code/headMoved`` if the log has moved on (optimistic concurrency).
+    /// - Returns: one result per event: its seq, and whether it was a duplicate of an event
+    ///   already stored with the same id and content.
+    public func append(_ events: [Event], claimedSeqs: [UInt64?]? = nil,
+                       expectedHead: UInt64? = nil) async throws(StoreError) -> [AppendResult] {
+        let request = try makeRequest(events, claimedSeqs: claimedSeqs, expectedHead: expectedHead)
+        guard !events.isEmpty else { return [] }
+        let result: Result<[AppendResult], StoreError> = await withCheckedContinuation { continuation in
+            committer.submit(GroupCommitter.Request(events: request.events, claimedSeqs: request.claimedSeqs,
+                                                    expectedHead: request.expectedHead) { result in
+                continuation.resume(returning: result)
+            })
+        }
+        return try result.get()
+    }
+
+    /// Appends one event; see ``append(_:claimedSeqs:expectedHead:)``.
+    public func append(_ event: Event, expectedHead: UInt64? = nil) async throws(StoreError) -> AppendResult {
+        try await append([event], expectedHead: expectedHead)[0]
+    }
+
+    /// The blocking form of ``append(_:claimedSeqs:expectedHead:)`` for command-line tools and
+    /// other synchronous callers. Never call it from Swift concurrency's cooperative threads.
+    public func appendBlocking(_ events: [Event], claimedSeqs: [UInt64?]? = nil,
+                               expectedHead: UInt64? = nil) throws(StoreError) -> [AppendResult] {
+        let request = try makeRequest(events, claimedSeqs: claimedSeqs, expectedHead: expectedHead)
+        guard !events.isEmpty else { return [] }
+        let box = ResultBox()
+        committer.commitNow(GroupCommitter.Request(events: request.events, claimedSeqs: request.claimedSeqs,
+                                                   expectedHead: request.expectedHead) { box.result = $0 })
+        return try box.result!.get()
+    }
+
+    private func makeRequest(_ events: [Event], claimedSeqs: [UInt64?]?,
+                             expectedHead: UInt64?) throws(StoreError) -> (events: [Event], claimedSeqs: [UInt64?]?, expectedHead: UInt64?) {
+        try ensureOpen()
+        guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
+        if let claimedSeqs {
+            precondition(claimedSeqs.count == events.count, "claimedSeqs must have one entry per event")
+        }
+        for (index, event) in events.enumerated() {
+            do { try event.validate() } catch {
+                throw StoreError(.invalidEvent, "event \(index + 1) of the batch: \(error)", batchIndex: index)
+            }
+        }
+        return (events, claimedSeqs, expectedHead)
+    }
+
+    /// One write transaction for a group of requests. A request that breaks a rule fails alone;
+    /// a storage failure fails the group (and a group too large for one transaction is retried
+    /// one request at a time).
+    func commitGroup(_ requests: [GroupCommitter.Request]) -> [Result<[AppendResult], StoreError>] {
+        do {
+            return try environment.write { transaction in
+                try requests.map { request -> Result<[AppendResult], StoreError> in
+                    do {
+                        return .success(try stage(request, in: transaction))
+                    } catch let error as StoreError {
+                        return .failure(error)
+                    }
+                }
+            }
+        } catch {
+            if requests.count > 1 {
+                return requests.flatMap { commitGroup([$0]) }
+            }
+            let failure: StoreError
+            if let lmdb = error as? LMDBError, lmdb == .transactionFull {
+                failure = StoreError(.transactionTooLarge,
+                                     "a batch of \(requests[0].events.count) events is too large for one transaction; append it in smaller batches (onboard import --commit-every N)")
+            } else {
+                failure = StoreError(.storage, "append to \(path) failed: \(error)")
+            }
+            return requests.map { _ in .failure(failure) }
+        }
+    }
+
+    /// Checks a request against the log inside `transaction` and writes it; throws a
+    /// `StoreError` before any put when the request breaks a rule, so a failed request leaves
+    /// nothing behind.
+    private func stage(_ request: GroupCommitter.Request, in transaction: Transaction) throws -> [AppendResult] {
+        let head = try readHead(transaction)
+        if let expectedHead = request.expectedHead, expectedHead != head.seq {
+            throw StoreError(.headMoved, "the log's head is seq \(head.seq), not the expected \(expectedHead); re-read and retry",
+                             seq: head.seq)
+        }
+        struct Staged { let seq: UInt64; let bytes: [UInt8]; let event: Event }
+        var staged: [Staged] = []
+        var stagedByID: [UUID: Int] = [:]
+        var results: [AppendResult] = []
+        results.reserveCapacity(request.events.count)
+        var nextSeq = head.seq + 1
+        var previousHash = head.hash
+
+        for (index, event) in request.events.enumerated() {
+            let claimed = request.claimedSeqs?[index]
+            let existingSeq: UInt64?
+            let existingBody: [UInt8]?
+            if let position = stagedByID[event.id] {
+                existingSeq = staged[position].seq
+                existingBody = Array(staged[position].bytes[RecordCodec.headerByteCount...])
+            } else if let seqBytes = try transaction.get(databases.byID, key: StoreLayout.uuidBytes(event.id)),
+                      let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) }) {
+                existingSeq = seq
+                existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
+                    Array($0[RecordCodec.headerByteCount...])
+                }
+            } else {
+                existingSeq = nil
+                existingBody = nil
+            }
+            if let existingSeq {
+                guard let existingBody, existingBody == RecordCodec.body(of: event, seq: existingSeq) else {
+                    throw StoreError(.conflict,
+                                     "event \(event.id.uuidString.lowercased()) is already stored at seq \(existingSeq) with different content; an event id may only be reused for the identical event",
+                                     batchIndex: index, seq: existingSeq)
+                }
+                if let claimed, claimed != existingSeq {
+                    throw StoreError(.seqMismatch, "event \(event.id.uuidString.lowercased()) claims seq \(claimed) but is stored at seq \(existingSeq)",
+                                     batchIndex: index, seq: existingSeq)
+                }
+                results.append(AppendResult(seq: existingSeq, isDuplicate: true))
+                continue
+            }
+            if let claimed, claimed != nextSeq {
+                throw StoreError(.seqMismatch,
+                                 "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it",
+                                 batchIndex: index, seq: nextSeq)
+            }
+            let bytes = RecordCodec.encode(event, seq: nextSeq, previousHash: previousHash)
+            previousHash = Digest(bytes: Array(bytes[1...Digest.byteCount]))
+            stagedByID[event.id] = staged.count
+            staged.append(Staged(seq: nextSeq, bytes: bytes, event: event))
+            results.append(AppendResult(seq: nextSeq, isDuplicate: false))
+            nextSeq += 1
+        }
+
+        for record in staged {
+            let seqKey = StoreLayout.seqKey(record.seq)
+            try transaction.put(databases.events, key: seqKey, value: record.bytes, flags: .append)
+            try transaction.put(databases.byID, key: StoreLayout.uuidBytes(record.event.id), value: seqKey, flags: .noOverwrite)
+            if let user = record.event.user {
+                try transaction.put(databases.byUser, key: StoreLayout.userKey(user, record.seq), value: [])
+            }
+            if let session = record.event.session {
+                try transaction.put(databases.bySession, key: StoreLayout.sessionKey(session, record.seq), value: [])
+            }
+        }
+        if let last = staged.last {
+            try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
+                                value: StoreLayout.headValue(seq: last.seq, hash: previousHash))
+        }
+        return results
+    }
+
+    func readHead(_ transaction: Transaction) throws -> (seq: UInt64, hash: Digest) {
+        guard let value = try transaction.get(databases.meta, key: StoreLayout.MetaKey.head),
+              let head = StoreLayout.head(fromValue: value) else {
+            throw StoreError(.corrupted, "store at \(path) has no valid head in meta; run onboard verify")
+        }
+        return head
+    }
+}
+
+/// Carries a result out of a completion that runs synchronously on the caller's thread.
+private final class ResultBox: @unchecked Sendable {
+    // Written once by `commitNow`'s completion before `appendBlocking` reads it, on one thread.
+    var result: Result<[AppendResult], StoreError>?
+}

@@ -1,0 +1,108 @@
+import Foundation
+import LMDB
+import OnboardingModel
+
+extension OnboardingStore {
+    /// The last seq and its hash (seq 0 and zeros for an empty log).
+    public func head() throws(StoreError) -> (seq: UInt64, hash: Digest) {
+        try reading { transaction in try readHead(transaction) }
+    }
+
+    /// The record at `seq`, or `nil` when the log is shorter.
+    public func record(at seq: UInt64) throws(StoreError) -> Record? {
+        try reading { transaction in try readRecord(seq, in: transaction) }
+    }
+
+    /// The seq of the event with `id`, if stored.
+    public func seq(of id: UUID) throws(StoreError) -> UInt64? {
+        try reading { transaction in
+            try transaction.withValue(databases.byID, key: StoreLayout.uuidBytes(id)) { StoreLayout.seq(fromKey: $0) } ?? nil
+        }
+    }
+
+    /// Records with seq in `range`, in order.
+    public func records(in range: ClosedRange<UInt64>) throws(StoreError) -> [Record] {
+        var records: [Record] = []
+        try forEachRecord(from: range.lowerBound) { record in
+            guard record.seq <= range.upperBound else { return false }
+            records.append(record)
+            return true
+        }
+        return records
+    }
+
+    /// Calls `body` with every record from seq `start` on, in order, inside one read transaction
+    /// (a consistent snapshot); `body` returns `false` to stop. Each record is checked (hash,
+    /// position) as it is read: a damaged one throws ``StoreError/Code/corrupted``.
+    public func forEachRecord(from start: UInt64 = 1, _ body: (Record) throws -> Bool) throws(StoreError) {
+        try reading { transaction in
+            try transaction.withCursor(databases.events) { cursor in
+                var entry = try cursor.seek(atLeast: StoreLayout.seqKey(max(start, 1)))
+                while let current = entry {
+                    let record = try decodeStored(key: current.key, value: current.value)
+                    guard try body(record) else { return }
+                    entry = try cursor.next()
+                }
+            }
+        }
+    }
+
+    /// Every record of `user`, in log order, read through the `by_user` index.
+    public func records(user: String, limit: Int = .max) throws(StoreError) -> [Record] {
+        try indexedRecords(in: databases.byUser, prefix: StoreLayout.userPrefix(user), limit: limit)
+    }
+
+    /// Every record of the onboarding flow `session`, in log order, through `by_session`.
+    public func records(session: UUID, limit: Int = .max) throws(StoreError) -> [Record] {
+        try indexedRecords(in: databases.bySession, prefix: StoreLayout.uuidBytes(session), limit: limit)
+    }
+
+    private func indexedRecords(in index: Database, prefix: [UInt8], limit: Int) throws(StoreError) -> [Record] {
+        try reading { transaction in
+            var records: [Record] = []
+            try transaction.withCursor(index) { cursor in
+                var entry = try cursor.seek(atLeast: prefix)
+                while let current = entry, records.count < limit {
+                    guard current.key.count == prefix.count + 8, current.key.starts(with: prefix) else { break }
+                    let seq = StoreLayout.seq(fromKey: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]))!
+                    guard let record = try readRecord(seq, in: transaction) else {
+                        throw StoreError(.corrupted, "index \(index.name) points at seq \(seq), which is missing; run onboard verify", seq: seq)
+                    }
+                    records.append(record)
+                    entry = try cursor.next()
+                }
+            }
+            return records
+        }
+    }
+
+    func readRecord(_ seq: UInt64, in transaction: Transaction) throws -> Record? {
+        let key = StoreLayout.seqKey(seq)
+        return try transaction.withValue(databases.events, key: key) { value in
+            try key.withUnsafeBytes { try decodeStored(key: $0, value: value) }
+        }
+    }
+
+    func decodeStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(StoreError) -> Record {
+        guard let seq = StoreLayout.seq(fromKey: key) else {
+            throw StoreError(.corrupted, "events database has a key of \(key.count) bytes (expected 8); run onboard verify")
+        }
+        do {
+            return try RecordCodec.decode(value, expectedSeq: seq)
+        } catch {
+            throw StoreError(.corrupted, "record at seq \(seq) is damaged: \(error); run onboard verify", seq: seq)
+        }
+    }
+
+    /// Runs `body` in a read transaction, turning every failure into a `StoreError`.
+    func reading<R>(_ body: (Transaction) throws -> R) throws(StoreError) -> R {
+        try ensureOpen()
+        do {
+            return try environment.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.storage, "reading \(path) failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import LMDB
+import OnboardingModel
+
+/// What `verify` found: every problem names the seq (when there is one) and what is wrong.
+public struct VerifyReport: Sendable {
+    public struct Problem: Sendable, CustomStringConvertible {
+        public var seq: UInt64?
+        public var message: String
+        public var description: String {
+            if let seq { return "seq \(seq): \(message)" }
+            return message
+        }
+    }
+
+    /// Report at most this many problems: a badly damaged store would otherwise print one line
+    /// per record; the count of the rest is kept.
+    public static let maximumProblems = 100
+
+    public var recordsChecked = 0
+    public var headSeq: UInt64 = 0
+    public var headHash = Digest.zero
+    public private(set) var problems: [Problem] = []
+    public private(set) var unreportedProblems = 0
+
+    public var isValid: Bool { problems.isEmpty }
+
+    mutating func add(_ message: String, seq: UInt64? = nil) {
+        if problems.count < VerifyReport.maximumProblems {
+            problems.append(Problem(seq: seq, message: message))
+        } else {
+            unreportedProblems += 1
+        }
+    }
+}
+
+extension OnboardingStore {
+    /// Checks the whole store in one read snapshot: every record decodes, its hash matches its
+    /// bytes, each links to the previous one, seqs run from 1 without gaps, the head in `meta`
+    /// is the last record, and every index holds exactly the entries the log implies.
+    public func verify() throws(StoreError) -> VerifyReport {
+        try reading { transaction in
+            var report = VerifyReport()
+            var expectedIDs: [UUID: UInt64] = [:]
+            var expectedUserKeys = Set<[UInt8]>()
+            var expectedSessionKeys = Set<[UInt8]>()
+            var previousHash = Digest.zero
+            var expectedSeq: UInt64 = 1
+            var lastSeq: UInt64 = 0
+
+            try transaction.withCursor(databases.events) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    defer { report.recordsChecked += 1 }
+                    guard let seq = StoreLayout.seq(fromKey: current.key) else {
+                        report.add("events database has a key of \(current.key.count) bytes (expected 8)")
+                        entry = try cursor.next()
+                        continue
+                    }
+                    if seq != expectedSeq {
+                        let missing = seq > expectedSeq ? "seq \(expectedSeq)…\(seq - 1) missing (records deleted)" : "out of order"
+                        report.add("gap before this record: \(missing)", seq: seq)
+                    }
+                    expectedSeq = seq + 1
+                    lastSeq = seq
+                    do {
+                        let record = try RecordCodec.decode(current.value, expectedSeq: seq)
+                        if record.previousHash != previousHash {
+                            report.add("previous-hash link does not match the hash of the record before it (a record was inserted, deleted or reordered)", seq: seq)
+                        }
+                        previousHash = record.hash
+                        let event = record.event
+                        if let other = expectedIDs[event.id] {
+                            report.add("event id \(event.id.uuidString.lowercased()) also stored at seq \(other)", seq: seq)
+                        }
+                        expectedIDs[event.id] = seq
+                        if let user = event.user { expectedUserKeys.insert(StoreLayout.userKey(user, seq)) }
+                        if let session = event.session { expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
+                    } catch {
+                        report.add("record cannot be read: \(error)", seq: seq)
+                        if let links = try? RecordCodec.links(of: current.value) { previousHash = links.hash }
+                    }
+                    entry = try cursor.next()
+                }
+            }
+
+            let head = try readHead(transaction)
+            report.headSeq = head.seq
+            report.headHash = head.hash
+            if head.seq != lastSeq {
+                report.add("meta head is seq \(head.seq) but the last record is seq \(lastSeq)")
+            } else if head.hash != previousHash {
+                report.add("meta head hash does not match the hash of the last record", seq: lastSeq)
+            }
+
+            // by_id: every record's id → its seq, and nothing else.
+            var seenIDs = 0
+            try transaction.withCursor(databases.byID) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    seenIDs += 1
+                    let id = current.key.count == 16 ? UUID(uuid: current.key.load(as: uuid_t.self)) : nil
+                    let seq = StoreLayout.seq(fromKey: current.value)
+                    if let id, let seq, expectedIDs[id] == seq {
+                        // matches
+                    } else if let id, let expected = expectedIDs[id] {
+                        report.add("by_id maps \(id.uuidString.lowercased()) to seq \(seq.map(String.init) ?? "?"), but the event is at seq \(expected)")
+                    } else {
+                        report.add("by_id has an entry (\(id?.uuidString.lowercased() ?? "\(current.key.count)-byte key")) for no stored event")
+                    }
+                    entry = try cursor.next()
+                }
+            }
+            if seenIDs < expectedIDs.count {
+                report.add("by_id lacks \(expectedIDs.count - seenIDs) of the log's \(expectedIDs.count) event ids")
+            }
+            try checkIndex(databases.byUser, expected: expectedUserKeys, in: transaction, report: &report)
+            try checkIndex(databases.bySession, expected: expectedSessionKeys, in: transaction, report: &report)
+            return report
+        }
+    }
+
+    private func checkIndex(_ index: Database, expected: Set<[UInt8]>, in transaction: Transaction,
+                            report: inout VerifyReport) throws {
+        var found = 0
+        try transaction.withCursor(index) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                let key = Array(current.key)
+                if expected.contains(key) {
+                    found += 1
+                } else {
+                    let seq = key.count >= 8 ? StoreLayout.seq(fromKey: UnsafeRawBufferPointer(rebasing: current.key[(key.count - 8)...])) : nil
+                    report.add("\(index.name) has an entry for seq \(seq.map(String.init) ?? "?") that the log does not imply")
+                }
+                entry = try cursor.next()
+            }
+        }
+        if found < expected.count {
+            report.add("\(index.name) lacks \(expected.count - found) of its \(expected.count) entries")
+        }
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import LMDB
+import OnboardingModel
+import Synchronization
+
+/// The device's event log: an append-only, hash-chained, indexed LMDB store.
+///
+/// ```swift
+/// let store = try OnboardingStore.open(at: "/path/onboarding.lmdb")
+/// let result = try await store.append(Event(id: UUID(), device: store.deviceID, at: now,
+///                                            user: "alice", session: flow,
+///                                            payload: .signInStarted(method: .passcode)))
+/// let history = try store.records(user: "alice")
+/// store.close()
+/// ```
+///
+/// One store per path per process: open it once and share the instance (it is `Sendable`).
+public final class OnboardingStore: Sendable {
+    /// How to open a store.
+    public struct Options: Sendable {
+        /// Create the store when the path does not exist.
+        public var createIfMissing = true
+        /// Open without write access (reading commands).
+        public var readOnly = false
+        public var durability = Durability.full
+        /// Device id written in a new store's `meta` (a random one when `nil`).
+        public var deviceID: String?
+        /// Initial LMDB map size; it grows by doubling when full.
+        public var initialMapSizeBytes = 64 << 20
+        /// In `relaxed` durability, the longest time a commit waits for its fsync. 100 ms bounds
+        /// the loss on power failure to a blink while batching many commits per fsync.
+        public var relaxedSyncIntervalMilliseconds = 100
+        public init() {}
+    }
+
+    /// The store's directory.
+    public let path: String
+    /// The device this store belongs to (from `meta`).
+    public let deviceID: String
+    public let options: Options
+    let environment: Environment
+    let databases: Databases
+    let committer: GroupCommitter
+    private let background = Mutex<BackgroundState>(BackgroundState())
+
+    struct Databases: Sendable {
+        let events: Database
+        let byID: Database
+        let byUser: Database
+        let bySession: Database
+        let meta: Database
+    }
+
+    private struct BackgroundState {
+        var isClosed = false
+    }
+
+    private init(path: String, deviceID: String, options: Options, environment: Environment, databases: Databases) {
+        self.path = path
+        self.deviceID = deviceID
+        self.options = options
+        self.environment = environment
+        self.databases = databases
+        self.committer = GroupCommitter()
+    }
+
+    deinit { close() }
+
+    /// Opens the store at `path` (a directory), creating it when allowed.
+    public static func open(at path: String, options: Options = Options()) throws(StoreError) -> OnboardingStore {
+        let created = try prepareDirectory(path, options: options)
+        var environmentOptions = Environment.Options()
+        environmentOptions.readOnly = options.readOnly
+        environmentOptions.noSync = options.durability == .relaxed
+        environmentOptions.mapSizeBytes = options.initialMapSizeBytes
+        let environment: Environment
+        do {
+            environment = try Environment.open(path: path, options: environmentOptions)
+        } catch {
+            throw translateOpenError(error, path: path)
+        }
+        do {
+            let (databases, deviceID) = try openLayout(environment, path: path, options: options, isNew: created)
+            let store = OnboardingStore(path: path, deviceID: deviceID, options: options,
+                                        environment: environment, databases: databases)
+            store.committer.attach(store)
+            if options.durability == .relaxed && !options.readOnly { store.startRelaxedSync() }
+            return store
+        } catch let error as StoreError {
+            environment.close()
+            throw error
+        } catch {
+            environment.close()
+            throw StoreError(.storage, "cannot open store at \(path): \(error)")
+        }
+    }
+
+    /// Returns whether the store is new (the directory was created or was empty).
+    private static func prepareDirectory(_ path: String, options: Options) throws(StoreError) -> Bool {
+        var isDirectory: ObjCBool = false
+        let manager = FileManager.default
+        if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw StoreError(.notAStore, "\(path) is a file, not an OnboardingStore directory; pass --store with a directory path")
+            }
+            let dataFile = (path as NSString).appendingPathComponent("data.mdb")
+            if manager.fileExists(atPath: dataFile) { return false }
+            let contents = (try? manager.contentsOfDirectory(atPath: path)) ?? []
+            guard contents.isEmpty else {
+                throw StoreError(.notAStore, "\(path) is a directory without an OnboardingStore in it (no data.mdb); pass --store with a store path or an empty directory")
+            }
+            guard options.createIfMissing && !options.readOnly else {
+                throw StoreError(.storeMissing, "no store at \(path) (the directory is empty); record or import events first")
+            }
+            return true
+        }
+        guard options.createIfMissing && !options.readOnly else {
+            throw StoreError(.storeMissing, "no store at \(path); record or import events to create one, or pass --store with an existing store")
+        }
+        if mkdir(path, 0o700) != 0 {
+            let reason = String(cString: strerror(errno))
+            throw StoreError(.notWritable, "cannot create store at \(path): \(reason); choose a writable location with --store")
+        }
+        return true
+    }
+
+    private static func translateOpenError(_ error: Error, path: String) -> StoreError {
+        guard let lmdb = error as? LMDBError else {
+            return StoreError(.storage, "cannot open store at \(path): \(error)")
+        }
+        switch lmdb.code {
+        case LMDBError.invalid.code, LMDBError.versionMismatch.code, LMDBError.corrupted.code:
+            return StoreError(.notAStore, "\(path) is not an OnboardingStore (LMDB: \(lmdb.reason)); pass --store with a store path")
+        case EACCES, EROFS, EPERM:
+            return StoreError(.notWritable, "cannot open store at \(path) for writing: \(lmdb.reason); check its permissions or use a writable copy")
+        case ENOENT:
+            return StoreError(.storeMissing, "no store at \(path)")
+        default:
+            return StoreError(.storage, "cannot open store at \(path): \(lmdb.reason)")
+        }
+    }
+
+    private static func openLayout(_ environment: Environment, path: String, options: Options,
+                                   isNew: Bool) throws -> (Databases, String) {
+        let existingMeta = try environment.openDatabase(StoreLayout.meta, create: false)
+        if existingMeta == nil {
+            guard !options.readOnly, try environment.mainDatabaseEntryCount() == 0 else {
+                throw StoreError(.notAStore, "\(path) is an LMDB environment but not an OnboardingStore (no meta database)")
+            }
+        }
+        func database(_ name: String) throws -> Database {
+            guard let database = try environment.openDatabase(name, create: !options.readOnly) else {
+                throw StoreError(.corrupted, "store at \(path) lacks its \(name) database; run onboard verify")
+            }
+            return database
+        }
+        let databases = Databases(events: try database(StoreLayout.events), byID: try database(StoreLayout.byID),
+                                  byUser: try database(StoreLayout.byUser), bySession: try database(StoreLayout.bySession),
+                                  meta: try database(StoreLayout.meta))
+        if existingMeta == nil {
+            let deviceID = options.deviceID ?? "device-" + UUID().uuidString.lowercased().prefix(13).replacingOccurrences(of: "-", with: "")
+            do { try Event.validate(deviceID: deviceID) } catch {
+                throw StoreError(.invalidEvent, "device id \"\(deviceID)\" \(error.message)")
+            }
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try environment.write { transaction in
+                try transaction.put(databases.meta, key: StoreLayout.MetaKey.formatVersion,
+                                    value: StoreLayout.uint32Value(StoreLayout.formatVersion))
+                try transaction.put(databases.meta, key: StoreLayout.MetaKey.deviceID, value: Array(deviceID.utf8))
+                try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
+                                    value: StoreLayout.headValue(seq: 0, hash: .zero))
+                try transaction.put(databases.meta, key: StoreLayout.MetaKey.createdAt,
+                                    value: withUnsafeBytes(of: now.bigEndian) { Array($0) })
+            }
+        }
+        let (version, deviceID) = try environment.read { transaction in
+            (try transaction.get(databases.meta, key: StoreLayout.MetaKey.formatVersion),
+             try transaction.get(databases.meta, key: StoreLayout.MetaKey.deviceID))
+        }
+        guard let version, version.count == 4, let deviceBytes = deviceID,
+              let device = String(validating: deviceBytes, as: UTF8.self) else {
+            throw StoreError(.notAStore, "\(path) is an LMDB environment but its meta database is not an OnboardingStore's")
+        }
+        let number = version.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard number <= StoreLayout.formatVersion else {
+            throw StoreError(.newerFormat, "store at \(path) has format version \(number), newer than this onboard reads (\(StoreLayout.formatVersion)); upgrade onboard")
+        }
+        return (databases, device)
+    }
+
+    // MARK: Lifecycle
+
+    /// Flushes relaxed commits every interval until the store closes.
+    private func startRelaxedSync() {
+        let interval = DispatchTimeInterval.milliseconds(options.relaxedSyncIntervalMilliseconds)
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + interval) { [weak self] in
+            guard let self, !self.isClosed else { return }
+            if self.committer.takeUnsyncedCommits() { try? self.environment.sync(force: true) }
+            self.startRelaxedSync()
+        }
+    }
+
+    /// Flushes pending commits to disk (useful with `relaxed` durability).
+    public func sync() throws(StoreError) {
+        do { try environment.sync(force: true) } catch { throw StoreError(.storage, "sync of \(path) failed: \(error)") }
+    }
+
+    /// Whether ``close()`` has run.
+    public var isClosed: Bool { background.withLock { $0.isClosed } }
+
+    /// Finishes pending appends, flushes, and closes the LMDB environment. Idempotent.
+    public func close() {
+        let wasOpen = background.withLock { state in
+            defer { state.isClosed = true }
+            return !state.isClosed
+        }
+        guard wasOpen else { return }
+        committer.drainAndStop()
+        if !options.readOnly { try? environment.sync(force: true) }
+        environment.close()
+    }
+
+    func ensureOpen() throws(StoreError) {
+        if isClosed { throw StoreError(.closed, "store at \(path) is closed") }
+    }
+
+    /// How many LMDB write transactions appends have committed (group commit makes this smaller
+    /// than the number of appends under concurrency).
+    public var commitCount: Int { committer.commitCount }
+
+    /// How many times the LMDB map grew.
+    public var mapGrowthCount: Int { environment.mapGrowthCount }
+}
+
+extension Event {
+    /// Checks a device id by the rules of the envelope's `device` field.
+    public static func validate(deviceID: String) throws(EventValidationError) {
+        let probe = Event(id: UUID(), device: deviceID, at: Timestamp(millisecondsSince1970: 0), user: nil,
+                          session: nil, payload: .userSelected)
+        try probe.validate()
+    }
+}

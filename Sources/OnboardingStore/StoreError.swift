@@ -1,0 +1,65 @@
+/// Why a store operation failed. Every message says what was wrong and what to do.
+///
+/// Match on ``code``; new codes may be added without breaking callers:
+///
+/// ```swift
+/// do { _ = try await store.append(event) }
+/// catch let error as StoreError where error.code == .conflict { … }
+/// ```
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
+                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// No store exists at the path (and creating one was not asked for).
+        public static let storeMissing = Code(.storeMissing)
+        /// The path holds something that is not an OnboardingStore.
+        public static let notAStore = Code(.notAStore)
+        /// The store cannot be created or written (permissions, read-only file system).
+        public static let notWritable = Code(.notWritable)
+        /// The store was written by a newer OnboardingStore.
+        public static let newerFormat = Code(.newerFormat)
+        /// A stored record or index is damaged.
+        public static let corrupted = Code(.corrupted)
+        /// The same event id was appended with different content.
+        public static let conflict = Code(.conflict)
+        /// The log's head was not the expected one (optimistic concurrency).
+        public static let headMoved = Code(.headMoved)
+        /// An event claimed a seq other than the one the store would assign.
+        public static let seqMismatch = Code(.seqMismatch)
+        /// The event breaks a rule of the vocabulary.
+        public static let invalidEvent = Code(.invalidEvent)
+        /// A single atomic batch is larger than one LMDB transaction can hold.
+        public static let transactionTooLarge = Code(.transactionTooLarge)
+        /// LMDB or the file system failed.
+        public static let storage = Code(.storage)
+        /// The store was closed.
+        public static let closed = Code(.closed)
+
+        public var description: String { base.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+    /// Position in the appended batch of the event at fault, when there is one.
+    public let batchIndex: Int?
+    /// The seq concerned, when there is one.
+    public let seq: UInt64?
+
+    public init(_ code: Code, _ message: String, batchIndex: Int? = nil, seq: UInt64? = nil) {
+        self.code = code
+        self.message = message
+        self.batchIndex = batchIndex
+        self.seq = seq
+    }
+
+    public var description: String { message }
+
+    func at(batchIndex: Int) -> StoreError {
+        StoreError(code, message, batchIndex: batchIndex, seq: seq)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import OnboardingModel
+
+/// Names and key layouts of the store's LMDB sub-databases (docs/format.md is the reference).
+enum StoreLayout {
+    /// Version of the store layout written in `meta` under `format_version`. A store with a
+    /// larger number was written by a newer build and is refused.
+    static let formatVersion: UInt32 = 1
+
+    static let events = "events"
+    static let byID = "by_id"
+    static let byUser = "by_user"
+    static let bySession = "by_session"
+    static let meta = "meta"
+    static let allDatabases = [events, byID, byUser, bySession, meta]
+
+    enum MetaKey {
+        static let formatVersion = Array("format_version".utf8)
+        static let deviceID = Array("device_id".utf8)
+        static let head = Array("head".utf8)
+        static let createdAt = Array("created_at".utf8)
+    }
+
+    static func seqKey(_ seq: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: seq.bigEndian) { Array($0) }
+    }
+
+    static func seq(fromKey key: UnsafeRawBufferPointer) -> UInt64? {
+        guard key.count == 8 else { return nil }
+        return key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    static func uuidBytes(_ id: UUID) -> [UInt8] {
+        withUnsafeBytes(of: id.uuid) { Array($0) }
+    }
+
+    /// `user` UTF-8 ‖ 0x00 ‖ seq (u64 BE). User ids contain no NUL, so the prefix is unambiguous.
+    static func userKey(_ user: String, _ seq: UInt64) -> [UInt8] {
+        userPrefix(user) + seqKey(seq)
+    }
+
+    static func userPrefix(_ user: String) -> [UInt8] {
+        Array(user.utf8) + [0]
+    }
+
+    /// session UUID (16 bytes) ‖ seq (u64 BE).
+    static func sessionKey(_ session: UUID, _ seq: UInt64) -> [UInt8] {
+        uuidBytes(session) + seqKey(seq)
+    }
+
+    /// seq (u64 BE) ‖ hash (32 bytes).
+    static func headValue(seq: UInt64, hash: Digest) -> [UInt8] {
+        seqKey(seq) + hash.bytes
+    }
+
+    static func head(fromValue value: [UInt8]) -> (seq: UInt64, hash: Digest)? {
+        guard value.count == 8 + Digest.byteCount else { return nil }
+        let seq = value[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return (seq, Digest(bytes: Array(value[8...])))
+    }
+
+    static func uint32Value(_ value: UInt32) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+}
