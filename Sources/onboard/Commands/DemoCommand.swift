@@ -1,0 +1,156 @@
+import Foundation
+import OnboardingModel
+import OnboardingStore
+
+/// `onboard demo`: a scripted walk through the flows of the three design documents on a fresh store.
+enum DemoCommand {
+    static let spec = CommandSpec(
+        name: "demo",
+        summary: "record a scripted story of the three onboarding flows on a fresh store and show it",
+        arguments: "",
+        details: [
+            "Two people share a ward iPad: one mistypes a passcode, another signs in with a password",
+            "and a two-factor code, resets a forgotten password; then a newcomer creates an account",
+            "with a taken username and a CAPTCHA. Without --store the demo uses a new temporary store",
+            "and prints its path so you can explore it with the other commands.",
+        ],
+        options: [.store],
+        argumentCount: 0...0,
+        run: run)
+
+    /// One step of the story: who, what, and the line the reader sees.
+    struct Step {
+        let user: String?
+        let payload: Payload
+        let narration: String
+        /// Seconds after the previous step.
+        let pause: Int64
+    }
+
+    struct Scene {
+        let title: String
+        let steps: [Step]
+    }
+
+    static let device = "ward-3-ipad"
+
+    static var scenes: [Scene] {
+        [
+            Scene(title: "A shared device is set up for two people", steps: [
+                Step(user: "alice", payload: .userAdded(displayName: "Alice Martin", subtitle: "Charge Nurse", imageRef: nil,
+                                                        passcodePolicy: .numeric, passcodeMinLength: 6),
+                     narration: "Alice is added to the ward iPad (no photo: shown as \"AM\")", pause: 0),
+                Step(user: "alice", payload: .passcodeSet, narration: "she chooses a 6-digit passcode (never stored)", pause: 20),
+                Step(user: "alice", payload: .biometricEnabled(kind: .face), narration: "and turns on Face ID", pause: 5),
+                Step(user: "jose", payload: .userAdded(displayName: "José Álvarez", subtitle: "Physician", imageRef: "avatars/jose.png",
+                                                       passcodePolicy: .alphanumeric, passcodeMinLength: 8),
+                     narration: "José is added with a photo and an alphanumeric passcode policy", pause: 40),
+                Step(user: "jose", payload: .passcodeSet, narration: "he sets his passcode", pause: 15),
+            ]),
+            Scene(title: "José signs in on the shared device and mistypes his passcode", steps: [
+                Step(user: "jose", payload: .userSelected, narration: "José picks himself under \"Switch or Add User\"", pause: 3600),
+                Step(user: "jose", payload: .signInStarted(method: .passcode), narration: "types a passcode; \"Sign In\" enables", pause: 4),
+                Step(user: "jose", payload: .signInFailed(method: .passcode, reason: .invalidPasscode),
+                     narration: "wrong passcode: counted toward the lockout", pause: 1),
+                Step(user: "jose", payload: .signInStarted(method: .passcode), narration: "tries again", pause: 6),
+                Step(user: "jose", payload: .signInSucceeded(method: .passcode, secondFactor: false),
+                     narration: "signed in (this is when sync will replay the log)", pause: 1),
+                Step(user: "jose", payload: .signedOut(reason: .user), narration: "and signs out at the end of his round", pause: 900),
+            ]),
+            Scene(title: "Alice signs in with her password and a two-factor code", steps: [
+                Step(user: "alice", payload: .userSelected, narration: "Alice selects herself", pause: 120),
+                Step(user: "alice", payload: .signInStarted(method: .password), narration: "enters username and password", pause: 8),
+                Step(user: "alice", payload: .secondFactorRequired(method: .totp), narration: "the server asks for a 2FA code", pause: 1),
+                Step(user: "alice", payload: .secondFactorFailed(method: .totp),
+                     narration: "a stale code: \"Verification failed\" under the code field", pause: 12),
+                Step(user: "alice", payload: .secondFactorSucceeded(method: .totp), narration: "the fresh code works", pause: 9),
+                Step(user: "alice", payload: .signInSucceeded(method: .password, secondFactor: true),
+                     narration: "signed in with a second factor", pause: 1),
+                Step(user: "alice", payload: .signedOut(reason: .sessionExpired), narration: "her session expires", pause: 28_800),
+            ]),
+            Scene(title: "Alice forgot her password", steps: [
+                Step(user: "alice", payload: .passwordResetRequested(route: .email), narration: "she asks for a reset by email", pause: 86_400),
+                Step(user: "alice", payload: .temporaryPasswordSent,
+                     narration: "\"Temporary password sent via email\" (the password itself is never recorded)", pause: 2),
+                Step(user: "alice", payload: .signInStarted(method: .password), narration: "signs in with the temporary password", pause: 95),
+                Step(user: "alice", payload: .passwordChanged(forced: true), narration: "and must choose a new one", pause: 30),
+                Step(user: "alice", payload: .signInSucceeded(method: .password, secondFactor: false), narration: "signed in again", pause: 1),
+            ]),
+            Scene(title: "A newcomer creates an account", steps: [
+                Step(user: nil, payload: .accountCreationStarted, narration: "someone taps \"Create account\" (no user id yet)", pause: 600),
+                Step(user: nil, payload: .fieldValidated(field: .username, result: .usernameInUse),
+                     narration: "\"maria\": \"Username already in use\" (red)", pause: 7),
+                Step(user: nil, payload: .fieldValidated(field: .username, result: .usernameAvailable),
+                     narration: "\"maria.k\" is available", pause: 6),
+                Step(user: nil, payload: .fieldValidated(field: .passwordConfirmation, result: .passwordsDoNotMatch),
+                     narration: "\"Passwords do not match\" (yellow)", pause: 15),
+                Step(user: nil, payload: .fieldValidated(field: .passwordConfirmation, result: .passwordsMatch),
+                     narration: "\"Passwords match\" (green)", pause: 5),
+                Step(user: nil, payload: .captchaPresented(purpose: .createAccount), narration: "a CAPTCHA appears", pause: 2),
+                Step(user: nil, payload: .captchaFailed, narration: "\"Wrong code. Please try again.\" (the answer is never recorded)", pause: 9),
+                Step(user: nil, payload: .captchaPassed, narration: "solved", pause: 11),
+                Step(user: "maria.k", payload: .accountCreated, narration: "the account maria.k exists", pause: 2),
+            ]),
+        ]
+    }
+
+    static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
+        let path: String
+        if let given = invocation.values["store"] ?? invocation.environment["ONBOARD_STORE"], !given.isEmpty {
+            let contents = (try? FileManager.default.contentsOfDirectory(atPath: given)) ?? []
+            if FileManager.default.fileExists(atPath: given) && !contents.isEmpty {
+                throw .usage("onboard demo: \(given) already exists; the demo needs a fresh store, pass a new --store path")
+            }
+            path = given
+        } else {
+            path = NSTemporaryDirectory() + "onboard-demo-" + UUID().uuidString.prefix(8).lowercased() + ".lmdb"
+        }
+        var options = OnboardingStore.Options()
+        options.deviceID = device
+        let store: OnboardingStore
+        do { store = try OnboardingStore.open(at: path, options: options) } catch { throw CLIError(error) }
+        defer { store.close() }
+
+        var output = Output.standardOutput()
+        output.line("OnboardingStore demo — every sign-in action becomes an event in a hash-chained LMDB log")
+        output.line("store: \(path)   device: \(device)")
+        var clock = Clock.now().adding(milliseconds: -3 * 86_400_000)
+        for (number, scene) in scenes.enumerated() {
+            output.line()
+            output.line("\(number + 1). \(scene.title)")
+            let session = UUID()
+            for step in scene.steps {
+                clock = clock.adding(milliseconds: step.pause * 1000 + Int64.random(in: 0..<1000))
+                let event = Event(id: UUID(), device: device, at: clock, user: step.user, session: session, payload: step.payload)
+                let result: AppendResult
+                do { result = try store.appendBlocking([event])[0] } catch { throw CLIError(error) }
+                output.line("   #\(result.seq)  \(step.narration)")
+                output.line("        \(event.type.rawValue)\(details(event))")
+            }
+        }
+        let report: VerifyReport
+        let stats: StoreStats
+        do {
+            report = try store.verify()
+            stats = try store.stats()
+        } catch { throw CLIError(error) }
+        output.line()
+        output.line("The log: \(stats.eventCount) events, \(stats.userCount) users, head seq \(stats.headSeq)")
+        output.line("hash chain: \(report.isValid ? "intact" : "BROKEN") (head \(stats.headHash.hex.prefix(16))…)")
+        output.line("no password, passcode, code, token or CAPTCHA answer appears anywhere in it.")
+        output.line()
+        output.line("Explore it:")
+        output.line("  onboard log --store \(path)")
+        output.line("  onboard export --store \(path) --format csv")
+        output.line("  onboard verify --store \(path)")
+        output.flush()
+        return ExitCode.success
+    }
+
+    static func details(_ event: Event) -> String {
+        let parts = zip(event.type.fields, event.payload.fieldValues).compactMap { spec, value -> String? in
+            value.map { "\(spec.name)=\(EventText.describe($0, spec: spec))" }
+        }
+        return parts.isEmpty ? "" : "  " + parts.joined(separator: " ")
+    }
+}

@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+"""Reference decoder for an OnboardingStore event log, written from docs/format.md alone.
+
+It reads the `events` sub-database through `mdb_dump` (package lmdb-utils), checks every
+record (format byte, BLAKE2b-256 hash, link to the previous record, seq), decodes the body
+and prints each event as one canonical JSON line, byte for byte what `onboard export` writes.
+
+    python3 tools/decode_mdb_dump.py STORE_DIR
+    python3 tools/decode_mdb_dump.py --dump-file events.dump
+
+With STORE_DIR it runs `mdb_dump -s events STORE_DIR` (and `-s meta` to check the head).
+With --dump-file it reads saved `mdb_dump` output in the default hex format (not `-p`): either
+`mdb_dump -s events DIR`, or `mdb_dump -a DIR`, whose `meta` section is then checked too.
+
+Exit status: 0 when the whole log verified and was printed, 1 when a record is damaged (the
+message names its seq), 2 on a usage or mdb_dump problem. Nothing is printed unless the whole
+log verifies. Only the Python 3 standard library is used.
+"""
+
+import hashlib
+import subprocess
+import sys
+import uuid
+from datetime import datetime, timedelta
+
+# --- the vocabulary (docs/format.md, "Event types" and "Choice codes") -------------------------
+
+# Choice enums: JSON names in code order (the code is the position, from 0).
+PASSCODE_POLICY = ["numeric", "alphanumeric"]
+USER_REMOVAL_REASON = ["user_request", "admin", "passcode_retry_limit"]
+BIOMETRIC_KIND = ["face", "touch", "fingerprint"]
+SIGN_IN_METHOD = ["password", "passcode", "biometric", "apple", "google", "other"]
+SIGN_IN_FAILURE_REASON = ["invalid_password", "invalid_passcode", "unknown_user", "biometric_failed",
+                          "network_unavailable", "server_error", "cancelled"]
+SECOND_FACTOR_METHOD = ["totp", "sms", "email", "recovery_code"]
+SIGN_OUT_REASON = ["user", "session_expired", "revoked"]
+CAPTCHA_PURPOSE = ["sign_in", "create_account"]
+RESET_ROUTE = ["username", "email"]
+FORM_FIELD = ["username", "password", "password_confirmation", "email", "captcha"]
+VALIDATION_RESULT = ["passwords_match", "passwords_do_not_match", "username_available",
+                     "username_in_use", "username_invalid", "password_too_weak"]
+ACCOUNT_CREATION_FAILURE_REASON = ["username_in_use", "username_invalid", "password_too_weak",
+                                   "passwords_do_not_match", "captcha_failed", "network_unavailable",
+                                   "server_error"]
+LOCKOUT_CLEAR_REASON = ["admin", "password_reset", "passcode_reset"]
+
+
+def text(name, optional=False):
+    return (name, "text", None, optional)
+
+
+def choice(name, names, optional=False):
+    return (name, "choice", names, optional)
+
+
+def flag(name):
+    return (name, "flag", None, False)
+
+
+def instant(name):
+    return (name, "instant", None, False)
+
+
+def count(name, low, high):
+    return (name, "count", (low, high), False)
+
+
+# (JSON name, payload fields) in type-code order: the type code is the index + 1.
+EVENT_TYPES = [
+    ("user_added", [text("display_name"), text("subtitle", True), text("image_ref", True),
+                    choice("passcode_policy", PASSCODE_POLICY), count("passcode_min_length", 1, 64)]),
+    ("user_profile_updated", [text("display_name", True), text("subtitle", True), text("image_ref", True)]),
+    ("user_selected", []),
+    ("user_removed", [choice("reason", USER_REMOVAL_REASON)]),
+    ("passcode_set", []),
+    ("passcode_changed", []),
+    ("passcode_reset_started", []),
+    ("passcode_reset_completed", []),
+    ("biometric_enabled", [choice("kind", BIOMETRIC_KIND)]),
+    ("biometric_disabled", []),
+    ("sign_in_started", [choice("method", SIGN_IN_METHOD)]),
+    ("sign_in_failed", [choice("method", SIGN_IN_METHOD), choice("reason", SIGN_IN_FAILURE_REASON)]),
+    ("sign_in_throttled", [choice("method", SIGN_IN_METHOD), instant("retry_after")]),
+    ("second_factor_required", [choice("method", SECOND_FACTOR_METHOD)]),
+    ("second_factor_failed", [choice("method", SECOND_FACTOR_METHOD)]),
+    ("second_factor_succeeded", [choice("method", SECOND_FACTOR_METHOD)]),
+    ("sign_in_succeeded", [choice("method", SIGN_IN_METHOD), flag("second_factor")]),
+    ("signed_out", [choice("reason", SIGN_OUT_REASON)]),
+    ("captcha_presented", [choice("purpose", CAPTCHA_PURPOSE)]),
+    ("captcha_failed", []),
+    ("captcha_passed", []),
+    ("captcha_alternatives_viewed", []),
+    ("password_reset_requested", [choice("route", RESET_ROUTE)]),
+    ("temporary_password_sent", []),
+    ("password_changed", [flag("forced")]),
+    ("account_creation_started", []),
+    ("field_validated", [choice("field", FORM_FIELD), choice("result", VALIDATION_RESULT)]),
+    ("account_creation_failed", [choice("field", FORM_FIELD, True),
+                                 choice("reason", ACCOUNT_CREATION_FAILURE_REASON)]),
+    ("account_created", []),
+    ("lockout_cleared", [choice("reason", LOCKOUT_CLEAR_REASON)]),
+]
+SCHEMA_VERSION = 1  # every v1 type
+
+RECORD_FORMAT = 1
+STORE_FORMAT = 1
+HEADER = 65  # format byte, hash, previous hash
+ZERO_HASH = bytes(32)
+
+MAX_DEVICE_BYTES = 64
+MAX_USER_BYTES = 256
+MAX_TEXT_BYTES = 4096
+MIN_MS = -62_135_596_800_000   # 0001-01-01T00:00:00.000Z
+MAX_MS = 253_402_300_799_999   # 9999-12-31T23:59:59.999Z
+DEVICE_CHARS = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
+
+
+class Damaged(Exception):
+    """A record that does not decode or verify."""
+
+
+# --- reading mdb_dump output -----------------------------------------------------------------
+
+
+def parse_dump(lines):
+    """Sections of `mdb_dump` hex output: {database name or "": [(key bytes, value bytes)]}."""
+    sections = {}
+    it = iter(lines)
+    for line in it:
+        line = line.rstrip("\n")
+        if not line.startswith("VERSION="):
+            if line.strip():
+                raise ValueError("expected VERSION= at the start of a dump section, got %r" % line[:40])
+            continue
+        header = {}
+        for line in it:
+            line = line.rstrip("\n")
+            if line == "HEADER=END":
+                break
+            name, _, value = line.partition("=")
+            header[name] = value
+        else:
+            raise ValueError("dump ends inside a header")
+        if header.get("format") != "bytevalue":
+            raise ValueError("dump is in format %r; run mdb_dump without -p" % header.get("format"))
+        pairs = []
+        pending_key = None
+        for line in it:
+            line = line.rstrip("\n")
+            if line == "DATA=END":
+                break
+            if not line.startswith(" "):
+                raise ValueError("unexpected line in dump data: %r" % line[:40])
+            data = bytes.fromhex(line[1:])
+            if pending_key is None:
+                pending_key = data
+            else:
+                pairs.append((pending_key, data))
+                pending_key = None
+        else:
+            raise ValueError("dump ends before DATA=END")
+        if pending_key is not None:
+            raise ValueError("dump has a key without a value")
+        sections[header.get("database", "")] = pairs
+    return sections
+
+
+def run_mdb_dump(store, database):
+    try:
+        result = subprocess.run(["mdb_dump", "-s", database, store], capture_output=True, text=True)
+    except FileNotFoundError:
+        sys.exit("mdb_dump not found; install lmdb-utils (apt-get install lmdb-utils)")
+    if result.returncode != 0:
+        print("mdb_dump -s %s %s failed: %s" % (database, store, result.stderr.strip()), file=sys.stderr)
+        sys.exit(2)
+    return parse_dump(result.stdout.splitlines()).get(database, [])
+
+
+# --- decoding one record ---------------------------------------------------------------------
+
+
+class Reader:
+    def __init__(self, data):
+        self.data = data
+        self.offset = 0
+
+    def take(self, n, what):
+        if self.offset + n > len(self.data):
+            raise Damaged("truncated in %s (needs %d bytes, %d left)" % (what, n, len(self.data) - self.offset))
+        piece = self.data[self.offset:self.offset + n]
+        self.offset += n
+        return piece
+
+    def uint(self, n, what):
+        return int.from_bytes(self.take(n, what), "big")
+
+    def int64(self, what):
+        return int.from_bytes(self.take(8, what), "big", signed=True)
+
+    def presence(self, what):
+        byte = self.uint(1, what)
+        if byte > 1:
+            raise Damaged("presence byte of %s is %d, expected 0 or 1" % (what, byte))
+        return byte == 1
+
+    def utf8(self, n, what):
+        try:
+            return self.take(n, what).decode("utf-8")
+        except UnicodeDecodeError:
+            raise Damaged("%s is not valid UTF-8" % what)
+
+    def short_string(self, what):
+        return self.utf8(self.uint(2, what), what)
+
+    def uuid(self, what):
+        return str(uuid.UUID(bytes=self.take(16, what)))
+
+
+def has_control(s):
+    return any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in s)
+
+
+def check_instant(ms, what):
+    if not MIN_MS <= ms <= MAX_MS:
+        raise Damaged("%s %d ms lies outside years 0001-9999" % (what, ms))
+
+
+def decode_record(value):
+    """(seq, hash, previous hash, event) of one `events` value; raises Damaged."""
+    if len(value) <= HEADER:
+        raise Damaged("record is %d bytes, shorter than its %d-byte header" % (len(value), HEADER))
+    if value[0] != RECORD_FORMAT:
+        raise Damaged("record format version %d is not supported (this decoder reads %d)" % (value[0], RECORD_FORMAT))
+    stored = value[1:33]
+    if hashlib.blake2b(value[33:], digest_size=32).digest() != stored:
+        raise Damaged("hash does not match the record's bytes (the record was modified)")
+    previous = value[33:65]
+    r = Reader(value[HEADER:])
+
+    code = r.uint(2, "type code")
+    if not 1 <= code <= len(EVENT_TYPES):
+        raise Damaged("unknown event type code %d" % code)
+    type_name, fields = EVENT_TYPES[code - 1]
+    schema = r.uint(1, "schema version")
+    if schema != SCHEMA_VERSION:
+        raise Damaged("%s schema version %d is not supported (this decoder reads %d)" % (type_name, schema, SCHEMA_VERSION))
+    seq = r.uint(8, "seq")
+    event = {"id": r.uuid("id")}
+    at = r.int64("at")
+    check_instant(at, "at")
+    device = r.utf8(r.uint(1, "device length"), "device")
+    if not 1 <= len(device.encode()) <= MAX_DEVICE_BYTES or any(b not in DEVICE_CHARS for b in device.encode()):
+        raise Damaged("device %r breaks the device id rules" % device)
+    user = r.short_string("user") if r.presence("user") else None
+    if user is not None and (not 1 <= len(user.encode()) <= MAX_USER_BYTES or has_control(user)):
+        raise Damaged("user %r breaks the user id rules" % user)
+    session = r.uuid("session") if r.presence("session") else None
+    event.update(device=device, at=at, user=user, session=session, type=type_name)
+
+    payload = []
+    for name, kind, extra, optional in fields:
+        if optional and not r.presence(name):
+            continue
+        if kind == "text":
+            value_ = r.short_string(name)
+            if not 1 <= len(value_.encode()) <= MAX_TEXT_BYTES or has_control(value_):
+                raise Damaged("%s.%s breaks the text rules" % (type_name, name))
+        elif kind == "choice":
+            index = r.uint(1, name)
+            if index >= len(extra):
+                raise Damaged("%s.%s has unknown code %d" % (type_name, name, index))
+            value_ = extra[index]
+        elif kind == "flag":
+            byte = r.uint(1, name)
+            if byte > 1:
+                raise Damaged("%s.%s flag byte is %d" % (type_name, name, byte))
+            value_ = byte == 1
+        elif kind == "instant":
+            value_ = r.int64(name)
+            check_instant(value_, name)
+        else:  # count
+            value_ = r.uint(4, name)
+            if not extra[0] <= value_ <= extra[1]:
+                raise Damaged("%s.%s is %d, outside %d...%d" % (type_name, name, value_, extra[0], extra[1]))
+        payload.append((name, kind, value_))
+    if r.offset != len(r.data):
+        raise Damaged("%d unexpected bytes after the payload" % (len(r.data) - r.offset))
+    event["payload"] = payload
+    return seq, stored, previous, event
+
+
+# --- canonical JSON --------------------------------------------------------------------------
+
+ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
+def quote(s):
+    out = ['"']
+    for c in s:
+        if c in ESCAPES:
+            out.append(ESCAPES[c])
+        elif ord(c) < 0x20:
+            out.append("\\u%04x" % ord(c))
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+EPOCH = datetime(1970, 1, 1)
+
+
+def iso8601(ms):
+    days, ms_of_day = divmod(ms, 86_400_000)
+    date = EPOCH + timedelta(days=days)
+    hours, rest = divmod(ms_of_day, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds, millis = divmod(rest, 1000)
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (date.year, date.month, date.day, hours, minutes, seconds, millis)
+
+
+def to_json(seq, event):
+    parts = [
+        '"id":' + quote(event["id"]),
+        '"device":' + quote(event["device"]),
+        '"seq":%d' % seq,
+        '"at":' + quote(iso8601(event["at"])),
+        '"user":' + ("null" if event["user"] is None else quote(event["user"])),
+        '"session":' + ("null" if event["session"] is None else quote(event["session"])),
+        '"type":' + quote(event["type"]),
+    ]
+    for name, kind, value in event["payload"]:
+        if kind in ("text", "choice"):
+            rendered = quote(value)
+        elif kind == "flag":
+            rendered = "true" if value else "false"
+        elif kind == "instant":
+            rendered = quote(iso8601(value))
+        else:
+            rendered = str(value)
+        parts.append(quote(name) + ":" + rendered)
+    return "{" + ",".join(parts) + "}"
+
+
+# --- the log ---------------------------------------------------------------------------------
+
+
+def decode_log(pairs, meta_pairs=None):
+    """Canonical JSON lines of the whole log; raises Damaged naming the seq."""
+    lines = []
+    previous_hash = ZERO_HASH
+    expected_seq = 1
+    for key, value in pairs:
+        if len(key) != 8:
+            raise Damaged("events database has a key of %d bytes (expected 8)" % len(key))
+        seq = int.from_bytes(key, "big")
+        try:
+            if seq != expected_seq:
+                raise Damaged("expected seq %d here (records missing or out of order)" % expected_seq)
+            body_seq, record_hash, previous, event = decode_record(value)
+            if body_seq != seq:
+                raise Damaged("record says seq %d but is stored at seq %d (records were moved)" % (body_seq, seq))
+            if previous != previous_hash:
+                raise Damaged("previous-hash link does not match the hash of the record before it (chain broken)")
+        except Damaged as error:
+            raise Damaged("seq %d: %s" % (seq, error))
+        lines.append(to_json(seq, event))
+        previous_hash = record_hash
+        expected_seq = seq + 1
+
+    if meta_pairs is not None:
+        meta = dict(meta_pairs)
+        version = meta.get(b"format_version")
+        if version is None or len(version) != 4:
+            raise Damaged("meta has no 4-byte format_version")
+        if int.from_bytes(version, "big") > STORE_FORMAT:
+            raise Damaged("store format version %d is newer than this decoder reads (%d)"
+                          % (int.from_bytes(version, "big"), STORE_FORMAT))
+        head = meta.get(b"head")
+        if head is None or len(head) != 40:
+            raise Damaged("meta has no 40-byte head")
+        head_seq = int.from_bytes(head[:8], "big")
+        if head_seq != expected_seq - 1:
+            raise Damaged("meta head is seq %d but the last record is seq %d" % (head_seq, expected_seq - 1))
+        if head[8:] != previous_hash:
+            raise Damaged("seq %d: meta head hash does not match the hash of the last record" % head_seq)
+    return lines
+
+
+def main(argv):
+    if len(argv) == 2 and argv[0] == "--dump-file":
+        try:
+            with open(argv[1], encoding="ascii") as handle:
+                sections = parse_dump(handle)
+        except (OSError, ValueError) as error:
+            print("cannot read %s: %s" % (argv[1], error), file=sys.stderr)
+            return 2
+        if "events" in sections:
+            pairs = sections["events"]
+        elif len(sections) == 1:
+            pairs = next(iter(sections.values()))
+        else:
+            print("%s holds no events database" % argv[1], file=sys.stderr)
+            return 2
+        meta = sections.get("meta")
+    elif len(argv) == 1 and not argv[0].startswith("-"):
+        pairs = run_mdb_dump(argv[0], "events")
+        meta = run_mdb_dump(argv[0], "meta")
+    else:
+        print("usage: decode_mdb_dump.py STORE_DIR | --dump-file FILE", file=sys.stderr)
+        return 2
+    try:
+        lines = decode_log(pairs, meta)
+    except Damaged as error:
+        print("store is damaged: %s" % error, file=sys.stderr)
+        return 1
+    out = sys.stdout.buffer
+    for line in lines:
+        out.write(line.encode("utf-8") + b"\n")
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
