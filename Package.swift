@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "OnboardingModelTests", dependencies: ["OnboardingModel"]),
         .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel"]),
-        .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel"]),
+        .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel", "LMDB"]),
     ],
     swiftLanguageModes: [.v6]
 )

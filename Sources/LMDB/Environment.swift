@@ -147,6 +147,12 @@ public final class Environment: Sendable {
         }
     }
 
+    /// Called with the transaction lock held: `close()` cannot finish while it is held, so a
+    /// transaction that passed this check runs on an open environment.
+    private func throwIfClosed() throws {
+        if isClosed { throw LMDBError(code: LMDBError.closed.code, operation: "transaction on \(path)") }
+    }
+
     private func ensureOpen() {
         precondition(!isClosed, "LMDB environment at \(path) used after close()")
     }
@@ -192,6 +198,25 @@ public final class Environment: Sendable {
         return database
     }
 
+    /// Creates the named sub-databases and runs `body` in the same write transaction, so the
+    /// databases and whatever `body` writes into them appear together or not at all.
+    public func createDatabases(_ names: [String],
+                                _ body: (Transaction, [Database]) throws -> Void) throws -> [Database] {
+        let databases = try write { transaction in
+            let databases = try names.map { name in
+                var dbi: MDB_dbi = 0
+                try check(mdb_dbi_open(transaction.handle, name, UInt32(MDB_CREATE), &dbi), "create database \(name)")
+                return Database(handle: dbi, name: name)
+            }
+            try body(transaction, databases)
+            return databases
+        }
+        state.withLock { state in
+            for database in databases { state.databases[database.name] = database }
+        }
+        return databases
+    }
+
     /// Number of entries in the unnamed main database (named sub-databases live there, so an
     /// environment whose main database is empty holds no data at all).
     public func mainDatabaseEntryCount() throws -> Int {
@@ -208,9 +233,9 @@ public final class Environment: Sendable {
 
     /// Runs `body` in a read-only transaction (a consistent snapshot).
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
-        ensureOpen()
         while true {
             let outcome: R? = try transactionLock.withShared {
+                try throwIfClosed()
                 var txn: OpaquePointer?
                 let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
                 if rc == MDB_MAP_RESIZED { return nil }
@@ -231,11 +256,11 @@ public final class Environment: Sendable {
     ///
     /// When the map fills, the transaction is aborted, the map doubles and `body` runs again.
     public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
-        ensureOpen()
         precondition(!options.readOnly, "write transaction on read-only environment \(path)")
         return try writerLock.withExclusive {
             while true {
                 let attempt: WriteAttempt<R> = try transactionLock.withShared {
+                    try throwIfClosed()
                     var txn: OpaquePointer?
                     let rc = mdb_txn_begin(handle, nil, 0, &txn)
                     if rc == MDB_MAP_RESIZED { return .adoptMap }

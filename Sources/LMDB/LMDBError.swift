@@ -34,6 +34,8 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible {
     public static let badValueSize = LMDBError(code: MDB_BAD_VALSIZE)
     /// The environment is already open in this process with incompatible options.
     public static let alreadyOpen = LMDBError(code: -30_000)
+    /// The environment was closed (a transaction raced with `close()`).
+    public static let closed = LMDBError(code: -30_002)
     /// The map reached `Environment.Options.maximumMapSizeBytes` and cannot grow further.
     public static let mapAtMaximum = LMDBError(code: -30_001)
 
@@ -42,6 +44,8 @@ public struct LMDBError: Error, Sendable, CustomStringConvertible {
         switch code {
         case LMDBError.alreadyOpen.code:
             return "the environment is already open in this process with other options"
+        case LMDBError.closed.code:
+            return "the environment is closed"
         case LMDBError.mapAtMaximum.code:
             return "the map reached its configured maximum size"
         default:

@@ -5,7 +5,7 @@
 /// ```swift
 /// let at = try Timestamp(iso8601: "2026-11-29T16:00:00.123Z")
 /// at.iso8601            // "2026-11-29T16:00:00.123Z"
-/// at.millisecondsSince1970 // 1796054400123
+/// at.millisecondsSince1970 // 1795968000123
 /// ```
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var millisecondsSince1970: Int64

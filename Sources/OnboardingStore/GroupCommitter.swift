@@ -67,15 +67,18 @@ final class GroupCommitter: Sendable {
         }
     }
 
-    /// Commits whatever is pending, the same way as the drain loop, on the caller's thread.
+    /// Commits one request on the writer queue and returns when it is done. Running on the
+    /// queue (not the caller's thread) means `drainAndStop` waits for it like any other commit.
     func commitNow(_ request: Request) {
-        guard let store = state.withLock({ $0.isStopped ? nil : $0.store }) else {
-            request.completion(.failure(StoreError(.closed, "the store is closed; open it again to append")))
-            return
+        queue.sync {
+            guard let store = state.withLock({ $0.isStopped ? nil : $0.store }) else {
+                request.completion(.failure(StoreError(.closed, "the store is closed; open it again to append")))
+                return
+            }
+            let results = store.commitGroup([request])
+            recordCommit()
+            request.completion(results[0])
         }
-        let results = store.commitGroup([request])
-        recordCommit()
-        request.completion(results[0])
     }
 
     private func drain() {

@@ -90,7 +90,9 @@ extension OnboardingStore {
                 return requests.flatMap { commitGroup([$0]) }
             }
             let failure: StoreError
-            if let lmdb = error as? LMDBError, lmdb == .transactionFull {
+            if let lmdb = error as? LMDBError, lmdb == .closed {
+                failure = StoreError(.closed, "the store at \(path) was closed before the append committed")
+            } else if let lmdb = error as? LMDBError, lmdb == .transactionFull {
                 failure = StoreError(.transactionTooLarge,
                                      "a batch of \(requests[0].events.count) events is too large for one transaction; append it in smaller batches (onboard import --commit-every N)")
             } else {
@@ -187,8 +189,9 @@ extension OnboardingStore {
     }
 }
 
-/// Carries a result out of a completion that runs synchronously on the caller's thread.
+/// Carries a result out of a completion that `commitNow` runs before it returns.
 private final class ResultBox: @unchecked Sendable {
-    // Written once by `commitNow`'s completion before `appendBlocking` reads it, on one thread.
+    // Written once by the completion inside `commitNow`'s `queue.sync`, which returns before
+    // `appendBlocking` reads it: the sync call orders the write before the read.
     var result: Result<[AppendResult], StoreError>?
 }

@@ -23,22 +23,25 @@ extension OnboardingStore {
     /// Records with seq in `range`, in order.
     public func records(in range: ClosedRange<UInt64>) throws(StoreError) -> [Record] {
         var records: [Record] = []
-        try forEachRecord(from: range.lowerBound) { record in
-            guard record.seq <= range.upperBound else { return false }
+        try forEachRecord(from: range.lowerBound, through: range.upperBound) { record in
             records.append(record)
             return true
         }
         return records
     }
 
-    /// Calls `body` with every record from seq `start` on, in order, inside one read transaction
-    /// (a consistent snapshot); `body` returns `false` to stop. Each record is checked (hash,
-    /// position) as it is read: a damaged one throws ``StoreError/Code/corrupted``.
-    public func forEachRecord(from start: UInt64 = 1, _ body: (Record) throws -> Bool) throws(StoreError) {
+    /// Calls `body` with every record from seq `start` through `end`, in order, inside one read
+    /// transaction (a consistent snapshot); `body` returns `false` to stop. Each record is
+    /// checked (hash, position) as it is read: a damaged one throws ``StoreError/Code/corrupted``.
+    public func forEachRecord(from start: UInt64 = 1, through end: UInt64 = .max,
+                              _ body: (Record) throws -> Bool) throws(StoreError) {
         try reading { transaction in
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.seek(atLeast: StoreLayout.seqKey(max(start, 1)))
                 while let current = entry {
+                    // Stop on the key, before decoding: a damaged record past the range must not
+                    // fail a read that does not include it.
+                    if let seq = StoreLayout.seq(fromKey: current.key), seq > end { return }
                     let record = try decodeStored(key: current.key, value: current.value)
                     guard try body(record) else { return }
                     entry = try cursor.next()
@@ -101,6 +104,8 @@ extension OnboardingStore {
             return try environment.read(body)
         } catch let error as StoreError {
             throw error
+        } catch let error as LMDBError where error == .closed {
+            throw StoreError(.closed, "store at \(path) is closed")
         } catch {
             throw StoreError(.storage, "reading \(path) failed: \(error)")
         }

@@ -47,6 +47,9 @@ extension OnboardingStore {
             var previousHash = Digest.zero
             var expectedSeq: UInt64 = 1
             var lastSeq: UInt64 = 0
+            // Records that cannot be decoded are reported once; their index entries are not
+            // reported again as strays.
+            var unreadable = Set<UInt64>()
 
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.first()
@@ -78,6 +81,7 @@ extension OnboardingStore {
                         if let session = event.session { expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
                     } catch {
                         report.add("record cannot be read: \(error)", seq: seq)
+                        unreadable.insert(seq)
                         if let links = try? RecordCodec.links(of: current.value) { previousHash = links.hash }
                     }
                     entry = try cursor.next()
@@ -103,6 +107,8 @@ extension OnboardingStore {
                     let seq = StoreLayout.seq(fromKey: current.value)
                     if let id, let seq, expectedIDs[id] == seq {
                         // matches
+                    } else if let seq, unreadable.contains(seq) {
+                        // already reported as unreadable
                     } else if let id, let expected = expectedIDs[id] {
                         report.add("by_id maps \(id.uuidString.lowercased()) to seq \(seq.map(String.init) ?? "?"), but the event is at seq \(expected)")
                     } else {
@@ -114,13 +120,13 @@ extension OnboardingStore {
             if seenIDs < expectedIDs.count {
                 report.add("by_id lacks \(expectedIDs.count - seenIDs) of the log's \(expectedIDs.count) event ids")
             }
-            try checkIndex(databases.byUser, expected: expectedUserKeys, in: transaction, report: &report)
-            try checkIndex(databases.bySession, expected: expectedSessionKeys, in: transaction, report: &report)
+            try checkIndex(databases.byUser, expected: expectedUserKeys, skipping: unreadable, in: transaction, report: &report)
+            try checkIndex(databases.bySession, expected: expectedSessionKeys, skipping: unreadable, in: transaction, report: &report)
             return report
         }
     }
 
-    private func checkIndex(_ index: Database, expected: Set<[UInt8]>, in transaction: Transaction,
+    private func checkIndex(_ index: Database, expected: Set<[UInt8]>, skipping unreadable: Set<UInt64>, in transaction: Transaction,
                             report: inout VerifyReport) throws {
         var found = 0
         try transaction.withCursor(index) { cursor in
@@ -131,6 +137,10 @@ extension OnboardingStore {
                     found += 1
                 } else {
                     let seq = key.count >= 8 ? StoreLayout.seq(fromKey: UnsafeRawBufferPointer(rebasing: current.key[(key.count - 8)...])) : nil
+                    if let seq, unreadable.contains(seq) {
+                        entry = try cursor.next()
+                        continue
+                    }
                     report.add("\(index.name) has an entry for seq \(seq.map(String.init) ?? "?") that the log does not imply")
                 }
                 entry = try cursor.next()

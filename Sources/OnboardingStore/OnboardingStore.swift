@@ -143,35 +143,43 @@ public final class OnboardingStore: Sendable {
     private static func openLayout(_ environment: Environment, path: String, options: Options,
                                    isNew: Bool) throws -> (Databases, String) {
         let existingMeta = try environment.openDatabase(StoreLayout.meta, create: false)
+        var newDeviceID: String?
         if existingMeta == nil {
             guard !options.readOnly, try environment.mainDatabaseEntryCount() == 0 else {
                 throw StoreError(.notAStore, "\(path) is an LMDB environment but not an OnboardingStore (no meta database)")
             }
-        }
-        func database(_ name: String) throws -> Database {
-            guard let database = try environment.openDatabase(name, create: !options.readOnly) else {
-                throw StoreError(.corrupted, "store at \(path) lacks its \(name) database; run onboard verify")
-            }
-            return database
-        }
-        let databases = Databases(events: try database(StoreLayout.events), byID: try database(StoreLayout.byID),
-                                  byUser: try database(StoreLayout.byUser), bySession: try database(StoreLayout.bySession),
-                                  meta: try database(StoreLayout.meta))
-        if existingMeta == nil {
+            // Checked before any database is created: a refused id must not leave an empty meta
+            // database behind, which would make every later open see "not an OnboardingStore".
             let deviceID = options.deviceID ?? "device-" + UUID().uuidString.lowercased().prefix(13).replacingOccurrences(of: "-", with: "")
             do { try Event.validate(deviceID: deviceID) } catch {
                 throw StoreError(.invalidEvent, "device id \"\(deviceID)\" \(error.message)")
             }
+            newDeviceID = deviceID
+        }
+        let databases: Databases
+        if let deviceID = newDeviceID {
+            // The sub-databases and meta are created in one transaction, so a crash during
+            // creation leaves either nothing (the next open creates the store) or a whole store.
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            try environment.write { transaction in
-                try transaction.put(databases.meta, key: StoreLayout.MetaKey.formatVersion,
+            let created = try environment.createDatabases(StoreLayout.allDatabases) { transaction, created in
+                let meta = created[StoreLayout.allDatabases.firstIndex(of: StoreLayout.meta)!]
+                try transaction.put(meta, key: StoreLayout.MetaKey.formatVersion,
                                     value: StoreLayout.uint32Value(StoreLayout.formatVersion))
-                try transaction.put(databases.meta, key: StoreLayout.MetaKey.deviceID, value: Array(deviceID.utf8))
-                try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
-                                    value: StoreLayout.headValue(seq: 0, hash: .zero))
-                try transaction.put(databases.meta, key: StoreLayout.MetaKey.createdAt,
-                                    value: withUnsafeBytes(of: now.bigEndian) { Array($0) })
+                try transaction.put(meta, key: StoreLayout.MetaKey.deviceID, value: Array(deviceID.utf8))
+                try transaction.put(meta, key: StoreLayout.MetaKey.head, value: StoreLayout.headValue(seq: 0, hash: .zero))
+                try transaction.put(meta, key: StoreLayout.MetaKey.createdAt, value: withUnsafeBytes(of: now.bigEndian) { Array($0) })
             }
+            databases = Databases(events: created[0], byID: created[1], byUser: created[2], bySession: created[3], meta: created[4])
+        } else {
+            func database(_ name: String) throws -> Database {
+                guard let database = try environment.openDatabase(name, create: false) else {
+                    throw StoreError(.corrupted, "store at \(path) lacks its \(name) database; run onboard verify")
+                }
+                return database
+            }
+            databases = Databases(events: try database(StoreLayout.events), byID: try database(StoreLayout.byID),
+                                  byUser: try database(StoreLayout.byUser), bySession: try database(StoreLayout.bySession),
+                                  meta: try database(StoreLayout.meta))
         }
         let (version, deviceID) = try environment.read { transaction in
             (try transaction.get(databases.meta, key: StoreLayout.MetaKey.formatVersion),

@@ -12,6 +12,7 @@ enum StoreLayout {
     static let byUser = "by_user"
     static let bySession = "by_session"
     static let meta = "meta"
+    /// In the order `OnboardingStore.Databases` takes them.
     static let allDatabases = [events, byID, byUser, bySession, meta]
 
     enum MetaKey {

@@ -79,7 +79,7 @@ enum OnboardTool {
         do {
             return try OnboardingStore.open(at: invocation.storePath, options: options)
         } catch {
-            throw CLIError(error)
+            throw CLIError(CLIError(error).exitCode, "onboard \(invocation.command.name): \(error.message)")
         }
     }
 }

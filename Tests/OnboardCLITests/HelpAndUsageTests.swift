@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// Golden tests of help text, usage errors and their exit codes.
+@Suite struct HelpAndUsageTests {
+    @Test func overviewListsEveryCommand() throws {
+        let result = try CLI.run(["--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            onboard — record onboarding and sign-in events in a tamper-evident LMDB log
+
+            Usage: onboard COMMAND [ARGUMENTS] [--store PATH]
+
+            Commands:
+              record   append one event given as JSON (argument or stdin)
+              import   append events from a JSONL file (- for stdin), all or nothing
+              export   write the log to stdout as JSONL or CSV
+              log      print the log readably, optionally following new events
+              stats    device id, event count, head seq and hash, file size, counts per type
+              verify   check the hash chain, the seqs and every index; exit 1 on any problem
+              demo     record a scripted story of the three onboarding flows on a fresh store and show it
+
+            Every command takes --store PATH (default: $ONBOARD_STORE or ./onboarding.lmdb) and --help.
+            Start with: onboard demo
+
+            """)
+    }
+
+    @Test func importHelpIsGolden() throws {
+        let result = try CLI.run(["import", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            onboard import — append events from a JSONL file (- for stdin), all or nothing
+
+            Usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N]
+
+            Every line is checked before anything is written: a malformed line, an unknown type or
+            field, a missing or wrongly typed field, or a field that looks like a secret stops the
+            import with the line number and the field, and nothing from the file is appended.
+            Events already in the store (same id and content) are skipped, so re-importing a file
+            appends nothing. A "seq", when present, must be the seq the store assigns.
+
+            Options:
+              --store PATH       the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)
+              --device ID        device id of a store created by this command (default: random)
+              --commit-every N   commit every N events instead of all at once (for files too large for one transaction; a rerun resumes)
+              -h, --help         show this help
+
+            """)
+    }
+
+    @Test(arguments: ["record", "import", "export", "log", "stats", "verify", "demo"])
+    func everyCommandHasHelp(command: String) throws {
+        let viaFlag = try CLI.run([command, "--help"])
+        let viaHelp = try CLI.run(["help", command])
+        #expect(viaFlag.status == 0)
+        #expect(viaFlag.stdout.hasPrefix("onboard \(command) — "))
+        #expect(viaFlag.stdout.contains("Usage: onboard \(command)"))
+        #expect(viaFlag.stdout.contains("--store PATH"))
+        #expect(viaFlag.stdout == viaHelp.stdout)
+    }
+
+    @Test func usageErrorsAreOneLineWithExit64() throws {
+        let cases: [([String], String)] = [
+            (["bogus"], "onboard: unknown command \"bogus\"; run onboard --help for the list\n"),
+            (["import"], "onboard import: expected FILE.jsonl|-, got 0 argument(s); usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N]\n"),
+            (["export", "--format", "xml"], "onboard export: --format must be jsonl or csv, got \"xml\"\n"),
+            (["export", "--frobnicate"], "onboard export: unknown option --frobnicate; see onboard export --help\n"),
+            (["export", "--store"], "onboard export: --store needs a value (PATH)\n"),
+            (["import", "x.jsonl", "--commit-every", "0"], "onboard import: --commit-every needs a whole number above 0, got \"0\"\n"),
+            (["verify", "extra"], "onboard verify: expected no arguments, got 1 argument(s); usage: onboard verify [--store PATH]\n"),
+        ]
+        for (arguments, message) in cases {
+            let result = try CLI.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr == message, "\(arguments)")
+            #expect(result.stdout.isEmpty, "\(arguments)")
+        }
+        let bare = try CLI.run([])
+        #expect(bare.status == 64)
+        #expect(bare.stderr.contains("Usage: onboard COMMAND"))
+    }
+
+    @Test func versionNamesTheFormat() throws {
+        let result = try CLI.run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("onboard "))
+        #expect(result.stdout.contains("store format 1"))
+    }
+}
