@@ -29,10 +29,12 @@ let package = Package(
         .target(name: "OnboardingModel", dependencies: ["CSodium"]),
         .target(name: "OnboardingStore", dependencies: ["LMDB", "OnboardingModel"]),
         .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingModel"]),
-        .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-        .testTarget(name: "OnboardingModelTests", dependencies: ["OnboardingModel"]),
-        .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel"]),
-        .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel", "LMDB"]),
+        // Helpers shared by every test target (temporary directories, a seeded generator).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
+        .testTarget(name: "OnboardingModelTests", dependencies: ["OnboardingModel", "TestSupport"]),
+        .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "TestSupport"]),
+        .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel", "LMDB", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -43,12 +43,21 @@ public enum EventJSON {
             bytes.append(contentsOf: "null".utf8)
         }
         bytes.append(UInt8(ascii: ",")); key("type"); JSONWriter.appendQuoted(event.type.rawValue, to: &bytes)
-        for (spec, value) in zip(event.type.fields, event.payload.fieldValues) {
+        appendPayloadMembers(event.payload, leadingComma: true, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends `"name":value` for every present payload field, comma-separated.
+    static func appendPayloadMembers(_ payload: Payload, leadingComma: Bool, to bytes: inout [UInt8]) {
+        var needsComma = leadingComma
+        for (spec, value) in zip(payload.type.fields, payload.fieldValues) {
             guard let value else { continue }
-            bytes.append(UInt8(ascii: ",")); key(spec.name)
+            if needsComma { bytes.append(UInt8(ascii: ",")) }
+            needsComma = true
+            JSONWriter.appendQuoted(spec.name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
             appendValue(value, spec: spec, to: &bytes)
         }
-        bytes.append(UInt8(ascii: "}"))
     }
 
     static func appendValue(_ value: FieldValue, spec: FieldSpec, to bytes: inout [UInt8]) {
@@ -66,15 +75,7 @@ public enum EventJSON {
     /// The payload alone as a canonical JSON object (used by the CSV export's `details` column).
     public static func encodePayload(_ payload: Payload) -> String {
         var bytes: [UInt8] = [UInt8(ascii: "{")]
-        var first = true
-        for (spec, value) in zip(payload.type.fields, payload.fieldValues) {
-            guard let value else { continue }
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            first = false
-            JSONWriter.appendQuoted(spec.name, to: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            appendValue(value, spec: spec, to: &bytes)
-        }
+        appendPayloadMembers(payload, leadingComma: false, to: &bytes)
         bytes.append(UInt8(ascii: "}"))
         return String(decoding: bytes, as: UTF8.self)
     }

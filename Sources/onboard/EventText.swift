@@ -8,12 +8,16 @@ enum EventText {
         let seq = String(record.seq)
         var parts = [String(repeating: " ", count: max(0, 7 - seq.count)) + seq, String(at), event.device,
                      event.user ?? "-", event.type.rawValue]
-        let details = zip(event.type.fields, event.payload.fieldValues).compactMap { spec, value -> String? in
-            guard let value else { return nil }
-            return "\(spec.name)=\(describe(value, spec: spec))"
-        }
-        if !details.isEmpty { parts.append(details.joined(separator: " ")) }
+        let fields = details(event)
+        if !fields.isEmpty { parts.append(fields) }
         return parts.joined(separator: "  ")
+    }
+
+    /// The payload as `name=value` pairs, e.g. `method=password reason=invalid_password`.
+    static func details(_ event: Event) -> String {
+        zip(event.type.fields, event.payload.fieldValues).compactMap { spec, value -> String? in
+            value.map { "\(spec.name)=\(describe($0, spec: spec))" }
+        }.joined(separator: " ")
     }
 
     static func describe(_ value: FieldValue, spec: FieldSpec) -> String {

@@ -1,37 +1,9 @@
 import Foundation
+@_exported import TestSupport
 import Synchronization
 @testable import LMDB
 
 // Helpers for the LMDB wrapper tests. Nothing here asserts; the test files do.
-
-/// A fresh directory under the system temporary directory, unique per test (tests run in
-/// parallel, so no two ever share a path). Remove it with `remove()` in a `defer`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() as NSString)
-            .appendingPathComponent("lmdb-tests-XXXXXX").utf8CString)
-        let created = template.withUnsafeMutableBufferPointer { buffer in
-            mkdtemp(buffer.baseAddress!)
-        }
-        guard created != nil else { throw TestFailure("mkdtemp failed: \(String(cString: strerror(errno)))") }
-        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    func appending(_ component: String) -> String {
-        (path as NSString).appendingPathComponent(component)
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// The big-endian bytes of `value`: LMDB compares keys as unsigned bytes, so these sort in
 /// numeric order.

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import TestSupport
 import OnboardingModel
 import Testing
 
@@ -68,40 +69,6 @@ enum CLI {
     }
 }
 
-/// A directory removed by `remove()`; every test makes its own.
-struct TemporaryDirectory: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("onboard-cli-tests-\(UUID().uuidString.prefix(12))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    func write(_ name: String, _ text: String) throws -> String {
-        let path = path(name)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
-}
-
-/// SplitMix64: a tiny seeded generator, so any failing run can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Events of every type, with the awkward text a real log meets.
 enum Corpus {
     static let base = Timestamp(millisecondsSince1970: 1_796_054_400_123)
@@ -158,7 +125,7 @@ enum Corpus {
 
     /// `count` sign-in events over `users` users, deterministic for a seed.
     static func generated(count: Int, seed: UInt64) -> [Event] {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let methods: [SignInMethod] = [.password, .passcode, .biometric]
         return (0..<count).map { index in
             let user = "user-\(Int.random(in: 0..<500, using: &random))"

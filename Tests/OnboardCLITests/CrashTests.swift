@@ -19,7 +19,7 @@ import Glibc
 
     @Test func killNineNeverLosesACommittedBatch() throws {
         let seed = ProcessInfo.processInfo.environment["ONBOARD_CRASH_SEED"].flatMap(UInt64.init) ?? 0x0B0A_4D11_2026
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let events = Corpus.generated(count: CrashTests.eventCount, seed: seed)
@@ -29,14 +29,14 @@ import Glibc
 
         // An uninterrupted run measures how long an import takes, so kills spread over all of it.
         let started = Date()
-        let reference = try CLI.run(["import", file, "--store", directory.path("reference"), "--commit-every", String(CrashTests.commitEvery)])
+        let reference = try CLI.run(["import", file, "--store", directory.appending("reference"), "--commit-every", String(CrashTests.commitEvery)])
         let fullDuration = Date().timeIntervalSince(started)
         #expect(reference.status == 0, "seed \(seed): \(reference.stderr)")
 
         var kills = 0
         var attempts = 0
         var round = 0
-        var store = directory.path("store-0")
+        var store = directory.appending("store-0")
         while kills < CrashTests.requiredKills && attempts < CrashTests.maximumAttempts {
             attempts += 1
             let process = Process()
@@ -67,7 +67,7 @@ import Glibc
             if got.count == lines.count {
                 // Finished: start a new round on a fresh store so later kills land mid-import again.
                 round += 1
-                store = directory.path("store-\(round)")
+                store = directory.appending("store-\(round)")
             }
         }
         #expect(kills >= CrashTests.requiredKills, "seed \(seed): only \(kills) kills landed in \(attempts) attempts")

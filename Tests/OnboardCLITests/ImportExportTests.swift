@@ -8,7 +8,7 @@ import Testing
         defer { directory.remove() }
         let text = Corpus.jsonl(Corpus.everyType())
         let file = try directory.write("corpus.jsonl", text)
-        let store = directory.path("store")
+        let store = directory.appending("store")
 
         let imported = try CLI.run(["import", file, "--store", store])
         #expect(imported.status == 0, "\(imported.stderr)")
@@ -24,7 +24,7 @@ import Testing
         #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8))
 
         // Into a second, fresh store through stdin: the same bytes again.
-        let second = directory.path("second")
+        let second = directory.appending("second")
         #expect(try CLI.run(["import", "-", "--store", second], input: exported.stdoutBytes).status == 0)
         #expect(try CLI.run(["export", "--store", second]).stdoutBytes == Data(text.utf8))
     }
@@ -34,7 +34,7 @@ import Testing
         defer { directory.remove() }
         let events = Corpus.everyType()
         let file = try directory.write("corpus.jsonl", Corpus.jsonl(events))
-        let store = directory.path("store")
+        let store = directory.appending("store")
         #expect(try CLI.run(["import", file, "--store", store]).status == 0)
 
         let tail = try CLI.run(["export", "--since-seq", "30", "--store", store])
@@ -57,7 +57,7 @@ import Testing
         let events = Array(Corpus.everyType().prefix(5))
         let lines = events.map { EventJSON.encode($0, seq: nil) + "\n" }.joined()
         let file = try directory.write("noseq.jsonl", "\n" + lines + "\n\n")
-        let store = directory.path("store")
+        let store = directory.appending("store")
         let result = try CLI.run(["import", file, "--store", store])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "imported 5 events (seq 1–5)\n")
@@ -95,7 +95,7 @@ import Testing
         defer { directory.remove() }
         let good = Corpus.everyType().prefix(2).map { EventJSON.encode($0, seq: nil) + "\n" }.joined()
         let file = try directory.write("bad.jsonl", good + line + "\n")
-        let store = directory.path("store")
+        let store = directory.appending("store")
         // The store already holds one event: the failed import must leave exactly that.
         let seed = Corpus.everyType()[5]
         #expect(try CLI.run(["record", EventJSON.encode(seed, seq: nil), "--store", store]).status == 0)
@@ -111,7 +111,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let file = try directory.write("bad.jsonl", "{}\n[1]\n" + EventJSON.encode(Corpus.everyType()[0], seq: nil) + "\nnull\n")
-        let store = directory.path("store")
+        let store = directory.appending("store")
         let result = try CLI.run(["import", file, "--store", store])
         #expect(result.status == 65)
         #expect(result.stderr == """
@@ -126,7 +126,7 @@ import Testing
     @Test func reusedIDWithOtherContentIsAConflict() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = directory.path("store")
+        let store = directory.appending("store")
         var event = Corpus.everyType()[14]
         let first = try directory.write("a.jsonl", EventJSON.encode(event, seq: nil) + "\n")
         #expect(try CLI.run(["import", first, "--store", store]).status == 0)
@@ -140,7 +140,7 @@ import Testing
 
         // Within one file, an id reused for another event is refused before anything is written.
         let inFile = try directory.write("c.jsonl", EventJSON.encode(Corpus.everyType()[14], seq: nil) + "\n" + EventJSON.encode(event, seq: nil) + "\n")
-        let fresh = directory.path("fresh")
+        let fresh = directory.appending("fresh")
         let refused = try CLI.run(["import", inFile, "--store", fresh])
         #expect(refused.status == 65)
         #expect(refused.stderr.contains("line 2: event id \(event.id.uuidString.lowercased()) was used on line 1 for a different event"))
@@ -151,7 +151,7 @@ import Testing
         defer { directory.remove() }
         let events = Array(Corpus.everyType().prefix(3))
         let file = try directory.write("gap.jsonl", EventJSON.encode(events[0], seq: 1) + "\n" + EventJSON.encode(events[1], seq: 5) + "\n")
-        let result = try CLI.run(["import", file, "--store", directory.path("store")])
+        let result = try CLI.run(["import", file, "--store", directory.appending("store")])
         #expect(result.status == 65)
         #expect(result.stderr == "onboard import: \(file): line 2: event claims seq 5 but the store's next seq is 2; omit \"seq\" to let the store assign it\n")
     }
@@ -159,9 +159,9 @@ import Testing
     @Test func missingInputFileIsExit66() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let result = try CLI.run(["import", directory.path("absent.jsonl"), "--store", directory.path("store")])
+        let result = try CLI.run(["import", directory.appending("absent.jsonl"), "--store", directory.appending("store")])
         #expect(result.status == 66)
-        #expect(result.stderr == "onboard import: cannot read \(directory.path("absent.jsonl")): no such file\n")
+        #expect(result.stderr == "onboard import: cannot read \(directory.appending("absent.jsonl")): no such file\n")
     }
 
     @Test func chunkedImportCommitsInPiecesAndResumes() throws {
@@ -170,7 +170,7 @@ import Testing
         let events = Corpus.generated(count: 1_000, seed: 7)
         let text = Corpus.jsonl(events)
         let file = try directory.write("big.jsonl", text)
-        let store = directory.path("store")
+        let store = directory.appending("store")
         // A store holding the first 350 events stands for an import that was interrupted.
         let partial = try directory.write("partial.jsonl", Corpus.jsonl(Array(events.prefix(350))))
         #expect(try CLI.run(["import", partial, "--store", store, "--commit-every", "50"]).status == 0)

@@ -11,7 +11,7 @@ import Glibc
     @Test func recordFillsDefaultsAndIsIdempotent() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = directory.path("store")
+        let store = directory.appending("store")
         let first = try CLI.run(["record", #"{"type":"sign_in_failed","user":"alice","method":"password","reason":"invalid_password"}"#,
                                  "--store", store, "--device", "kiosk-7"])
         #expect(first.status == 0, "\(first.stderr)")
@@ -36,7 +36,7 @@ import Glibc
     @Test func recordRefusesSecretsAndBadJSON() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = directory.path("store")
+        let store = directory.appending("store")
         let secret = try CLI.run(["record", #"{"type":"passcode_set","user":"bob","passcode":"1234"}"#, "--store", store])
         #expect(secret.status == 65)
         #expect(secret.stderr == "onboard record: field \"passcode\": looks like a secret; OnboardingStore never stores passwords, codes, tokens or answers — remove the field\n")
@@ -51,9 +51,9 @@ import Glibc
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         // Missing store, for a reading command.
-        let missing = try CLI.run(["export", "--store", directory.path("nope")])
+        let missing = try CLI.run(["export", "--store", directory.appending("nope")])
         #expect(missing.status == 66)
-        #expect(missing.stderr == "onboard export: no store at \(directory.path("nope")); record or import events to create one, or pass --store with an existing store\n")
+        #expect(missing.stderr == "onboard export: no store at \(directory.appending("nope")); record or import events to create one, or pass --store with an existing store\n")
 
         // Not creatable: a parent that is a regular file (root ignores permission bits, not this).
         let file = try directory.write("plain-file", "x")
@@ -65,7 +65,7 @@ import Glibc
         let notStore = try CLI.run(["stats", "--store", file])
         #expect(notStore.status == 74)
         #expect(notStore.stderr == "onboard stats: \(file) is a file, not an OnboardingStore directory; pass --store with a directory path\n")
-        let garbage = directory.path("garbage")
+        let garbage = directory.appending("garbage")
         try FileManager.default.createDirectory(atPath: garbage, withIntermediateDirectories: true)
         try Data(repeating: 0x5A, count: 64 * 1024).write(to: URL(fileURLWithPath: garbage + "/data.mdb"))
         let notLMDB = try CLI.run(["verify", "--store", garbage])
@@ -74,7 +74,7 @@ import Glibc
         #expect(!notLMDB.stderr.contains("Fatal error"))
 
         // A newer format version.
-        let newer = directory.path("newer")
+        let newer = directory.appending("newer")
         #expect(try CLI.run(["record", #"{"type":"passcode_set","user":"u"}"#, "--store", newer]).status == 0)
         do {
             let environment = try Environment.open(path: newer)
@@ -91,7 +91,7 @@ import Glibc
     @Test func corruptedRecordIsNamedByVerifyAndRefusedByExport() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = directory.path("store")
+        let store = directory.appending("store")
         let file = try directory.write("corpus.jsonl", Corpus.jsonl(Corpus.everyType()))
         #expect(try CLI.run(["import", file, "--store", store]).status == 0)
         #expect(try CLI.run(["verify", "--store", store]).stdout.hasPrefix("ok: \(Corpus.everyType().count) records, hash chain intact"))
@@ -111,7 +111,7 @@ import Glibc
     @Test func logShowsReadableLinesAndFollows() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = directory.path("store")
+        let store = directory.appending("store")
         let events = Corpus.everyType()
         let file = try directory.write("corpus.jsonl", Corpus.jsonl(Array(events.prefix(3))))
         #expect(try CLI.run(["import", file, "--store", store]).status == 0)
@@ -121,7 +121,7 @@ import Glibc
         #expect(lines[0] == "      1  2026-11-30 16:00:00.123  kiosk-7  zoë  user_added  display_name=\"Zoë Ångström-Łukasiewicz\" subtitle=\"Infirmière 👩‍⚕️\" image_ref=\"avatars/zoë.png\" passcode_policy=numeric passcode_min_length=6")
 
         // --follow prints events appended by another process while it runs.
-        let output = directory.path("follow.out")
+        let output = directory.appending("follow.out")
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         let process = Process()
         process.executableURL = CLI.binary
@@ -149,7 +149,7 @@ import Glibc
     @Test func demoTellsTheStoryOnAFreshStore() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = directory.path("demo")
+        let store = directory.appending("demo")
         let demo = try CLI.run(["demo", "--store", store])
         #expect(demo.status == 0, "\(demo.stderr)")
         for expected in ["1. A shared device is set up for two people", "wrong passcode", "2FA", "Verification failed",
@@ -170,7 +170,7 @@ import Glibc
     @Test func otherToolsReadTheStore() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = directory.path("store")
+        let store = directory.appending("store")
         let text = Corpus.jsonl(Corpus.everyType())
         let file = try directory.write("corpus.jsonl", text)
         #expect(try CLI.run(["import", file, "--store", store]).status == 0)
@@ -191,7 +191,7 @@ import Glibc
     @Test func filesAreOwnerOnly() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = directory.path("store")
+        let store = directory.appending("store")
         #expect(try CLI.run(["record", #"{"type":"passcode_set","user":"u"}"#, "--store", store]).status == 0)
         for name in ["data.mdb", "lock.mdb"] {
             let attributes = try FileManager.default.attributesOfItem(atPath: store + "/" + name)

@@ -1,24 +1,11 @@
 import Foundation
+@_exported import TestSupport
 @testable import OnboardingModel
 
 // Shared helpers for the model tests: a seeded generator, random valid events, hex and byte
 // surgery. Nothing here asserts; the test files do.
 
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and the same sequence on every platform and
-/// toolchain, so a printed seed replays a failing run exactly.
-struct SplitMix64: RandomNumberGenerator {
-    private(set) var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// A value in `0..<bound` (modulo bias is irrelevant for test data).
     mutating func below(_ bound: Int) -> Int {
         precondition(bound > 0)

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import TestSupport
 import LMDB
 import OnboardingModel
 @testable import OnboardingStore
@@ -6,42 +7,9 @@ import OnboardingModel
 // Helpers for the store tests: temporary directories, events, and raw LMDB access to a closed
 // store (to damage it the way a disk or a careless tool would). Nothing here asserts.
 
-/// A fresh directory under the system temporary directory, unique per test (tests run in
-/// parallel, so no two ever share a path). Remove it with `remove()` in a `defer`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() as NSString)
-            .appendingPathComponent("store-tests-XXXXXX").utf8CString)
-        let created = template.withUnsafeMutableBufferPointer { buffer in
-            mkdtemp(buffer.baseAddress!)
-        }
-        guard created != nil else { throw TestFailure("mkdtemp failed with errno \(errno)") }
-        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
+extension TemporaryDirectory {
     /// The store path used by most tests: a not yet existing directory inside this one.
     var store: String { appending("store") }
-
-    func appending(_ component: String) -> String {
-        (path as NSString).appendingPathComponent(component)
-    }
-
-    func remove() {
-        // A test may have made something read-only; give the owner write access back first.
-        if let enumerator = FileManager.default.enumerator(atPath: path) {
-            for case let relative as String in enumerator {
-                chmod(appending(relative), 0o700)
-            }
-        }
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 func storeOptions(_ configure: (inout OnboardingStore.Options) -> Void = { _ in }) -> OnboardingStore.Options {

@@ -125,7 +125,8 @@ enum DemoCommand {
                 let result: AppendResult
                 do { result = try store.appendBlocking([event])[0] } catch { throw CLIError(error) }
                 output.line("   #\(result.seq)  \(step.narration)")
-                output.line("        \(event.type.rawValue)\(details(event))")
+                let fields = EventText.details(event)
+                output.line("        \(event.type.rawValue)\(fields.isEmpty ? "" : "  " + fields)")
             }
         }
         let report: VerifyReport
@@ -145,12 +146,5 @@ enum DemoCommand {
         output.line("  onboard verify --store \(path)")
         output.flush()
         return ExitCode.success
-    }
-
-    static func details(_ event: Event) -> String {
-        let parts = zip(event.type.fields, event.payload.fieldValues).compactMap { spec, value -> String? in
-            value.map { "\(spec.name)=\(EventText.describe($0, spec: spec))" }
-        }
-        return parts.isEmpty ? "" : "  " + parts.joined(separator: " ")
     }
 }
