@@ -98,12 +98,12 @@ extension OnboardingStore {
             }
 
             // by_id: every record's id → its seq, and nothing else.
-            var seenIDs = 0
+            var seenIDs = Set<UUID>()
             try transaction.withCursor(databases.byID) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {
-                    seenIDs += 1
                     let id = current.key.count == 16 ? UUID(uuid: current.key.load(as: uuid_t.self)) : nil
+                    if let id { seenIDs.insert(id) }
                     let seq = StoreLayout.seq(fromKey: current.value)
                     if let id, let seq, expectedIDs[id] == seq {
                         // matches
@@ -117,8 +117,8 @@ extension OnboardingStore {
                     entry = try cursor.next()
                 }
             }
-            if seenIDs < expectedIDs.count {
-                report.add("by_id lacks \(expectedIDs.count - seenIDs) of the log's \(expectedIDs.count) event ids")
+            for (id, seq) in expectedIDs.sorted(by: { $0.value < $1.value }) where !seenIDs.contains(id) {
+                report.add("by_id lacks the entry for event \(id.uuidString.lowercased())", seq: seq)
             }
             try checkIndex(databases.byUser, expected: expectedUserKeys, skipping: unreadable, in: transaction, report: &report)
             try checkIndex(databases.bySession, expected: expectedSessionKeys, skipping: unreadable, in: transaction, report: &report)
@@ -128,13 +128,13 @@ extension OnboardingStore {
 
     private func checkIndex(_ index: Database, expected: Set<[UInt8]>, skipping unreadable: Set<UInt64>, in transaction: Transaction,
                             report: inout VerifyReport) throws {
-        var found = 0
+        var found = Set<[UInt8]>()
         try transaction.withCursor(index) { cursor in
             var entry = try cursor.first()
             while let current = entry {
                 let key = Array(current.key)
                 if expected.contains(key) {
-                    found += 1
+                    found.insert(key)
                 } else {
                     let seq = key.count >= 8 ? StoreLayout.seq(fromKey: UnsafeRawBufferPointer(rebasing: current.key[(key.count - 8)...])) : nil
                     if let seq, unreadable.contains(seq) {
@@ -146,8 +146,11 @@ extension OnboardingStore {
                 entry = try cursor.next()
             }
         }
-        if found < expected.count {
-            report.add("\(index.name) lacks \(expected.count - found) of its \(expected.count) entries")
+        let missing = expected.subtracting(found).compactMap { key in
+            key.withUnsafeBytes { StoreLayout.seq(fromKey: UnsafeRawBufferPointer(rebasing: $0[(key.count - 8)...])) }
+        }
+        for seq in missing.sorted() {
+            report.add("\(index.name) lacks the entry for this record", seq: seq)
         }
     }
 }

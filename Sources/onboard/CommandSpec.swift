@@ -1,3 +1,5 @@
+import OnboardingStore
+
 /// One option of a command: `--name VALUE` (or `--name=VALUE`) when `valueName` is set, a flag otherwise.
 struct OptionSpec: Sendable {
     let name: String
@@ -6,6 +8,8 @@ struct OptionSpec: Sendable {
 
     static let store = OptionSpec(name: "store", valueName: "PATH",
                                   help: "the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)")
+    static let durability = OptionSpec(name: "durability", valueName: "full|relaxed",
+                                       help: "full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)")
     static let json = OptionSpec(name: "json", valueName: nil, help: "print JSON instead of text")
 }
 
@@ -67,6 +71,15 @@ struct Invocation: Sendable {
     }
 
     func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// `--durability`, `.full` when absent.
+    func durability() throws(CLIError) -> Durability {
+        guard let text = values["durability"] else { return .full }
+        guard let durability = Durability(rawValue: text) else {
+            throw .usage("onboard \(command.name): --durability must be full or relaxed, got \"\(text)\"")
+        }
+        return durability
+    }
 
     /// A positive whole-number option, or `nil` when absent.
     func positiveInteger(_ name: String) throws(CLIError) -> Int? {

@@ -32,7 +32,7 @@ import Testing
         #expect(result.stdout == """
             onboard import — append events from a JSONL file (- for stdin), all or nothing
 
-            Usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N]
+            Usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N] [--durability full|relaxed]
 
             Every line is checked before anything is written: a malformed line, an unknown type or
             field, a missing or wrongly typed field, or a field that looks like a secret stops the
@@ -41,10 +41,11 @@ import Testing
             appends nothing. A "seq", when present, must be the seq the store assigns.
 
             Options:
-              --store PATH       the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)
-              --device ID        device id of a store created by this command (default: random)
-              --commit-every N   commit every N events instead of all at once (for files too large for one transaction; a rerun resumes)
-              -h, --help         show this help
+              --store PATH                the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)
+              --device ID                 device id of a store created by this command (default: random)
+              --commit-every N            commit every N events instead of all at once (for files too large for one transaction; a rerun resumes)
+              --durability full|relaxed   full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)
+              -h, --help                  show this help
 
             """)
     }
@@ -63,7 +64,8 @@ import Testing
     @Test func usageErrorsAreOneLineWithExit64() throws {
         let cases: [([String], String)] = [
             (["bogus"], "onboard: unknown command \"bogus\"; run onboard --help for the list\n"),
-            (["import"], "onboard import: expected FILE.jsonl|-, got 0 argument(s); usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N]\n"),
+            (["import"], "onboard import: expected FILE.jsonl|-, got 0 argument(s); usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N] [--durability full|relaxed]\n"),
+            (["record", "{}", "--durability", "sometimes"], "onboard record: --durability must be full or relaxed, got \"sometimes\"\n"),
             (["export", "--format", "xml"], "onboard export: --format must be jsonl or csv, got \"xml\"\n"),
             (["export", "--frobnicate"], "onboard export: unknown option --frobnicate; see onboard export --help\n"),
             (["export", "--store"], "onboard export: --store needs a value (PATH)\n"),

@@ -174,7 +174,7 @@ import Testing
         // A store holding the first 350 events stands for an import that was interrupted.
         let partial = try directory.write("partial.jsonl", Corpus.jsonl(Array(events.prefix(350))))
         #expect(try CLI.run(["import", partial, "--store", store, "--commit-every", "50"]).status == 0)
-        let resumed = try CLI.run(["import", file, "--store", store, "--commit-every", "128"])
+        let resumed = try CLI.run(["import", file, "--store", store, "--commit-every", "128", "--durability", "relaxed"])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stdout == "imported 650 events (seq 351–1000); 350 already in the store were skipped\n")
         #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8))

@@ -19,7 +19,7 @@ enum ImportCommand {
             "Events already in the store (same id and content) are skipped, so re-importing a file",
             "appends nothing. A \"seq\", when present, must be the seq the store assigns.",
         ],
-        options: [.store, RecordCommand.deviceOption, commitEveryOption],
+        options: [.store, RecordCommand.deviceOption, commitEveryOption, .durability],
         argumentCount: 1...1,
         run: run)
 
@@ -36,6 +36,7 @@ enum ImportCommand {
     static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
         let source = invocation.arguments[0]
         let commitEvery = try invocation.positiveInteger("commit-every")
+        let durability = try invocation.durability()
         let data = try readInput(source)
         let lines = try parse(data, source: source)
         guard !lines.isEmpty else {
@@ -43,7 +44,8 @@ enum ImportCommand {
             return ExitCode.success
         }
 
-        let store = try OnboardTool.openStore(invocation, writable: true, deviceID: invocation.values["device"])
+        let store = try OnboardTool.openStore(invocation, writable: true, deviceID: invocation.values["device"],
+                                              durability: durability)
         defer { store.close() }
         let chunkSize = commitEvery ?? lines.count
         var appended = 0

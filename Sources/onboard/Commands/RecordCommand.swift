@@ -19,7 +19,7 @@ enum RecordCommand {
             "Example:",
             "  onboard record '{\"type\":\"sign_in_failed\",\"user\":\"alice\",\"method\":\"password\",\"reason\":\"invalid_password\"}'",
         ],
-        options: [.store, deviceOption],
+        options: [.store, deviceOption, .durability],
         argumentCount: 0...1,
         run: run)
 
@@ -34,7 +34,8 @@ enum RecordCommand {
                 throw .usage("onboard record: no event given; pass one JSON object as the argument or on stdin")
             }
         }
-        let store = try OnboardTool.openStore(invocation, writable: true, deviceID: invocation.values["device"])
+        let store = try OnboardTool.openStore(invocation, writable: true, deviceID: invocation.values["device"],
+                                              durability: invocation.durability())
         defer { store.close() }
         let defaults = EventJSON.Defaults(id: UUID(), device: store.deviceID, at: Clock.now())
         let decoded: EventJSON.Decoded
