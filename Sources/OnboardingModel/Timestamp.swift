@@ -148,3 +148,15 @@ private func pad(_ value: Int64, _ width: Int) -> String {
     let digits = String(value)
     return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
 }
+
+extension Timestamp: Codable {
+    /// Encoded as milliseconds since 1970 (snapshots are compact and exact).
+    public init(from decoder: Decoder) throws {
+        millisecondsSince1970 = try decoder.singleValueContainer().decode(Int64.self)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(millisecondsSince1970)
+    }
+}

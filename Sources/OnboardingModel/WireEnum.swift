@@ -2,7 +2,7 @@
 ///
 /// The binary code is the case's position in `allCases`, so **cases are only ever appended**,
 /// never reordered or removed; `docs/format.md` lists every code and a test pins them.
-public protocol WireEnum: RawRepresentable, CaseIterable, Sendable, Hashable
+public protocol WireEnum: RawRepresentable, CaseIterable, Sendable, Hashable, Codable
 where RawValue == String, AllCases == [Self] {}
 
 extension WireEnum {

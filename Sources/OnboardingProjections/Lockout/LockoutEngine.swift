@@ -1,0 +1,221 @@
+import OnboardingModel
+
+/// The lockout projection: failure counters per ``LockoutKey`` under one ``LockoutPolicy``, and
+/// the decision for any key at any time. Pure: time always comes from the events or the caller.
+///
+/// Counted failures are `sign_in_failed` with reason `invalid_password`, `invalid_passcode`,
+/// `unknown_user` or `biometric_failed` (factor `password`) and `second_factor_failed` (factor
+/// `second_factor`). A failure while the key is locked is not counted (the app records it as
+/// `sign_in_throttled`). A lock never ends earlier because a later event carries an earlier time.
+///
+/// ```swift
+/// var engine = LockoutEngine(policy: .mediawiki)
+/// for record in log { engine.apply(record) }
+/// let decision = engine.decide(LockoutKey(user: "alice", device: "kiosk-7", factor: .password), at: now)
+/// ```
+public struct LockoutEngine: Projection {
+    public static let stateVersion = 1
+
+    public let policy: LockoutPolicy
+    /// `false` on a device (keys per device); `true` on the server's global view, where keys are
+    /// `(user, factor)` across devices.
+    public let acrossDevices: Bool
+    public private(set) var seq: UInt64 = 0
+    private(set) var keys: [LockoutKey: KeyState] = [:]
+
+    /// The bounded state of one key: one window per tier, a few counters.
+    struct KeyState: Sendable, Hashable, Codable {
+        struct Window: Sendable, Hashable, Codable {
+            var start: Timestamp
+            var count: Int
+        }
+        var windows: [Window?]
+        /// Counted failures since the key was last cleared.
+        var failures = 0
+        /// Failures of the current back-off streak.
+        var streak = 0
+        var lastFailureAt: Timestamp?
+        var lockedUntil: Timestamp?
+        var lockReason: LockReason?
+        var lockDurationMilliseconds: Int64 = 0
+        var temporaryLockouts = 0
+        var permanentSince: Timestamp?
+
+        init(tierCount: Int) { windows = Array(repeating: nil, count: tierCount) }
+    }
+
+    public init(policy: LockoutPolicy = .mediawiki, acrossDevices: Bool = false) {
+        self.policy = policy
+        self.acrossDevices = acrossDevices
+    }
+
+    /// The key an event's attempt counts under.
+    public func key(user: String?, device: String, factor: LockoutFactor) -> LockoutKey {
+        LockoutKey(user: user, device: acrossDevices ? nil : device, factor: factor)
+    }
+
+    public mutating func apply(_ record: Record) {
+        let event = record.event
+        defer { seq = record.seq }
+        switch event.payload {
+        case let .signInFailed(method, reason):
+            switch reason {
+            case .invalidPassword, .invalidPasscode, .unknownUser, .biometricFailed:
+                if let methods = policy.password.methods, !methods.contains(method) { return }
+                countFailure(key(user: event.user, device: event.device, factor: .password), rule: policy.password, at: event.at)
+            case .networkUnavailable, .serverError, .cancelled:
+                return
+            }
+        case .secondFactorFailed:
+            countFailure(key(user: event.user, device: event.device, factor: .secondFactor), rule: policy.secondFactor, at: event.at)
+        case .signInSucceeded:
+            clear(user: event.user, device: event.device, scope: policy.clearing.signInSucceeded)
+        case .passcodeResetCompleted:
+            clear(user: event.user, device: event.device, scope: policy.clearing.passcodeResetCompleted)
+        case .passwordChanged:
+            clear(user: event.user, device: nil, scope: policy.clearing.passwordChanged)
+        case .lockoutCleared:
+            clear(user: event.user, device: nil, scope: policy.clearing.lockoutCleared)
+        default:
+            return
+        }
+    }
+
+    private mutating func countFailure(_ key: LockoutKey, rule: LockoutPolicy.FactorRule, at: Timestamp) {
+        var state = keys[key] ?? KeyState(tierCount: rule.tiers.count)
+        if state.permanentSince != nil { return }
+        if let until = state.lockedUntil, at < until { return }
+        state.failures += 1
+
+        for (index, tier) in rule.tiers.enumerated() {
+            let window = Int64(tier.windowSeconds) * 1000
+            if var current = state.windows[index], at < current.start.adding(milliseconds: window) {
+                // Inside the window, or before its start when the device clock went back: the
+                // window keeps its start, so its lock can only last as long as it would have.
+                current.count += 1
+                state.windows[index] = current
+            } else {
+                state.windows[index] = .init(start: at, count: 1)
+            }
+            if let current = state.windows[index], current.count >= tier.limit {
+                impose(&state, until: current.start.adding(milliseconds: window),
+                       reason: .tier(index: index, limit: tier.limit, windowSeconds: tier.windowSeconds),
+                       durationMilliseconds: window, rule: rule, at: at)
+            }
+        }
+
+        if let backoff = rule.backoff {
+            let previous = state.lastFailureAt
+            if let reset = backoff.resetAfterSeconds, let previous,
+               at.millisecondsSince1970 - previous.millisecondsSince1970 > Int64(reset) * 1000 {
+                state.streak = 0
+            }
+            state.streak += 1
+            var wait: Int64 = 0
+            var reason = LockReason.backoff
+            if let quick = backoff.quickLoginMilliseconds, let quickWait = backoff.quickLoginWaitSeconds, let previous {
+                let gap = at.millisecondsSince1970 - previous.millisecondsSince1970
+                if gap >= 0 && gap < Int64(quick) {
+                    wait = Int64(quickWait) * 1000
+                    reason = .quickLogin
+                }
+            }
+            if state.streak >= backoff.threshold {
+                let maximum = Int64(backoff.maximumWaitSeconds) * 1000
+                let initial = Int64(backoff.initialWaitSeconds) * 1000
+                let grown: Int64 = switch backoff.growth {
+                case .doubling: initial << Int64(min(state.streak - backoff.threshold, 40))
+                case .linear: initial * Int64(state.streak / backoff.threshold)
+                }
+                let capped = min(max(grown, initial), maximum)
+                if capped > wait {
+                    wait = capped
+                    reason = .backoff
+                }
+            }
+            if wait > 0 {
+                impose(&state, until: at.adding(milliseconds: wait), reason: reason, durationMilliseconds: wait, rule: rule, at: at)
+            }
+            state.lastFailureAt = max(previous ?? at, at)
+        } else {
+            state.lastFailureAt = max(state.lastFailureAt ?? at, at)
+        }
+
+        if let limit = rule.consecutiveLimit, state.failures >= limit, state.permanentSince == nil {
+            state.permanentSince = at
+        }
+        keys[key] = state
+    }
+
+    /// Locks until `until` — never earlier than a lock already in force — or permanently once
+    /// the policy's temporary lockouts are used up.
+    private func impose(_ state: inout KeyState, until: Timestamp, reason: LockReason, durationMilliseconds: Int64,
+                        rule: LockoutPolicy.FactorRule, at: Timestamp) {
+        if let allowed = rule.permanentAfterLockouts, state.temporaryLockouts >= allowed {
+            state.permanentSince = state.permanentSince ?? at
+            return
+        }
+        state.temporaryLockouts += 1
+        if state.lockedUntil.map({ until > $0 }) ?? true {
+            state.lockedUntil = until
+            state.lockReason = reason
+            state.lockDurationMilliseconds = durationMilliseconds
+        }
+    }
+
+    /// Clears the user's keys on `device` (or on every device when `device` is nil).
+    private mutating func clear(user: String?, device: String?, scope: LockoutPolicy.ClearScope) {
+        guard scope != .none else { return }
+        let touched = keys.keys.filter { key in
+            key.user == user && (device == nil || acrossDevices || key.device == device)
+        }
+        for key in touched {
+            if scope == .counters, let permanent = keys[key]?.permanentSince {
+                var kept = KeyState(tierCount: keys[key]!.windows.count)
+                kept.permanentSince = permanent
+                kept.failures = keys[key]!.failures
+                keys[key] = kept
+            } else {
+                keys[key] = nil
+            }
+        }
+    }
+
+    // MARK: Decisions
+
+    /// May `key` try to sign in at `at`? A lock is in force while `at` is before its end, so at
+    /// exactly the end the key is free again. O(1).
+    public func decide(_ key: LockoutKey, at: Timestamp) -> LockoutDecision {
+        guard let state = keys[key] else { return .allowed(failures: 0) }
+        if let since = state.permanentSince {
+            return .permanentlyLocked(PermanentLock(since: since, clearedBy: policy.clearing.permanentClearedBy, failures: state.failures))
+        }
+        if let until = state.lockedUntil, at < until, let reason = state.lockReason {
+            return .locked(TemporaryLock(until: until, reason: reason, durationMilliseconds: state.lockDurationMilliseconds,
+                                         failures: state.failures))
+        }
+        return .allowed(failures: state.failures)
+    }
+
+    /// One key's standing at a time, for `onboard lockout`.
+    public struct Entry: Sendable, Hashable {
+        public var key: LockoutKey
+        public var failures: Int
+        /// The end of a temporary lock in force at the time asked, else `nil`.
+        public var lockedUntil: Timestamp?
+        public var permanent: Bool
+    }
+
+    /// Every key with counted failures (or a permanent lock), sorted by user, device, factor.
+    public func entries(at: Timestamp) -> [Entry] {
+        keys.keys.sorted().map { key in
+            let state = keys[key]!
+            let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
+            return Entry(key: key, failures: state.failures, lockedUntil: state.permanentSince == nil ? locked : nil,
+                         permanent: state.permanentSince != nil)
+        }
+    }
+
+    /// Number of keys with state: the engine's memory grows with this, not with the log.
+    public var keyCount: Int { keys.count }
+}
