@@ -76,15 +76,22 @@ extension OnboardingStore {
     /// one request at a time).
     func commitGroup(_ requests: [GroupCommitter.Request]) -> [Result<[AppendResult], StoreError>] {
         do {
-            return try environment.write { transaction in
-                try requests.map { request -> Result<[AppendResult], StoreError> in
+            let (results, appended) = try environment.write { transaction in
+                var appended: [Record] = []
+                let results = try requests.map { request -> Result<[AppendResult], StoreError> in
                     do {
-                        return .success(try stage(request, in: transaction))
+                        let (results, records) = try stage(request, in: transaction)
+                        appended.append(contentsOf: records)
+                        return .success(results)
                     } catch let error as StoreError {
                         return .failure(error)
                     }
                 }
+                return (results, appended)
             }
+            // Before any appender resumes: a caller that awaited `append` reads state with its event.
+            advanceProjections(with: appended)
+            return results
         } catch {
             if requests.count > 1 {
                 return requests.flatMap { commitGroup([$0]) }
@@ -105,13 +112,13 @@ extension OnboardingStore {
     /// Checks a request against the log inside `transaction` and writes it; throws a
     /// `StoreError` before any put when the request breaks a rule, so a failed request leaves
     /// nothing behind.
-    private func stage(_ request: GroupCommitter.Request, in transaction: Transaction) throws -> [AppendResult] {
+    private func stage(_ request: GroupCommitter.Request, in transaction: Transaction) throws -> ([AppendResult], [Record]) {
         let head = try readHead(transaction)
         if let expectedHead = request.expectedHead, expectedHead != head.seq {
             throw StoreError(.headMoved, "the log's head is seq \(head.seq), not the expected \(expectedHead); re-read and retry",
                              seq: head.seq)
         }
-        struct Staged { let seq: UInt64; let bytes: [UInt8]; let event: Event }
+        struct Staged { let seq: UInt64; let bytes: [UInt8]; let event: Event; let previousHash: Digest; let hash: Digest }
         var staged: [Staged] = []
         var stagedByID: [UUID: Int] = [:]
         var results: [AppendResult] = []
@@ -155,9 +162,10 @@ extension OnboardingStore {
                                  batchIndex: index, seq: nextSeq)
             }
             let bytes = RecordCodec.encode(event, seq: nextSeq, previousHash: previousHash)
-            previousHash = Digest(bytes: Array(bytes[1...Digest.byteCount]))
+            let hash = Digest(bytes: Array(bytes[1...Digest.byteCount]))
             stagedByID[event.id] = staged.count
-            staged.append(Staged(seq: nextSeq, bytes: bytes, event: event))
+            staged.append(Staged(seq: nextSeq, bytes: bytes, event: event, previousHash: previousHash, hash: hash))
+            previousHash = hash
             results.append(AppendResult(seq: nextSeq, isDuplicate: false))
             nextSeq += 1
         }
@@ -177,7 +185,7 @@ extension OnboardingStore {
             try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
                                 value: StoreLayout.headValue(seq: last.seq, hash: previousHash))
         }
-        return results
+        return (results, staged.map { Record(seq: $0.seq, event: $0.event, previousHash: $0.previousHash, hash: $0.hash) })
     }
 
     func readHead(_ transaction: Transaction) throws -> (seq: UInt64, hash: Digest) {

@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import OnboardingModel
+import OnboardingProjections
 
 /// What `verify` found: every problem names the seq (when there is one) and what is wrong.
 public struct VerifyReport: Sendable {
@@ -20,6 +21,8 @@ public struct VerifyReport: Sendable {
     public var recordsChecked = 0
     public var headSeq: UInt64 = 0
     public var headHash = Digest.zero
+    /// The seq the projection snapshot covers, when the store has one.
+    public var snapshotSeq: UInt64?
     public private(set) var problems: [Problem] = []
     public private(set) var unreportedProblems = 0
 
@@ -39,6 +42,32 @@ extension OnboardingStore {
     /// bytes, each links to the previous one, seqs run from 1 without gaps, the head in `meta`
     /// is the last record, and every index holds exactly the entries the log implies.
     public func verify() throws(StoreError) -> VerifyReport {
+        var report = try verifyLog()
+        if report.isValid { try verifySnapshot(&report) }
+        return report
+    }
+
+    /// The projection snapshot must equal a rebuild of the log up to the seq it covers. A snapshot
+    /// of another state version is not a problem: the next writable open rebuilds it.
+    private func verifySnapshot(_ report: inout VerifyReport) throws(StoreError) {
+        guard let snapshot = try decodeSnapshot() else { return }
+        report.snapshotSeq = snapshot.seq
+        guard snapshot.version == OnboardingState.stateVersion else { return }
+        switch snapshot.state {
+        case .failure(let error):
+            report.add("projection snapshot cannot be decoded (\(error)); it is rebuilt on the next writable open", seq: snapshot.seq)
+        case .success(let state):
+            guard snapshot.seq <= report.headSeq, state.seq == snapshot.seq else {
+                report.add("projection snapshot claims seq \(snapshot.seq), beyond the log's head \(report.headSeq)", seq: snapshot.seq)
+                return
+            }
+            if try rebuildState(policy: state.lockout.policy, through: snapshot.seq) != state {
+                report.add("projection snapshot differs from a rebuild of the log; it is rebuilt on the next writable open", seq: snapshot.seq)
+            }
+        }
+    }
+
+    private func verifyLog() throws(StoreError) -> VerifyReport {
         try reading { transaction in
             var report = VerifyReport()
             var expectedIDs: [UUID: UInt64] = [:]

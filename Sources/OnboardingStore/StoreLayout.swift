@@ -12,8 +12,12 @@ enum StoreLayout {
     static let byUser = "by_user"
     static let bySession = "by_session"
     static let meta = "meta"
+    /// Projection snapshots: key = projection name, value = u32 BE state version ‖ u64 BE seq ‖ JSON state.
+    static let snapshots = "snapshots"
     /// In the order `OnboardingStore.Databases` takes them.
-    static let allDatabases = [events, byID, byUser, bySession, meta]
+    static let allDatabases = [events, byID, byUser, bySession, meta, snapshots]
+    /// The key of the combined projection state in `snapshots`.
+    static let stateSnapshotKey = Array("onboarding_state".utf8)
 
     enum MetaKey {
         static let formatVersion = Array("format_version".utf8)

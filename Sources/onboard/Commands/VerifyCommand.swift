@@ -9,7 +9,8 @@ enum VerifyCommand {
         details: [
             "Reads every record, recomputes its hash, checks each link to the previous record and",
             "that seqs run from 1 without gaps, and checks by_id, by_user and by_session hold exactly",
-            "the entries the log implies. Each problem is printed with its seq.",
+            "the entries the log implies, and that the projection snapshot equals a rebuild of the log.",
+            "Each problem is printed with its seq.",
         ],
         options: [.store],
         argumentCount: 0...0,
@@ -21,7 +22,8 @@ enum VerifyCommand {
         let report: VerifyReport
         do { report = try store.verify() } catch { throw CLIError(CLIError(error).exitCode, "onboard verify: \(error.message)") }
         if report.isValid {
-            print("ok: \(report.recordsChecked) records, hash chain intact, indexes match; head seq \(report.headSeq) \(report.headHash.hex)")
+            let snapshot = report.snapshotSeq.map { "; projection snapshot at seq \($0) matches a rebuild" } ?? ""
+            print("ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot); head seq \(report.headSeq) \(report.headHash.hex)")
             return ExitCode.success
         }
         let total = report.problems.count + report.unreportedProblems

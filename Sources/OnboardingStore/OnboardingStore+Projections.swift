@@ -1,0 +1,199 @@
+import Foundation
+import LMDB
+import OnboardingModel
+import OnboardingProjections
+
+/// The store's in-memory projection state and the seq its last snapshot covers.
+struct ProjectionCache: Sendable {
+    var state: OnboardingState?
+    var snapshotSeq: UInt64 = 0
+}
+
+/// What recording one event led to: its place in the log, and what the app shows now.
+public struct RecordOutcome: Sendable {
+    public var seq: UInt64
+    public var isDuplicate: Bool
+    /// The password-factor decision for the event's user on its device, at the event's time.
+    public var decision: LockoutDecision
+    /// The event's device's session after the event.
+    public var session: DeviceSession
+}
+
+extension OnboardingStore {
+    // MARK: App-facing API
+
+    /// Appends `event` and returns the decision and screen state that follow from it.
+    ///
+    /// ```swift
+    /// let outcome = try await store.record(Event(id: UUID(), device: store.deviceID, at: now,
+    ///     user: "alice", session: flow, payload: .signInFailed(method: .password, reason: .invalidPassword)))
+    /// outcome.session.flow.fieldMessages   // [password: "Invalid password" (error)]
+    /// outcome.decision.message             // after the 5th: "You have made too many recent login attempts. …"
+    /// ```
+    public func record(_ event: Event) async throws(StoreError) -> RecordOutcome {
+        let result = try await append(event)
+        return try withProjections { state in
+            RecordOutcome(seq: result.seq, isDuplicate: result.isDuplicate,
+                          decision: state.lockout.decide(state.lockout.key(user: event.user, device: event.device, factor: .password),
+                                                         at: event.at),
+                          session: state.session.session(device: event.device))
+        }
+    }
+
+    /// May `user` try to sign in on `device` (default: this store's device) at `at`? Call it
+    /// before checking a password or passcode; record `sign_in_throttled` when it says no.
+    ///
+    /// ```swift
+    /// if case .locked(let lock) = try store.signInDecision(user: "alice", at: now) { show(lock.message) }
+    /// ```
+    public func signInDecision(user: String?, device: String? = nil, factor: LockoutFactor = .password,
+                               at: Timestamp) throws(StoreError) -> LockoutDecision {
+        try withProjections { state in
+            state.lockout.decide(state.lockout.key(user: user, device: device ?? deviceID, factor: factor), at: at)
+        }
+    }
+
+    /// The session (signed-in user and current screen) of `device` (default: this store's device).
+    public func session(device: String? = nil) throws(StoreError) -> DeviceSession {
+        try withProjections { $0.session.session(device: device ?? deviceID) }
+    }
+
+    /// The "Switch or Add User" list of `device` at `at`, optionally filtered by `search`.
+    public func users(device: String? = nil, at: Timestamp, search: String? = nil) throws(StoreError) -> UsersView {
+        try withProjections { $0.users.view(device: device ?? deviceID, lockout: $0.lockout, at: at, search: search) }
+    }
+
+    /// Every lockout key with counted failures, as it stands at `at`.
+    public func lockoutEntries(at: Timestamp) throws(StoreError) -> [LockoutEngine.Entry] {
+        try withProjections { $0.lockout.entries(at: at) }
+    }
+
+    /// A copy of all projection state, current with the log.
+    public func projectionState() throws(StoreError) -> OnboardingState {
+        try withProjections { $0 }
+    }
+
+    /// `user`'s sign-in history, read through the `by_user` index (no full scan).
+    public func history(user: String, device: String? = nil, since: Timestamp? = nil,
+                        until: Timestamp? = nil) throws(StoreError) -> History {
+        History.build(user: user, records: try records(user: user), device: device, since: since, until: until)
+    }
+
+    /// Folds the log from scratch (through `seq`, default all) under `policy`: what
+    /// `onboard lockout --policy` uses to evaluate another policy on the same log.
+    public func rebuildState(policy: LockoutPolicy, through seq: UInt64 = .max) throws(StoreError) -> OnboardingState {
+        var state = OnboardingState(policy: policy)
+        try forEachRecord(from: 1, through: seq) { record in
+            state.apply(record)
+            return true
+        }
+        return state
+    }
+
+    // MARK: Runner
+
+    /// Runs `body` on the projections, loaded and caught up with the log's head first (another
+    /// process may have appended since).
+    func withProjections<R: Sendable>(_ body: (OnboardingState) -> R) throws(StoreError) -> R {
+        try loadProjections()
+        let head = try head().seq
+        let result: Result<R, StoreError> = projections.withLock { cache in
+            guard var state = cache.state else { return .failure(StoreError(.closed, "projections are not loaded")) }
+            if state.seq < head {
+                do throws(StoreError) {
+                    try forEachRecord(from: state.seq + 1) { record in
+                        state.apply(record)
+                        return true
+                    }
+                } catch {
+                    return .failure(error)
+                }
+                cache.state = state
+            }
+            return .success(body(state))
+        }
+        return try result.get()
+    }
+
+    /// Loads the snapshot (if it is of this state version and policy) and replays the log after it.
+    func loadProjections() throws(StoreError) {
+        if projections.withLock({ $0.state != nil }) { return }
+        var (state, snapshotSeq) = try readSnapshot() ?? (OnboardingState(policy: options.lockoutPolicy), 0)
+        try forEachRecord(from: state.seq + 1) { record in
+            state.apply(record)
+            return true
+        }
+        let loaded = state
+        projections.withLock { cache in
+            if cache.state == nil || cache.state!.seq < loaded.seq {
+                cache.state = loaded
+                cache.snapshotSeq = snapshotSeq
+            }
+        }
+    }
+
+    /// Applies just-committed records (on the writer queue, before their appenders resume) and
+    /// writes a snapshot when one is due.
+    func advanceProjections(with records: [Record]) {
+        guard let first = records.first else { return }
+        let due: Bool = projections.withLock { cache in
+            guard var state = cache.state else { return false }
+            if state.seq + 1 < first.seq {
+                // Another process appended in between: replay its records from the log first.
+                try? forEachRecord(from: state.seq + 1, through: first.seq - 1) { record in
+                    state.apply(record)
+                    return true
+                }
+            }
+            guard state.seq + 1 >= first.seq else { return false } // could not catch up; the next query will
+            for record in records where record.seq > state.seq { state.apply(record) }
+            cache.state = state
+            return state.seq - cache.snapshotSeq >= UInt64(options.snapshotEveryEvents)
+        }
+        if due { try? writeSnapshotIfBehind(minimumEvents: 1) }
+    }
+
+    /// Writes the snapshot when the state is at least `minimumEvents` past the last one.
+    func writeSnapshotIfBehind(minimumEvents: UInt64) throws(StoreError) {
+        guard let snapshots = databases.snapshots, !options.readOnly else { return }
+        guard let (state, previous) = projections.withLock({ cache in cache.state.map { ($0, cache.snapshotSeq) } }),
+              state.seq >= previous + minimumEvents else { return }
+        let value: [UInt8]
+        do {
+            value = StoreLayout.uint32Value(UInt32(OnboardingState.stateVersion)) + StoreLayout.seqKey(state.seq)
+                + Array(try JSONEncoder().encode(state))
+        } catch {
+            throw StoreError(.storage, "cannot encode the projection snapshot: \(error)")
+        }
+        do {
+            try environment.write { try $0.put(snapshots, key: StoreLayout.stateSnapshotKey, value: value) }
+        } catch {
+            throw StoreError(.storage, "cannot write the projection snapshot to \(path): \(error)")
+        }
+        projections.withLock { cache in cache.snapshotSeq = max(cache.snapshotSeq, state.seq) }
+    }
+
+    /// The stored snapshot, when it is usable: same state version, same policy, not past the head.
+    func readSnapshot() throws(StoreError) -> (OnboardingState, UInt64)? {
+        guard let decoded = try decodeSnapshot(), case .success(let state) = decoded.state,
+              decoded.version == OnboardingState.stateVersion, state.lockout.policy == options.lockoutPolicy,
+              state.seq == decoded.seq, decoded.seq <= (try head().seq) else { return nil }
+        return (state, decoded.seq)
+    }
+
+    struct DecodedSnapshot {
+        var version: Int
+        var seq: UInt64
+        var state: Result<OnboardingState, Error>
+    }
+
+    /// The raw snapshot: its version, seq and (if it decodes) state.
+    func decodeSnapshot() throws(StoreError) -> DecodedSnapshot? {
+        guard let snapshots = databases.snapshots else { return nil }
+        guard let bytes = try reading({ try $0.get(snapshots, key: StoreLayout.stateSnapshotKey) }), bytes.count >= 12 else { return nil }
+        let version = Int(bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        let seq = bytes[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let state = Result { try JSONDecoder().decode(OnboardingState.self, from: Data(bytes[12...])) }
+        return DecodedSnapshot(version: version, seq: seq, state: state)
+    }
+}
