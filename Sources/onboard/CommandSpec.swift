@@ -1,3 +1,4 @@
+import OnboardingModel
 import OnboardingStore
 
 /// One option of a command: `--name VALUE` (or `--name=VALUE`) when `valueName` is set, a flag otherwise.
@@ -11,6 +12,8 @@ struct OptionSpec: Sendable {
     static let durability = OptionSpec(name: "durability", valueName: "full|relaxed",
                                        help: "full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)")
     static let json = OptionSpec(name: "json", valueName: nil, help: "print JSON instead of text")
+    static let at = OptionSpec(name: "at", valueName: "ISO8601", help: "evaluate at this UTC time, e.g. 2026-11-29T16:00:00Z (default: now)")
+    static let device = OptionSpec(name: "device", valueName: "ID", help: "the device (default: the store's own device id)")
 }
 
 /// One `onboard` command: its help text, what it accepts, and what it runs.
@@ -79,6 +82,14 @@ struct Invocation: Sendable {
             throw .usage("onboard \(command.name): --durability must be full or relaxed, got \"\(text)\"")
         }
         return durability
+    }
+
+    /// A time option (`--at`, `--since`, …), or `nil` when absent.
+    func time(_ name: String) throws(CLIError) -> Timestamp? {
+        guard let text = values[name] else { return nil }
+        do { return try Timestamp(iso8601: text) } catch {
+            throw .usage("onboard \(command.name): --\(name): \(error)")
+        }
     }
 
     /// A positive whole-number option, or `nil` when absent.

@@ -8,7 +8,8 @@ enum OnboardTool {
 
     static let commands: [CommandSpec] = [
         RecordCommand.spec, ImportCommand.spec, ExportCommand.spec, LogCommand.spec,
-        StatsCommand.spec, VerifyCommand.spec, DemoCommand.spec,
+        StatsCommand.spec, VerifyCommand.spec, LockoutCommand.spec, SessionCommand.spec, UsersCommand.spec,
+        HistoryCommand.spec, DemoCommand.spec,
     ]
 
     static var overview: String {

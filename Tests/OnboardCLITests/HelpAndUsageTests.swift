@@ -12,13 +12,17 @@ import Testing
             Usage: onboard COMMAND [ARGUMENTS] [--store PATH]
 
             Commands:
-              record   append one event given as JSON (argument or stdin)
-              import   append events from a JSONL file (- for stdin), all or nothing
-              export   write the log to stdout as JSONL or CSV
-              log      print the log readably, optionally following new events
-              stats    device id, event count, head seq and hash, file size, counts per type
-              verify   check the hash chain, the seqs and every index; exit 1 on any problem
-              demo     record a scripted story of the three onboarding flows on a fresh store and show it
+              record    append one event given as JSON (argument or stdin)
+              import    append events from a JSONL file (- for stdin), all or nothing
+              export    write the log to stdout as JSONL or CSV
+              log       print the log readably, optionally following new events
+              stats     device id, event count, head seq and hash, file size, counts per type
+              verify    check the hash chain, the seqs and every index; exit 1 on any problem
+              lockout   lockout state of every key with counted failures, under a policy, at a time
+              session   the signed-in user and the current screen, state and messages of a device
+              users     the users onboarded on a device, the selected one first, with lock state
+              history   a user's sign-in attempts with outcomes, and sessions with durations
+              demo      record a scripted story of the three onboarding flows on a fresh store and show it
 
             Every command takes --store PATH (default: $ONBOARD_STORE or ./onboarding.lmdb) and --help.
             Start with: onboard demo
@@ -50,7 +54,7 @@ import Testing
             """)
     }
 
-    @Test(arguments: ["record", "import", "export", "log", "stats", "verify", "demo"])
+    @Test(arguments: ["record", "import", "export", "log", "stats", "verify", "lockout", "session", "users", "history", "demo"])
     func everyCommandHasHelp(command: String) throws {
         let viaFlag = try CLI.run([command, "--help"])
         let viaHelp = try CLI.run(["help", command])

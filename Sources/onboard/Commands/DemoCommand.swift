@@ -1,5 +1,6 @@
 import Foundation
 import OnboardingModel
+import OnboardingProjections
 import OnboardingStore
 
 /// `onboard demo`: a scripted walk through the flows of the three design documents on a fresh store.
@@ -34,6 +35,30 @@ enum DemoCommand {
 
     static let device = "ward-3-ipad"
 
+    static func storeCall<T>(_ body: () throws -> T) throws(CLIError) -> T {
+        do { return try body() } catch let error as StoreError {
+            throw CLIError(error)
+        } catch {
+            throw CLIError(ExitCode.software, "onboard demo: \(error)")
+        }
+    }
+
+    static func describe(_ flow: Flow) -> String {
+        var parts = ["\(flow.screen.rawValue) (\(flow.state.rawValue))"]
+        parts += flow.fieldMessages.map { "\($0.field): \"\($0.text)\" [\($0.severity.rawValue)]" }
+        if let message = flow.systemMessage { parts.append("\"\(message.text)\" [\(message.severity.rawValue)]") }
+        if let resend = flow.resend { parts.append("resend from \(resend.availableAt.iso8601.dropFirst(11).prefix(8))") }
+        return parts.joined(separator: " · ")
+    }
+
+    static func describe(_ decision: LockoutDecision) -> String {
+        switch decision {
+        case .allowed(let failures): return "allowed (\(failures) counted failure\(failures == 1 ? "" : "s"))"
+        case .locked(let lock): return "locked until \(lock.until.iso8601) (\(lock.failures) failures)"
+        case .permanentlyLocked: return "locked until cleared"
+        }
+    }
+
     static var scenes: [Scene] {
         [
             Scene(title: "A shared device is set up for two people", steps: [
@@ -67,6 +92,19 @@ enum DemoCommand {
                 Step(user: "alice", payload: .signInSucceeded(method: .password, secondFactor: true),
                      narration: "signed in with a second factor", pause: 1),
                 Step(user: "alice", payload: .signedOut(reason: .sessionExpired), narration: "her session expires", pause: 28_800),
+            ]),
+            Scene(title: "Someone guesses Alice's password", steps: [
+                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword),
+                     narration: "a wrong password: \"Invalid password\" under the field", pause: 3600),
+                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "another", pause: 20),
+                Step(user: "alice", payload: .signInFailed(method: .password, reason: .networkUnavailable),
+                     narration: "the Wi-Fi drops: shown, but never counted as a guess", pause: 15),
+                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a third guess", pause: 15),
+                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a fourth", pause: 15),
+                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword),
+                     narration: "the fifth in five minutes: MediaWiki's throttle locks the key", pause: 15),
+                Step(user: "alice", payload: .signInThrottled(method: .password, retryAfter: .init(millisecondsSince1970: 0)),
+                     narration: "a sixth try is refused before any password check (audited, not counted)", pause: 30),
             ]),
             Scene(title: "Alice forgot her password", steps: [
                 Step(user: "alice", payload: .passwordResetRequested(route: .email), narration: "she asks for a reset by email", pause: 86_400),
@@ -121,20 +159,41 @@ enum DemoCommand {
             let session = UUID()
             for step in scene.steps {
                 clock = clock.adding(milliseconds: step.pause * 1000 + Int64.random(in: 0..<1000))
-                let event = Event(id: UUID(), device: device, at: clock, user: step.user, session: session, payload: step.payload)
-                let result: AppendResult
-                do { result = try store.appendBlocking([event])[0] } catch { throw CLIError(error) }
+                var payload = step.payload
+                if case .signInThrottled(let method, _) = payload {
+                    // The retry time comes from the lockout engine, as an app would do it.
+                    let decision = try storeCall { try store.signInDecision(user: step.user, at: clock) }
+                    guard case .locked(let lock) = decision else { continue }
+                    payload = .signInThrottled(method: method, retryAfter: lock.until)
+                }
+                let event = Event(id: UUID(), device: device, at: clock, user: step.user, session: session, payload: payload)
+                let result = try storeCall { try store.appendBlocking([event])[0] }
                 output.line("   #\(result.seq)  \(step.narration)")
                 let fields = EventText.details(event)
-                output.line("        \(event.type.rawValue)\(fields.isEmpty ? "" : "  " + fields)")
+                output.line("        event    \(event.type.rawValue)\(fields.isEmpty ? "" : "  " + fields)")
+                let screen = try storeCall { try store.session() }
+                output.line("        screen   \(describe(screen.flow))")
+                if let user = step.user {
+                    let decision = try storeCall { try store.signInDecision(user: user, at: clock) }
+                    output.line("        lockout  \(describe(decision))")
+                }
             }
         }
-        let report: VerifyReport
-        let stats: StoreStats
-        do {
-            report = try store.verify()
-            stats = try store.stats()
-        } catch { throw CLIError(error) }
+        output.line()
+        output.line("\(scenes.count + 1). The shared device's \"Switch or Add User\" screen")
+        let users = try storeCall { try store.users(at: clock) }
+        for section in users.sections {
+            output.line("   \(section.title)")
+            for row in section.rows {
+                let picture = row.profile.imageRef == nil ? "(\(row.profile.initials))" : "[photo]"
+                output.line("     \(row.isSelected ? "▸" : " ") \(picture) \(row.profile.displayName) — \(row.profile.subtitle ?? "")")
+            }
+        }
+        let found = try storeCall { try store.users(at: clock, search: "jose") }
+        let names = found.sections.last?.rows.map { $0.profile.displayName } ?? []
+        output.line("   search \"jose\" finds: \(names.joined(separator: ", "))")
+        let report = try storeCall { try store.verify() }
+        let stats = try storeCall { try store.stats() }
         output.line()
         output.line("The log: \(stats.eventCount) events, \(stats.userCount) users, head seq \(stats.headSeq)")
         output.line("hash chain: \(report.isValid ? "intact" : "BROKEN") (head \(stats.headHash.hex.prefix(16))…)")

@@ -1,0 +1,62 @@
+/// Every message the session projection shows, in one place so product copy can be reviewed (and
+/// later localized) without reading the fold.
+///
+/// The entries that DESIGN.md §5's table fixes are worded exactly as the design documents word
+/// them ("Invalid password", "Verification failed", …); the others follow the Wikipedia design's
+/// rule: say what went wrong and how to fix it.
+///
+/// ```swift
+/// SessionText.invalidPassword          // "Invalid password"
+/// SessionText.tooManyAttempts(waitMilliseconds: 300_000)
+/// // "You have made too many recent login attempts. Please wait 5 minutes before trying again."
+/// ```
+public enum SessionText {
+    // MARK: Sign-in (seed 000 "Log in" table, seed 001 error states)
+
+    public static let invalidPassword = "Invalid password"
+    public static let invalidPasscode = "Invalid passcode"
+    public static let unknownUser = "No account with this username. Check the spelling or create an account."
+    public static let biometricFailed = "Biometric sign-in failed. Try again, or use your passcode or password."
+    public static let noConnection = "No internet connection. Check your connection and try again."
+    public static let serverError = "Something went wrong on our side. Please try again in a few minutes."
+
+    /// The lockout sentence for a wait the engine did not impose itself (a `sign_in_throttled`
+    /// whose lock the local policy does not know): the same words as ``TemporaryLock/message``.
+    public static func tooManyAttempts(waitMilliseconds: Int64) -> String {
+        "You have made too many recent login attempts. Please wait \(DurationWords.words(milliseconds: waitMilliseconds)) before trying again."
+    }
+
+    // MARK: Second factor (seed 000 "2FA" table)
+
+    public static let verificationFailed = "Verification failed"
+
+    // MARK: Session end
+
+    public static let sessionExpired = "Your session has expired. Please sign in again."
+    public static let sessionRevoked = "You were signed out by the server or an administrator. Please sign in again."
+
+    // MARK: CAPTCHA (seed 000 "CAPTCHA" table and user story)
+
+    public static let wrongCaptcha = "Wrong code. Please try again."
+    public static let captchaAlternatives =
+        "Can't complete the CAPTCHA? You can also create an account on the website, or ask an administrator to create one for you."
+
+    // MARK: Password reset (seed 000 "Reset password email confirmation", seed 001 Forgot Password)
+
+    public static let temporaryPasswordSent = "Temporary password sent via email"
+    public static let resendHelp = "Didn't get the email? Check your spam folder. You can send it again when the timer ends."
+    public static let passwordChanged = "Your password has been changed."
+
+    // MARK: Account creation (seed 000 "Create an account" table)
+
+    public static let usernameInUse = "Username already in use"
+    public static let usernameInvalid = "This username can't be used. Choose another one."
+    public static let passwordTooWeak = "This password is too easy to guess. Choose a longer one."
+    public static let passwordsDoNotMatch = "Passwords do not match"
+    public static let passwordsMatch = "Passwords match"
+    public static let accountCreated = "Your account has been created."
+
+    // MARK: Shared device (seed 002)
+
+    public static let passcodeReset = "Your passcode has been reset. Sign in with your new passcode."
+}

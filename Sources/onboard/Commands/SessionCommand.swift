@@ -1,0 +1,48 @@
+import OnboardingModel
+import OnboardingProjections
+import OnboardingStore
+
+/// `onboard session`: who is signed in on a device and what its sign-in screen shows.
+enum SessionCommand {
+    static let spec = CommandSpec(
+        name: "session",
+        summary: "the signed-in user and the current screen, state and messages of a device",
+        arguments: "",
+        details: ["The JSON form is documented in docs/projections.md."],
+        options: [.store, .device, .json],
+        argumentCount: 0...0,
+        run: run)
+
+    static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
+        let store = try OnboardTool.openStore(invocation, writable: false)
+        defer { store.close() }
+        let session: DeviceSession
+        do { session = try store.session(device: invocation.values["device"]) } catch {
+            throw CLIError(CLIError(error).exitCode, "onboard session: \(error.message)")
+        }
+        if invocation.has("json") {
+            printJSON(session.jsonValue)
+            return ExitCode.success
+        }
+        print(text(session))
+        return ExitCode.success
+    }
+
+    static func text(_ session: DeviceSession) -> String {
+        var lines = ["device     \(session.device)"]
+        if let user = session.signedIn {
+            lines.append("signed in  \(user.user) since \(user.since.iso8601) with \(user.method.rawValue)\(user.secondFactor ? " + second factor" : "")")
+        } else {
+            lines.append("signed in  nobody")
+        }
+        let flow = session.flow
+        lines.append("screen     \(flow.screen.rawValue) (\(flow.state.rawValue))\(flow.user.map { " for \($0)" } ?? "")")
+        for message in flow.fieldMessages {
+            lines.append("  \(message.field): \(message.text) [\(message.severity.rawValue)]")
+        }
+        if let message = flow.systemMessage { lines.append("  \(message.text) [\(message.severity.rawValue)]") }
+        if let until = flow.lockedUntil { lines.append("  locked until \(until.iso8601)") }
+        if let resend = flow.resend { lines.append("  resend from \(resend.availableAt.iso8601): \(resend.help)") }
+        return lines.joined(separator: "\n")
+    }
+}
