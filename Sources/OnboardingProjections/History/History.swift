@@ -1,10 +1,14 @@
 import Foundation
 import OnboardingModel
 
-// SKELETON — the API the store and CLI use. Bodies to be implemented (helper), keep signatures.
-
 /// A user's sign-in history, built from that user's records (read through the `by_user` index,
 /// never a full scan): every attempt with its outcome, and the sessions it opened.
+///
+/// ```swift
+/// let history = History.build(user: "alice", records: aliceRecords, since: june)
+/// history.attempts.filter { $0.outcome == .failed }.count
+/// history.sessions.first?.durationMilliseconds
+/// ```
 public struct History: Sendable, Hashable {
     public var user: String
     public var attempts: [Attempt]
@@ -20,8 +24,54 @@ public struct History: Sendable, Hashable {
     /// with `at` in `since..<until`.
     public static func build(user: String, records: [Record], device: String? = nil,
                              since: Timestamp? = nil, until: Timestamp? = nil) -> History {
-        History(user: user)
+        var history = History(user: user)
+        // Index into `sessions` of the open session per device.
+        var open: [String: Int] = [:]
+        for record in records {
+            let event = record.event
+            guard event.user == user else { continue }
+            if let device, event.device != device { continue }
+            if let since, event.at < since { continue }
+            if let until, event.at >= until { continue }
+
+            func attempt(_ factor: LockoutFactor, _ method: String, _ outcome: Attempt.Outcome, _ reason: String?) {
+                history.attempts.append(Attempt(seq: record.seq, at: event.at, device: event.device, factor: factor,
+                                                method: method, outcome: outcome, reason: reason))
+            }
+            func close(_ reason: String) {
+                guard let index = open.removeValue(forKey: event.device) else { return }
+                history.sessions[index].end = event.at
+                history.sessions[index].endReason = reason
+            }
+
+            switch event.payload {
+            case let .signInFailed(method, reason):
+                attempt(.password, method.rawValue, .failed, reason.rawValue)
+            case let .signInThrottled(method, _):
+                attempt(.password, method.rawValue, .throttled, History.lockedReason)
+            case .secondFactorFailed(let method):
+                attempt(.secondFactor, method.rawValue, .failed, nil)
+            case .secondFactorSucceeded(let method):
+                attempt(.secondFactor, method.rawValue, .succeeded, nil)
+            case let .signInSucceeded(method, secondFactor):
+                attempt(.password, method.rawValue, .succeeded, nil)
+                close(History.replacedReason)
+                open[event.device] = history.sessions.count
+                history.sessions.append(SignInSession(device: event.device, start: event.at, end: nil, method: method,
+                                                      secondFactor: secondFactor, endReason: nil))
+            case .signedOut(let reason):
+                close(reason.rawValue)
+            default:
+                continue
+            }
+        }
+        return history
     }
+
+    /// The `reason` of a throttled attempt.
+    public static let lockedReason = "locked"
+    /// The `endReason` of a session ended by a newer sign-in on the same device.
+    public static let replacedReason = "replaced"
 
     public struct Attempt: Sendable, Hashable {
         public enum Outcome: String, Sendable, Hashable, Codable {

@@ -87,6 +87,13 @@ public struct LockoutEngine: Projection {
         if let until = state.lockedUntil, at < until { return }
         state.failures += 1
 
+        // Every part of the rule may ask for a lock; one failure imposes at most one lock (the
+        // longest), so it counts once toward `permanentAfterLockouts`.
+        var lock: (until: Timestamp, reason: LockReason, duration: Int64)?
+        func propose(_ until: Timestamp, _ reason: LockReason, _ duration: Int64) {
+            if lock.map({ until > $0.until }) ?? true { lock = (until, reason, duration) }
+        }
+
         for (index, tier) in rule.tiers.enumerated() {
             let window = Int64(tier.windowSeconds) * 1000
             if var current = state.windows[index], at < current.start.adding(milliseconds: window) {
@@ -98,9 +105,8 @@ public struct LockoutEngine: Projection {
                 state.windows[index] = .init(start: at, count: 1)
             }
             if let current = state.windows[index], current.count >= tier.limit {
-                impose(&state, until: current.start.adding(milliseconds: window),
-                       reason: .tier(index: index, limit: tier.limit, windowSeconds: tier.windowSeconds),
-                       durationMilliseconds: window, rule: rule, at: at)
+                propose(current.start.adding(milliseconds: window),
+                        .tier(index: index, limit: tier.limit, windowSeconds: tier.windowSeconds), window)
             }
         }
 
@@ -108,7 +114,9 @@ public struct LockoutEngine: Projection {
             let previous = state.lastFailureAt
             if let reset = backoff.resetAfterSeconds, let previous,
                at.millisecondsSince1970 - previous.millisecondsSince1970 > Int64(reset) * 1000 {
+                // The count restarts (Keycloak's max delta time): this failure is the first again.
                 state.streak = 0
+                state.failures = 1
             }
             state.streak += 1
             var wait: Int64 = 0
@@ -123,23 +131,23 @@ public struct LockoutEngine: Projection {
             if state.streak >= backoff.threshold {
                 let maximum = Int64(backoff.maximumWaitSeconds) * 1000
                 let initial = Int64(backoff.initialWaitSeconds) * 1000
-                let grown: Int64 = switch backoff.growth {
-                case .doubling: initial << Int64(min(state.streak - backoff.threshold, 40))
-                case .linear: initial * Int64(state.streak / backoff.threshold)
+                let steps = state.streak - backoff.threshold
+                let (grown, overflow): (Int64, Bool) = switch backoff.growth {
+                case .doubling: steps >= 62 ? (maximum, true) : initial.multipliedReportingOverflow(by: Int64(1) << Int64(steps))
+                case .linear: initial.multipliedReportingOverflow(by: Int64(state.streak / backoff.threshold))
                 }
-                let capped = min(max(grown, initial), maximum)
+                let capped = overflow ? maximum : min(max(grown, initial), maximum)
                 if capped > wait {
                     wait = capped
                     reason = .backoff
                 }
             }
-            if wait > 0 {
-                impose(&state, until: at.adding(milliseconds: wait), reason: reason, durationMilliseconds: wait, rule: rule, at: at)
-            }
+            if wait > 0 { propose(at.adding(milliseconds: wait), reason, wait) }
             state.lastFailureAt = max(previous ?? at, at)
         } else {
             state.lastFailureAt = max(state.lastFailureAt ?? at, at)
         }
+        if let lock { impose(&state, until: lock.until, reason: lock.reason, durationMilliseconds: lock.duration, rule: rule, at: at) }
 
         if let limit = rule.consecutiveLimit, state.failures >= limit, state.permanentSince == nil {
             state.permanentSince = at

@@ -106,8 +106,10 @@ private struct PolicyReader {
         guard case .string(let name)? = root["name"], !name.isEmpty, name.utf8.count <= 64 else {
             throw fail("policy.name", "is required: a name of 1 to 64 bytes")
         }
-        let password = try rule(root["password"], "policy.password")
-        let secondFactor = try rule(root["second_factor"], "policy.second_factor")
+        let password = try rule(root["password"], "policy.password", methodsAllowed: true)
+        // Second-factor attempts carry second-factor methods (totp, sms, …), not sign-in methods,
+        // so a `methods` filter there could never match: refuse it rather than ignore it.
+        let secondFactor = try rule(root["second_factor"], "policy.second_factor", methodsAllowed: false)
         var clearing = LockoutPolicy.mediawiki.clearing
         if let value = root["clearing"] {
             let fields = try object(value, "policy.clearing",
@@ -128,9 +130,10 @@ private struct PolicyReader {
         return LockoutPolicy(name: name, password: password, secondFactor: secondFactor, clearing: clearing)
     }
 
-    func rule(_ value: JSONValue?, _ path: String) throws(LockoutPolicyError) -> LockoutPolicy.FactorRule {
+    func rule(_ value: JSONValue?, _ path: String, methodsAllowed: Bool) throws(LockoutPolicyError) -> LockoutPolicy.FactorRule {
         guard let value else { return LockoutPolicy.FactorRule() }
-        let fields = try object(value, path, allowed: ["methods", "tiers", "backoff", "consecutive_limit", "permanent_after_lockouts"])
+        let fields = try object(value, path, allowed: (methodsAllowed ? ["methods"] : [])
+            + ["tiers", "backoff", "consecutive_limit", "permanent_after_lockouts"])
         var rule = LockoutPolicy.FactorRule()
         if let methods = fields["methods"] {
             guard case .array(let items) = methods, !items.isEmpty else { throw fail("\(path).methods", "must be a non-empty array of sign-in methods") }

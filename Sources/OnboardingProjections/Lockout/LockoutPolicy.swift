@@ -30,7 +30,8 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
     /// How one factor is counted and locked. Every part is optional; a rule with none counts
     /// failures but never locks.
     public struct FactorRule: Sendable, Hashable, Codable {
-        /// Only attempts with these methods count (`nil`: all). `local_passcode` counts passcodes only.
+        /// Only attempts with these methods count (`nil`: all). `local_passcode` counts passcodes
+        /// only. Applies to the password factor; second-factor rules take no method filter.
         public var methods: [SignInMethod]?
         /// Fixed windows from the first counted failure: locked while any tier's count reaches
         /// its limit, until that window ends.

@@ -1,32 +1,143 @@
 import Foundation
 import OnboardingModel
 
-// SKELETON — the API the store and CLI use. Bodies to be implemented (helper), keep signatures.
-
-/// Per device: the users onboarded on a shared device and who is selected (DESIGN.md §5 Multi-user).
+/// Per device: the users onboarded on a shared device and who is selected (DESIGN.md §5 Multi-user,
+/// seed 002 "Multi-user Onboarding").
+///
+/// ```swift
+/// var state = OnboardingState(policy: .localPasscode)
+/// for record in log { state.apply(record) }
+/// let view = state.users.view(device: "kiosk-7", lockout: state.lockout, at: now, search: "jose")
+/// view.sections.map(\.title)   // ["Selected", "All"] (or just ["All"])
+/// ```
+///
+/// Decisions where the design is silent:
+/// - The selected user is whoever was picked (`user_selected`) or signed in (`sign_in_succeeded`)
+///   last, while still on the device — a sign-in makes that user the current one, whom the sign-in
+///   screen shows next. Before either, or after that user is removed, it defaults to the previous
+///   user: the one with the latest sign-in, else the one added last.
+/// - Events about users that are not on the device's list (never added, or removed) change
+///   nothing; `user_added` for a listed user re-onboards them in place (same position).
+/// - `passcode_reset_started` does not clear `hasPasscode`: the old passcode stays valid until the
+///   reset completes, and an abandoned reset must not leave the user without one.
 public struct MultiUserProjection: Sendable, Hashable, Codable {
     public private(set) var devices: [String: DeviceUsers] = [:]
 
     public init() {}
 
-    public mutating func apply(_ record: Record) {}
+    public mutating func apply(_ record: Record) {
+        let event = record.event
+        // Every multi-user event is about the envelope's user.
+        guard let user = event.user else { return }
+        var device = devices[event.device] ?? DeviceUsers()
+        let index = device.users.firstIndex { $0.id == user }
+
+        switch event.payload {
+        case let .userAdded(displayName, subtitle, imageRef, policy, minimumLength):
+            if let index {
+                device.users[index].displayName = displayName
+                device.users[index].subtitle = subtitle
+                device.users[index].imageRef = imageRef
+                device.users[index].initials = UserProfile.initials(of: displayName)
+                device.users[index].passcodePolicy = policy
+                device.users[index].passcodeMinimumLength = minimumLength
+            } else {
+                device.users.append(UserProfile(
+                    id: user, displayName: displayName, subtitle: subtitle, imageRef: imageRef,
+                    initials: UserProfile.initials(of: displayName), passcodePolicy: policy,
+                    passcodeMinimumLength: minimumLength, hasPasscode: false, biometric: nil, lastSignIn: nil,
+                    addedAt: event.at))
+            }
+        case let .userProfileUpdated(displayName, subtitle, imageRef):
+            guard let index else { return }
+            if let displayName {
+                device.users[index].displayName = displayName
+                device.users[index].initials = UserProfile.initials(of: displayName)
+            }
+            if let subtitle { device.users[index].subtitle = subtitle }
+            if let imageRef { device.users[index].imageRef = imageRef }
+        case .userSelected:
+            guard index != nil else { return }
+            device.chosen = user
+        case .userRemoved:
+            guard let index else { return }
+            device.users.remove(at: index)
+            if device.chosen == user { device.chosen = nil }
+        case .passcodeSet, .passcodeChanged, .passcodeResetCompleted:
+            guard let index else { return }
+            device.users[index].hasPasscode = true
+        case .biometricEnabled(let kind):
+            guard let index else { return }
+            device.users[index].biometric = kind
+        case .biometricDisabled:
+            guard let index else { return }
+            device.users[index].biometric = nil
+        case .signInSucceeded:
+            guard let index else { return }
+            device.users[index].lastSignIn = event.at
+            device.chosen = user
+        default:
+            return
+        }
+        device.updateSelection()
+        devices[event.device] = device
+    }
 
     /// The "Switch or Add User" screen for `device` at `at`: sections "Selected" and "All",
     /// filtered by `search` (case- and diacritic-insensitive over name and subtitle), each user's
     /// lock state from `lockout`.
+    ///
+    /// "Selected" is present when the selected user matches the search; "All" is always present
+    /// (possibly empty, so the screen can say nothing matched) and lists every matching user in
+    /// the order added, the selected one included. ``UsersView/selected`` ignores the search: the
+    /// sign-in screen shows the selected user whatever the list is filtered by.
     public func view(device: String, lockout: LockoutEngine, at: Timestamp, search: String? = nil) -> UsersView {
-        UsersView(device: device, selected: nil, sections: [])
+        let users = devices[device] ?? DeviceUsers()
+        let query = UserSearch(search)
+        func row(_ profile: UserProfile) -> UserRow {
+            UserRow(profile: profile, isSelected: profile.id == users.selected,
+                    lockout: lockout.decide(lockout.key(user: profile.id, device: device, factor: .password), at: at))
+        }
+        let selected = users.users.first { $0.id == users.selected }.map(row)
+        var sections: [UsersView.Section] = []
+        if let selected, query.matches(selected.profile) {
+            sections.append(UsersView.Section(title: UsersView.selectedTitle, rows: [selected]))
+        }
+        sections.append(UsersView.Section(title: UsersView.allTitle, rows: users.users.filter(query.matches).map(row)))
+        return UsersView(device: device, selected: selected, sections: sections)
     }
 }
 
 /// The users of one device, in the order they were added.
 public struct DeviceUsers: Sendable, Hashable, Codable {
     public var users: [UserProfile] = []
-    /// The selected user: set by `user_selected`; by default the previous one.
+    /// The selected user: set by `user_selected` (and by a sign-in); by default the previous one.
     public var selected: String?
+    /// The user last picked or signed in, while still on the device; `selected` falls back from it.
+    var chosen: String?
+
     public init() {}
+
+    /// `chosen`, else the user who signed in last, else the user added last.
+    mutating func updateSelection() {
+        if let chosen, users.contains(where: { $0.id == chosen }) {
+            selected = chosen
+            return
+        }
+        var previous: UserProfile?
+        for user in users {
+            // `>=`: of equal sign-in times the one added later wins, as it does without sign-ins.
+            if let time = user.lastSignIn, time >= (previous?.lastSignIn ?? time) { previous = user }
+        }
+        selected = previous?.id ?? users.last?.id
+    }
 }
 
+/// One user onboarded on a device: what the user list and the sign-in screen show of them.
+///
+/// ```swift
+/// profile.imageRef ?? profile.initials   // "avatars/alice.png", or "AM" for Alice Martin
+/// ```
 public struct UserProfile: Sendable, Hashable, Codable {
     public var id: String
     public var displayName: String
@@ -58,7 +169,11 @@ public struct UserProfile: Sendable, Hashable, Codable {
     }
 }
 
-/// One row of the user list.
+/// One row of the user list: the profile, the checkmark and the lock state.
+///
+/// ```swift
+/// row.isSelected ? "✓" : ""; row.lockout.message ?? ""
+/// ```
 public struct UserRow: Sendable, Hashable {
     public var profile: UserProfile
     public var isSelected: Bool
@@ -71,7 +186,12 @@ public struct UserRow: Sendable, Hashable {
     }
 }
 
+/// The "Switch or Add User" screen: the selected user and the sections of the list.
 public struct UsersView: Sendable, Hashable {
+    /// Section titles as seed 002 names them.
+    public static let selectedTitle = "Selected"
+    public static let allTitle = "All"
+
     public struct Section: Sendable, Hashable {
         /// "Selected" or "All".
         public var title: String

@@ -22,9 +22,15 @@ import OnboardingModel
 ///   from the "Switch or Add User" screen.
 /// - An event without a `user` keeps the flow's user while it belongs to the same flow
 ///   (`session`), so an account-creation or reset flow remembers whom it is about.
-/// - Inline validation messages accumulate within one account-creation flow (one per field);
-///   the form is in state `error` while any of them is red, `empty` otherwise (yellow "Passwords do
-///   not match" is a hint while typing, not an error).
+/// - Inline validation messages go under the field the event names and accumulate within one
+///   account-creation flow (one per field); the form is in state `error` while any of them is red,
+///   `empty` otherwise (yellow "Passwords do not match" is a hint while typing, not an error).
+///   `username_in_use` on the `email` field reads "Email already in use" (seed 001's "email taken").
+/// - After a counted failure the lock screen replaces the form as soon as the engine refuses the
+///   key (the failure that reaches the limit shows it); `sign_in_throttled` shows the engine's lock
+///   (password factor, then second factor) or, when the engine knows none, the app's `retry_after`.
+///   A permanent lock has no `lockedUntil`.
+/// - `captcha_passed` returns to the screen of the last `captcha_presented` purpose on the device.
 public struct SessionProjection: Sendable, Hashable, Codable {
     /// How long after `temporary_password_sent` a new mail may be requested: a minute keeps a
     /// user from flooding their own inbox (and the mail server) while they wait, and is short
@@ -165,7 +171,7 @@ public struct SessionProjection: Sendable, Hashable, Codable {
             flow.fieldMessages = sameFlow && before.screen == .createAccount ? before.fieldMessages : []
             switch result {
             case .usernameAvailable: flow.fieldMessages.removeAll { $0.field == field.rawValue }
-            case .usernameInUse: flow.setFieldMessage(FieldMessage(field: field.rawValue, SessionText.usernameInUse, .error))
+            case .usernameInUse: flow.setFieldMessage(FieldMessage(field: field.rawValue, field.inUseText, .error))
             case .usernameInvalid: flow.setFieldMessage(FieldMessage(field: field.rawValue, SessionText.usernameInvalid, .error))
             case .passwordTooWeak: flow.setFieldMessage(FieldMessage(field: field.rawValue, SessionText.passwordTooWeak, .error))
             case .passwordsDoNotMatch:
@@ -180,7 +186,8 @@ public struct SessionProjection: Sendable, Hashable, Codable {
             flow.fieldMessages = sameFlow && before.screen == .createAccount ? before.fieldMessages : []
             switch reason.problem {
             case let .field(naturalField, text):
-                flow.setFieldMessage(FieldMessage(field: (field ?? naturalField).rawValue, text, .error))
+                let field = field ?? naturalField
+                flow.setFieldMessage(FieldMessage(field: field.rawValue, reason == .usernameInUse ? field.inUseText : text, .error))
             case .system(let text):
                 flow.systemMessage = Message(text, .error)
             }
@@ -248,6 +255,11 @@ extension Flow {
         let index = fieldMessages.firstIndex { $0.field > message.field } ?? fieldMessages.endIndex
         fieldMessages.insert(message, at: index)
     }
+}
+
+extension FormField {
+    /// "Username already in use", or its email form when the form signs up with an email address.
+    var inUseText: String { self == .email ? SessionText.emailInUse : SessionText.usernameInUse }
 }
 
 extension SignInFailureReason {

@@ -50,6 +50,8 @@ public enum SessionText {
     // MARK: Account creation (seed 000 "Create an account" table)
 
     public static let usernameInUse = "Username already in use"
+    /// Seed 001's "email taken": the same check on an email field.
+    public static let emailInUse = "Email already in use"
     public static let usernameInvalid = "This username can't be used. Choose another one."
     public static let passwordTooWeak = "This password is too easy to guess. Choose a longer one."
     public static let passwordsDoNotMatch = "Passwords do not match"

@@ -1,0 +1,24 @@
+import OnboardingModel
+
+/// The order of the social sign-in buttons (seed 001): Sign in with Apple comes first, and must be
+/// offered whenever any other third-party sign-in is (App Store Review Guideline 4.8).
+///
+/// ```swift
+/// SocialSignIn.buttons(offering: [.google, .password])   // [.apple, .google]
+/// SocialSignIn.buttons(offering: [.password])            // []
+/// ```
+public enum SocialSignIn {
+    /// The methods that sign in through another company's account.
+    public static let providers: Set<SignInMethod> = [.apple, .google, .other]
+
+    /// The social buttons to show for the methods an app offers: Apple first (added when any
+    /// other provider is offered), then the others in the order given, each once; password,
+    /// passcode and biometric sign-in are not social buttons.
+    public static func buttons(offering methods: [SignInMethod]) -> [SignInMethod] {
+        var others: [SignInMethod] = []
+        for method in methods where providers.contains(method) && method != .apple && !others.contains(method) {
+            others.append(method)
+        }
+        return others.isEmpty && !methods.contains(.apple) ? [] : [.apple] + others
+    }
+}

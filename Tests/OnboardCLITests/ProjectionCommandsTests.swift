@@ -1,0 +1,159 @@
+import Foundation
+import OnboardingModel
+import Testing
+
+/// `onboard lockout`, `session`, `users` and `history` on a real store.
+@Suite struct ProjectionCommandsTests {
+    static let start = Timestamp(millisecondsSince1970: 1_796_054_400_000) // 2026-11-30T16:00:00.000Z
+
+    static func event(_ index: Int, _ payload: Payload, user: String? = "alice", device: String = "kiosk-7",
+                      seconds: Int64) -> Event {
+        Event(id: Corpus.uuid(9000 + index), device: device, at: start.adding(milliseconds: seconds * 1000),
+              user: user, session: Corpus.uuid(77), payload: payload)
+    }
+
+    /// Five wrong passwords in a minute on kiosk-7, one on phone-1, a network error (not counted).
+    static func lockoutLog() -> [Event] {
+        var events = (0..<5).map { event($0, .signInFailed(method: .password, reason: .invalidPassword), seconds: Int64($0) * 10) }
+        events.append(event(5, .signInFailed(method: .password, reason: .networkUnavailable), seconds: 45))
+        events.append(event(6, .signInFailed(method: .passcode, reason: .invalidPasscode), device: "phone-1", seconds: 50))
+        events.append(event(7, .secondFactorFailed(method: .totp), user: "bob", seconds: 55))
+        return events
+    }
+
+    func importLog(_ events: [Event], into directory: TemporaryDirectory) throws -> String {
+        let store = directory.appending("store")
+        let file = try directory.write("log.jsonl", Corpus.jsonl(events))
+        let result = try CLI.run(["import", file, "--store", store, "--device", "kiosk-7"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return store
+    }
+
+    @Test func lockoutJSONFollowsTheMediaWikiPolicyAtEveryTime() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try importLog(Self.lockoutLog(), into: directory)
+        func lockout(at seconds: Int64, _ extra: [String] = []) throws -> String {
+            let result = try CLI.run(["lockout", "--store", store, "--json", "--at", Self.start.adding(milliseconds: seconds * 1000).iso8601] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout
+        }
+        // The fifth failure (at +40 s) locks alice on kiosk-7 until the window from the first (+0 s) ends: +300 s.
+        #expect(try lockout(at: 60) == """
+            [{"user":"alice","device":"kiosk-7","factor":"password","failures":5,"locked_until":"2026-11-30T16:05:00.000Z","permanent":false},\
+            {"user":"alice","device":"phone-1","factor":"password","failures":1,"locked_until":null,"permanent":false},\
+            {"user":"bob","device":"kiosk-7","factor":"second_factor","failures":1,"locked_until":null,"permanent":false}]
+
+            """)
+        #expect(try lockout(at: 299).contains(#""locked_until":"2026-11-30T16:05:00.000Z""#))
+        #expect(!(try lockout(at: 300)).contains("2026-11-30T16:05:00.000Z"), "at exactly the window end the key is free")
+        // The same log under NIST: five failures are far from 100, nothing is locked.
+        #expect(!(try lockout(at: 60, ["--policy", "nist"])).contains(#""locked_until":"2"#))
+        // OWASP: every failure locks, doubling; the fourth consecutive one is permanent.
+        #expect(try lockout(at: 60, ["--policy", "owasp"])
+            .hasPrefix(#"[{"user":"alice","device":"kiosk-7","factor":"password","failures":"#))
+
+        let table = try CLI.run(["lockout", "--store", store, "--at", Self.start.adding(milliseconds: 60_000).iso8601])
+        #expect(table.stdout.contains("policy mediawiki, at 2026-11-30T16:01:00.000Z"))
+        #expect(table.stdout.contains("until 2026-11-30T16:05:00.000Z"))
+    }
+
+    @Test func customPolicyFilesAndTheirErrors() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try importLog(Self.lockoutLog(), into: directory)
+        let printed = try CLI.run(["lockout", "--policy", "mediawiki", "--print-policy"])
+        #expect(printed.status == 0)
+        // Three failures per minute instead of five per five minutes.
+        let custom = printed.stdout.replacingOccurrences(of: #"{"limit":5,"window_seconds":300}"#, with: #"{"limit":3,"window_seconds":60}"#)
+            .replacingOccurrences(of: #""name":"mediawiki""#, with: #""name":"strict""#)
+        let file = try directory.write("strict.json", custom)
+        let result = try CLI.run(["lockout", "--store", store, "--policy", file, "--json", "--at", Self.start.adding(milliseconds: 25_000).iso8601])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains(#""failures":3,"locked_until":"2026-11-30T16:01:00.000Z""#))
+
+        let bad = try directory.write("bad.json", #"{"name":"x","password":{"tiers":[{"limit":0,"window_seconds":60}]}}"#)
+        let refused = try CLI.run(["lockout", "--store", store, "--policy", bad])
+        #expect(refused.status == 65)
+        #expect(refused.stderr == "onboard lockout: policy file \(bad): policy.password.tiers[0].limit: must be a whole number from 1 to 1000000; see docs/lockout.md for the schema\n")
+        let typo = try directory.write("typo.json", #"{"name":"x","passwrd":{}}"#)
+        #expect(try CLI.run(["lockout", "--store", store, "--policy", typo]).stderr.contains(#"unknown key "passwrd""#))
+        let unknown = try CLI.run(["lockout", "--store", store, "--policy", "lenient"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr == "onboard lockout: --policy lenient is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode) nor a file\n")
+        let badTime = try CLI.run(["lockout", "--store", store, "--at", "noon"])
+        #expect(badTime.status == 64)
+        #expect(badTime.stderr.hasPrefix("onboard lockout: --at: \"noon\" is not an ISO-8601 UTC time"))
+    }
+
+    @Test func sessionUsersAndHistoryCommands() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var events = [
+            Self.event(20, .userAdded(displayName: "José Álvarez", subtitle: "Physician", imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6),
+                       user: "jose", seconds: 0),
+            Self.event(21, .userAdded(displayName: "Åsa Berg", subtitle: "Night nurse", imageRef: "img/asa.png", passcodePolicy: .alphanumeric, passcodeMinLength: 8),
+                       user: "asa", seconds: 1),
+            Self.event(22, .userSelected, user: "jose", seconds: 2),
+            Self.event(23, .signInFailed(method: .passcode, reason: .invalidPasscode), user: "jose", seconds: 3),
+            Self.event(24, .signInSucceeded(method: .passcode, secondFactor: false), user: "jose", seconds: 10),
+            Self.event(25, .signedOut(reason: .user), user: "jose", seconds: 70),
+        ]
+        events.append(Self.event(26, .signInSucceeded(method: .biometric, secondFactor: false), user: "jose", device: "phone-1", seconds: 100))
+        let store = try importLog(events, into: directory)
+
+        let session = try CLI.run(["session", "--store", store, "--json"])
+        #expect(session.status == 0, "\(session.stderr)")
+        let sessionValue = try JSONValue.parse(session.stdout.trimmingCharacters(in: .newlines))
+        #expect(sessionValue["device"] == .string("kiosk-7"))
+        #expect(sessionValue["signed_in"] == .null, "jose signed out on kiosk-7")
+        let phone = try JSONValue.parse(try CLI.run(["session", "--store", store, "--device", "phone-1", "--json"]).stdout)
+        #expect(phone["signed_in"]?["user"] == .string("jose"))
+        #expect(phone["signed_in"]?["method"] == .string("biometric"))
+
+        let users = try JSONValue.parse(try CLI.run(["users", "--store", store, "--json", "--at", Self.start.adding(milliseconds: 200_000).iso8601]).stdout)
+        guard case .array(let sections)? = users["sections"] else { Issue.record("no sections: \(users)"); return }
+        #expect(sections.map { $0["title"] } == [.string("Selected"), .string("All")])
+        #expect(users["selected"]?["id"] == .string("jose"))
+        #expect(users["selected"]?["initials"] == .string("JÁ"))
+        let found = try CLI.run(["users", "--store", store, "--search", "ÅSA"])
+        #expect(found.stdout.contains("Åsa Berg"))
+        #expect(!found.stdout.contains("José"))
+        #expect(try CLI.run(["users", "--store", store, "--search", "jose"]).stdout.contains("José Álvarez"))
+        #expect(try CLI.run(["users", "--store", store, "--search", "night"]).stdout.contains("Åsa Berg"))
+
+        let history = try JSONValue.parse(try CLI.run(["history", "--store", store, "--user", "jose", "--format", "json"]).stdout)
+        guard case .array(let attempts)? = history["attempts"], case .array(let sessions)? = history["sessions"] else {
+            Issue.record("history: \(history)"); return
+        }
+        #expect(attempts.map { $0["outcome"] } == [.string("failed"), .string("succeeded"), .string("succeeded")])
+        #expect(sessions.first?["duration_ms"] == .number("60000"))
+        #expect(sessions.first?["end_reason"] == .string("user"))
+        let onPhone = try JSONValue.parse(try CLI.run(["history", "--store", store, "--user", "jose", "--device", "phone-1", "--format", "json"]).stdout)
+        if case .array(let phoneAttempts)? = onPhone["attempts"] { #expect(phoneAttempts.count == 1) } else { Issue.record("no attempts") }
+        let csv = try CLI.run(["history", "--store", store, "--user", "jose", "--format", "csv"])
+        #expect(csv.stdout.hasPrefix("kind,seq,at,device,factor,method,outcome,reason,start,end,duration_ms,second_factor,end_reason\nattempt,4,"))
+        let table = try CLI.run(["history", "--store", store, "--user", "jose"])
+        #expect(table.stdout.contains("attempts of jose: 3"))
+        #expect(table.stdout.contains("1 minute"))
+
+        let missingUser = try CLI.run(["history", "--store", store])
+        #expect(missingUser.status == 64)
+        #expect(missingUser.stderr.hasPrefix("onboard history: --user is required"))
+        #expect(try CLI.run(["history", "--store", store, "--user", "jose", "--format", "xml"]).status == 64)
+        #expect(try CLI.run(["session", "--store", directory.appending("absent")]).status == 66)
+    }
+
+    @Test func demoShowsScreensAndLockoutAfterEachStep() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let demo = try CLI.run(["demo", "--store", directory.appending("demo")])
+        #expect(demo.status == 0, "\(demo.stderr)")
+        for expected in ["screen   ", "lockout  allowed (1 counted failure)", "locked_out (error)",
+                         "You have made too many recent login attempts. Please wait 5 minutes before trying again.",
+                         "lockout  locked until", "event    sign_in_throttled", "Switch or Add User", "(AM) Alice Martin",
+                         "search \"jose\" finds: José Álvarez"] {
+            #expect(demo.stdout.contains(expected), "demo output lacks \(expected)")
+        }
+    }
+}
