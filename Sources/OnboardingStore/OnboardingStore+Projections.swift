@@ -7,6 +7,16 @@ import OnboardingProjections
 struct ProjectionCache: Sendable {
     var state: OnboardingState?
     var snapshotSeq: UInt64 = 0
+    /// Size of the last snapshot: a large state is snapshotted less often (see `snapshotDue`).
+    var snapshotBytes = 0
+
+    /// Replaying an event costs about as much as encoding 100 bytes of state, so a snapshot is
+    /// due after `snapshotEveryEvents`, or after one event per 100 snapshot bytes when that is
+    /// more: writing snapshots never costs more than the replays they save.
+    func snapshotDue(every events: Int) -> Bool {
+        guard let state else { return false }
+        return state.seq - snapshotSeq >= UInt64(max(events, snapshotBytes / 100))
+    }
 }
 
 /// What recording one event led to: its place in the log, and what the app shows now.
@@ -148,7 +158,7 @@ extension OnboardingStore {
             guard state.seq + 1 >= first.seq else { return false } // could not catch up; the next query will
             for record in records where record.seq > state.seq { state.apply(record) }
             cache.state = state
-            return state.seq - cache.snapshotSeq >= UInt64(options.snapshotEveryEvents)
+            return cache.snapshotDue(every: options.snapshotEveryEvents)
         }
         if due { try? writeSnapshotIfBehind(minimumEvents: 1) }
     }
@@ -170,7 +180,10 @@ extension OnboardingStore {
         } catch {
             throw StoreError(.storage, "cannot write the projection snapshot to \(path): \(error)")
         }
-        projections.withLock { cache in cache.snapshotSeq = max(cache.snapshotSeq, state.seq) }
+        projections.withLock { cache in
+            cache.snapshotSeq = max(cache.snapshotSeq, state.seq)
+            cache.snapshotBytes = value.count
+        }
     }
 
     /// The stored snapshot, when it is usable: same state version, same policy, not past the head.

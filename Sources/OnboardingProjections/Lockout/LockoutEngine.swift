@@ -21,7 +21,24 @@ public struct LockoutEngine: Projection {
     /// `(user, factor)` across devices.
     public let acrossDevices: Bool
     public private(set) var seq: UInt64 = 0
-    private(set) var keys: [LockoutKey: KeyState] = [:]
+    /// Key states grouped by user, so clearing a user's keys touches only that user's entries.
+    private var byUser: [String?: [LockoutKey: KeyState]] = [:]
+
+    /// Every key's state (for tests and diagnostics; O(keys)).
+    var keys: [LockoutKey: KeyState] {
+        byUser.values.reduce(into: [:]) { all, userKeys in all.merge(userKeys) { first, _ in first } }
+    }
+
+    subscript(key: LockoutKey) -> KeyState? {
+        get { byUser[key.user]?[key] }
+        set {
+            if let newValue {
+                byUser[key.user, default: [:]][key] = newValue
+            } else if byUser[key.user]?.removeValue(forKey: key) != nil, byUser[key.user]?.isEmpty == true {
+                byUser[key.user] = nil
+            }
+        }
+    }
 
     /// The bounded state of one key: one window per tier, a few counters.
     struct KeyState: Sendable, Hashable, Codable {
@@ -82,7 +99,7 @@ public struct LockoutEngine: Projection {
     }
 
     private mutating func countFailure(_ key: LockoutKey, rule: LockoutPolicy.FactorRule, at: Timestamp) {
-        var state = keys[key] ?? KeyState(tierCount: rule.tiers.count)
+        var state = self[key] ?? KeyState(tierCount: rule.tiers.count)
         if state.permanentSince != nil { return }
         if let until = state.lockedUntil, at < until { return }
         state.failures += 1
@@ -152,7 +169,7 @@ public struct LockoutEngine: Projection {
         if let limit = rule.consecutiveLimit, state.failures >= limit, state.permanentSince == nil {
             state.permanentSince = at
         }
-        keys[key] = state
+        self[key] = state
     }
 
     /// Locks until `until` — never earlier than a lock already in force — or permanently once
@@ -174,17 +191,16 @@ public struct LockoutEngine: Projection {
     /// Clears the user's keys on `device` (or on every device when `device` is nil).
     private mutating func clear(user: String?, device: String?, scope: LockoutPolicy.ClearScope) {
         guard scope != .none else { return }
-        let touched = keys.keys.filter { key in
-            key.user == user && (device == nil || acrossDevices || key.device == device)
-        }
+        guard let userKeys = byUser[user] else { return }
+        let touched = userKeys.keys.filter { key in device == nil || acrossDevices || key.device == device }
         for key in touched {
-            if scope == .counters, let permanent = keys[key]?.permanentSince {
-                var kept = KeyState(tierCount: keys[key]!.windows.count)
+            if scope == .counters, let existing = self[key], let permanent = existing.permanentSince {
+                var kept = KeyState(tierCount: existing.windows.count)
                 kept.permanentSince = permanent
-                kept.failures = keys[key]!.failures
-                keys[key] = kept
+                kept.failures = existing.failures
+                self[key] = kept
             } else {
-                keys[key] = nil
+                self[key] = nil
             }
         }
     }
@@ -194,7 +210,7 @@ public struct LockoutEngine: Projection {
     /// May `key` try to sign in at `at`? A lock is in force while `at` is before its end, so at
     /// exactly the end the key is free again. O(1).
     public func decide(_ key: LockoutKey, at: Timestamp) -> LockoutDecision {
-        guard let state = keys[key] else { return .allowed(failures: 0) }
+        guard let state = self[key] else { return .allowed(failures: 0) }
         if let since = state.permanentSince {
             return .permanentlyLocked(PermanentLock(since: since, clearedBy: policy.clearing.permanentClearedBy, failures: state.failures))
         }
@@ -216,8 +232,7 @@ public struct LockoutEngine: Projection {
 
     /// Every key with counted failures (or a permanent lock), sorted by user, device, factor.
     public func entries(at: Timestamp) -> [Entry] {
-        keys.keys.sorted().map { key in
-            let state = keys[key]!
+        byUser.values.flatMap { $0 }.sorted { $0.key < $1.key }.map { key, state in
             let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
             return Entry(key: key, failures: state.failures, lockedUntil: state.permanentSince == nil ? locked : nil,
                          permanent: state.permanentSince != nil)
@@ -225,5 +240,5 @@ public struct LockoutEngine: Projection {
     }
 
     /// Number of keys with state: the engine's memory grows with this, not with the log.
-    public var keyCount: Int { keys.count }
+    public var keyCount: Int { byUser.values.reduce(0) { $0 + $1.count } }
 }
