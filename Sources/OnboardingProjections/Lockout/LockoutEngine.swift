@@ -76,13 +76,9 @@ public struct LockoutEngine: Projection {
         defer { seq = record.seq }
         switch event.payload {
         case let .signInFailed(method, reason):
-            switch reason {
-            case .invalidPassword, .invalidPasscode, .unknownUser, .biometricFailed:
-                if let methods = policy.password.methods, !methods.contains(method) { return }
-                countFailure(key(user: event.user, device: event.device, factor: .password), rule: policy.password, at: event.at)
-            case .networkUnavailable, .serverError, .cancelled:
-                return
-            }
+            guard reason.isCountedFailure else { return }
+            if let methods = policy.password.methods, !methods.contains(method) { return }
+            countFailure(key(user: event.user, device: event.device, factor: .password), rule: policy.password, at: event.at)
         case .secondFactorFailed:
             countFailure(key(user: event.user, device: event.device, factor: .secondFactor), rule: policy.secondFactor, at: event.at)
         case .signInSucceeded:

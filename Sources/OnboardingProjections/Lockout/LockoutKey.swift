@@ -31,3 +31,13 @@ public struct LockoutKey: Sendable, Hashable, Codable, Comparable, CustomStringC
         "\(user ?? "(unknown user)")@\(device ?? "(all devices)")/\(factor.rawValue)"
     }
 }
+
+extension SignInFailureReason {
+    /// A guess at a credential: counted toward the lockout (DESIGN.md §5).
+    public var isCountedFailure: Bool {
+        switch self {
+        case .invalidPassword, .invalidPasscode, .unknownUser, .biometricFailed: true
+        case .networkUnavailable, .serverError, .cancelled: false
+        }
+    }
+}

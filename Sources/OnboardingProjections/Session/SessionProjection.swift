@@ -262,16 +262,6 @@ extension FormField {
     var inUseText: String { self == .email ? SessionText.emailInUse : SessionText.usernameInUse }
 }
 
-extension SignInFailureReason {
-    /// A guess at a credential: counted toward the lockout (DESIGN.md §5).
-    var isCountedFailure: Bool {
-        switch self {
-        case .invalidPassword, .invalidPasscode, .unknownUser, .biometricFailed: true
-        case .networkUnavailable, .serverError, .cancelled: false
-        }
-    }
-}
-
 extension AccountCreationFailureReason {
     enum Problem {
         /// Shown under a field (the event's `field` when it names one, else this one).
