@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "OnboardingProjections", targets: ["OnboardingProjections"]),
         .library(name: "OnboardingStore", targets: ["OnboardingStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .executable(name: "onboard", targets: ["onboard"]),
     ],
     targets: [
@@ -26,16 +27,30 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
+        ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
+        // The reusable HTTP layer for `onboard serve`; knows no domain types.
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "OnboardingModel", dependencies: ["CSodium"]),
         .target(name: "OnboardingProjections", dependencies: ["OnboardingModel"]),
         .target(name: "OnboardingStore", dependencies: ["LMDB", "OnboardingModel", "OnboardingProjections"]),
-        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingModel", "OnboardingProjections"]),
+        // The sync protocol's wire types and limits (one place for client and server) and the client.
+        .target(name: "OnboardingSync", dependencies: ["OnboardingModel", "OnboardingStore", "OnboardingProjections"]),
+        // The reference sync server: routes, token store, per-device replicas, global lockout.
+        .target(name: "OnboardingServer", dependencies: ["OnboardingSync", "OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer"]),
+        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "OnboardingModelTests", dependencies: ["OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingProjectionsTests", dependencies: ["OnboardingProjections", "OnboardingModel", "TestSupport"]),
+        .testTarget(name: "OnboardingSyncTests", dependencies: ["OnboardingSync", "OnboardingServer", "OnboardingStore", "OnboardingModel", "TestSupport"]),
+        .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingSync", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
         .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel", "LMDB", "TestSupport"]),
     ],

@@ -106,6 +106,11 @@ extension Event {
         }
     }
 
+    /// Checks a device id by the rules of the envelope's `device` field.
+    public static func validate(deviceID: String) throws(EventValidationError) {
+        try validateDevice(deviceID)
+    }
+
     static func validateDevice(_ device: String) throws(EventValidationError) {
         let bytes = device.utf8
         guard !bytes.isEmpty, bytes.count <= Limits.maximumDeviceBytes else {

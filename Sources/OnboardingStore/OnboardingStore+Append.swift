@@ -91,6 +91,7 @@ extension OnboardingStore {
             }
             // Before any appender resumes: a caller that awaited `append` reads state with its event.
             advanceProjections(with: appended)
+            notifyObservers(appended)
             return results
         } catch {
             if requests.count > 1 {

@@ -28,6 +28,9 @@ public final class OnboardingStore: Sendable {
         public var deviceID: String?
         /// Initial LMDB map size; it grows by doubling when full.
         public var initialMapSizeBytes = 64 << 20
+        /// Keep the projections (lockout, session, users) current. A sync server's per-device
+        /// replicas turn it off: the server folds all devices together instead.
+        public var maintainProjections = true
         /// The lockout policy the store's projections use.
         public var lockoutPolicy = LockoutPolicy.mediawiki
         /// Write a projection snapshot after this many events (and on close): reopening then
@@ -49,6 +52,7 @@ public final class OnboardingStore: Sendable {
     let committer: GroupCommitter
     /// The projections, once loaded (eagerly for a writable store, on first use otherwise).
     let projections = Mutex<ProjectionCache>(ProjectionCache())
+    let observers = Mutex<[UUID: @Sendable ([Record]) -> Void]>([:])
     private let background = Mutex<BackgroundState>(BackgroundState())
 
     struct Databases: Sendable {
@@ -94,7 +98,7 @@ public final class OnboardingStore: Sendable {
             let store = OnboardingStore(path: path, deviceID: deviceID, options: options,
                                         environment: environment, databases: databases)
             store.committer.attach(store)
-            if !options.readOnly { try store.loadProjections() }
+            if !options.readOnly && options.maintainProjections { try store.loadProjections() }
             if options.durability == .relaxed && !options.readOnly { store.startRelaxedSync() }
             return store
         } catch let error as StoreError {
@@ -255,13 +259,4 @@ public final class OnboardingStore: Sendable {
 
     /// How many times the LMDB map grew.
     public var mapGrowthCount: Int { environment.mapGrowthCount }
-}
-
-extension Event {
-    /// Checks a device id by the rules of the envelope's `device` field.
-    public static func validate(deviceID: String) throws(EventValidationError) {
-        let probe = Event(id: UUID(), device: deviceID, at: Timestamp(millisecondsSince1970: 0), user: nil,
-                          session: nil, payload: .userSelected)
-        try probe.validate()
-    }
 }

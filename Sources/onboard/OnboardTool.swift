@@ -9,7 +9,7 @@ enum OnboardTool {
     static let commands: [CommandSpec] = [
         RecordCommand.spec, ImportCommand.spec, ExportCommand.spec, LogCommand.spec,
         StatsCommand.spec, VerifyCommand.spec, LockoutCommand.spec, SessionCommand.spec, UsersCommand.spec,
-        HistoryCommand.spec, DemoCommand.spec,
+        HistoryCommand.spec, SyncCommand.spec, ServeCommand.spec, EnrollCommand.spec, DemoCommand.spec,
     ]
 
     static var overview: String {
@@ -26,7 +26,8 @@ enum OnboardTool {
         }
         lines += [
             "",
-            "Every command takes --store PATH (default: $ONBOARD_STORE or ./onboarding.lmdb) and --help.",
+            "Every command takes --help. Store commands take --store PATH (default: $ONBOARD_STORE or",
+            "./onboarding.lmdb); serve and enroll take --data PATH, the sync server's directory.",
             "Start with: onboard demo",
         ]
         return lines.joined(separator: "\n")

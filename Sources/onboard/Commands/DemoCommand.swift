@@ -1,5 +1,12 @@
 import Foundation
+import HTTPServer
 import OnboardingModel
+import OnboardingServer
+import OnboardingSync
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import OnboardingProjections
 import OnboardingStore
 
@@ -40,6 +47,57 @@ enum DemoCommand {
             throw CLIError(error)
         } catch {
             throw CLIError(ExitCode.software, "onboard demo: \(error)")
+        }
+    }
+
+    /// Starts a sync server on a free loopback port, uploads the log, and shows what the server
+    /// acknowledged and the history it serves an auditor.
+    static func syncToLoopbackServer(_ store: OnboardingStore, output: inout Output) throws(CLIError) {
+        output.line()
+        output.line("\(scenes.count + 2). Sync: the log replays to a server once sign-in completes")
+        let data = store.path + "-server"
+        let server = try storeCall { try SyncServer(dataDirectory: data) }
+        defer { server.close() }
+        let http = HTTPServer(port: 0, limits: SyncHTTPHandler.limits, handler: SyncHTTPHandler(server: server))
+        try storeCall { try http.start() }
+        defer { http.stop() }
+        let base = URL(string: "http://127.0.0.1:\(http.port)")!
+        let deviceToken = try storeCall { try server.tokens.issue(role: .device, device: store.deviceID) }
+        let auditorToken = try storeCall { try server.tokens.issue(role: .auditor) }
+        output.line("   server on \(base.absoluteString), data in \(data); \(store.deviceID) enrolled")
+        output.flush()
+        let transport = URLSessionTransport(baseURL: base)
+        let client = SyncClient(store: store, transport: transport, token: deviceToken, batchEvents: 16)
+        let summary = try wait { () async throws(SyncError) -> SyncSummary in try await client.run() }
+        output.line("   the server acknowledged seq \(summary.acknowledgedSeq): \(summary.appended) events in \(summary.batches) batches,")
+        output.line("   stored durably with the same seqs and hashes as this device")
+        let history = try wait { () async throws -> SyncResponse in
+            try await transport.send(SyncRequest(method: "GET", path: SyncPaths.history(user: "alice"),
+                                                 headers: ["authorization": "Bearer \(auditorToken)"]))
+        }
+        if history.status == 200, let value = try? JSONValue.parse(bytes: history.body),
+           case .array(let attempts)? = value["attempts"], case .array(let sessions)? = value["sessions"] {
+            let failed = attempts.filter { $0["outcome"] == .string("failed") }.count
+            output.line("   an auditor asks for alice's history across devices: \(attempts.count) attempts (\(failed) failed), \(sessions.count) sessions")
+        } else {
+            output.line("   the history request failed with status \(history.status)")
+        }
+    }
+
+    /// Runs async work from the synchronous command line.
+    static func wait<T: Sendable, E: Error>(_ work: @escaping @Sendable () async throws(E) -> T) throws(CLIError) -> T {
+        let box = Mutex<Result<T, E>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let result: Result<T, E>
+            do throws(E) { result = .success(try await work()) } catch { result = .failure(error) }
+            box.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        switch box.withLock({ $0 })! {
+        case .success(let value): return value
+        case .failure(let error): throw CLIError(ExitCode.unavailable, "onboard demo: sync failed: \(error)")
         }
     }
 
@@ -192,6 +250,7 @@ enum DemoCommand {
         let found = try storeCall { try store.users(at: clock, search: "jose") }
         let names = found.sections.last?.rows.map { $0.profile.displayName } ?? []
         output.line("   search \"jose\" finds: \(names.joined(separator: ", "))")
+        try syncToLoopbackServer(store, output: &output)
         let report = try storeCall { try store.verify() }
         let stats = try storeCall { try store.stats() }
         output.line()
@@ -203,6 +262,7 @@ enum DemoCommand {
         output.line("  onboard log --store \(path)")
         output.line("  onboard export --store \(path) --format csv")
         output.line("  onboard verify --store \(path)")
+        output.line("  onboard serve --data \(path)-server --port 8080   # the server the demo synced to")
         output.flush()
         return ExitCode.success
     }

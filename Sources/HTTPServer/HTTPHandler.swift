@@ -1,0 +1,34 @@
+/// Answers requests for an ``HTTPServer``.
+///
+/// Every conformer must satisfy:
+/// - `handle` is **synchronous** and runs on one of libmicrohttpd's connection threads (one thread
+///   per connection, never the Swift cooperative pool), possibly on many threads at once. It may
+///   block — on a lock, a disk write, an fsync — without stalling other connections, but every
+///   blocked call holds a connection slot (see ``HTTPServer/Limits/connectionLimit``), so keep it
+///   bounded. Do not `await` into an actor from here by blocking on a semaphore while that actor
+///   could be waiting on this thread.
+/// - It never traps on bad input: malformed paths, methods, headers or bodies get a 4xx response.
+/// - It returns a response for every request; status codes and bodies are its business (the
+///   server only answers 413 / 431 itself, before the handler runs).
+///
+/// ```swift
+/// struct Hello: HTTPHandler {
+///     func handle(_ request: HTTPRequest) -> HTTPResponse { .text("hello \(request.path)") }
+/// }
+/// ```
+public protocol HTTPHandler: Sendable {
+    func handle(_ request: HTTPRequest) -> HTTPResponse
+}
+
+/// An ``HTTPHandler`` made from a closure, for small servers and tests.
+///
+/// ```swift
+/// let server = HTTPServer(handler: ClosureHTTPHandler { _ in .text("ok") })
+/// ```
+public struct ClosureHTTPHandler: HTTPHandler {
+    private let body: @Sendable (HTTPRequest) -> HTTPResponse
+
+    public init(_ body: @escaping @Sendable (HTTPRequest) -> HTTPResponse) { self.body = body }
+
+    public func handle(_ request: HTTPRequest) -> HTTPResponse { body(request) }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// What an ``HTTPHandler`` answers. `Content-Length` is computed by the server; do not set it (nor
+/// `Transfer-Encoding`), or libmicrohttpd refuses the header and the client gets a 500. A header
+/// with an empty value is left out (libmicrohttpd cannot send one).
+///
+/// ```swift
+/// return .json(status: 201, #"{"appended":3}"#)
+/// return .error(status: 404, "no route for GET /nope")
+/// ```
+public struct HTTPResponse: Sendable, Equatable {
+    /// The status code; anything outside 200...599 is replaced by a 500 when sent.
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A response with a JSON body (already encoded) and `Content-Type: application/json`.
+    public static func json(status: Int = 200, _ body: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    /// A response with a JSON body given as text and `Content-Type: application/json`.
+    public static func json(status: Int = 200, _ text: String) -> HTTPResponse {
+        json(status: status, Array(text.utf8))
+    }
+
+    /// A response whose body is `value` encoded as JSON with sorted keys.
+    public static func json<Value: Encodable>(status: Int = 200, encoding value: Value) throws -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return json(status: status, Array(try encoder.encode(value)))
+    }
+
+    /// A plain-text response (`text/plain; charset=utf-8`).
+    public static func text(status: Int = 200, _ text: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(text.utf8))
+    }
+
+    /// The server's uniform error shape, `{"error": message}`, so every client parses one format.
+    /// The message should say what was wrong and what to do; never put secrets in it.
+    public static func error(status: Int, _ message: String) -> HTTPResponse {
+        let body = (try? JSONEncoder().encode(["error": message])).map { Array($0) }
+            ?? Array(#"{"error":"internal error"}"#.utf8)
+        return json(status: status, body)
+    }
+}

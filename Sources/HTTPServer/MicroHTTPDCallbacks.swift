@@ -1,0 +1,228 @@
+import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The C callbacks libmicrohttpd calls on its connection threads. They must not capture context
+// (they are C function pointers): the server reaches them through the `cls` pointer (an unretained
+// `ServerCore`) and the per-request pointer (a retained `RequestContext`). They never trap on
+// input: every failure becomes an HTTP error response or, when even that fails, `MHD_NO`, which
+// makes libmicrohttpd close the connection.
+
+/// MHD calls this once when a request's headers are complete (`*requestPointer == nil`), then once
+/// per chunk of body (`*uploadSize > 0`; we must consume it and set it to 0), then once with
+/// `*uploadSize == 0` when the body is complete — that is when the handler runs.
+func onboardAccessHandler(
+    _ serverPointer: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ url: UnsafePointer<CChar>?,
+    _ method: UnsafePointer<CChar>?,
+    _ version: UnsafePointer<CChar>?,
+    _ uploadData: UnsafePointer<CChar>?,
+    _ uploadSize: UnsafeMutablePointer<Int>?,
+    _ requestPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let serverPointer, let connection, let uploadSize, let requestPointer else { return .NO }
+    let core = Unmanaged<ServerCore>.fromOpaque(serverPointer).takeUnretainedValue()
+
+    guard let existing = requestPointer.pointee else {
+        let context = RequestContext(
+            method: method.map { String(cString: $0) } ?? "",
+            path: url.map { String(cString: $0) } ?? "",
+            started: ContinuousClock.now)
+        requestPointer.pointee = Unmanaged.passRetained(context).toOpaque()
+        core.requestStarted()
+        return headersArrived(core, connection, context)
+    }
+    let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
+
+    let chunkBytes = uploadSize.pointee
+    if chunkBytes > 0 {
+        uploadSize.pointee = 0 // consumed, whatever we do with it
+        return bodyChunkArrived(core, context, uploadData, chunkBytes)
+    }
+
+    switch context.phase {
+    case .responded:
+        return .YES
+    case .discarding:
+        return respond(core, connection, context, .error(
+            status: 413,
+            "request body is larger than \(core.limits.maximumRequestBodyBytes) bytes; send smaller batches"))
+    case .receiving:
+        let request = HTTPRequest(
+            method: context.method, path: context.path, query: context.query, headers: context.headers,
+            body: context.body, remoteAddress: context.remoteAddress)
+        context.body = [] // the request owns the bytes now; do not hold two copies until completion
+        return respond(core, connection, context, core.handler.handle(request))
+    }
+}
+
+private func headersArrived(
+    _ core: ServerCore, _ connection: OpaquePointer, _ context: RequestContext
+) -> MHD_Result {
+    // Counting first (no iterator) keeps a flood of headers from being copied into Swift strings.
+    let headerCount = Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil))
+    if headerCount > core.limits.maximumHeaderCount {
+        return respond(core, connection, context, .error(
+            status: 431, "request has \(headerCount) header fields; at most \(core.limits.maximumHeaderCount) are accepted"))
+    }
+    let contextPointer = Unmanaged.passUnretained(context).toOpaque()
+    _ = MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, contextPointer)
+    _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, collectQueryArgument, contextPointer)
+    context.remoteAddress = describe(onboard_mhd_client_address(connection))
+
+    // A declared length over the limit is refused before reading a byte of it: responding now makes
+    // MHD skip the body (and the `100 Continue`) and close the connection afterwards.
+    if let declared = context.headers["Content-Length"] {
+        guard let length = UInt64(declared.trimmingASCIISpaces()) else {
+            return respond(core, connection, context, .error(status: 400, "Content-Length is not a number"))
+        }
+        if length > UInt64(core.limits.maximumRequestBodyBytes) {
+            return respond(core, connection, context, .error(
+                status: 413,
+                "request body is \(length) bytes; at most \(core.limits.maximumRequestBodyBytes) are accepted; send smaller batches"))
+        }
+        context.body.reserveCapacity(Int(length))
+    }
+    return .YES
+}
+
+private func bodyChunkArrived(
+    _ core: ServerCore, _ context: RequestContext, _ data: UnsafePointer<CChar>?, _ byteCount: Int
+) -> MHD_Result {
+    context.bodyBytesReceived += byteCount
+    switch context.phase {
+    case .responded:
+        return .YES
+    case .receiving:
+        // Only a chunked body (no Content-Length) can get here over the limit.
+        if context.body.count + byteCount > core.limits.maximumRequestBodyBytes {
+            context.phase = .discarding
+            context.body = []
+        } else {
+            guard let data else { return .NO }
+            context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: byteCount))
+            return .YES
+        }
+        fallthrough
+    case .discarding:
+        let discarded = context.bodyBytesReceived - core.limits.maximumRequestBodyBytes
+        // Past the discard bound we stop reading: MHD_NO closes the connection without a response.
+        return discarded > core.limits.maximumDiscardedBodyBytes ? .NO : .YES
+    }
+}
+
+/// Sends `response`, replacing it with a 500 when libmicrohttpd refuses its status or a header.
+private func respond(
+    _ core: ServerCore, _ connection: OpaquePointer, _ context: RequestContext, _ response: HTTPResponse
+) -> MHD_Result {
+    var response = response
+    if !(200...599).contains(response.status) {
+        response = .error(status: 500, "the handler answered with status \(response.status), which is not in 200...599")
+    }
+    if core.draining { response.headers.replaceOrAdd(name: "Connection", value: "close") }
+
+    guard let built = makeResponse(response) ?? makeResponse(.error(
+        status: 500, "the handler's response had a header libmicrohttpd refused (Content-Length, or a newline in a name or value)"))
+    else { return .NO }
+    defer { MHD_destroy_response(built.pointer) }
+    let queued = MHD_queue_response(connection, UInt32(built.status), built.pointer)
+    if queued == .YES {
+        context.phase = .responded
+        context.status = built.status
+        context.responseBodyBytes = built.bodyBytes
+    }
+    return queued
+}
+
+private func makeResponse(_ response: HTTPResponse) -> (pointer: OpaquePointer, status: Int, bodyBytes: Int)? {
+    let created = response.body.withUnsafeBytes { bytes in
+        // MUST_COPY: MHD copies the bytes, so the Swift array may go away when this returns.
+        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let created else { return nil }
+    // libmicrohttpd (0.9.75) refuses a header with an empty value; such a header means the same as
+    // an absent one, so it is left out rather than failing the whole response.
+    for (name, value) in response.headers where !value.isEmpty
+        && MHD_add_response_header(created, name, value) != .YES {
+        MHD_destroy_response(created)
+        return nil
+    }
+    return (created, response.status, response.body.count)
+}
+
+/// Runs once per request whose access handler was called, after the response is sent or the
+/// request is abandoned; the last moment the request context is reachable, so it is released here.
+func onboardRequestCompleted(
+    _ serverPointer: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ requestPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ termination: MHD_RequestTerminationCode
+) {
+    guard let serverPointer, let requestPointer, let raw = requestPointer.pointee else { return }
+    requestPointer.pointee = nil
+    let core = Unmanaged<ServerCore>.fromOpaque(serverPointer).takeUnretainedValue()
+    let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+    core.accessLog?(HTTPAccessLogEntry(
+        method: context.method, path: context.path, status: context.status,
+        requestBodyBytes: context.bodyBytesReceived, responseBodyBytes: context.responseBodyBytes,
+        duration: ContinuousClock.now - context.started,
+        completed: termination == .REQUEST_TERMINATED_COMPLETED_OK))
+    core.requestFinished()
+}
+
+private func collectHeader(
+    _ contextPointer: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind,
+    _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?
+) -> MHD_Result {
+    guard let contextPointer, let key else { return .YES }
+    let context = Unmanaged<RequestContext>.fromOpaque(contextPointer).takeUnretainedValue()
+    context.headers.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+    return .YES
+}
+
+private func collectQueryArgument(
+    _ contextPointer: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind,
+    _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?
+) -> MHD_Result {
+    guard let contextPointer, let key else { return .YES }
+    let context = Unmanaged<RequestContext>.fromOpaque(contextPointer).takeUnretainedValue()
+    let name = String(cString: key)
+    if context.query[name] == nil {
+        context.query[name] = value.map { String(cString: $0) } ?? ""
+    }
+    return .YES
+}
+
+/// The numeric host of an IPv4 or IPv6 socket address, or "unknown".
+private func describe(_ address: UnsafePointer<sockaddr>?) -> String {
+    guard let address else { return "unknown" }
+    var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+    let written: UnsafePointer<CChar>?
+    switch Int32(address.pointee.sa_family) {
+    case AF_INET:
+        written = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
+            withUnsafePointer(to: ipv4.pointee.sin_addr) { inet_ntop(AF_INET, $0, &text, socklen_t(text.count)) }
+        }
+    case AF_INET6:
+        written = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ipv6 in
+            withUnsafePointer(to: ipv6.pointee.sin6_addr) { inet_ntop(AF_INET6, $0, &text, socklen_t(text.count)) }
+        }
+    default:
+        return "unknown"
+    }
+    guard written != nil else { return "unknown" }
+    return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+extension String {
+    fileprivate func trimmingASCIISpaces() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(self[first...last])
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import OnboardingModel
+import OnboardingStore
+import Synchronization
+
+/// The server's copy of every device's log: one ``OnboardingStore`` per device under
+/// `DATA/devices/`, holding exactly the device's records at the same seqs with the same hashes.
+/// The same storage code as the device, durable (`full`) before anything is acknowledged.
+final class DeviceReplicas: Sendable {
+    let directory: String
+    private let stores = Mutex<[String: OnboardingStore]>([:])
+
+    init(directory: String) throws {
+        self.directory = directory
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+    }
+
+    /// Directory names are the device id in hex: ids may contain `.` and `:`, and `..` must not
+    /// become a path.
+    func path(for device: String) -> String {
+        (directory as NSString).appendingPathComponent(Digest.hexString(Array(device.utf8)))
+    }
+
+    /// The device's replica, opened (and created) on first use and kept open.
+    func store(for device: String) throws(StoreError) -> OnboardingStore {
+        if let open = stores.withLock({ $0[device] }) { return open }
+        var options = OnboardingStore.Options()
+        options.deviceID = device
+        options.maintainProjections = false
+        let store = try OnboardingStore.open(at: path(for: device), options: options)
+        return stores.withLock { stores in
+            if let raced = stores[device] { return raced }
+            stores[device] = store
+            return store
+        }
+    }
+
+    func closeAll() {
+        let all = stores.withLock { stores in
+            defer { stores.removeAll() }
+            return Array(stores.values)
+        }
+        for store in all { store.close() }
+    }
+}
+
+extension Digest {
+    /// Lowercase hex of arbitrary bytes (not only 32-byte digests).
+    static func hexString(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

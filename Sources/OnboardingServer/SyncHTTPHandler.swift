@@ -1,0 +1,41 @@
+import Foundation
+import HTTPServer
+import OnboardingSync
+
+/// Serves a ``SyncServer`` over libmicrohttpd: translates HTTP requests into the protocol's
+/// ``SyncRequest`` and back. All protocol logic stays in the router.
+///
+/// ```swift
+/// let http = HTTPServer(port: 8080, limits: SyncHTTPHandler.limits, handler: SyncHTTPHandler(server: server))
+/// try http.start()
+/// ```
+public struct SyncHTTPHandler: HTTPHandler {
+    public let server: SyncServer
+
+    public init(server: SyncServer) { self.server = server }
+
+    /// The HTTP layer refuses bodies over the protocol's limit before buffering them (413).
+    public static var limits: HTTPServer.Limits {
+        var limits = HTTPServer.Limits()
+        limits.maximumRequestBodyBytes = SyncLimits.maximumBodyBytes
+        return limits
+    }
+
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        // libmicrohttpd hands over the path already percent-decoded; the router decodes user ids
+        // itself, so encode each segment back once.
+        var path = request.path.split(separator: "/", omittingEmptySubsequences: false)
+            .map { SyncPaths.percentEncoded(String($0)) }.joined(separator: "/")
+        if !request.query.isEmpty {
+            path += "?" + request.query.sorted { $0.key < $1.key }
+                .map { "\(SyncPaths.percentEncoded($0.key))=\(SyncPaths.percentEncoded($0.value))" }
+                .joined(separator: "&")
+        }
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.lowercased()] = field.value }
+        let response = server.handle(SyncRequest(method: request.method, path: path, headers: headers, body: request.body))
+        var httpHeaders = HTTPHeaders()
+        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { httpHeaders.add(name: name, value: value) }
+        return HTTPResponse(status: response.status, headers: httpHeaders, body: response.body)
+    }
+}

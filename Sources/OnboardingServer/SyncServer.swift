@@ -1,0 +1,355 @@
+import Foundation
+import OnboardingModel
+import OnboardingProjections
+import OnboardingStore
+import OnboardingSync
+import Synchronization
+
+/// The reference sync server's logic, independent of HTTP: a router from ``SyncRequest`` to
+/// ``SyncResponse`` (the HTTP adapter and the in-memory transport both call ``handle(_:)``).
+///
+/// ```swift
+/// let server = try SyncServer(dataDirectory: "/var/lib/onboard")
+/// let token = try server.tokens.issue(role: .device, device: "kiosk-7")
+/// let response = server.handle(SyncRequest(method: "GET", path: "/v1/devices/kiosk-7/cursor",
+///                                          headers: ["authorization": "Bearer \(token)"]))
+/// ```
+///
+/// Storage: `DATA/server` holds the hashed tokens and the enrolled devices; `DATA/devices/<hex id>`
+/// one replica store per device. Every acknowledged record is durable first. The server folds all
+/// devices' records into one lockout engine keyed `(user, factor)` across devices.
+public final class SyncServer: Sendable {
+    public let dataDirectory: String
+    public let tokens: TokenStore
+    let replicas: DeviceReplicas
+    /// Devices with an upload in progress: a second concurrent upload of one device gets 429.
+    private let inFlight = Mutex<Set<String>>([])
+    private let shuttingDown = Atomic<Bool>(false)
+    /// The cross-device lockout, and the event ids it has applied: a device log may hold events
+    /// imported from another device, and the global views count each event once.
+    private let global: Mutex<(engine: LockoutEngine, seen: Set<UUID>)>
+    /// The admin token created on first start, when there was none (written to `DATA/admin.token`).
+    public let createdAdminToken: String?
+
+    public init(dataDirectory: String, policy: LockoutPolicy = .mediawiki) throws {
+        self.dataDirectory = dataDirectory
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        tokens = try TokenStore(directory: (dataDirectory as NSString).appendingPathComponent("server"))
+        replicas = try DeviceReplicas(directory: (dataDirectory as NSString).appendingPathComponent("devices"))
+        if try tokens.hasAdmin() {
+            createdAdminToken = nil
+        } else {
+            let token = try tokens.issue(role: .admin)
+            let file = (dataDirectory as NSString).appendingPathComponent("admin.token")
+            _ = FileManager.default.createFile(atPath: file, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            createdAdminToken = token
+        }
+        // The global lockout: every device's records, merged by time.
+        var engine = LockoutEngine(policy: policy, acrossDevices: true)
+        var all: [Record] = []
+        for device in try tokens.enrolledDevices() {
+            let store = try replicas.store(for: device)
+            try store.forEachRecord { record in
+                all.append(record)
+                return true
+            }
+        }
+        all.sort { ($0.event.at, $0.event.device, $0.seq) < ($1.event.at, $1.event.device, $1.seq) }
+        var seen = Set<UUID>()
+        for record in all where seen.insert(record.event.id).inserted { engine.apply(record) }
+        global = Mutex((engine, seen))
+    }
+
+    /// Refuse new requests with 503 (in-flight ones finish), then close the stores.
+    public func beginShutdown() { shuttingDown.store(true, ordering: .sequentiallyConsistent) }
+
+    public func close() {
+        beginShutdown()
+        replicas.closeAll()
+        tokens.close()
+    }
+
+    // MARK: Routing
+
+    public func handle(_ request: SyncRequest) -> SyncResponse {
+        if shuttingDown.load(ordering: .sequentiallyConsistent) {
+            return failure(503, "unavailable", "the server is shutting down; retry shortly", retryAfter: 5)
+        }
+        switch SyncServer.route(method: request.method, path: request.path) {
+        case .health: return json(200, SyncWire.encode(.object([.init("status", .string("ok"))])))
+        case .enrol: return admin(request) { try self.enrol(request) }
+        case .issueDeviceToken(let device): return admin(request) { try self.issueDeviceToken(device) }
+        case .revokeDeviceTokens(let device):
+            return admin(request) {
+                guard self.tokens.isEnrolled(device) else { return self.failure(404, "not_found", "device \(device) is not enrolled") }
+                _ = try self.tokens.revoke(device: device)
+                return SyncResponse(status: 204)
+            }
+        case .issueAuditorToken:
+            return admin(request) { self.json(201, SyncWire.tokenBody(role: "auditor", device: nil, token: try self.tokens.issue(role: .auditor))) }
+        case .cursor(let device): return readDevice(request, device) { try self.cursor(device) }
+        case .upload(let device): return upload(request, device: device)
+        case .history(let user): return auditor(request, user) { user in try self.history(user) }
+        case .lockout(let user):
+            var at: Timestamp?
+            if let text = SyncServer.query(request.path)["at"] {
+                do { at = try Timestamp(iso8601: text) } catch {
+                    return failure(400, "malformed", "query parameter at: \(error)")
+                }
+            }
+            return auditor(request, user) { user in self.json(200, SyncWire.encode(.array(self.globalLockoutEntries(user: user, at: at).map(\.jsonValue)))) }
+        case .wrongMethod:
+            return failure(405, "method_not_allowed", "\(request.method) is not allowed on \(request.path); see docs/sync-protocol.md")
+        case .notFound:
+            return failure(404, "not_found", "no such endpoint \(request.path); see docs/sync-protocol.md")
+        }
+    }
+
+    enum Route: Equatable {
+        case health, enrol, issueAuditorToken, wrongMethod, notFound
+        case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
+        case history(String), lockout(String)
+    }
+
+    /// The endpoint a method and path name (the query string is ignored).
+    static func route(method: String, path: String) -> Route {
+        let parts = path.split(separator: "?", maxSplits: 1).first.map { $0.split(separator: "/").map(String.init) } ?? []
+        guard parts.first == "v1" else { return .notFound }
+        let rest = Array(parts.dropFirst())
+        let candidates: [(String, Route)]
+        switch rest.count {
+        case 1 where rest[0] == "health": candidates = [("GET", .health)]
+        case 1 where rest[0] == "devices": candidates = [("POST", .enrol)]
+        case 1 where rest[0] == "auditors": candidates = [("POST", .issueAuditorToken)]
+        case 3 where rest[0] == "devices" && rest[2] == "tokens":
+            candidates = [("POST", .issueDeviceToken(rest[1])), ("DELETE", .revokeDeviceTokens(rest[1]))]
+        case 3 where rest[0] == "devices" && rest[2] == "cursor": candidates = [("GET", .cursor(rest[1]))]
+        case 3 where rest[0] == "devices" && rest[2] == "events": candidates = [("POST", .upload(rest[1]))]
+        case 3 where rest[0] == "users" && rest[2] == "history": candidates = [("GET", .history(rest[1]))]
+        case 3 where rest[0] == "users" && rest[2] == "lockout": candidates = [("GET", .lockout(rest[1]))]
+        default: return .notFound
+        }
+        return candidates.first { $0.0 == method }?.1 ?? .wrongMethod
+    }
+
+    // MARK: Authorisation
+
+    private enum Authorization {
+        case granted(TokenGrant)
+        case refused(SyncResponse)
+    }
+
+    private func grant(_ request: SyncRequest) -> Authorization {
+        guard let token = request.bearerToken else {
+            return .refused(failure(401, "unauthorized", "missing bearer token; send Authorization: Bearer <token>"))
+        }
+        guard let grant = tokens.grant(for: token) else {
+            return .refused(failure(401, "unauthorized", "unknown or revoked token; ask the server's admin for a new one"))
+        }
+        return .granted(grant)
+    }
+
+    private func admin(_ request: SyncRequest, _ body: () throws -> SyncResponse) -> SyncResponse {
+        switch grant(request) {
+        case .refused(let response): return response
+        case .granted(let grant) where grant.role != .admin:
+            return failure(403, "forbidden", "this needs an admin token")
+        case .granted: return guarded(body)
+        }
+    }
+
+    private func auditor(_ request: SyncRequest, _ encodedUser: String, _ body: (String) throws -> SyncResponse) -> SyncResponse {
+        switch grant(request) {
+        case .refused(let response): return response
+        case .granted(let grant) where grant.role == .device:
+            return failure(403, "forbidden", "a device token cannot read users' histories; use an auditor token")
+        case .granted:
+            guard let user = SyncPaths.percentDecoded(encodedUser), !user.isEmpty else {
+                return failure(400, "malformed", "the user in the path is not valid percent-encoded UTF-8")
+            }
+            return guarded { try body(user) }
+        }
+    }
+
+    private func readDevice(_ request: SyncRequest, _ device: String, _ body: () throws -> SyncResponse) -> SyncResponse {
+        switch grant(request) {
+        case .refused(let response): return response
+        case .granted(let grant) where grant.role == .device && grant.device != device:
+            return failure(403, "forbidden", "this token belongs to device \(grant.device ?? "?"), not \(device)")
+        case .granted:
+            guard tokens.isEnrolled(device) else { return failure(404, "not_found", "device \(device) is not enrolled") }
+            return guarded(body)
+        }
+    }
+
+    private func guarded(_ body: () throws -> SyncResponse) -> SyncResponse {
+        do { return try body() } catch let error as SyncWireError {
+            return failure(400, "malformed", error.message)
+        } catch {
+            return failure(500, "internal", "the server failed: \(error)")
+        }
+    }
+
+    // MARK: Endpoints
+
+    private func enrol(_ request: SyncRequest) throws -> SyncResponse {
+        if let refusal = checkJSON(request) { return refusal }
+        let device = try SyncWire.enrolment(from: request.body)
+        return try issueDeviceToken(device)
+    }
+
+    private func issueDeviceToken(_ device: String) throws -> SyncResponse {
+        do { try Event.validate(deviceID: device) } catch { return failure(400, "malformed", "device id \(error.message)") }
+        let token = try tokens.issue(role: .device, device: device)
+        _ = try replicas.store(for: device)
+        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token))
+    }
+
+    private func cursor(_ device: String) throws -> SyncResponse {
+        let head = try replicas.store(for: device).head()
+        return json(200, SyncWire.cursorBody(.init(device: device, acknowledgedSeq: head.seq, headHash: head.hash)))
+    }
+
+    private func history(_ user: String) throws -> SyncResponse {
+        var records: [Record] = []
+        var devices: [String] = []
+        for device in try tokens.enrolledDevices() {
+            let found = try replicas.store(for: device).records(user: user)
+            if !found.isEmpty { devices.append(device) }
+            records += found
+        }
+        records.sort { ($0.event.at, $0.event.device, $0.seq) < ($1.event.at, $1.event.device, $1.seq) }
+        var seen = Set<UUID>()
+        records = records.filter { seen.insert($0.event.id).inserted }
+        let history = History.build(user: user, records: records)
+        guard case .object(var members) = history.jsonValue else { return failure(500, "internal", "history did not encode") }
+        members.append(.init("devices", .array(devices.map { .string($0) })))
+        return json(200, SyncWire.encode(.object(members)))
+    }
+
+    /// The query parameters of a path (`?a=1&b=2`), percent-decoded.
+    static func query(_ path: String) -> [String: String] {
+        guard let start = path.firstIndex(of: "?") else { return [:] }
+        var result: [String: String] = [:]
+        for pair in path[path.index(after: start)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            if let key = parts.first.flatMap(SyncPaths.percentDecoded) {
+                result[key] = parts.count > 1 ? SyncPaths.percentDecoded(parts[1]) : ""
+            }
+        }
+        return result
+    }
+
+    /// The cross-device lockout keys of `user` at `at` (default: now).
+    public func globalLockoutEntries(user: String, at: Timestamp? = nil) -> [LockoutEngine.Entry] {
+        let now = at ?? Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        return global.withLock { global in global.engine.entries(at: now).filter { $0.key.user == user } }
+    }
+
+    /// Checks the whole batch against the replica, then appends the new suffix atomically and
+    /// durably; answers only after the commit.
+    private func upload(_ request: SyncRequest, device: String) -> SyncResponse {
+        let authorised: TokenGrant
+        switch grant(request) {
+        case .refused(let response): return response
+        case .granted(let grant): authorised = grant
+        }
+        guard authorised.role == .device else { return failure(403, "forbidden", "only the device's own token may upload its log") }
+        guard authorised.device == device else {
+            return failure(403, "forbidden", "this token belongs to device \(authorised.device ?? "?"), not \(device); a device may only write its own log")
+        }
+        if let refusal = checkJSON(request) { return refusal }
+        guard request.body.count <= SyncLimits.maximumBodyBytes else {
+            return failure(413, "too_large", "the body is \(request.body.count) bytes; at most \(SyncLimits.maximumBodyBytes) per upload, send smaller batches")
+        }
+        let claimed = inFlight.withLock { busy in busy.insert(device).inserted }
+        guard claimed else { return failure(429, "busy", "an upload of \(device) is already in progress; retry after it", retryAfter: 1) }
+        defer { _ = inFlight.withLock { $0.remove(device) } }
+        return guarded { try self.ingest(request.body, device: device) }
+    }
+
+    private func ingest(_ body: [UInt8], device: String) throws -> SyncResponse {
+        let upload = try SyncWire.upload(from: body)
+        guard upload.device == device else {
+            return failure(400, "malformed", "body.device is \(upload.device) but the path names \(device)")
+        }
+        let store = try replicas.store(for: device)
+        let head = try store.head()
+        var outcomes: [SyncWire.Outcome] = []
+        var fresh: [Record] = []
+        func refuse(_ status: Int, _ code: String, _ message: String, at index: Int, expected: UInt64? = nil) -> SyncResponse {
+            let results = outcomes.map { SyncWire.Outcome(seq: $0.seq, kind: .refused, reason: "batch_refused") }
+                + upload.records[index...].enumerated().map { offset, record in
+                    SyncWire.Outcome(seq: record.seq, kind: .refused, reason: offset == 0 ? code : "batch_refused")
+                }
+            return SyncResponse(status: status, headers: ["content-type": SyncWire.contentType],
+                                body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expected), results: results))
+        }
+        for (index, record) in upload.records.enumerated() {
+            if record.seq <= head.seq {
+                let stored = try store.record(at: record.seq)
+                guard let stored, stored.hash == record.hash, stored.event == record.event else {
+                    return refuse(409, "fork", "seq \(record.seq) differs from the record the server holds for \(device); the device log was rewritten", at: index)
+                }
+                outcomes.append(.init(seq: record.seq, kind: .duplicate))
+                continue
+            }
+            let previous = fresh.last?.hash ?? head.hash
+            if fresh.isEmpty && record.seq != head.seq + 1 {
+                return refuse(409, "gap", "the server holds \(device) up to seq \(head.seq); send from seq \(head.seq + 1)",
+                              at: index, expected: head.seq + 1)
+            }
+            let recomputed = RecordCodec.encode(record.event, seq: record.seq, previousHash: previous)
+            guard record.previousHash == previous, Array(recomputed[1...Digest.byteCount]) == record.hash.bytes else {
+                return refuse(409, "chain_broken", "seq \(record.seq) does not hash to its claimed hash after the previous record; it was forged or damaged", at: index)
+            }
+            fresh.append(record)
+            outcomes.append(.init(seq: record.seq, kind: .appended))
+        }
+        if !fresh.isEmpty {
+            let appendError: StoreError?
+            do {
+                _ = try store.appendBlocking(fresh.map(\.event), claimedSeqs: fresh.map(\.seq), expectedHead: head.seq)
+                appendError = nil
+            } catch {
+                appendError = error
+            }
+            if let appendError {
+                if appendError.code == .headMoved {
+                    // Another writer moved the replica between the check and the append: a race,
+                    // not a divergence. The client retries and is then told where the log stands.
+                    return failure(503, "unavailable", "the log of \(device) changed during the upload; retry", retryAfter: 1)
+                }
+                guard appendError.code == .conflict || appendError.code == .seqMismatch else { throw appendError }
+                outcomes.removeAll()
+                return refuse(409, "fork", "the server cannot append: \(appendError.message)", at: 0)
+            }
+            global.withLock { global in
+                for record in fresh where global.seen.insert(record.event.id).inserted { global.engine.apply(record) }
+            }
+        }
+        let now = try store.head()
+        return json(200, SyncWire.uploadResponseBody(.init(device: device, acknowledgedSeq: now.seq, headHash: now.hash), outcomes: outcomes))
+    }
+
+    // MARK: Responses
+
+    private func checkJSON(_ request: SyncRequest) -> SyncResponse? {
+        let type = request.headers["content-type"]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard type == SyncWire.contentType else {
+            return failure(415, "unsupported_media_type", "send Content-Type: application/json (got \(request.headers["content-type"] ?? "none"))")
+        }
+        return nil
+    }
+
+    private func json(_ status: Int, _ body: [UInt8]) -> SyncResponse {
+        SyncResponse(status: status, headers: ["content-type": SyncWire.contentType], body: body)
+    }
+
+    func failure(_ status: Int, _ code: String, _ message: String, retryAfter: Int? = nil) -> SyncResponse {
+        var headers = ["content-type": SyncWire.contentType]
+        if let retryAfter { headers["retry-after"] = String(retryAfter) }
+        return SyncResponse(status: status, headers: headers, body: SyncWire.errorBody(.init(code: code, message: message)))
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import LMDB
+import OnboardingModel
+
+/// What a bearer token lets its holder do.
+public enum TokenRole: String, Sendable, Hashable {
+    /// Enrol devices, issue and revoke tokens.
+    case admin
+    /// Upload and read its own device's log, nothing else.
+    case device
+    /// Read every device's log and every user's history; write nothing.
+    case auditor
+}
+
+/// A token's rights: its role and, for a device token, the device.
+public struct TokenGrant: Sendable, Hashable {
+    public var role: TokenRole
+    public var device: String?
+}
+
+/// The server's credentials, in their own LMDB environment (`DATA/server`). Tokens are stored
+/// only as BLAKE2b-256 hashes: a token is 32 random bytes, so a fast hash cannot be reversed, and
+/// a copy of the database grants nothing.
+///
+/// ```swift
+/// let tokens = try TokenStore(directory: data + "/server")
+/// let token = try tokens.issue(role: .device, device: "kiosk-7")   // shown once, never stored
+/// tokens.grant(for: token)                                         // TokenGrant(role: .device, device: "kiosk-7")
+/// ```
+public final class TokenStore: Sendable {
+    let environment: Environment
+    let tokens: Database
+    let devices: Database
+
+    public init(directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        environment = try Environment.open(path: directory)
+        let created = try environment.createDatabases(["tokens", "devices"]) { _, _ in }
+        tokens = created[0]
+        devices = created[1]
+    }
+
+    public func close() { environment.close() }
+
+    /// A new random token: `obt_` and 64 hex digits (32 bytes from the system's CSPRNG).
+    static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return "obt_" + Digest(bytes: bytes).hex
+    }
+
+    static func key(_ token: String) -> [UInt8] { Digest.hash(Array(token.utf8)).bytes }
+
+    /// Issues a token (enrolling the device for a device token) and returns it; only its hash is kept.
+    public func issue(role: TokenRole, device: String? = nil) throws -> String {
+        precondition((role == .device) == (device != nil), "a device token names its device, no other does")
+        let token = TokenStore.newToken()
+        let value = Array("\(role.rawValue)\n\(device ?? "")".utf8)
+        try environment.write { transaction in
+            try transaction.put(tokens, key: TokenStore.key(token), value: value, flags: .noOverwrite)
+            if let device { try transaction.put(devices, key: Array(device.utf8), value: []) }
+        }
+        return token
+    }
+
+    /// The grant of `token`, or `nil` for an unknown or revoked one.
+    public func grant(for token: String) -> TokenGrant? {
+        guard let value = try? environment.read({ try $0.get(tokens, key: TokenStore.key(token)) }) else { return nil }
+        let parts = String(decoding: value, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        guard let first = parts.first, let role = TokenRole(rawValue: String(first)) else { return nil }
+        let device = parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil
+        return TokenGrant(role: role, device: device)
+    }
+
+    /// Revokes every token of `device`; returns how many there were.
+    @discardableResult
+    public func revoke(device: String) throws -> Int {
+        try environment.write { transaction in
+            var doomed: [[UInt8]] = []
+            try transaction.withCursor(tokens) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    if String(decoding: current.value, as: UTF8.self) == "device\n\(device)" { doomed.append(Array(current.key)) }
+                    entry = try cursor.next()
+                }
+            }
+            for key in doomed { try transaction.delete(tokens, key: key) }
+            return doomed.count
+        }
+    }
+
+    /// Whether any admin token exists (the server creates one on first start).
+    public func hasAdmin() throws -> Bool {
+        try environment.read { transaction in
+            try transaction.withCursor(tokens) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    if current.value.starts(with: Array("admin\n".utf8)) { return true }
+                    entry = try cursor.next()
+                }
+                return false
+            }
+        }
+    }
+
+    /// Every enrolled device, sorted.
+    public func enrolledDevices() throws -> [String] {
+        try environment.read { transaction in
+            try transaction.withCursor(devices) { cursor in
+                var names: [String] = []
+                var entry = try cursor.first()
+                while let current = entry {
+                    names.append(String(decoding: current.key, as: UTF8.self))
+                    entry = try cursor.next()
+                }
+                return names
+            }
+        }
+    }
+
+    public func isEnrolled(_ device: String) -> Bool {
+        ((try? environment.read { try $0.get(devices, key: Array(device.utf8)) }) ?? nil) != nil
+    }
+}

@@ -1,0 +1,293 @@
+import Dispatch
+import OnboardingModel
+import OnboardingStore
+
+/// Uploads a store's log to a sync server: every record the server does not hold yet, oldest
+/// first, in bounded batches, resuming from the server's cursor, with back-off on failures.
+///
+/// ```swift
+/// let client = SyncClient(store: store, transport: URLSessionTransport(baseURL: server), token: token)
+/// let summary = try await client.run { progress in print(progress.acknowledgedSeq, "/", progress.headSeq) }
+/// ```
+///
+/// The server's `acknowledged_seq` is the truth: the client starts from it (behind the local
+/// cursor means the server lost data; the client resends). After every accepted batch the client
+/// stores the acknowledgement durably (``OnboardingStore/setSyncCursor(_:)``) before reporting
+/// progress. A crash between the server's commit and that write costs one resend, which the server
+/// answers as duplicates.
+public actor SyncClient {
+    public let store: OnboardingStore
+    /// The device whose log this client uploads (the store's own by default).
+    public let device: String
+    private let transport: any SyncTransport
+    private let token: String
+    private let batchEvents: Int
+    private let sleep: @Sendable (Duration) async throws -> Void
+    private var random: SyncRandom
+    private var isRunning = false
+    private var stopRequested = false
+    private var pendingPause: Task<Void, Never>?
+    /// Cursor writes fsync; they run here, off the cooperative thread pool.
+    private let cursorQueue = DispatchQueue(label: "OnboardingSync.SyncClient.cursor")
+
+    /// - Parameters:
+    ///   - batchEvents: records per upload, 1…``SyncLimits/maximumBatchEvents``.
+    ///   - sleep: how the client waits between retries (tests pass a manual clock).
+    ///   - seed: seeds the back-off jitter (a fixed seed makes the waits reproducible).
+    public init(store: OnboardingStore, transport: any SyncTransport, device: String? = nil, token: String,
+                batchEvents: Int = SyncLimits.maximumBatchEvents,
+                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+                seed: UInt64 = UInt64.random(in: .min ... .max)) {
+        precondition((1...SyncLimits.maximumBatchEvents).contains(batchEvents),
+                      "batchEvents must be 1…\(SyncLimits.maximumBatchEvents), got \(batchEvents)")
+        self.store = store
+        self.device = device ?? store.deviceID
+        self.transport = transport
+        self.token = token
+        self.batchEvents = batchEvents
+        self.sleep = sleep
+        self.random = SyncRandom(seed: seed)
+    }
+
+    /// Makes a run in progress return cleanly (``SyncSummary/wasStopped``) once its current request
+    /// has been answered; a back-off wait is cut short. Does nothing when no run is in progress.
+    public func stop() {
+        guard isRunning else { return }
+        stopRequested = true
+        pendingPause?.cancel()
+    }
+
+    /// Uploads until the server holds the local head (including records appended meanwhile), or
+    /// until ``stop()`` or task cancellation. Throws when the run cannot finish; what was
+    /// acknowledged so far stays acknowledged.
+    public func run(progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(SyncError) -> SyncSummary {
+        guard !isRunning else {
+            throw SyncError.busy.with("a sync run of device \(device) is already in progress; wait for it to finish")
+        }
+        isRunning = true
+        defer {
+            isRunning = false
+            stopRequested = false
+        }
+        var summary = SyncSummary()
+
+        // 1. Where the server stands.
+        guard let cursorResponse = try await exchange(cursorRequest(), what: "reading the server's cursor", summary: &summary) else {
+            summary.wasStopped = true
+            return summary
+        }
+        guard cursorResponse.status == 200 else { throw refusal(cursorResponse, what: "reading the server's cursor") }
+        let cursor = try parseCursor(cursorResponse.body)
+        let localHead = try reading { try store.head() }
+        guard cursor.acknowledgedSeq <= localHead.seq else {
+            throw SyncError.serverAhead.with("the server holds device \(device) up to seq \(cursor.acknowledgedSeq) but this store ends at seq \(localHead.seq): the store was restored from an older copy or another store uses the same device id; enrol this store as a new device instead of syncing it")
+        }
+        if cursor.acknowledgedSeq > 0 {
+            let local = try reading { try store.record(at: cursor.acknowledgedSeq) }
+            guard let local, local.hash == cursor.headHash else {
+                throw SyncError.fork.with("the server's record at seq \(cursor.acknowledgedSeq) of device \(device) has hash \(cursor.headHash.hex), this store's has \(local?.hash.hex ?? "none"): the logs have diverged; nothing was uploaded — keep both and have an operator compare them (onboard verify, the server's audit log) before syncing this device again")
+            }
+        }
+        try await storeCursor(cursor.acknowledgedSeq)
+        summary.acknowledgedSeq = cursor.acknowledgedSeq
+
+        // 2. Upload oldest first until the server holds the head.
+        var next = cursor.acknowledgedSeq + 1
+        var batchLimit = batchEvents
+        var uploaded = 0
+        var gapsInARow = 0
+        while true {
+            if shouldStop {
+                summary.wasStopped = true
+                break
+            }
+            let head = try reading { try store.head() }.seq
+            guard next <= head else { break }
+            let end = min(head, next + UInt64(batchLimit) - 1)
+            // Read the whole batch first: no LMDB transaction is open across the await below.
+            let records = try reading { try store.records(in: next...end) }
+            guard records.count == Int(end - next + 1), records.first?.seq == next, records.last?.seq == end else {
+                throw SyncError.store.with("the local log of \(store.path) lacks records between seq \(next) and \(end); run onboard verify")
+            }
+            let request = uploadRequest(records)
+            if request.body.count > SyncLimits.maximumBodyBytes && records.count > 1 {
+                batchLimit = max(1, records.count / 2)
+                continue
+            }
+            let what = "uploading seq \(next)…\(end)"
+            guard let response = try await exchange(request, what: what, summary: &summary) else {
+                summary.wasStopped = true
+                break
+            }
+            switch response.status {
+            case 200:
+                let acknowledged = try parseCursor(response.body)
+                let outcomes: [SyncWire.Outcome]
+                do { outcomes = try SyncWire.outcomes(from: response.body) } catch {
+                    throw SyncError.badResponse.with("the server's answer to \(what) has unreadable results (\(error)); upgrade the client or the server so they speak the same protocol")
+                }
+                guard !outcomes.contains(where: { $0.kind == .refused }), acknowledged.acknowledgedSeq >= end else {
+                    throw SyncError.badResponse.with("the server answered 200 to \(what) but acknowledged only seq \(acknowledged.acknowledgedSeq) or refused a record; a batch is all or nothing — report this server bug")
+                }
+                guard acknowledged.acknowledgedSeq <= head else {
+                    throw SyncError.serverAhead.with("the server acknowledged device \(device) up to seq \(acknowledged.acknowledgedSeq) but this store ends at seq \(head); enrol this store as a new device")
+                }
+                if acknowledged.acknowledgedSeq == end, acknowledged.headHash != records[records.count - 1].hash {
+                    throw SyncError.fork.with("the server acknowledged seq \(end) of device \(device) with hash \(acknowledged.headHash.hex), this store's is \(records[records.count - 1].hash.hex); the logs have diverged — have an operator compare them before syncing again")
+                }
+                try await storeCursor(acknowledged.acknowledgedSeq)
+                for outcome in outcomes {
+                    if outcome.kind == .appended { summary.appended += 1 } else { summary.duplicates += 1 }
+                }
+                summary.batches += 1
+                summary.acknowledgedSeq = acknowledged.acknowledgedSeq
+                uploaded += records.count
+                gapsInARow = 0
+                next = acknowledged.acknowledgedSeq + 1
+                progress?(SyncProgress(uploaded: uploaded, acknowledgedSeq: acknowledged.acknowledgedSeq, headSeq: head))
+            case 409:
+                let body = SyncWire.error(from: response.body)
+                switch body?.code {
+                case "gap":
+                    guard let expected = body?.expectedSeq, expected >= 1, expected <= head + 1 else {
+                        throw SyncError.badResponse.with("the server answered gap to \(what) with expected_seq \(body?.expectedSeq.map(String.init) ?? "missing"), outside 1…\(head + 1); report this server bug")
+                    }
+                    gapsInARow += 1
+                    guard gapsInARow <= SyncLimits.maximumAttempts else {
+                        throw SyncError.refused.with("the server answered gap \(gapsInARow) times in a row (last expected seq \(expected)); its cursor keeps moving — sync again later")
+                    }
+                    summary.rewinds += 1
+                    // Only ever move the durable cursor back on a gap: it must never claim more
+                    // than the server holds.
+                    if expected - 1 < (try reading { try store.syncCursor() }) { try await storeCursor(expected - 1) }
+                    summary.acknowledgedSeq = expected - 1
+                    next = expected
+                case "fork":
+                    throw SyncError.fork.with("the server holds a different record than this store in seq \(next)…\(end) of device \(device) (\(body?.message ?? "fork")); the logs have diverged — nothing was resent; have an operator compare them (onboard verify, the server's audit log) before syncing again")
+                case "chain_broken":
+                    throw SyncError.chainBroken.with("the server found the hash chain broken in seq \(next)…\(end) of device \(device) (\(body?.message ?? "chain_broken")); run onboard verify on this store; nothing was resent")
+                default:
+                    throw refusal(response, what: what)
+                }
+            case 413 where records.count > 1:
+                batchLimit = max(1, records.count / 2)
+            case 413:
+                throw SyncError.refused.with("the server refuses record seq \(next) of device \(device) as too large even alone (413); raise the server's body limit")
+            default:
+                throw refusal(response, what: what)
+            }
+        }
+        return summary
+    }
+
+    // MARK: Requests
+
+    private func cursorRequest() -> SyncRequest {
+        SyncRequest(method: "GET", path: SyncPaths.cursor(device: device), headers: ["authorization": "Bearer \(token)"])
+    }
+
+    private func uploadRequest(_ records: [Record]) -> SyncRequest {
+        SyncRequest(method: "POST", path: SyncPaths.events(device: device),
+                    headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
+                    body: SyncWire.uploadBody(device: device, records: records))
+    }
+
+    private var shouldStop: Bool { stopRequested || Task.isCancelled }
+
+    /// Sends `request` until it gets an answer that is not 429 or 5xx, waiting with back-off (or
+    /// `Retry-After`) between tries. `nil` when stopped while retrying.
+    private func exchange(_ request: SyncRequest, what: String,
+                          summary: inout SyncSummary) async throws(SyncError) -> SyncResponse? {
+        var failures = 0
+        while true {
+            if shouldStop { return nil }
+            let problem: String
+            var retryAfterSeconds: Int?
+            do {
+                let response = try await deliver(request)
+                guard response.status == 429 || (500...599).contains(response.status) else { return response }
+                problem = "HTTP \(response.status)" + (SyncWire.error(from: response.body).map { " \($0)" } ?? "")
+                retryAfterSeconds = response.retryAfterSeconds
+            } catch {
+                problem = "\(error)"
+            }
+            failures += 1
+            guard failures < SyncLimits.maximumAttempts else {
+                throw SyncError.unavailable.with("\(what) for device \(device) failed \(failures) times in a row (last: \(problem)); the events stay in the local store and the next sync resumes where this one stopped — check the network and the server (\(SyncPaths.health)), then sync again")
+            }
+            let wait: Duration
+            if let retryAfterSeconds {
+                wait = .seconds(min(max(retryAfterSeconds, 0), SyncLimits.maximumRetryAfterSeconds))
+            } else {
+                wait = .milliseconds(Int(random.next() % UInt64(Self.backoffCap(afterFailures: failures) / .milliseconds(1) + 1)))
+            }
+            summary.retries += 1
+            await pause(wait)
+        }
+    }
+
+    /// Sends in a task of its own, so cancelling the run lets the current request finish.
+    private func deliver(_ request: SyncRequest) async throws -> SyncResponse {
+        let transport = self.transport
+        return try await Task { try await transport.send(request) }.value
+    }
+
+    /// Waits `duration` unless ``stop()`` or cancellation cuts it short.
+    private func pause(_ duration: Duration) async {
+        let sleep = self.sleep
+        let task = Task { _ = try? await sleep(duration) }
+        pendingPause = task
+        await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        pendingPause = nil
+    }
+
+    /// The upper bound of the full-jitter wait after `failures` consecutive failures:
+    /// ``SyncLimits/initialBackoffMilliseconds`` doubled per failure, capped at
+    /// ``SyncLimits/maximumBackoffMilliseconds``.
+    static func backoffCap(afterFailures failures: Int) -> Duration {
+        precondition(failures >= 1, "back-off follows at least one failure")
+        let doublings = min(failures - 1, 30)
+        return .milliseconds(min(SyncLimits.maximumBackoffMilliseconds, SyncLimits.initialBackoffMilliseconds << doublings))
+    }
+
+    // MARK: Answers and the store
+
+    private func parseCursor(_ body: [UInt8]) throws(SyncError) -> SyncWire.Cursor {
+        let cursor: SyncWire.Cursor
+        do { cursor = try SyncWire.cursor(from: body) } catch {
+            throw SyncError.badResponse.with("the server's cursor is unreadable (\(error)); upgrade the client or the server so they speak the same protocol")
+        }
+        guard cursor.device == device else {
+            throw SyncError.badResponse.with("asked about device \(device), the server answered about \(cursor.device); check the server address")
+        }
+        return cursor
+    }
+
+    private func refusal(_ response: SyncResponse, what: String) -> SyncError {
+        let detail = SyncWire.error(from: response.body).map { " (\($0))" } ?? ""
+        switch response.status {
+        case 401:
+            return SyncError.unauthorized.with("the server refused the token of device \(device) (401\(detail)); enrol the device again or ask an operator for a new token")
+        case 403:
+            return SyncError.forbidden.with("the token may not write the log of device \(device) (403\(detail)); use the token issued to this device")
+        default:
+            return SyncError.refused.with("\(what) for device \(device) was refused with HTTP \(response.status)\(detail); the client and server may disagree on the protocol — upgrade one of them")
+        }
+    }
+
+    private func reading<T>(_ body: () throws -> T) throws(SyncError) -> T {
+        do { return try body() } catch {
+            throw SyncError.store.with("reading the local store failed: \(error)")
+        }
+    }
+
+    private func storeCursor(_ seq: UInt64) async throws(SyncError) {
+        let store = self.store
+        let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
+            cursorQueue.async { continuation.resume(returning: Result { () throws(StoreError) in try store.setSyncCursor(seq) }) }
+        }
+        do { try result.get() } catch {
+            throw SyncError.store.with("storing the sync cursor (seq \(seq)) failed: \(error); the server keeps what it acknowledged — fix the store and sync again")
+        }
+    }
+}

@@ -1,0 +1,47 @@
+/// Why a sync run stopped without the server holding the local log. The message says what was
+/// wrong and what to do; compare with the named constants to branch (equality ignores the message).
+///
+/// ```swift
+/// do { _ = try await client.run() }
+/// catch let error where error == .fork { alertOperator(error.message) }
+/// ```
+public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    private enum Code: Equatable, Sendable {
+        case fork, chainBroken, unauthorized, forbidden, serverAhead, unavailable, refused, badResponse, store, busy
+    }
+
+    private let code: Code
+    public let message: String
+
+    private init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    public static func == (lhs: SyncError, rhs: SyncError) -> Bool { lhs.code == rhs.code }
+
+    /// The server holds a different record at a seq this store also holds. Never resent.
+    public static let fork = SyncError(.fork, "the server holds a different record at a seq this store holds")
+    /// A record does not hash or link to its predecessor as the server computes it.
+    public static let chainBroken = SyncError(.chainBroken, "the server found the hash chain broken")
+    /// 401: the token is missing, unknown or revoked.
+    public static let unauthorized = SyncError(.unauthorized, "the server refused the device token")
+    /// 403: the token belongs to another device (or role).
+    public static let forbidden = SyncError(.forbidden, "the token may not write this device's log")
+    /// The server acknowledges more than this store holds.
+    public static let serverAhead = SyncError(.serverAhead, "the server holds records this store lacks")
+    /// Too many consecutive network failures or 429/5xx answers.
+    public static let unavailable = SyncError(.unavailable, "the sync server is unavailable")
+    /// Any other refusal (400, 404, 413 for one record, 415, an unknown 409).
+    public static let refused = SyncError(.refused, "the server refused the request")
+    /// A 200 whose body does not follow the protocol.
+    public static let badResponse = SyncError(.badResponse, "the server's answer does not follow the protocol")
+    /// Reading or writing the local store failed.
+    public static let store = SyncError(.store, "the local store failed")
+    /// `run()` was called while a run of the same client was in progress.
+    public static let busy = SyncError(.busy, "a sync run is already in progress")
+
+    func with(_ message: String) -> SyncError { SyncError(code, message) }
+}

@@ -1,0 +1,66 @@
+/// The limits of the sync protocol, shared by the client and the server so they cannot drift.
+public enum SyncLimits {
+    /// Events per upload. 1,000 canonical events are about 300 KB of JSON: one durable server
+    /// commit amortised over many events, while a refused batch costs little to resend.
+    public static let maximumBatchEvents = 1000
+    /// Request body bytes. The largest valid event is under 64 KiB; 1,000 typical events are far
+    /// below this, and the server refuses anything larger without buffering it (413).
+    public static let maximumBodyBytes = 8 * 1024 * 1024
+    /// Retries of one upload before the client gives up for this run (each waits with back-off).
+    public static let maximumAttempts = 8
+    /// First back-off wait, doubled per failed attempt (with full jitter), capped below.
+    public static let initialBackoffMilliseconds = 200
+    public static let maximumBackoffMilliseconds = 30_000
+    /// `Retry-After` values above this are clamped: a server that asks for hours is treated as down
+    /// for this run instead of parking the client.
+    public static let maximumRetryAfterSeconds = 300
+}
+
+/// The protocol's paths, versioned under `/v1`.
+public enum SyncPaths {
+    public static let health = "/v1/health"
+    public static let devices = "/v1/devices"
+    public static func cursor(device: String) -> String { "/v1/devices/\(device)/cursor" }
+    public static func events(device: String) -> String { "/v1/devices/\(device)/events" }
+    public static func tokens(device: String) -> String { "/v1/devices/\(device)/tokens" }
+    public static func history(user: String) -> String { "/v1/users/\(percentEncoded(user))/history" }
+    public static func lockout(user: String) -> String { "/v1/users/\(percentEncoded(user))/lockout" }
+    public static let auditorTokens = "/v1/auditors"
+
+    /// Percent-encodes everything but unreserved characters (RFC 3986), for user ids in paths.
+    public static func percentEncoded(_ text: String) -> String {
+        var output = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                output += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return output
+    }
+
+    /// Decodes `%XX` escapes; `nil` for a malformed escape or invalid UTF-8.
+    public static func percentDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next(), let low = iterator.next(),
+                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

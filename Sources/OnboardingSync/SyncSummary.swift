@@ -1,0 +1,24 @@
+/// What one ``SyncClient/run(progress:)`` did.
+///
+/// ```swift
+/// let summary = try await client.run()
+/// print("\(summary.appended) new, \(summary.duplicates) already there, up to seq \(summary.acknowledgedSeq)")
+/// ```
+public struct SyncSummary: Sendable, Hashable {
+    /// Records the server stored for the first time.
+    public var appended = 0
+    /// Records the server already held (a resend after a lost answer).
+    public var duplicates = 0
+    /// Uploads answered with 200.
+    public var batches = 0
+    /// Requests repeated after a network failure, 429 or 5xx.
+    public var retries = 0
+    /// Times the server's `gap` answer moved the client back (or forward) to its expected seq.
+    public var rewinds = 0
+    /// The highest seq the server holds, as last reported.
+    public var acknowledgedSeq: UInt64 = 0
+    /// The run ended early because ``SyncClient/stop()`` was called or its task was cancelled.
+    public var wasStopped = false
+
+    public init() {}
+}

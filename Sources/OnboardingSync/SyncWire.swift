@@ -1,0 +1,218 @@
+import Foundation
+import OnboardingModel
+
+/// A body that does not follow the protocol; the message names the member and the fix.
+public struct SyncWireError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The JSON bodies of the sync protocol (docs/sync-protocol.md, docs/openapi.yaml). Members are
+/// written in a fixed order; readers refuse unknown members.
+public enum SyncWire {
+    public static let contentType = "application/json"
+
+    // MARK: Records
+
+    /// `{"event": <canonical event JSON with seq>, "prev": "<hex>", "hash": "<hex>"}`.
+    public static func recordValue(_ record: Record) -> JSONValue {
+        // The canonical event text is parsed back so it nests as a value; it never fails.
+        let event = (try? JSONValue.parse(EventJSON.encode(record.event, seq: record.seq))) ?? .null
+        return .object([.init("event", event), .init("prev", .string(record.previousHash.hex)),
+                        .init("hash", .string(record.hash.hex))])
+    }
+
+    public static func record(from value: JSONValue, index: Int) throws(SyncWireError) -> Record {
+        let where_ = "records[\(index)]"
+        let members = try object(value, where_, allowed: ["event", "prev", "hash"])
+        guard let eventValue = members["event"] else { throw SyncWireError("\(where_).event is required") }
+        let decoded: EventJSON.Decoded
+        do { decoded = try EventJSON.decode(eventValue) } catch { throw SyncWireError("\(where_).event: \(error)") }
+        guard let seq = decoded.seq else { throw SyncWireError("\(where_).event.seq is required") }
+        return Record(seq: seq, event: decoded.event, previousHash: try digest(members["prev"], "\(where_).prev"),
+                      hash: try digest(members["hash"], "\(where_).hash"))
+    }
+
+    // MARK: Upload
+
+    /// `POST /v1/devices/{device}/events` body: `{"device", "records": [...]}` in seq order.
+    public static func uploadBody(device: String, records: [Record]) -> [UInt8] {
+        encode(.object([.init("device", .string(device)), .init("records", .array(records.map(recordValue)))]))
+    }
+
+    public static func upload(from body: [UInt8]) throws(SyncWireError) -> (device: String, records: [Record]) {
+        let members = try object(try parse(body), "body", allowed: ["device", "records"])
+        guard case .string(let device)? = members["device"] else { throw SyncWireError("body.device is required (a string)") }
+        guard case .array(let items)? = members["records"] else { throw SyncWireError("body.records is required (an array)") }
+        guard !items.isEmpty else { throw SyncWireError("body.records is empty; send at least one record") }
+        guard items.count <= SyncLimits.maximumBatchEvents else {
+            throw SyncWireError("body.records holds \(items.count) records; at most \(SyncLimits.maximumBatchEvents) per upload")
+        }
+        var records: [Record] = []
+        records.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() { records.append(try record(from: item, index: index)) }
+        for index in records.indices.dropFirst() where records[index].seq != records[index - 1].seq + 1 {
+            throw SyncWireError("records[\(index)].event.seq is \(records[index].seq); records must have consecutive seqs")
+        }
+        return (device, records)
+    }
+
+    /// What the server did with one uploaded record.
+    public struct Outcome: Sendable, Hashable {
+        public enum Kind: String, Sendable, Hashable { case appended, duplicate, refused }
+        public var seq: UInt64
+        public var kind: Kind
+        public var reason: String?
+        public init(seq: UInt64, kind: Kind, reason: String? = nil) {
+            self.seq = seq
+            self.kind = kind
+            self.reason = reason
+        }
+    }
+
+    /// The server's standing for a device: the last seq it holds durably, and that record's hash.
+    public struct Cursor: Sendable, Hashable {
+        public var device: String
+        public var acknowledgedSeq: UInt64
+        public var headHash: Digest
+        public init(device: String, acknowledgedSeq: UInt64, headHash: Digest) {
+            self.device = device
+            self.acknowledgedSeq = acknowledgedSeq
+            self.headHash = headHash
+        }
+    }
+
+    /// `{"device", "acknowledged_seq", "head_hash"}` — `GET …/cursor`.
+    public static func cursorBody(_ cursor: Cursor) -> [UInt8] { encode(cursorValue(cursor)) }
+
+    static func cursorValue(_ cursor: Cursor) -> [JSONValue.Member] {
+        [.init("device", .string(cursor.device)), .init("acknowledged_seq", .number(String(cursor.acknowledgedSeq))),
+         .init("head_hash", .string(cursor.headHash.hex))]
+    }
+
+    static func encode(_ members: [JSONValue.Member]) -> [UInt8] { encode(.object(members)) }
+
+    public static func cursor(from body: [UInt8]) throws(SyncWireError) -> Cursor {
+        let members = try object(try parse(body), "body", allowed: ["device", "acknowledged_seq", "head_hash", "results"])
+        guard case .string(let device)? = members["device"] else { throw SyncWireError("body.device is required") }
+        guard case .number(let text)? = members["acknowledged_seq"], let seq = UInt64(text) else {
+            throw SyncWireError("body.acknowledged_seq is required (a whole number)")
+        }
+        return Cursor(device: device, acknowledgedSeq: seq, headHash: try digest(members["head_hash"], "body.head_hash"))
+    }
+
+    /// `{"device", "acknowledged_seq", "head_hash", "results": [{"seq", "outcome", "reason"}]}`.
+    public static func uploadResponseBody(_ cursor: Cursor, outcomes: [Outcome]) -> [UInt8] {
+        encode(.object(cursorValue(cursor) + [.init("results", .array(outcomes.map { outcome in
+            .object([.init("seq", .number(String(outcome.seq))), .init("outcome", .string(outcome.kind.rawValue)),
+                     .init("reason", outcome.reason.map { .string($0) } ?? .null)])
+        }))]))
+    }
+
+    public static func outcomes(from body: [UInt8]) throws(SyncWireError) -> [Outcome] {
+        guard case .array(let items)? = try parse(body)["results"] else { return [] }
+        var outcomes: [Outcome] = []
+        for item in items {
+            guard case .number(let seqText)? = item["seq"], let seq = UInt64(seqText),
+                  case .string(let kindText)? = item["outcome"], let kind = Outcome.Kind(rawValue: kindText) else {
+                throw SyncWireError("results: each result needs a seq and an outcome")
+            }
+            outcomes.append(Outcome(seq: seq, kind: kind, reason: item["reason"]?.stringValue))
+        }
+        return outcomes
+    }
+
+    // MARK: Errors
+
+    /// A refusal: `{"error": {"code", "message", "expected_seq"?}}`.
+    public struct ErrorBody: Sendable, Hashable, Error, CustomStringConvertible {
+        public var code: String
+        public var message: String
+        public var expectedSeq: UInt64?
+        public init(code: String, message: String, expectedSeq: UInt64? = nil) {
+            self.code = code
+            self.message = message
+            self.expectedSeq = expectedSeq
+        }
+        public var description: String { "\(code): \(message)" }
+    }
+
+    public static func errorBody(_ error: ErrorBody, results: [Outcome]? = nil) -> [UInt8] {
+        var inner: [JSONValue.Member] = [.init("code", .string(error.code)), .init("message", .string(error.message))]
+        if let expected = error.expectedSeq { inner.append(.init("expected_seq", .number(String(expected)))) }
+        var members: [JSONValue.Member] = [.init("error", .object(inner))]
+        if let results {
+            members.append(.init("results", .array(results.map { outcome in
+                .object([.init("seq", .number(String(outcome.seq))), .init("outcome", .string(outcome.kind.rawValue)),
+                         .init("reason", outcome.reason.map { .string($0) } ?? .null)])
+            })))
+        }
+        return encode(.object(members))
+    }
+
+    /// The error of a refusal body, or `nil` when the body is not one.
+    public static func error(from body: [UInt8]) -> ErrorBody? {
+        guard let value = try? parse(body), let inner = value["error"],
+              case .string(let code)? = inner["code"], case .string(let message)? = inner["message"] else { return nil }
+        var expected: UInt64?
+        if case .number(let text)? = inner["expected_seq"] { expected = UInt64(text) }
+        return ErrorBody(code: code, message: message, expectedSeq: expected)
+    }
+
+    // MARK: Tokens
+
+    /// `{"device"?, "role", "token"}` — the answer to enrolment and token issue.
+    public static func tokenBody(role: String, device: String?, token: String) -> [UInt8] {
+        var members: [JSONValue.Member] = [.init("role", .string(role))]
+        if let device { members.append(.init("device", .string(device))) }
+        members.append(.init("token", .string(token)))
+        return encode(.object(members))
+    }
+
+    public static func token(from body: [UInt8]) throws(SyncWireError) -> String {
+        guard case .string(let token)? = try parse(body)["token"] else { throw SyncWireError("body.token is missing") }
+        return token
+    }
+
+    /// `{"device": "<id>"}` — the enrolment request.
+    public static func enrolBody(device: String) -> [UInt8] { encode(.object([.init("device", .string(device))])) }
+
+    public static func enrolment(from body: [UInt8]) throws(SyncWireError) -> String {
+        let members = try object(try parse(body), "body", allowed: ["device"])
+        guard case .string(let device)? = members["device"] else { throw SyncWireError("body.device is required (a string)") }
+        do { try Event.validate(deviceID: device) } catch { throw SyncWireError("body.device \(error.message)") }
+        return device
+    }
+
+    // MARK: Helpers
+
+    public static func encode(_ value: JSONValue) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.append(value)
+        return writer.bytes
+    }
+
+    static func parse(_ body: [UInt8]) throws(SyncWireError) -> JSONValue {
+        do { return try JSONValue.parse(bytes: body) } catch { throw SyncWireError("body is not JSON: \(error)") }
+    }
+
+    static func object(_ value: JSONValue, _ where_: String, allowed: [String]) throws(SyncWireError) -> [String: JSONValue] {
+        guard case .object(let members) = value else { throw SyncWireError("\(where_) must be an object, got \(value.kindName)") }
+        var result: [String: JSONValue] = [:]
+        for member in members {
+            guard allowed.contains(member.key) else {
+                throw SyncWireError("\(where_) has unknown member \"\(member.key)\" (allowed: \(allowed.joined(separator: ", ")))")
+            }
+            result[member.key] = member.value
+        }
+        return result
+    }
+
+    static func digest(_ value: JSONValue?, _ where_: String) throws(SyncWireError) -> Digest {
+        guard case .string(let text)? = value, let digest = Digest(hex: text) else {
+            throw SyncWireError("\(where_) must be 64 hex digits")
+        }
+        return digest
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import OnboardingModel
+import OnboardingServer
+
+/// `onboard enroll`: issue a device (or auditor) token on the server's data directory.
+enum EnrollCommand {
+    static let deviceOption = OptionSpec(name: "device", valueName: "ID", help: "the device to enrol (its store's device id)")
+    static let auditorOption = OptionSpec(name: "auditor", valueName: nil, help: "issue an auditor token instead (reads every history)")
+    static let revokeOption = OptionSpec(name: "revoke", valueName: nil, help: "revoke every token of --device instead")
+
+    static let spec = CommandSpec(
+        name: "enroll",
+        summary: "issue a device or auditor token on a sync server's data directory (or revoke)",
+        arguments: "",
+        details: [
+            "Works on the data directory directly, also while `onboard serve` runs. The token is",
+            "printed once; the server keeps only its hash. Over HTTP the admin token does the same",
+            "(docs/sync-protocol.md).",
+        ],
+        options: [ServeCommand.dataOption, deviceOption, auditorOption, revokeOption],
+        argumentCount: 0...0,
+        run: run)
+
+    static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
+        let data = ServeCommand.dataDirectory(invocation)
+        let device = invocation.values["device"]
+        guard invocation.has("auditor") != (device != nil) else {
+            throw .usage("onboard enroll: give either --device ID or --auditor")
+        }
+        if let device {
+            do { try Event.validate(deviceID: device) } catch { throw .usage("onboard enroll: --device \(error.message)") }
+        }
+        let tokens: TokenStore
+        do { tokens = try TokenStore(directory: (data as NSString).appendingPathComponent("server")) } catch {
+            throw CLIError(ExitCode.cannotCreate, "onboard enroll: cannot open \(data): \(error)")
+        }
+        defer { tokens.close() }
+        do {
+            if invocation.has("revoke") {
+                guard let device else { throw CLIError.usage("onboard enroll: --revoke needs --device") }
+                let count = try tokens.revoke(device: device)
+                print("revoked \(count) token\(count == 1 ? "" : "s") of \(device)")
+            } else if let device {
+                print(try tokens.issue(role: .device, device: device))
+            } else {
+                print(try tokens.issue(role: .auditor))
+            }
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError(ExitCode.ioError, "onboard enroll: \(error)")
+        }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import HTTPServer
+import OnboardingServer
+import OnboardingSync
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `onboard serve`: the reference sync server.
+enum ServeCommand {
+    static let portOption = OptionSpec(name: "port", valueName: "N", help: "TCP port (default 8080; 0 picks a free one and prints it)")
+    static let dataOption = OptionSpec(name: "data", valueName: "PATH", help: "the server's data directory (default ./onboard-server)")
+    static let hostOption = OptionSpec(name: "host", valueName: "ADDRESS", help: "IPv4 address to listen on (default 127.0.0.1)")
+
+    static let spec = CommandSpec(
+        name: "serve",
+        summary: "run the sync server (HTTP on libmicrohttpd, storage on LMDB)",
+        arguments: "",
+        details: [
+            "Receives device logs (docs/sync-protocol.md), stores each device's log exactly, durable",
+            "before acknowledging, keeps a lockout across devices and answers auditors. On first start",
+            "it creates an admin token in DATA/admin.token. One access-log line per request on stderr",
+            "(no tokens, no bodies). SIGINT or SIGTERM: finish in-flight requests, close, exit 0.",
+        ],
+        options: [portOption, dataOption, hostOption],
+        argumentCount: 0...0,
+        run: run)
+
+    static func dataDirectory(_ invocation: Invocation) -> String { invocation.values["data"] ?? "./onboard-server" }
+
+    static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
+        let port: UInt16
+        if let text = invocation.values["port"] {
+            guard let value = UInt16(text) else { throw .usage("onboard serve: --port must be 0…65535, got \"\(text)\"") }
+            port = value
+        } else {
+            port = 8080
+        }
+        let data = dataDirectory(invocation)
+        // Block the stop signals before any thread starts, so every thread inherits the mask and
+        // only `sigwait` below receives them.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+
+        let server: SyncServer
+        do { server = try SyncServer(dataDirectory: data) } catch {
+            throw CLIError(ExitCode.cannotCreate, "onboard serve: cannot open data directory \(data): \(error)")
+        }
+        let http = HTTPServer(host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: SyncHTTPHandler.limits,
+                              handler: SyncHTTPHandler(server: server)) { entry in
+            Output.error("\(Clock.now().iso8601) \(entry.method) \(entry.path) \(entry.status) \(entry.responseBodyBytes)B \(entry.duration.milliseconds)ms")
+        }
+        do { try http.start() } catch {
+            server.close()
+            throw CLIError(ExitCode.unavailable, "onboard serve: \(error)")
+        }
+        var banner = Output.standardOutput()
+        banner.line("onboard serve: listening on http://\(http.host):\(http.port), data in \(data)")
+        if let admin = server.createdAdminToken {
+            banner.line("onboard serve: created the admin token (also in \(data)/admin.token): \(admin)")
+        }
+        banner.flush()
+        var received: Int32 = 0
+        sigwait(&stopSignals, &received)
+        Output.error("onboard serve: \(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing in-flight requests")
+        server.beginShutdown()
+        http.stop()
+        server.close()
+        Output.error("onboard serve: stopped cleanly")
+        return ExitCode.success
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+}

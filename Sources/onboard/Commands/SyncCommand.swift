@@ -1,0 +1,94 @@
+import Foundation
+import OnboardingStore
+import OnboardingSync
+import Synchronization
+
+/// `onboard sync`: upload everything the server has not acknowledged.
+enum SyncCommand {
+    static let serverOption = OptionSpec(name: "server", valueName: "URL", help: "the sync server, e.g. http://127.0.0.1:8080")
+    static let tokenOption = OptionSpec(name: "token", valueName: "T", help: "this device's token (default: $ONBOARD_TOKEN)")
+    static let statusOption = OptionSpec(name: "status", valueName: nil, help: "show what is pending instead of syncing")
+    static let batchOption = OptionSpec(name: "batch", valueName: "N", help: "events per upload (default and maximum \(SyncLimits.maximumBatchEvents))")
+
+    static let spec = CommandSpec(
+        name: "sync",
+        summary: "upload the events the sync server has not acknowledged, oldest first",
+        arguments: "",
+        details: [
+            "Resumes from the server's acknowledged seq; stores the cursor after every acknowledged",
+            "batch, retries with back-off, honours Retry-After. A progress bar on a terminal, a",
+            "summary at the end. Exit 69 when the server cannot be reached, 65 when it refuses the",
+            "log (a fork or a broken chain: the device log was rewritten or damaged).",
+        ],
+        options: [.store, serverOption, tokenOption, statusOption, batchOption],
+        argumentCount: 0...0,
+        run: run)
+
+    static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
+        let token = invocation.values["token"] ?? invocation.environment["ONBOARD_TOKEN"]
+        let server = invocation.values["server"]
+        let batch = try invocation.positiveInteger("batch") ?? SyncLimits.maximumBatchEvents
+        guard batch <= SyncLimits.maximumBatchEvents else {
+            throw .usage("onboard sync: --batch must be at most \(SyncLimits.maximumBatchEvents)")
+        }
+        if invocation.has("status") {
+            let store = try OnboardTool.openStore(invocation, writable: false)
+            defer { store.close() }
+            do {
+                let head = try store.head().seq
+                let cursor = try store.syncCursor()
+                print("device \(store.deviceID): head seq \(head), acknowledged by the server up to seq \(cursor), \(head - min(cursor, head)) pending")
+            } catch {
+                throw CLIError(CLIError(error).exitCode, "onboard sync: \(error.message)")
+            }
+            return ExitCode.success
+        }
+        guard let server, let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
+            throw .usage("onboard sync: --server URL is required, e.g. --server http://127.0.0.1:8080")
+        }
+        guard let token, !token.isEmpty else {
+            throw .usage("onboard sync: a token is required: --token T or $ONBOARD_TOKEN (from onboard enroll)")
+        }
+        let store = try OnboardTool.openStore(invocation, writable: true)
+        defer { store.close() }
+        let client = SyncClient(store: store, transport: URLSessionTransport(baseURL: url), token: token, batchEvents: batch)
+        let showProgress = Output.standardErrorIsTerminal
+        let started = Date()
+        let outcome = Mutex<Result<SyncSummary, SyncError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let result: Result<SyncSummary, SyncError>
+            do throws(SyncError) {
+                result = .success(try await client.run { progress in
+                    guard showProgress, progress.headSeq > 0 else { return }
+                    FileHandle.standardError.write(Data(bar(progress).utf8))
+                })
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+        let seconds = max(Date().timeIntervalSince(started), 0.001)
+        switch outcome.withLock({ $0 })! {
+        case .success(let summary):
+            let rate = Int(Double(summary.appended + summary.duplicates) / seconds)
+            print("synced \(store.deviceID): \(summary.appended) appended, \(summary.duplicates) already on the server, \(summary.batches) batches, \(summary.retries) retries; the server holds seq \(summary.acknowledgedSeq) (\(rate) events/s)")
+            return ExitCode.success
+        case .failure(let error):
+            let refusal = [SyncError.fork, .chainBroken, .serverAhead, .refused].contains(error)
+            let denied = [SyncError.unauthorized, .forbidden].contains(error)
+            throw CLIError(refusal ? ExitCode.dataError : denied ? ExitCode.usage : ExitCode.unavailable, "onboard sync: \(error.message)")
+        }
+    }
+
+    /// `sync [██████░░░░]  61%  61,000/100,000 events`
+    static func bar(_ progress: SyncProgress) -> String {
+        let fraction = Double(progress.acknowledgedSeq) / Double(max(progress.headSeq, 1))
+        let filled = Int(fraction * 30)
+        return "\rsync [" + String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled) + "] "
+            + String(format: "%3d%%  %d/%d events", Int(fraction * 100), progress.acknowledgedSeq, progress.headSeq)
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import OnboardingModel
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `onboard serve` and `onboard sync` as real processes on loopback, killed with SIGKILL at seeded
+/// random moments. After every kill the server's copy must be a prefix of the device's log (same
+/// seqs, same hashes); in the end exactly the device's log. Replay with ONBOARD_CRASH_SEED.
+@Suite(.serialized) struct SyncProcessTests {
+    static let eventCount = 6_000
+    static let kills = 6
+
+    /// A running `onboard serve`, and the port it printed.
+    final class Server {
+        let process = Process()
+        let port: Int
+
+        init(data: String, scratch: TemporaryDirectory) throws {
+            let output = scratch.appending("serve-\(UUID().uuidString.prefix(6)).out")
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
+            process.executableURL = CLI.binary
+            process.arguments = ["serve", "--port", "0", "--data", data]
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(20)
+            var found: Int?
+            while found == nil && Date() < deadline {
+                let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+                if let range = text.range(of: "listening on http://127.0.0.1:") {
+                    found = Int(text[range.upperBound...].prefix { $0.isNumber })
+                } else {
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+            }
+            guard let found else {
+                kill(process.processIdentifier, SIGKILL)
+                throw TestFailure("onboard serve did not report its port")
+            }
+            port = found
+        }
+
+        var url: String { "http://127.0.0.1:\(port)" }
+
+        func crash() {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        func stop() {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+    }
+
+    struct Setup {
+        let directory: TemporaryDirectory
+        let device: String
+        let data: String
+        let token: String
+        let lines: [String]
+
+        init(seed: UInt64) throws {
+            directory = try TemporaryDirectory()
+            device = directory.appending("device")
+            data = directory.appending("server-data")
+            let text = Corpus.jsonl(Corpus.generated(count: SyncProcessTests.eventCount, seed: seed))
+            lines = text.split(separator: "\n").map { $0 + "\n" }
+            let file = try directory.write("events.jsonl", text)
+            let imported = try CLI.run(["import", file, "--store", device, "--device", "kiosk-7"])
+            guard imported.status == 0 else { throw TestFailure("import failed: \(imported.stderr)") }
+            let enrolled = try CLI.run(["enroll", "--data", data, "--device", "kiosk-7"])
+            guard enrolled.status == 0 else { throw TestFailure("enroll failed: \(enrolled.stderr)") }
+            token = enrolled.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// The server's copy, read with the server stopped: its store directory is the device id in hex.
+        var replica: String { data + "/devices/" + Array("kiosk-7".utf8).map { String(format: "%02x", $0) }.joined() }
+
+        func replicaLines() throws -> [String] {
+            guard FileManager.default.fileExists(atPath: replica + "/data.mdb") else { return [] }
+            let verify = try CLI.run(["verify", "--store", replica])
+            #expect(verify.status == 0, "the server's copy fails verify: \(verify.stderr)")
+            return try CLI.run(["export", "--store", replica]).stdout.split(separator: "\n").map { $0 + "\n" }
+        }
+
+        func startSync(url: String) throws -> Process {
+            let process = Process()
+            process.executableURL = CLI.binary
+            process.arguments = ["sync", "--store", device, "--server", url, "--token", token, "--batch", "100"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+    }
+
+    static var seed: UInt64 { ProcessInfo.processInfo.environment["ONBOARD_CRASH_SEED"].flatMap(UInt64.init) ?? 0x51C_2026 }
+
+    @Test func serverKilledMidUploadLosesNothingAndDoublesNothing() throws {
+        var random = SplitMix64(seed: Self.seed)
+        let setup = try Setup(seed: Self.seed)
+        defer { setup.directory.remove() }
+        var previous = 0
+        for attempt in 1...Self.kills {
+            let server = try Server(data: setup.data, scratch: setup.directory)
+            let sync = try setup.startSync(url: server.url)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.6, using: &random))
+            server.crash()
+            kill(sync.processIdentifier, SIGKILL)
+            sync.waitUntilExit()
+            let held = try setup.replicaLines()
+            let context = "seed \(Self.seed), kill \(attempt)"
+            #expect(held.count >= previous, "\(context): the server lost acknowledged records")
+            #expect(Array(setup.lines.prefix(held.count)) == held, "\(context): the server's copy is not a prefix of the device log")
+            previous = held.count
+        }
+        let server = try Server(data: setup.data, scratch: setup.directory)
+        let finish = try CLI.run(["sync", "--store", setup.device, "--server", server.url, "--token", setup.token])
+        server.stop()
+        #expect(finish.status == 0, "\(finish.stderr)")
+        #expect(try setup.replicaLines() == setup.lines, "after the last sync the server holds exactly the device log")
+    }
+
+    @Test func clientKilledAfterAcknowledgementResendsOnlyDuplicates() throws {
+        var random = SplitMix64(seed: Self.seed ^ 0xC11E)
+        let setup = try Setup(seed: Self.seed ^ 1)
+        defer { setup.directory.remove() }
+        let server = try Server(data: setup.data, scratch: setup.directory)
+        for _ in 1...Self.kills {
+            let sync = try setup.startSync(url: server.url)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.5, using: &random))
+            kill(sync.processIdentifier, SIGKILL)
+            sync.waitUntilExit()
+        }
+        let finish = try CLI.run(["sync", "--store", setup.device, "--server", server.url, "--token", setup.token])
+        let status = try CLI.run(["sync", "--store", setup.device, "--status"])
+        server.stop()
+        #expect(finish.status == 0, "\(finish.stderr)")
+        #expect(status.stdout.contains("0 pending"))
+        #expect(try setup.replicaLines() == setup.lines, "nothing lost, nothing doubled")
+    }
+
+    @Test func demoEndsWithASyncToALoopbackServer() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let demo = try CLI.run(["demo", "--store", directory.appending("demo")])
+        #expect(demo.status == 0, "\(demo.stderr)")
+        #expect(demo.stdout.contains("server acknowledged"), "\(demo.stdout.suffix(1500))")
+    }
+}

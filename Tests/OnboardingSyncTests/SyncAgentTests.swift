@@ -1,0 +1,77 @@
+import Foundation
+import Synchronization
+import Testing
+import OnboardingModel
+import OnboardingStore
+import OnboardingSync
+
+@Suite struct SyncAgentTests {
+    @Test func syncsOnSignInPeriodicallyWhileSignedInAndStopsOnSignOut() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SyncFixture.openStore(in: directory)
+        defer { store.close() }
+        let server = FakeSyncServer()
+        let client = SyncClient(store: store, transport: InMemoryTransport { server.handle($0) }, token: SyncFixture.token,
+                                batchEvents: 50, sleep: ManualClock().sleep)
+        let agent = SyncAgent(client: client, interval: .milliseconds(30))
+        await agent.start()
+
+        // Nothing happens before a sign-in.
+        try await SyncFixture.append(100, to: store)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(server.requestCount == 0)
+
+        _ = try await store.append(SyncFixture.event(100, payload: .signInSucceeded(method: .passcode, secondFactor: false)))
+        #expect(await eventually { server.log().count == 101 })
+        #expect(await agent.isSignedIn)
+
+        // While signed in, new events reach the server without a new sign-in.
+        try await SyncFixture.append(20, to: store, from: 101)
+        #expect(await eventually { server.log().count == 121 })
+
+        _ = try await store.append(SyncFixture.event(121, payload: .signedOut(reason: .user)))
+        #expect(await eventually { await !agent.isSignedIn })
+        try await Task.sleep(for: .milliseconds(100))
+        let settled = server.requestCount
+        try await SyncFixture.append(20, to: store, from: 122)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.requestCount == settled, "no request after signed_out")
+        #expect(server.log().count <= 122)
+
+        // On demand, even signed out.
+        let summary = try await agent.syncNow()
+        #expect(summary.acknowledgedSeq == 142)
+        #expect(server.log() == (try SyncFixture.allRecords(store)))
+        await agent.shutdown()
+    }
+
+    @Test func signOutDuringARunLetsTheCurrentRequestFinishAndSendsNothingAfter() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SyncFixture.openStore(in: directory)
+        defer { store.close() }
+        try await SyncFixture.append(1000, to: store)
+        let server = FakeSyncServer()
+        let inFlight = Mutex(0)
+        let transport = ScriptedTransport(wrapping: SlowTransport(inner: InMemoryTransport { server.handle($0) })) { _, _ in
+            inFlight.withLock { $0 += 1 }
+            return .forward
+        }
+        let client = SyncClient(store: store, transport: transport, token: SyncFixture.token, batchEvents: 10)
+        let agent = SyncAgent(client: client, interval: .seconds(60))
+        await agent.start()
+        _ = try await store.append(SyncFixture.event(1000, payload: .signInSucceeded(method: .passcode, secondFactor: false)))
+        #expect(await eventually { server.log().count >= 30 })
+        _ = try await store.append(SyncFixture.event(1001, payload: .signedOut(reason: .user)))
+        #expect(await eventually { await agent.completedRuns == 1 })
+        let requests = transport.requests.count
+        let held = server.log().count
+        #expect(held % 10 == 0 && held < 1000, "only whole batches, and the run stopped early")
+        #expect(try store.syncCursor() == UInt64(held))
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(transport.requests.count == requests)
+        if case .success(let summary)? = await agent.lastResult { #expect(summary.wasStopped) } else { Issue.record("the run failed") }
+        await agent.shutdown()
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+@_exported import TestSupport
+import OnboardingModel
+import OnboardingStore
+import OnboardingSync
+import Synchronization
+
+// Helpers for the sync tests: a store with events, a faithful fake of the server's sync routes,
+// a scripted transport, and a manual clock. Nothing here asserts.
+
+enum SyncFixture {
+    static let device = "kiosk-7"
+    static let token = "token-kiosk-7"
+    static let start = Timestamp(millisecondsSince1970: 1_796_054_400_123)
+
+    static func openStore(in directory: TemporaryDirectory, name: String = "store", device: String = SyncFixture.device) throws -> OnboardingStore {
+        var options = OnboardingStore.Options()
+        options.deviceID = device
+        options.durability = .relaxed
+        return try OnboardingStore.open(at: directory.appending(name), options: options)
+    }
+
+    static func event(_ index: Int, device: String = SyncFixture.device, payload: Payload = .signInStarted(method: .passcode),
+                      id: UUID = UUID()) -> Event {
+        Event(id: id, device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: "alice",
+              session: nil, payload: payload)
+    }
+
+    /// Appends `count` events, in transactions of at most 1,000.
+    @discardableResult
+    static func append(_ count: Int, to store: OnboardingStore, from first: Int = 0) async throws -> [AppendResult] {
+        var results: [AppendResult] = []
+        var index = first
+        while index < first + count {
+            let chunk = min(1000, first + count - index)
+            results += try await store.append((index..<index + chunk).map { event($0, device: store.deviceID) })
+            index += chunk
+        }
+        return results
+    }
+
+    static func allRecords(_ store: OnboardingStore) throws -> [Record] {
+        let head = try store.head().seq
+        return head == 0 ? [] : try store.records(in: 1...head)
+    }
+}
+
+/// The sync routes of the protocol, implemented from its rules and nothing else: per device a list
+/// of records; gaps, forks and broken links refused; a batch all or nothing.
+final class FakeSyncServer: Sendable {
+    private struct State {
+        var logs: [String: [Record]] = [:]
+        var requests = 0
+    }
+
+    private let state = Mutex(State())
+    private let tokens: [String: String]
+    let maximumBodyBytes: Int
+
+    init(tokens: [String: String] = [SyncFixture.token: SyncFixture.device], maximumBodyBytes: Int = SyncLimits.maximumBodyBytes) {
+        self.tokens = tokens
+        self.maximumBodyBytes = maximumBodyBytes
+    }
+
+    func log(of device: String = SyncFixture.device) -> [Record] { state.withLock { $0.logs[device] ?? [] } }
+    func setLog(_ records: [Record], of device: String = SyncFixture.device) { state.withLock { $0.logs[device] = records } }
+    func truncate(to count: Int, of device: String = SyncFixture.device) {
+        state.withLock { $0.logs[device] = Array(($0.logs[device] ?? []).prefix(count)) }
+    }
+    var requestCount: Int { state.withLock { $0.requests } }
+
+    func handle(_ request: SyncRequest) -> SyncResponse {
+        state.withLock { $0.requests += 1 }
+        let parts = request.path.split(separator: "/").map(String.init)
+        guard parts.count == 4, parts[0] == "v1", parts[1] == "devices" else { return failure(404, "not_found", "no such endpoint") }
+        let device = parts[2]
+        guard let token = request.bearerToken, let owner = tokens[token] else { return failure(401, "unauthorized", "bad token") }
+        guard owner == device else { return failure(403, "forbidden", "another device's log") }
+        switch (request.method, parts[3]) {
+        case ("GET", "cursor"):
+            return SyncResponse(status: 200, headers: ["content-type": SyncWire.contentType],
+                                body: SyncWire.cursorBody(cursor(device, log(of: device))))
+        case ("POST", "events"):
+            guard request.headers["content-type"]?.hasPrefix(SyncWire.contentType) == true else {
+                return failure(415, "unsupported_media_type", "send application/json")
+            }
+            guard request.body.count <= maximumBodyBytes else { return failure(413, "too_large", "at most \(maximumBodyBytes) bytes") }
+            let upload: (device: String, records: [Record])
+            do { upload = try SyncWire.upload(from: request.body) } catch { return failure(400, "malformed", "\(error)") }
+            guard upload.device == device else { return failure(400, "malformed", "body.device differs from the path") }
+            return state.withLock { state in
+                var staged = state.logs[device] ?? []
+                guard upload.records[0].seq >= 1, upload.records[0].seq <= UInt64(staged.count) + 1 else {
+                    return failure(409, "gap", "expected seq \(staged.count + 1)", expectedSeq: UInt64(staged.count) + 1)
+                }
+                var outcomes: [SyncWire.Outcome] = []
+                for record in upload.records {
+                    if record.seq <= UInt64(staged.count) {
+                        guard staged[Int(record.seq) - 1].hash == record.hash else {
+                            return failure(409, "fork", "a different record is stored at seq \(record.seq)")
+                        }
+                        outcomes.append(.init(seq: record.seq, kind: .duplicate))
+                    } else {
+                        let previous = staged.last?.hash ?? .zero
+                        let computed = Digest.hash(previous.bytes + RecordCodec.body(of: record.event, seq: record.seq))
+                        guard record.previousHash == previous, record.hash == computed else {
+                            return failure(409, "chain_broken", "seq \(record.seq) does not link or hash")
+                        }
+                        staged.append(record)
+                        outcomes.append(.init(seq: record.seq, kind: .appended))
+                    }
+                }
+                state.logs[device] = staged
+                return SyncResponse(status: 200, headers: ["content-type": SyncWire.contentType],
+                                    body: SyncWire.uploadResponseBody(cursor(device, staged), outcomes: outcomes))
+            }
+        default:
+            return failure(405, "method_not_allowed", "\(request.method) \(request.path)")
+        }
+    }
+
+    private func cursor(_ device: String, _ log: [Record]) -> SyncWire.Cursor {
+        SyncWire.Cursor(device: device, acknowledgedSeq: UInt64(log.count), headHash: log.last?.hash ?? .zero)
+    }
+
+    private func failure(_ status: Int, _ code: String, _ message: String, expectedSeq: UInt64? = nil) -> SyncResponse {
+        SyncResponse(status: status, headers: ["content-type": SyncWire.contentType],
+                     body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expectedSeq)))
+    }
+}
+
+/// Wraps a transport; `script` sees every request (numbered from 1) and may answer it, fail it,
+/// or let it through (`.forward`). Keeps every request it saw.
+final class ScriptedTransport: SyncTransport {
+    enum Step: Sendable {
+        case forward
+        case forwardModified(SyncRequest)
+        case answer(SyncResponse)
+        case fail
+        /// Delivers, then fails (the answer is lost).
+        case forwardThenFail
+    }
+
+    struct NetworkDown: Error, CustomStringConvertible { var description: String { "scripted network failure" } }
+
+    private let inner: any SyncTransport
+    private let script: @Sendable (Int, SyncRequest) -> Step
+    private let seen = Mutex<[SyncRequest]>([])
+
+    init(wrapping inner: any SyncTransport, script: @escaping @Sendable (Int, SyncRequest) -> Step = { _, _ in .forward }) {
+        self.inner = inner
+        self.script = script
+    }
+
+    var requests: [SyncRequest] { seen.withLock { $0 } }
+    var uploads: Int { requests.filter { $0.method == "POST" }.count }
+
+    func send(_ request: SyncRequest) async throws -> SyncResponse {
+        let number = seen.withLock { seen in
+            seen.append(request)
+            return seen.count
+        }
+        switch script(number, request) {
+        case .forward: return try await inner.send(request)
+        case .forwardModified(let modified): return try await inner.send(modified)
+        case .answer(let response): return response
+        case .fail: throw NetworkDown()
+        case .forwardThenFail:
+            _ = try await inner.send(request)
+            throw NetworkDown()
+        }
+    }
+}
+
+/// A clock that never waits: it records every requested sleep.
+final class ManualClock: Sendable {
+    private let recorded = Mutex<[Duration]>([])
+    var waits: [Duration] { recorded.withLock { $0 } }
+
+    var sleep: @Sendable (Duration) async throws -> Void {
+        { [self] duration in
+            recorded.withLock { $0.append(duration) }
+            await Task.yield()
+        }
+    }
+}
+
+/// Waits (really) until `condition` holds, polling every 10 ms for at most `timeout`.
+func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return try await condition()
+}
+
+extension SyncResponse {
+    static func status(_ status: Int, retryAfter: Int? = nil) -> SyncResponse {
+        SyncResponse(status: status, headers: retryAfter.map { ["retry-after": String($0)] } ?? [:],
+                     body: SyncWire.errorBody(.init(code: "busy", message: "try later")))
+    }
+}
