@@ -42,11 +42,23 @@ public struct HTTPResponse: Sendable, Equatable {
         HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(text.utf8))
     }
 
-    /// The server's uniform error shape, `{"error": message}`, so every client parses one format.
-    /// The message should say what was wrong and what to do; never put secrets in it.
+    /// The server's uniform error shape, `{"error": {"code", "message"}}` (the sync protocol's), so
+    /// every client parses one format whichever layer refused. The message should say what was
+    /// wrong and what to do; never put secrets in it.
     public static func error(status: Int, _ message: String) -> HTTPResponse {
-        let body = (try? JSONEncoder().encode(["error": message])).map { Array($0) }
-            ?? Array(#"{"error":"internal error"}"#.utf8)
+        let body = (try? JSONEncoder().encode(["error": ["code": errorCode(status), "message": message]])).map { Array($0) }
+            ?? Array(#"{"error":{"code":"internal","message":"internal error"}}"#.utf8)
         return json(status: status, body)
+    }
+
+    /// The machine code of an error the HTTP layer answers itself.
+    static func errorCode(_ status: Int) -> String {
+        switch status {
+        case 400: "malformed"
+        case 413: "too_large"
+        case 431: "too_many_headers"
+        case 500: "internal"
+        default: "http_\(status)"
+        }
     }
 }

@@ -174,8 +174,9 @@ final class Flag: Sendable {
                 port: server.port, "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1025\r\n\r\n")
             #expect(response.status == 413)
             #expect(response.header("Content-Type") == "application/json")
-            let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: String]
-            #expect(json?["error"]?.contains("1024") == true)
+            let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: [String: String]]
+            #expect(json?["error"]?["code"] == "too_large")
+            #expect(json?["error"]?["message"]?.contains("1024") == true)
 
             // Exactly the limit is fine.
             let fits = try await RawHTTPClient.request(
@@ -286,7 +287,9 @@ final class Flag: Sendable {
         }
     }
 
-    @Test func stopWaitsForTheInFlightRequestAndRefusesNewOnes() async throws {
+    /// Synchronous on purpose: everything runs on its own threads, so the test does not depend on
+    /// the cooperative pool, which other suites keep busy with child processes.
+    @Test func stopWaitsForTheInFlightRequestAndRefusesNewOnes() throws {
         let entered = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
         let handler = ClosureHTTPHandler { request in
@@ -302,29 +305,38 @@ final class Flag: Sendable {
         let port = server.port
         defer { server.stop() }
 
-        async let slow = RawHTTPClient.request(port: port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(try await waitOffPool(entered))
+        let slow = Mutex<Result<RawResponse, any Error>?>(nil)
+        let slowDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let result = Result { try RawHTTPClient.requestBlocking(port: port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n") }
+            slow.withLock { $0 = result }
+            slowDone.signal()
+        }
+        #expect(entered.wait(timeout: .now() + 10) == .success)
 
         let stopped = Flag()
-        async let stopping: Void = offPool {
+        let stopDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
             server.stop()
             stopped.set()
+            stopDone.signal()
         }
         // Bounded: up to 5 s for the listener to go away.
         var refused = false
         for _ in 0..<500 where !refused {
-            refused = try await RawHTTPClient.isRefused(port: port)
-            if !refused { try await Task.sleep(for: .milliseconds(10)) }
+            refused = RawHTTPClient.isRefusedBlocking(port: port)
+            if !refused { Thread.sleep(forTimeInterval: 0.01) }
         }
         #expect(refused)
         #expect(!stopped.isSet, "stop() returned while a request was in flight")
 
         gate.signal()
-        let response = try await slow
+        #expect(slowDone.wait(timeout: .now() + 10) == .success)
+        let response = try #require(slow.withLock { $0 }).get()
         #expect(response.status == 200)
         #expect(response.bodyText == "slow done")
         #expect(response.header("Connection")?.lowercased() == "close")
-        try await stopping
+        #expect(stopDone.wait(timeout: .now() + 15) == .success)
         #expect(stopped.isSet)
         #expect(server.inFlightRequestCount == 0)
     }

@@ -40,11 +40,19 @@ enum RawHTTPClient {
 
     /// True when a TCP connection to the port is refused (nobody listening).
     static func isRefused(port: UInt16) async throws -> Bool {
-        try await offPool {
-            guard let socketDescriptor = try? connected(port: port) else { return true }
-            close(socketDescriptor)
-            return false
-        }
+        try await offPool { isRefusedBlocking(port: port) }
+    }
+
+    static func isRefusedBlocking(port: UInt16) -> Bool {
+        guard let socketDescriptor = try? connected(port: port) else { return true }
+        close(socketDescriptor)
+        return false
+    }
+
+    /// The blocking form of ``request(port:_:body:)``, for tests that must not depend on the
+    /// cooperative thread pool (other suites block it with child processes).
+    static func requestBlocking(port: UInt16, _ text: String) throws -> RawResponse {
+        try parse(try exchangeBlocking(port: port, [Array(text.utf8)], halfClose: false))
     }
 
     private static func exchangeBlocking(port: UInt16, _ pieces: [[UInt8]], halfClose: Bool) throws -> [UInt8] {
