@@ -3,7 +3,7 @@
 # (or with sudo). Used by both README commands and by .ci/run.
 set -euo pipefail
 
-packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev pkg-config python3)
+packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev pkg-config python3 curl)
 
 missing=()
 for package in "${packages[@]}"; do

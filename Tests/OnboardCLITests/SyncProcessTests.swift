@@ -152,3 +152,39 @@ import Glibc
         #expect(demo.stdout.contains("server acknowledged"), "\(demo.stdout.suffix(1500))")
     }
 }
+
+/// The curl walkthrough of docs/sync-protocol.md, run as a script by a client that knows only the
+/// document: curl for HTTP, python3 and mdb_dump to build the upload body.
+@Suite struct CurlWalkthroughTests {
+    @Test func aClientWrittenFromTheProtocolDocumentEnrolsUploadsAndReadsBack() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [repository.appendingPathComponent("tools/curl_walkthrough.sh").path, directory.appending("work")]
+        var environment = ProcessInfo.processInfo.environment
+        environment["ONBOARD"] = CLI.binary.path
+        process.environment = environment
+        let output = directory.appending("out")
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        try process.run()
+        process.waitUntilExit()
+        let text = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(process.terminationStatus == 0, "\(text)")
+        let lines = Dictionary(text.split(separator: "\n").compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }, uniquingKeysWith: { first, _ in first })
+        #expect(lines["health"] == #"{"status":"ok"}"#)
+        #expect(lines["cursor"]?.contains(#""acknowledged_seq":0"#) == true)
+        #expect(lines["upload"]?.contains(#"{"seq":1,"outcome":"appended","reason":null},{"seq":2,"outcome":"appended","reason":null}"#) == true)
+        #expect(lines["again"]?.contains(#"{"seq":1,"outcome":"duplicate","reason":null},{"seq":2,"outcome":"duplicate","reason":null}"#) == true)
+        #expect(lines["gap"] == "409")
+        #expect(lines["rest"]?.contains(#""acknowledged_seq":5"#) == true)
+        #expect(lines["history"]?.contains(#""devices":["kiosk-7"]"#) == true)
+        #expect(lines["lockout"] == #"[{"user":"bob","device":null,"factor":"password","failures":3,"locked_until":null,"permanent":false}]"#)
+    }
+}
