@@ -104,10 +104,13 @@ public enum SyncWire {
 
     /// `{"device", "acknowledged_seq", "head_hash", "results": [{"seq", "outcome", "reason"}]}`.
     public static func uploadResponseBody(_ cursor: Cursor, outcomes: [Outcome]) -> [UInt8] {
-        encode(.object(cursorValue(cursor) + [.init("results", .array(outcomes.map { outcome in
-            .object([.init("seq", .number(String(outcome.seq))), .init("outcome", .string(outcome.kind.rawValue)),
-                     .init("reason", outcome.reason.map { .string($0) } ?? .null)])
-        }))]))
+        encode(.object(cursorValue(cursor) + [.init("results", .array(outcomes.map(outcomeValue)))]))
+    }
+
+    /// `{"seq", "outcome", "reason"}`.
+    static func outcomeValue(_ outcome: Outcome) -> JSONValue {
+        .object([.init("seq", .number(String(outcome.seq))), .init("outcome", .string(outcome.kind.rawValue)),
+                 .init("reason", outcome.reason.map { .string($0) } ?? .null)])
     }
 
     public static func outcomes(from body: [UInt8]) throws(SyncWireError) -> [Outcome] {
@@ -143,10 +146,7 @@ public enum SyncWire {
         if let expected = error.expectedSeq { inner.append(.init("expected_seq", .number(String(expected)))) }
         var members: [JSONValue.Member] = [.init("error", .object(inner))]
         if let results {
-            members.append(.init("results", .array(results.map { outcome in
-                .object([.init("seq", .number(String(outcome.seq))), .init("outcome", .string(outcome.kind.rawValue)),
-                         .init("reason", outcome.reason.map { .string($0) } ?? .null)])
-            })))
+            members.append(.init("results", .array(results.map(outcomeValue))))
         }
         return encode(.object(members))
     }

@@ -3,7 +3,6 @@ import HTTPServer
 import OnboardingModel
 import OnboardingServer
 import OnboardingSync
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -84,18 +83,9 @@ enum DemoCommand {
         }
     }
 
-    /// Runs async work from the synchronous command line.
+    /// Runs async work and turns its failure into the demo's error.
     static func wait<T: Sendable, E: Error>(_ work: @escaping @Sendable () async throws(E) -> T) throws(CLIError) -> T {
-        let box = Mutex<Result<T, E>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let result: Result<T, E>
-            do throws(E) { result = .success(try await work()) } catch { result = .failure(error) }
-            box.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        switch box.withLock({ $0 })! {
+        switch runBlocking(work) {
         case .success(let value): return value
         case .failure(let error): throw CLIError(ExitCode.unavailable, "onboard demo: sync failed: \(error)")
         }

@@ -1,7 +1,6 @@
 import Foundation
 import OnboardingStore
 import OnboardingSync
-import Synchronization
 
 /// `onboard sync`: upload everything the server has not acknowledged.
 enum SyncCommand {
@@ -54,25 +53,15 @@ enum SyncCommand {
         let client = SyncClient(store: store, transport: URLSessionTransport(baseURL: url), token: token, batchEvents: batch)
         let showProgress = Output.standardErrorIsTerminal
         let started = Date()
-        let outcome = Mutex<Result<SyncSummary, SyncError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let result: Result<SyncSummary, SyncError>
-            do throws(SyncError) {
-                result = .success(try await client.run { progress in
-                    guard showProgress, progress.headSeq > 0 else { return }
-                    FileHandle.standardError.write(Data(bar(progress).utf8))
-                })
-            } catch {
-                result = .failure(error)
+        let outcome = runBlocking { () async throws(SyncError) -> SyncSummary in
+            try await client.run { progress in
+                guard showProgress, progress.headSeq > 0 else { return }
+                FileHandle.standardError.write(Data(bar(progress).utf8))
             }
-            outcome.withLock { $0 = result }
-            done.signal()
         }
-        done.wait()
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
         let seconds = max(Date().timeIntervalSince(started), 0.001)
-        switch outcome.withLock({ $0 })! {
+        switch outcome {
         case .success(let summary):
             let rate = Int(Double(summary.appended + summary.duplicates) / seconds)
             print("synced \(store.deviceID): \(summary.appended) appended, \(summary.duplicates) already on the server, \(summary.batches) batches, \(summary.retries) retries; the server holds seq \(summary.acknowledgedSeq) (\(rate) events/s)")
