@@ -3,7 +3,8 @@
 # (or with sudo). Used by both README commands and by .ci/run.
 set -euo pipefail
 
-packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev pkg-config python3 curl)
+# libsqlite3-dev: the SQLite baseline of onboard-bench (Benchmarks/CSQLite).
+packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libsqlite3-dev pkg-config python3 curl)
 
 missing=()
 for package in "${packages[@]}"; do

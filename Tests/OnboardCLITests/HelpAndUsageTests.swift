@@ -12,20 +12,21 @@ import Testing
             Usage: onboard COMMAND [ARGUMENTS] [--store PATH]
 
             Commands:
-              record    append one event given as JSON (argument or stdin)
-              import    append events from a JSONL file (- for stdin), all or nothing
-              export    write the log to stdout as JSONL or CSV
-              log       print the log readably, optionally following new events
-              stats     device id, event count, head seq and hash, file size, counts per type
-              verify    check the hash chain, the seqs and every index; exit 1 on any problem
-              lockout   lockout state of every key with counted failures, under a policy, at a time
-              session   the signed-in user and the current screen, state and messages of a device
-              users     the users onboarded on a device, the selected one first, with lock state
-              history   a user's sign-in attempts with outcomes, and sessions with durations
-              sync      upload the events the sync server has not acknowledged, oldest first
-              serve     run the sync server (HTTP on libmicrohttpd, storage on LMDB)
-              enroll    issue a device or auditor token on a sync server's data directory (or revoke)
-              demo      record a scripted story of the three onboarding flows on a fresh store and show it
+              record     append one event given as JSON (argument or stdin)
+              import     append events from a JSONL file (- for stdin), all or nothing
+              export     write the log to stdout as JSONL or CSV
+              log        print the log readably, optionally following new events
+              stats      device id, event count, head seq and hash, file size, counts per type
+              verify     check the hash chain, the seqs and every index; exit 1 on any problem
+              lockout    lockout state of every key with counted failures, under a policy, at a time
+              session    the signed-in user and the current screen, state and messages of a device
+              users      the users onboarded on a device, the selected one first, with lock state
+              history    a user's sign-in attempts with outcomes, and sessions with durations
+              generate   write a seeded, realistic workload of honest traffic and attacks as JSONL
+              sync       upload the events the sync server has not acknowledged, oldest first
+              serve      run the sync server (HTTP on libmicrohttpd, storage on LMDB)
+              enroll     issue a device or auditor token on a sync server's data directory (or revoke)
+              demo       record a scripted story of the three onboarding flows on a fresh store and show it
 
             Every command takes --help. Store commands take --store PATH (default: $ONBOARD_STORE or
             ./onboarding.lmdb); serve and enroll take --data PATH, the sync server's directory.
@@ -58,14 +59,14 @@ import Testing
             """)
     }
 
-    @Test(arguments: ["record", "import", "export", "log", "stats", "verify", "lockout", "session", "users", "history", "sync", "serve", "enroll", "demo"])
+    @Test(arguments: ["record", "import", "export", "log", "stats", "verify", "lockout", "session", "users", "history", "generate", "sync", "serve", "enroll", "demo"])
     func everyCommandHasHelp(command: String) throws {
         let viaFlag = try CLI.run([command, "--help"])
         let viaHelp = try CLI.run(["help", command])
         #expect(viaFlag.status == 0)
         #expect(viaFlag.stdout.hasPrefix("onboard \(command) — "))
         #expect(viaFlag.stdout.contains("Usage: onboard \(command)"))
-        #expect(viaFlag.stdout.contains(["serve", "enroll"].contains(command) ? "--data PATH" : "--store PATH"))
+        #expect(viaFlag.stdout.contains(["serve", "enroll"].contains(command) ? "--data PATH" : command == "generate" ? "--events N" : "--store PATH"))
         #expect(viaFlag.stdout == viaHelp.stdout)
     }
 

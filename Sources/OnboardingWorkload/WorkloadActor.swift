@@ -1,0 +1,15 @@
+/// Which simulated party produced an event of a generated workload.
+public enum WorkloadActor: String, Sendable, Hashable, CaseIterable {
+    /// An honest user on a personal device (`device-…`).
+    case honest
+    /// An honest user of a shared kiosk (`kiosk-…`).
+    case sharedDevice = "shared_device"
+    /// The brute-force attacker (device `brute-1`).
+    case bruteForce = "brute_force"
+    /// The credential-stuffing bots (devices `stuffer-…`).
+    case stuffing
+    /// The password sprayer (devices `sprayer-…`).
+    case spraying
+
+    var isHonest: Bool { self == .honest || self == .sharedDevice }
+}
