@@ -29,7 +29,11 @@ public struct MultiUserProjection: Sendable, Hashable, Codable {
         let event = record.event
         // Every multi-user event is about the envelope's user.
         guard let user = event.user else { return }
-        var device = devices[event.device] ?? DeviceUsers()
+        // Taken out of the dictionary while it changes, so the users array is not copied per event.
+        let existed = devices[event.device] != nil
+        var device = devices.removeValue(forKey: event.device) ?? DeviceUsers()
+        var changed = false
+        defer { if existed || changed { devices[event.device] = device } }
         let index = device.users.firstIndex { $0.id == user }
 
         switch event.payload {
@@ -80,7 +84,7 @@ public struct MultiUserProjection: Sendable, Hashable, Codable {
             return
         }
         device.updateSelection()
-        devices[event.device] = device
+        changed = true
     }
 
     /// The "Switch or Add User" screen for `device` at `at`: sections "Selected" and "All",
