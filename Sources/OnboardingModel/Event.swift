@@ -133,9 +133,22 @@ extension Event {
         guard !bytes.isEmpty, bytes.count <= Limits.maximumUserBytes else {
             throw EventValidationError(field: "user", "must be 1 to \(Limits.maximumUserBytes) bytes long (use null when unknown)")
         }
-        guard !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !Event.containsControlCharacter(user) else {
             throw EventValidationError(field: "user", "must not contain control characters")
         }
+    }
+
+    /// Whether `text` holds a control character (Unicode category Cc: U+0000–U+001F and
+    /// U+007F–U+009F). Checked on the UTF-8 bytes: this runs for every text of every append, and
+    /// Unicode property lookups per scalar cost more than the rest of validation together.
+    static func containsControlCharacter(_ text: String) -> Bool {
+        var previousWasC2 = false
+        for byte in text.utf8 {
+            if byte < 0x20 || byte == 0x7F { return true }
+            if previousWasC2 && (0x80...0x9F).contains(byte) { return true }
+            previousWasC2 = byte == 0xC2
+        }
+        return false
     }
 
     static func validateText(_ text: String, field: String) throws(EventValidationError) {
@@ -143,7 +156,7 @@ extension Event {
         guard count >= 1, count <= Limits.maximumTextBytes else {
             throw EventValidationError(field: field, "must be 1 to \(Limits.maximumTextBytes) bytes of UTF-8, got \(count)")
         }
-        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !Event.containsControlCharacter(text) else {
             throw EventValidationError(field: field, "must not contain control characters")
         }
     }
