@@ -14,51 +14,79 @@ import OnboardingModel
 /// let decision = engine.decide(LockoutKey(user: "alice", device: "kiosk-7", factor: .password), at: now)
 /// ```
 public struct LockoutEngine: Projection {
-    public static let stateVersion = 1
+    public static let stateVersion = 2
 
     public let policy: LockoutPolicy
     /// `false` on a device (keys per device); `true` on the server's global view, where keys are
     /// `(user, factor)` across devices.
     public let acrossDevices: Bool
     public private(set) var seq: UInt64 = 0
-    /// Key states grouped by user, so clearing a user's keys touches only that user's entries.
-    private var byUser: [String?: [LockoutKey: KeyState]] = [:]
-
-    /// Every key's state (for tests and diagnostics; O(keys)).
-    var keys: [LockoutKey: KeyState] {
-        byUser.values.reduce(into: [:]) { all, userKeys in all.merge(userKeys) { first, _ in first } }
-    }
+    /// One flat table: a decision is one hash of the key. Clearing a user on one device looks up
+    /// that device's keys directly; only account-wide clears (`password_changed`,
+    /// `lockout_cleared`) scan, and they are rare.
+    private(set) var keys: [LockoutKey: KeyState] = [:]
 
     subscript(key: LockoutKey) -> KeyState? {
-        get { byUser[key.user]?[key] }
-        set {
-            if let newValue {
-                byUser[key.user, default: [:]][key] = newValue
-            } else if byUser[key.user]?.removeValue(forKey: key) != nil, byUser[key.user]?.isEmpty == true {
-                byUser[key.user] = nil
-            }
-        }
+        get { keys[key] }
+        set { keys[key] = newValue }
     }
 
-    /// The bounded state of one key: one window per tier, a few counters.
+    /// The bounded state of one key, kept small because there is one per attacked account and
+    /// device (the benchmark's `lockout_bytes_per_key`): the first two tiers' windows inline (every
+    /// preset has at most two), 32-bit counters, the lock's reason as a tier index.
     struct KeyState: Sendable, Hashable, Codable {
         struct Window: Sendable, Hashable, Codable {
             var start: Timestamp
-            var count: Int
+            var count: Int32
         }
-        var windows: [Window?]
+        private var firstWindow: Window?
+        private var secondWindow: Window?
+        /// Windows of tiers 3 and up (custom policies only; empty and unallocated otherwise).
+        private var moreWindows: [Window?]
         /// Counted failures since the key was last cleared.
-        var failures = 0
+        var failures: Int32 = 0
         /// Failures of the current back-off streak.
-        var streak = 0
+        var streak: Int32 = 0
+        var temporaryLockouts: Int32 = 0
+        /// Why the lock in force was imposed: a tier index ≥ 0, or ``backoffLock`` / ``quickLoginLock``.
+        var lockTier: Int8 = KeyState.noLock
         var lastFailureAt: Timestamp?
         var lockedUntil: Timestamp?
-        var lockReason: LockReason?
         var lockDurationMilliseconds: Int64 = 0
-        var temporaryLockouts = 0
         var permanentSince: Timestamp?
 
-        init(tierCount: Int) { windows = Array(repeating: nil, count: tierCount) }
+        static let noLock: Int8 = -1
+        static let backoffLock: Int8 = -2
+        static let quickLoginLock: Int8 = -3
+
+        init(tierCount: Int) {
+            moreWindows = tierCount > 2 ? Array(repeating: nil, count: tierCount - 2) : []
+        }
+
+        subscript(window index: Int) -> Window? {
+            get { index == 0 ? firstWindow : index == 1 ? secondWindow : moreWindows[index - 2] }
+            set {
+                switch index {
+                case 0: firstWindow = newValue
+                case 1: secondWindow = newValue
+                default: moreWindows[index - 2] = newValue
+                }
+            }
+        }
+
+        var tierCount: Int { 2 + moreWindows.count }
+
+        /// The lock's reason in the terms of `rule`.
+        func lockReason(_ rule: LockoutPolicy.FactorRule) -> LockReason? {
+            switch lockTier {
+            case KeyState.backoffLock: return .backoff
+            case KeyState.quickLoginLock: return .quickLogin
+            case let tier where tier >= 0 && Int(tier) < rule.tiers.count:
+                let definition = rule.tiers[Int(tier)]
+                return .tier(index: Int(tier), limit: definition.limit, windowSeconds: definition.windowSeconds)
+            default: return nil
+            }
+        }
     }
 
     public init(policy: LockoutPolicy = .mediawiki, acrossDevices: Bool = false) {
@@ -109,15 +137,15 @@ public struct LockoutEngine: Projection {
 
         for (index, tier) in rule.tiers.enumerated() {
             let window = Int64(tier.windowSeconds) * 1000
-            if var current = state.windows[index], at < current.start.adding(milliseconds: window) {
+            if var current = state[window: index], at < current.start.adding(milliseconds: window) {
                 // Inside the window, or before its start when the device clock went back: the
                 // window keeps its start, so its lock can only last as long as it would have.
                 current.count += 1
-                state.windows[index] = current
+                state[window: index] = current
             } else {
-                state.windows[index] = .init(start: at, count: 1)
+                state[window: index] = .init(start: at, count: 1)
             }
-            if let current = state.windows[index], current.count >= tier.limit {
+            if let current = state[window: index], current.count >= tier.limit {
                 propose(current.start.adding(milliseconds: window),
                         .tier(index: index, limit: tier.limit, windowSeconds: tier.windowSeconds), window)
             }
@@ -141,13 +169,13 @@ public struct LockoutEngine: Projection {
                     reason = .quickLogin
                 }
             }
-            if state.streak >= backoff.threshold {
+            if Int(state.streak) >= backoff.threshold {
                 let maximum = Int64(backoff.maximumWaitSeconds) * 1000
                 let initial = Int64(backoff.initialWaitSeconds) * 1000
-                let steps = state.streak - backoff.threshold
+                let steps = Int(state.streak) - backoff.threshold
                 let (grown, overflow): (Int64, Bool) = switch backoff.growth {
                 case .doubling: steps >= 62 ? (maximum, true) : initial.multipliedReportingOverflow(by: Int64(1) << Int64(steps))
-                case .linear: initial.multipliedReportingOverflow(by: Int64(state.streak / backoff.threshold))
+                case .linear: initial.multipliedReportingOverflow(by: Int64(Int(state.streak) / backoff.threshold))
                 }
                 let capped = overflow ? maximum : min(max(grown, initial), maximum)
                 if capped > wait {
@@ -162,7 +190,7 @@ public struct LockoutEngine: Projection {
         }
         if let lock { impose(&state, until: lock.until, reason: lock.reason, durationMilliseconds: lock.duration, rule: rule, at: at) }
 
-        if let limit = rule.consecutiveLimit, state.failures >= limit, state.permanentSince == nil {
+        if let limit = rule.consecutiveLimit, Int(state.failures) >= limit, state.permanentSince == nil {
             state.permanentSince = at
         }
         self[key] = state
@@ -172,14 +200,18 @@ public struct LockoutEngine: Projection {
     /// the policy's temporary lockouts are used up.
     private func impose(_ state: inout KeyState, until: Timestamp, reason: LockReason, durationMilliseconds: Int64,
                         rule: LockoutPolicy.FactorRule, at: Timestamp) {
-        if let allowed = rule.permanentAfterLockouts, state.temporaryLockouts >= allowed {
+        if let allowed = rule.permanentAfterLockouts, Int(state.temporaryLockouts) >= allowed {
             state.permanentSince = state.permanentSince ?? at
             return
         }
         state.temporaryLockouts += 1
         if state.lockedUntil.map({ until > $0 }) ?? true {
             state.lockedUntil = until
-            state.lockReason = reason
+            state.lockTier = switch reason {
+            case .tier(let index, _, _): Int8(index)
+            case .backoff: KeyState.backoffLock
+            case .quickLogin: KeyState.quickLoginLock
+            }
             state.lockDurationMilliseconds = durationMilliseconds
         }
     }
@@ -187,11 +219,17 @@ public struct LockoutEngine: Projection {
     /// Clears the user's keys on `device` (or on every device when `device` is nil).
     private mutating func clear(user: String?, device: String?, scope: LockoutPolicy.ClearScope) {
         guard scope != .none else { return }
-        guard let userKeys = byUser[user] else { return }
-        let touched = userKeys.keys.filter { key in device == nil || acrossDevices || key.device == device }
+        let touched: [LockoutKey]
+        if let device, !acrossDevices {
+            touched = LockoutFactor.allCases.map { LockoutKey(user: user, device: device, factor: $0) }.filter { keys[$0] != nil }
+        } else if acrossDevices {
+            touched = LockoutFactor.allCases.map { LockoutKey(user: user, device: nil, factor: $0) }.filter { keys[$0] != nil }
+        } else {
+            touched = keys.keys.filter { $0.user == user }
+        }
         for key in touched {
             if scope == .counters, let existing = self[key], let permanent = existing.permanentSince {
-                var kept = KeyState(tierCount: existing.windows.count)
+                var kept = KeyState(tierCount: existing.tierCount)
                 kept.permanentSince = permanent
                 kept.failures = existing.failures
                 self[key] = kept
@@ -208,13 +246,13 @@ public struct LockoutEngine: Projection {
     public func decide(_ key: LockoutKey, at: Timestamp) -> LockoutDecision {
         guard let state = self[key] else { return .allowed(failures: 0) }
         if let since = state.permanentSince {
-            return .permanentlyLocked(PermanentLock(since: since, clearedBy: policy.clearing.permanentClearedBy, failures: state.failures))
+            return .permanentlyLocked(PermanentLock(since: since, clearedBy: policy.clearing.permanentClearedBy, failures: Int(state.failures)))
         }
-        if let until = state.lockedUntil, at < until, let reason = state.lockReason {
+        if let until = state.lockedUntil, at < until, let reason = state.lockReason(policy.rule(for: key.factor)) {
             return .locked(TemporaryLock(until: until, reason: reason, durationMilliseconds: state.lockDurationMilliseconds,
-                                         failures: state.failures))
+                                         failures: Int(state.failures)))
         }
-        return .allowed(failures: state.failures)
+        return .allowed(failures: Int(state.failures))
     }
 
     /// One key's standing at a time, for `onboard lockout`.
@@ -228,13 +266,13 @@ public struct LockoutEngine: Projection {
 
     /// Every key with counted failures (or a permanent lock), sorted by user, device, factor.
     public func entries(at: Timestamp) -> [Entry] {
-        byUser.values.flatMap { $0 }.sorted { $0.key < $1.key }.map { key, state in
+        keys.sorted { $0.key < $1.key }.map { key, state in
             let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
-            return Entry(key: key, failures: state.failures, lockedUntil: state.permanentSince == nil ? locked : nil,
+            return Entry(key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
                          permanent: state.permanentSince != nil)
         }
     }
 
     /// Number of keys with state: the engine's memory grows with this, not with the log.
-    public var keyCount: Int { byUser.values.reduce(0) { $0 + $1.count } }
+    public var keyCount: Int { keys.count }
 }
