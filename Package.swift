@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "OnboardingServer", dependencies: ["OnboardingSync", "OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer"]),
         .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["OnboardingModel"], path: "Tests/TestSupport"),
         // Benchmarks (issue 5): the store against the same LMDB writes in C and against SQLite.
         // Not a dependency of any test target, so `swift test` never builds or runs them.
         .systemLibrary(

@@ -9,19 +9,9 @@ import OnboardingModel
 /// var random = WorkloadRandom(seed: 42)
 /// let die = random.below(6) + 1
 /// ```
-public struct WorkloadRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+public typealias WorkloadRandom = SplitMix64
 
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// A whole number in `0..<bound` (`bound` > 0), by Lemire's multiply-high (bias < 2^-40 here).
     public mutating func below(_ bound: Int) -> Int {
         precondition(bound > 0, "below(_:) needs a positive bound")

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import OnboardingModel
 
 #if canImport(Glibc)
 import Glibc
@@ -50,20 +51,4 @@ public struct TemporaryDirectory: Sendable {
 public struct TestFailure: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and the same sequence on every platform and
-/// toolchain, so a printed seed replays a failing run exactly.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    public private(set) var state: UInt64
-
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
