@@ -82,7 +82,7 @@ public final class OnboardingStore: Sendable {
 
     /// Opens the store at `path` (a directory), creating it when allowed.
     public static func open(at path: String, options: Options = Options()) throws(StoreError) -> OnboardingStore {
-        let created = try prepareDirectory(path, options: options)
+        try prepareDirectory(path, options: options)
         var environmentOptions = Environment.Options()
         environmentOptions.readOnly = options.readOnly
         environmentOptions.noSync = options.durability == .relaxed
@@ -94,7 +94,7 @@ public final class OnboardingStore: Sendable {
             throw translateOpenError(error, path: path)
         }
         do {
-            let (databases, deviceID) = try openLayout(environment, path: path, options: options, isNew: created)
+            let (databases, deviceID) = try openLayout(environment, path: path, options: options)
             let store = OnboardingStore(path: path, deviceID: deviceID, options: options,
                                         environment: environment, databases: databases)
             store.committer.attach(store)
@@ -111,6 +111,7 @@ public final class OnboardingStore: Sendable {
     }
 
     /// Returns whether the store is new (the directory was created or was empty).
+    @discardableResult
     private static func prepareDirectory(_ path: String, options: Options) throws(StoreError) -> Bool {
         var isDirectory: ObjCBool = false
         let manager = FileManager.default
@@ -155,8 +156,7 @@ public final class OnboardingStore: Sendable {
         }
     }
 
-    private static func openLayout(_ environment: Environment, path: String, options: Options,
-                                   isNew: Bool) throws -> (Databases, String) {
+    private static func openLayout(_ environment: Environment, path: String, options: Options) throws -> (Databases, String) {
         let existingMeta = try environment.openDatabase(StoreLayout.meta, create: false)
         var newDeviceID: String?
         if existingMeta == nil {
