@@ -82,7 +82,9 @@ public final class OnboardingStore: Sendable {
 
     /// Opens the store at `path` (a directory), creating it when allowed.
     public static func open(at path: String, options: Options = Options()) throws(StoreError) -> OnboardingStore {
-        try prepareDirectory(path, options: options)
+        if try prepareDirectory(path, options: options) {
+            try create(at: path, options: options)
+        }
         var environmentOptions = Environment.Options()
         environmentOptions.readOnly = options.readOnly
         environmentOptions.noSync = options.durability == .relaxed
@@ -110,8 +112,8 @@ public final class OnboardingStore: Sendable {
         }
     }
 
-    /// Returns whether the store is new (the directory was created or was empty).
-    @discardableResult
+    /// Returns whether a new store must be created at `path` (it does not exist, or is an empty
+    /// directory).
     private static func prepareDirectory(_ path: String, options: Options) throws(StoreError) -> Bool {
         var isDirectory: ObjCBool = false
         let manager = FileManager.default
@@ -133,11 +135,40 @@ public final class OnboardingStore: Sendable {
         guard options.createIfMissing && !options.readOnly else {
             throw StoreError(.storeMissing, "no store at \(path); record or import events to create one, or pass --store with an existing store")
         }
-        if mkdir(path, 0o700) != 0 {
+        return true
+    }
+
+    /// Builds a complete, empty store in a staging directory beside `path` and renames it into
+    /// place, so `path` is never a half-made store: a crash during creation leaves at most a
+    /// stray `.creating-…` directory, and `path` either does not exist or opens.
+    private static func create(at path: String, options: Options) throws(StoreError) {
+        let staging = path + ".creating-" + UUID().uuidString.prefix(8).lowercased()
+        if mkdir(staging, 0o700) != 0 {
             let reason = String(cString: strerror(errno))
             throw StoreError(.notWritable, "cannot create store at \(path): \(reason); choose a writable location with --store")
         }
-        return true
+        var environmentOptions = Environment.Options()
+        environmentOptions.mapSizeBytes = options.initialMapSizeBytes
+        do {
+            let environment = try Environment.open(path: staging, options: environmentOptions)
+            defer { environment.close() }
+            _ = try openLayout(environment, path: path, options: options)
+            try environment.sync(force: true)
+        } catch {
+            try? FileManager.default.removeItem(atPath: staging)
+            if let error = error as? StoreError { throw error }
+            throw StoreError(.notWritable, "cannot create store at \(path): \(error)")
+        }
+        // rename(2) replaces an empty directory atomically; a non-empty one means another process
+        // created the store first, which is fine: use theirs.
+        if rename(staging, path) != 0 {
+            let code = errno
+            try? FileManager.default.removeItem(atPath: staging)
+            let exists = FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("data.mdb"))
+            guard exists && (code == ENOTEMPTY || code == EEXIST) else {
+                throw StoreError(.notWritable, "cannot create store at \(path): \(String(cString: strerror(code))); choose a writable location with --store")
+            }
+        }
     }
 
     private static func translateOpenError(_ error: Error, path: String) -> StoreError {
@@ -160,8 +191,13 @@ public final class OnboardingStore: Sendable {
         let existingMeta = try environment.openDatabase(StoreLayout.meta, create: false)
         var newDeviceID: String?
         if existingMeta == nil {
-            guard !options.readOnly, try environment.mainDatabaseEntryCount() == 0 else {
+            let isEmpty = try environment.mainDatabaseEntryCount() == 0
+            guard isEmpty else {
                 throw StoreError(.notAStore, "\(path) is an LMDB environment but not an OnboardingStore (no meta database)")
+            }
+            guard !options.readOnly else {
+                // Left by a creation that was interrupted before stores were built aside and renamed.
+                throw StoreError(.storeMissing, "\(path) holds an empty, never initialised store; record or import events to initialise it")
             }
             // Checked before any database is created: a refused id must not leave an empty meta
             // database behind, which would make every later open see "not an OnboardingStore".
