@@ -54,7 +54,12 @@ public enum EventType: String, WireEnum {
     public var schemaVersion: UInt8 { 1 }
 
     /// The payload fields, in their canonical (JSON and binary) order.
-    public var fields: [FieldSpec] {
+    public var fields: [FieldSpec] { EventType.fieldTable[Int(wireCode)] }
+
+    /// Every type's fields, built once: the codecs ask for them for every event.
+    private static let fieldTable: [[FieldSpec]] = EventType.allCases.map(\.fieldDefinitions)
+
+    private var fieldDefinitions: [FieldSpec] {
         switch self {
         case .userAdded:
             [.text("display_name"), .text("subtitle", optional: true), .text("image_ref", optional: true),

@@ -8,7 +8,11 @@ where RawValue == String, AllCases == [Self] {}
 extension WireEnum {
     /// The case's one-byte code in the binary record.
     public var wireCode: UInt8 {
-        UInt8(Self.allCases.firstIndex(of: self)!)
+        // A payload-free enum of 2…256 cases is stored as its case's declaration index, which is
+        // its position in `allCases`: read it directly instead of building `allCases` (an array)
+        // on every encode. The wire-code tests pin the result against `allCases`.
+        if MemoryLayout<Self>.size == 1 { return unsafeBitCast(self, to: UInt8.self) }
+        return UInt8(Self.allCases.firstIndex(of: self)!)
     }
 
     /// The case with binary code `code`, or `nil` for an unknown code.
