@@ -6,6 +6,11 @@ struct BenchOptions {
     var jsonPath: String?
     /// Parent directory of the scratch stores; a fresh subdirectory per run, removed at the end.
     var directory = NSTemporaryDirectory()
+    /// Sections to run (`--only`); empty runs all of them.
+    var sections: Set<String> = []
+    static let sectionNames = ["append", "rebuild", "lockout", "memory", "group", "sync"]
+
+    func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
     /// The issue asks for at least 5 alternating repetitions per measurement.
     var repetitions = 5
@@ -26,12 +31,14 @@ struct BenchOptions {
     var memoryUsers = 10_000
 
     static let usage = """
-        usage: onboard-bench [--quick] [--json PATH] [--dir PATH]
+        usage: onboard-bench [--quick] [--json PATH] [--dir PATH] [--only SECTION[,SECTION…]]
 
           --quick      small sizes (under a minute); what CI runs to prove the suite works
           --json PATH  also write the machine and results as JSON to PATH
           --dir PATH   where to create scratch stores (default: the temporary directory); must be a
                        real disk, since a tmpfs makes fsync free and the durable figures meaningless
+          --only LIST  run only these sections (comma-separated): append, rebuild (with history),
+                       lockout, memory, group, sync; for profiling one path
         """
 
     static func parse(_ arguments: [String]) -> BenchOptions {
@@ -47,6 +54,12 @@ struct BenchOptions {
             case "--quick": options.quick = true
             case "--json": options.jsonPath = value(after: "--json")
             case "--dir": options.directory = value(after: "--dir")
+            case "--only":
+                let names = value(after: "--only").split(separator: ",").map(String.init)
+                for name in names where !sectionNames.contains(name) {
+                    fail("unknown section \(name) for --only; choose from \(sectionNames.joined(separator: ", "))")
+                }
+                options.sections.formUnion(names)
             case "--help", "-h":
                 emit(usage)
                 exit(0)

@@ -11,22 +11,34 @@ emit("onboard-bench \(options.quick ? "--quick" : "(full)"), \(options.repetitio
 for key in machine.keys.sorted() { emit("  \(key): \(machine[key]!)") }
 emit("\n" + Report.header)
 
-bench.section("append (store vs C same writes, C floor, SQLite)")
-for relaxed in [false, true] {
-    bench.measureAppend(batchSize: 1, eventCount: options.appendEventsBatch1, relaxed: relaxed)
-    bench.measureAppend(batchSize: 64, eventCount: options.appendEventsBatch64, relaxed: relaxed)
-    bench.measureAppend(batchSize: 1_000, eventCount: options.appendEventsBatch1000, relaxed: relaxed)
+if options.runs("append") {
+    bench.section("append (store vs C same writes, C floor, SQLite)")
+    for relaxed in [false, true] {
+        bench.measureAppend(batchSize: 1, eventCount: options.appendEventsBatch1, relaxed: relaxed)
+        bench.measureAppend(batchSize: 64, eventCount: options.appendEventsBatch64, relaxed: relaxed)
+        bench.measureAppend(batchSize: 1_000, eventCount: options.appendEventsBatch1000, relaxed: relaxed)
+    }
 }
-bench.section("rebuild and history")
-bench.measureRebuildAndHistory()
-bench.section("lockout decision")
-bench.measureLockoutDecision()
-bench.section("memory")
-bench.measureMemory()
-bench.section("group commit (full durability)")
-for appenders in [1, 8, 64] { bench.measureGroupCommit(appenders: appenders) }
-bench.report.add(BenchResult(name: "sync_vs_local_ingest", unit: "events/s", value: .nan,
-                             target: "≥ 0.5 × server-local ingest", met: nil, note: "not measured yet"))
+if options.runs("rebuild") {
+    bench.section("rebuild and history")
+    bench.measureRebuildAndHistory()
+}
+if options.runs("lockout") {
+    bench.section("lockout decision")
+    bench.measureLockoutDecision()
+}
+if options.runs("memory") {
+    bench.section("memory")
+    bench.measureMemory()
+}
+if options.runs("group") {
+    bench.section("group commit (full durability)")
+    for appenders in [1, 8, 64] { bench.measureGroupCommit(appenders: appenders) }
+}
+if options.runs("sync") {
+    bench.report.add(BenchResult(name: "sync_vs_local_ingest", unit: "events/s", value: .nan,
+                                 target: "≥ 0.5 × server-local ingest", met: nil, note: "not measured yet"))
+}
 
 bench.removeScratch()
 let targets = bench.report.results.filter { $0.met != nil }
