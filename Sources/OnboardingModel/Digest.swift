@@ -9,29 +9,69 @@ import CSodium
 public struct Digest: Sendable, Hashable, CustomStringConvertible {
     public static let byteCount = 32
     /// The `previousHash` of the first record.
-    public static let zero = Digest(bytes: [UInt8](repeating: 0, count: byteCount))
+    public static let zero = Digest()
 
-    public let bytes: [UInt8]
+    /// The 32 bytes inline (a tuple is laid out contiguously): every record carries two digests,
+    /// and a heap array per digest was a measurable share of appends and reads.
+    private var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    private init() {}
 
     public init(bytes: [UInt8]) {
         precondition(bytes.count == Digest.byteCount, "a digest is \(Digest.byteCount) bytes")
-        self.bytes = bytes
+        self.init()
+        Swift.withUnsafeMutableBytes(of: &storage) { $0.copyBytes(from: bytes) }
+    }
+
+    /// The digest in the first 32 bytes of `raw` (which must hold at least that many).
+    public init(_ raw: UnsafeRawBufferPointer) {
+        precondition(raw.count >= Digest.byteCount, "a digest is \(Digest.byteCount) bytes")
+        self.init()
+        Swift.withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[0..<Digest.byteCount])) }
+    }
+
+    /// The 32 bytes, as a new array.
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// The 32 bytes, without copying them to the heap.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try Swift.withUnsafeBytes(of: storage) { try body($0) }
+    }
+
+    public static func == (lhs: Digest, rhs: Digest) -> Bool {
+        lhs.storage.0 == rhs.storage.0 && lhs.storage.1 == rhs.storage.1
+            && lhs.storage.2 == rhs.storage.2 && lhs.storage.3 == rhs.storage.3
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.0)
+        hasher.combine(storage.1)
+        hasher.combine(storage.2)
+        hasher.combine(storage.3)
     }
 
     /// BLAKE2b-256 of `input`.
     public static func hash(_ input: UnsafeRawBufferPointer) -> Digest {
+        var digest = Digest()
+        digest.hash(input)
+        return digest
+    }
+
+    /// BLAKE2b-256 of `input`, written into `output` (32 bytes): no intermediate digest value.
+    public static func hash(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+        precondition(output.count >= byteCount, "a digest is \(byteCount) bytes")
         Sodium.ensureInitialized()
-        var output = [UInt8](repeating: 0, count: byteCount)
         var empty: UInt8 = 0
-        let rc = output.withUnsafeMutableBufferPointer { out in
-            withUnsafeMutablePointer(to: &empty) { emptyInput in
-                crypto_generichash(out.baseAddress!, byteCount,
-                                   input.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(emptyInput),
-                                   UInt64(input.count), nil, 0)
-            }
+        let rc = withUnsafeMutablePointer(to: &empty) { emptyInput in
+            crypto_generichash(output.baseAddress!.assumingMemoryBound(to: UInt8.self), byteCount,
+                               input.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(emptyInput),
+                               UInt64(input.count), nil, 0)
         }
         precondition(rc == 0, "crypto_generichash failed")
-        return Digest(bytes: output)
+    }
+
+    private mutating func hash(_ input: UnsafeRawBufferPointer) {
+        Swift.withUnsafeMutableBytes(of: &storage) { Digest.hash(input, into: $0) }
     }
 
     public static func hash(_ input: [UInt8]) -> Digest {
@@ -42,9 +82,11 @@ public struct Digest: Sendable, Hashable, CustomStringConvertible {
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(64)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
+        withUnsafeBytes { bytes in
+            for byte in bytes {
+                text.append(digits[Int(byte >> 4)])
+                text.append(digits[Int(byte & 0xF)])
+            }
         }
         return String(decoding: text, as: UTF8.self)
     }
@@ -69,7 +111,7 @@ public struct Digest: Sendable, Hashable, CustomStringConvertible {
             guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
         }
-        self.bytes = bytes
+        self.init(bytes: bytes)
     }
 }
 

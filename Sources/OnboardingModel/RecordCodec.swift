@@ -21,7 +21,7 @@ public enum RecordCodec {
     /// Version of the record framing. A reader refuses versions it does not know.
     public static let formatVersion: UInt8 = 1
     public static let headerByteCount = 1 + Digest.byteCount * 2
-    static let hashOffset = 1
+    public static let hashOffset = 1
     static let previousHashOffset = 1 + Digest.byteCount
     static let bodyOffset = headerByteCount
     /// Bytes of the body before the payload without the variable parts; used to pre-size buffers.
@@ -31,12 +31,14 @@ public enum RecordCodec {
     public static func encode(_ event: Event, seq: UInt64, previousHash: Digest) -> [UInt8] {
         var writer = BinaryWriter(capacity: headerByteCount + fixedBodyByteCount + 64)
         writer.append(formatVersion)
-        writer.append(Digest.zero.bytes) // hash, filled in below
-        writer.append(previousHash.bytes)
+        Digest.zero.withUnsafeBytes { writer.append($0) } // hash, filled in below
+        previousHash.withUnsafeBytes { writer.append($0) }
         encodeBody(event, seq: seq, into: &writer)
         var bytes = writer.bytes
-        let hash = bytes.withUnsafeBytes { Digest.hash(UnsafeRawBufferPointer(rebasing: $0[previousHashOffset...])) }
-        bytes.replaceSubrange(hashOffset..<hashOffset + Digest.byteCount, with: hash.bytes)
+        bytes.withUnsafeMutableBytes { raw in
+            Digest.hash(UnsafeRawBufferPointer(rebasing: raw[previousHashOffset...]),
+                        into: UnsafeMutableRawBufferPointer(rebasing: raw[hashOffset..<hashOffset + Digest.byteCount]))
+        }
         return bytes
     }
 
@@ -54,10 +56,10 @@ public enum RecordCodec {
         writer.append(seq)
         writer.append(event.id)
         writer.append(event.at.millisecondsSince1970)
-        let device = Array(event.device.utf8)
+        let device = event.device.utf8
         precondition(!device.isEmpty && device.count <= Limits.maximumDeviceBytes, "device id must be validated before encoding")
         writer.append(UInt8(device.count))
-        writer.append(device)
+        writer.bytes.append(contentsOf: device)
         if let user = event.user {
             writer.append(UInt8(1))
             writer.appendShortString(user)
@@ -194,6 +196,7 @@ struct BinaryWriter {
 
     mutating func append(_ value: UInt8) { bytes.append(value) }
     mutating func append(_ value: [UInt8]) { bytes.append(contentsOf: value) }
+    mutating func append(_ value: UnsafeRawBufferPointer) { bytes.append(contentsOf: value) }
     mutating func append(_ value: UInt16) { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
     mutating func append(_ value: UInt32) { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
     mutating func append(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
@@ -202,10 +205,10 @@ struct BinaryWriter {
 
     /// A u16 big-endian length and the UTF-8 bytes; callers validated the length.
     mutating func appendShortString(_ text: String) {
-        let utf8 = Array(text.utf8)
+        let utf8 = text.utf8
         precondition(utf8.count <= Int(UInt16.max), "string must be validated before encoding")
         append(UInt16(utf8.count))
-        append(utf8)
+        bytes.append(contentsOf: utf8)
     }
 }
 

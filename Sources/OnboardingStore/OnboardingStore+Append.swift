@@ -163,7 +163,7 @@ extension OnboardingStore {
                                  batchIndex: index, seq: nextSeq)
             }
             let bytes = RecordCodec.encode(event, seq: nextSeq, previousHash: previousHash)
-            let hash = Digest(bytes: Array(bytes[1...Digest.byteCount]))
+            let hash = bytes.withUnsafeBytes { Digest(UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset...])) }
             stagedByID[event.id] = staged.count
             staged.append(Staged(seq: nextSeq, bytes: bytes, event: event, previousHash: previousHash, hash: hash))
             previousHash = hash

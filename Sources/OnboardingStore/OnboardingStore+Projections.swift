@@ -108,19 +108,19 @@ extension OnboardingStore {
         try loadProjections()
         let head = try head().seq
         let result: Result<R, StoreError> = projections.withLock { cache in
-            guard var state = cache.state else { return .failure(StoreError(.closed, "projections are not loaded")) }
-            if state.seq < head {
+            guard cache.state != nil else { return .failure(StoreError(.closed, "projections are not loaded")) }
+            if cache.state!.seq < head {
+                // Mutated in place: a copy would make every dictionary in the state copy itself.
                 do throws(StoreError) {
-                    try forEachRecord(from: state.seq + 1) { record in
-                        state.apply(record)
+                    try forEachRecord(from: cache.state!.seq + 1) { record in
+                        cache.state!.apply(record)
                         return true
                     }
                 } catch {
                     return .failure(error)
                 }
-                cache.state = state
             }
-            return .success(body(state))
+            return .success(body(cache.state!))
         }
         return try result.get()
     }
@@ -143,24 +143,33 @@ extension OnboardingStore {
     }
 
     /// Applies just-committed records (on the writer queue, before their appenders resume) and
-    /// writes a snapshot when one is due.
+    /// queues a snapshot when one is due. The snapshot is encoded and written on
+    /// `snapshotQueue`: encoding a large state takes milliseconds that appenders must not wait
+    /// for. It holds a copy of the state (the next commit's mutation copies the dictionaries
+    /// once), so it is consistent at its seq whatever the writer does meanwhile.
     func advanceProjections(with records: [Record]) {
         guard let first = records.first else { return }
         let due: Bool = projections.withLock { cache in
-            guard var state = cache.state else { return false }
-            if state.seq + 1 < first.seq {
+            // Mutated in place (`cache.state!`): copying the state out and back would make every
+            // dictionary in it copy itself on each commit.
+            guard cache.state != nil else { return false }
+            if cache.state!.seq + 1 < first.seq {
                 // Another process appended in between: replay its records from the log first.
-                try? forEachRecord(from: state.seq + 1, through: first.seq - 1) { record in
-                    state.apply(record)
+                try? forEachRecord(from: cache.state!.seq + 1, through: first.seq - 1) { record in
+                    cache.state!.apply(record)
                     return true
                 }
             }
-            guard state.seq + 1 >= first.seq else { return false } // could not catch up; the next query will
-            for record in records where record.seq > state.seq { state.apply(record) }
-            cache.state = state
+            guard cache.state!.seq + 1 >= first.seq else { return false } // could not catch up; the next query will
+            for record in records where record.seq > cache.state!.seq { cache.state!.apply(record) }
             return cache.snapshotDue(every: options.snapshotEveryEvents)
         }
-        if due { try? writeSnapshotIfBehind(minimumEvents: 1) }
+        guard due, !snapshotPending.withLock({ pending in defer { pending = true }; return pending }) else { return }
+        snapshotQueue.async { [self] in
+            defer { snapshotPending.withLock { $0 = false } }
+            guard !isClosed else { return }
+            try? writeSnapshotIfBehind(minimumEvents: 1)
+        }
     }
 
     /// Writes the snapshot when the state is at least `minimumEvents` past the last one.

@@ -53,6 +53,11 @@ public final class OnboardingStore: Sendable {
     /// The projections, once loaded (eagerly for a writable store, on first use otherwise).
     let projections = Mutex<ProjectionCache>(ProjectionCache())
     let observers = Mutex<[UUID: @Sendable ([Record]) -> Void]>([:])
+    /// Encodes and writes due snapshots off the writer queue, one at a time, so appenders never
+    /// wait for a snapshot (see `advanceProjections`).
+    let snapshotQueue = DispatchQueue(label: "OnboardingStore.snapshots", qos: .utility)
+    /// A snapshot is queued or being written; a due snapshot is not queued twice.
+    let snapshotPending = Mutex<Bool>(false)
     private let background = Mutex<BackgroundState>(BackgroundState())
 
     struct Databases: Sendable {
@@ -278,6 +283,7 @@ public final class OnboardingStore: Sendable {
         }
         guard wasOpen else { return }
         committer.drainAndStop()
+        snapshotQueue.sync {} // a snapshot being written finishes before the final one
         if !options.readOnly {
             try? writeSnapshotIfBehind(minimumEvents: 1)
             try? environment.sync(force: true)
