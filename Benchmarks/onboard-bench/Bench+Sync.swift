@@ -32,12 +32,12 @@ extension Bench {
         let count = options.syncEvents
         let batchSize = SyncLimits.maximumBatchEvents
         let events = BenchEvents.make(count: count, seed: 55)
-        let (requests, expectedHead) = uploadRequests(events, batchSize: batchSize)
+        let (bodies, expectedHead) = uploadBodies(events, batchSize: batchSize)
         var paired = Paired()
 
         for round in 1...options.repetitions {
             paired.subject.append(syncPass(events, expectedHead: expectedHead, round: round))
-            paired.baseline.append(localIngestPass(requests, expectedHead: expectedHead, round: round))
+            paired.baseline.append(localIngestPass(bodies, expectedHead: expectedHead, round: round))
         }
 
         let sizeNote = options.quick || count >= 1_000_000 ? "" : " (the issue asks for 10^6; fewer keep the full suite under 15 min)"
@@ -46,10 +46,10 @@ extension Bench {
                                note: "\(count) events\(sizeNote), \(batchSize)/upload, loopback HTTP vs router in-process"))
     }
 
-    /// The upload requests the client sends for `events` at seqs 1…n in batches of `batchSize`
+    /// The bodies of the uploads the client sends for `events` at seqs 1…n in batches of `batchSize`
     /// (the bodies built from the records a store holds, exactly as `SyncClient` builds them), and
     /// that store's head.
-    private func uploadRequests(_ events: [Event], batchSize: Int) -> (bodies: [[UInt8]], head: (seq: UInt64, hash: Digest)) {
+    private func uploadBodies(_ events: [Event], batchSize: Int) -> (bodies: [[UInt8]], head: (seq: UInt64, hash: Digest)) {
         let path = freshDirectory("sync-bodies")
         defer { remove(path) }
         let store = filledDeviceStore(at: path, events)
