@@ -36,8 +36,8 @@ if options.runs("group") {
     for appenders in [1, 8, 64] { bench.measureGroupCommit(appenders: appenders) }
 }
 if options.runs("sync") {
-    bench.report.add(BenchResult(name: "sync_vs_local_ingest", unit: "events/s", value: .nan,
-                                 target: "≥ 0.5 × server-local ingest", met: nil, note: "not measured yet"))
+    bench.section("sync (loopback HTTP vs server-local ingest)")
+    bench.measureSyncVersusLocalIngest()
 }
 
 bench.removeScratch()
