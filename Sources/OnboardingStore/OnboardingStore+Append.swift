@@ -123,7 +123,14 @@ extension OnboardingStore {
         var staged: [Staged] = []
         var stagedByID: [UUID: Int] = [:]
         var results: [AppendResult] = []
+        staged.reserveCapacity(request.events.count)
+        stagedByID.reserveCapacity(request.events.count)
         results.reserveCapacity(request.events.count)
+        // One buffer per key kind, reused for every put of the request.
+        var idKey: [UInt8] = [], seqKey: [UInt8] = [], indexKey: [UInt8] = []
+        idKey.reserveCapacity(16)
+        seqKey.reserveCapacity(8)
+        indexKey.reserveCapacity(Limits.maximumUserBytes + 9)
         var nextSeq = head.seq + 1
         var previousHash = head.hash
 
@@ -131,10 +138,11 @@ extension OnboardingStore {
             let claimed = request.claimedSeqs?[index]
             let existingSeq: UInt64?
             let existingBody: [UInt8]?
+            StoreLayout.writeUUID(event.id, into: &idKey)
             if let position = stagedByID[event.id] {
                 existingSeq = staged[position].seq
                 existingBody = Array(staged[position].bytes[RecordCodec.headerByteCount...])
-            } else if let seqBytes = try transaction.get(databases.byID, key: StoreLayout.uuidBytes(event.id)),
+            } else if let seqBytes = try transaction.get(databases.byID, key: idKey),
                       let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) }) {
                 existingSeq = seq
                 existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
@@ -171,15 +179,19 @@ extension OnboardingStore {
             nextSeq += 1
         }
 
+        let empty: [UInt8] = []
         for record in staged {
-            let seqKey = StoreLayout.seqKey(record.seq)
+            StoreLayout.writeSeqKey(record.seq, into: &seqKey)
             try transaction.put(databases.events, key: seqKey, value: record.bytes, flags: .append)
-            try transaction.put(databases.byID, key: StoreLayout.uuidBytes(record.event.id), value: seqKey, flags: .noOverwrite)
+            StoreLayout.writeUUID(record.event.id, into: &idKey)
+            try transaction.put(databases.byID, key: idKey, value: seqKey, flags: .noOverwrite)
             if let user = record.event.user {
-                try transaction.put(databases.byUser, key: StoreLayout.userKey(user, record.seq), value: [])
+                StoreLayout.writeUserKey(user, record.seq, into: &indexKey)
+                try transaction.put(databases.byUser, key: indexKey, value: empty)
             }
             if let session = record.event.session {
-                try transaction.put(databases.bySession, key: StoreLayout.sessionKey(session, record.seq), value: [])
+                StoreLayout.writeSessionKey(session, record.seq, into: &indexKey)
+                try transaction.put(databases.bySession, key: indexKey, value: empty)
             }
         }
         if let last = staged.last {

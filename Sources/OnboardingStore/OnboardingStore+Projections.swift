@@ -19,6 +19,15 @@ struct ProjectionCache: Sendable {
     }
 }
 
+/// Records committed but not yet applied to the projections.
+struct PendingProjection: Sendable {
+    var records: [Record] = []
+    /// The projections are loaded; before that commits are not queued (loading replays the log).
+    var isActive = false
+    /// A drain is queued on the projector.
+    var isScheduled = false
+}
+
 /// What recording one event led to: its place in the log, and what the app shows now.
 public struct RecordOutcome: Sendable {
     public var seq: UInt64
@@ -102,13 +111,15 @@ extension OnboardingStore {
 
     // MARK: Runner
 
-    /// Runs `body` on the projections, loaded and caught up with the log's head first (another
-    /// process may have appended since).
+    /// Runs `body` on the projections, loaded and caught up with the log's head first: committed
+    /// records the projector has not applied yet are applied now, and records another process
+    /// appended are replayed from the log.
     func withProjections<R: Sendable>(_ body: (OnboardingState) -> R) throws(StoreError) -> R {
         try loadProjections()
         let head = try head().seq
         let result: Result<R, StoreError> = projections.withLock { cache in
             guard cache.state != nil else { return .failure(StoreError(.closed, "projections are not loaded")) }
+            applyPending(&cache)
             if cache.state!.seq < head {
                 // Mutated in place: a copy would make every dictionary in the state copy itself.
                 do throws(StoreError) {
@@ -140,31 +151,60 @@ extension OnboardingStore {
                 cache.snapshotSeq = snapshotSeq
             }
         }
+        // From now on the writer hands its commits to the projector. Commits between the replay
+        // above and this line are not lost: the next apply replays the gap from the log.
+        pendingProjection.withLock { $0.isActive = true }
     }
 
-    /// Applies just-committed records (on the writer queue, before their appenders resume) and
-    /// queues a snapshot when one is due. The snapshot is encoded and written on
-    /// `snapshotQueue`: encoding a large state takes milliseconds that appenders must not wait
-    /// for. It holds a copy of the state (the next commit's mutation copies the dictionaries
-    /// once), so it is consistent at its seq whatever the writer does meanwhile.
+    /// Hands just-committed records (on the writer queue, before their appenders resume) to the
+    /// projector, which applies them on `projectorQueue` while the writer goes on committing: the
+    /// two run on different cores. A reader never sees a state without its own writes:
+    /// `withProjections` applies whatever is still pending first. Past
+    /// `maximumPendingRecords` the writer applies them itself, so a slow projector bounds memory
+    /// by slowing appends instead.
     func advanceProjections(with records: [Record]) {
-        guard let first = records.first else { return }
-        let due: Bool = projections.withLock { cache in
-            // Mutated in place (`cache.state!`): copying the state out and back would make every
-            // dictionary in it copy itself on each commit.
-            guard cache.state != nil else { return false }
-            if cache.state!.seq + 1 < first.seq {
-                // Another process appended in between: replay its records from the log first.
-                try? forEachRecord(from: cache.state!.seq + 1, through: first.seq - 1) { record in
-                    cache.state!.apply(record)
-                    return true
-                }
-            }
-            guard cache.state!.seq + 1 >= first.seq else { return false } // could not catch up; the next query will
-            for record in records where record.seq > cache.state!.seq { cache.state!.apply(record) }
-            return cache.snapshotDue(every: options.snapshotEveryEvents)
+        guard !records.isEmpty else { return }
+        let (schedule, overfull): (Bool, Bool) = pendingProjection.withLock { pending in
+            guard pending.isActive else { return (false, false) }
+            pending.records.append(contentsOf: records)
+            defer { pending.isScheduled = true }
+            return (!pending.isScheduled, pending.records.count > OnboardingStore.maximumPendingRecords)
         }
-        guard due, !snapshotPending.withLock({ pending in defer { pending = true }; return pending }) else { return }
+        if overfull {
+            projections.withLock { applyPending(&$0) }
+        } else if schedule {
+            projectorQueue.async { [self] in
+                projections.withLock { applyPending(&$0) }
+            }
+        }
+    }
+
+    /// Committed records waiting for the projector beyond which the writer applies them itself.
+    static let maximumPendingRecords = 65_536
+
+    /// Applies the pending records to `cache.state` (in place: copying the state out and back
+    /// would make every dictionary in it copy itself) and queues a snapshot when one is due.
+    /// The snapshot is encoded and written on `snapshotQueue`: encoding a large state takes
+    /// milliseconds nobody must wait for. It holds a copy of the state (the next apply copies the
+    /// dictionaries once), so it is consistent at its seq whatever happens meanwhile.
+    func applyPending(_ cache: inout ProjectionCache) {
+        let records: [Record] = pendingProjection.withLock { pending in
+            pending.isScheduled = false
+            defer { pending.records.removeAll() }
+            return pending.records
+        }
+        guard cache.state != nil, let first = records.first else { return }
+        if cache.state!.seq + 1 < first.seq {
+            // Another process appended in between: replay its records from the log first.
+            try? forEachRecord(from: cache.state!.seq + 1, through: first.seq - 1) { record in
+                cache.state!.apply(record)
+                return true
+            }
+        }
+        guard cache.state!.seq + 1 >= first.seq else { return } // could not catch up; the next query will
+        for record in records where record.seq > cache.state!.seq { cache.state!.apply(record) }
+        guard cache.snapshotDue(every: options.snapshotEveryEvents),
+              !snapshotPending.withLock({ pending in defer { pending = true }; return pending }) else { return }
         snapshotQueue.async { [self] in
             defer { snapshotPending.withLock { $0 = false } }
             guard !isClosed else { return }

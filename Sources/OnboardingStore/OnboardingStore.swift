@@ -56,6 +56,10 @@ public final class OnboardingStore: Sendable {
     /// Encodes and writes due snapshots off the writer queue, one at a time, so appenders never
     /// wait for a snapshot (see `advanceProjections`).
     let snapshotQueue = DispatchQueue(label: "OnboardingStore.snapshots", qos: .utility)
+    /// Applies committed records to the projections beside the writer (see `advanceProjections`).
+    let projectorQueue = DispatchQueue(label: "OnboardingStore.projector")
+    /// Committed records the projector has not applied yet.
+    let pendingProjection = Mutex<PendingProjection>(PendingProjection())
     /// A snapshot is queued or being written; a due snapshot is not queued twice.
     let snapshotPending = Mutex<Bool>(false)
     private let background = Mutex<BackgroundState>(BackgroundState())
@@ -283,6 +287,8 @@ public final class OnboardingStore: Sendable {
         }
         guard wasOpen else { return }
         committer.drainAndStop()
+        projectorQueue.sync {}
+        projections.withLock { applyPending(&$0) }
         snapshotQueue.sync {} // a snapshot being written finishes before the final one
         if !options.readOnly {
             try? writeSnapshotIfBehind(minimumEvents: 1)

@@ -30,6 +30,31 @@ enum StoreLayout {
         withUnsafeBytes(of: seq.bigEndian) { Array($0) }
     }
 
+    // The `write…` forms replace `key`'s contents in place: the append path reuses one buffer per
+    // key kind instead of allocating arrays for every put.
+
+    static func writeSeqKey(_ seq: UInt64, into key: inout [UInt8]) {
+        key.removeAll(keepingCapacity: true)
+        withUnsafeBytes(of: seq.bigEndian) { key.append(contentsOf: $0) }
+    }
+
+    static func writeUUID(_ id: UUID, into key: inout [UInt8]) {
+        key.removeAll(keepingCapacity: true)
+        withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
+    }
+
+    static func writeUserKey(_ user: String, _ seq: UInt64, into key: inout [UInt8]) {
+        key.removeAll(keepingCapacity: true)
+        key.append(contentsOf: user.utf8)
+        key.append(0)
+        withUnsafeBytes(of: seq.bigEndian) { key.append(contentsOf: $0) }
+    }
+
+    static func writeSessionKey(_ session: UUID, _ seq: UInt64, into key: inout [UInt8]) {
+        writeUUID(session, into: &key)
+        withUnsafeBytes(of: seq.bigEndian) { key.append(contentsOf: $0) }
+    }
+
     static func seq(fromKey key: UnsafeRawBufferPointer) -> UInt64? {
         guard key.count == 8 else { return nil }
         return key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
