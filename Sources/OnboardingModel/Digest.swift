@@ -9,29 +9,64 @@ import CSodium
 public struct Digest: Sendable, Hashable, CustomStringConvertible {
     public static let byteCount = 32
     /// The `previousHash` of the first record.
-    public static let zero = Digest(bytes: [UInt8](repeating: 0, count: byteCount))
+    public static let zero = Digest(storage: (0, 0, 0, 0))
 
-    public let bytes: [UInt8]
+    /// The 32 bytes in order, held inline: every decoded record carries two digests, and an
+    /// array per digest cost an allocation, metadata lookups and reference counting per record
+    /// on the read path (rebuild and history).
+    private var storage: (UInt64, UInt64, UInt64, UInt64)
+
+    private init(storage: (UInt64, UInt64, UInt64, UInt64)) {
+        self.storage = storage
+    }
 
     public init(bytes: [UInt8]) {
         precondition(bytes.count == Digest.byteCount, "a digest is \(Digest.byteCount) bytes")
-        self.bytes = bytes
+        storage = (0, 0, 0, 0)
+        bytes.withUnsafeBytes { source in Swift.withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
+    }
+
+    /// The digest whose 32 bytes are `bytes` (e.g. read in place from a stored record).
+    public init(copying bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count == Digest.byteCount, "a digest is \(Digest.byteCount) bytes")
+        storage = (0, 0, 0, 0)
+        Swift.withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+    }
+
+    /// The 32 bytes, copied into a new array.
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// Calls `body` with the 32 bytes, without copying them.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try Swift.withUnsafeBytes(of: storage) { try body($0) }
+    }
+
+    public static func == (lhs: Digest, rhs: Digest) -> Bool {
+        lhs.storage.0 == rhs.storage.0 && lhs.storage.1 == rhs.storage.1
+            && lhs.storage.2 == rhs.storage.2 && lhs.storage.3 == rhs.storage.3
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.0)
+        hasher.combine(storage.1)
+        hasher.combine(storage.2)
+        hasher.combine(storage.3)
     }
 
     /// BLAKE2b-256 of `input`.
     public static func hash(_ input: UnsafeRawBufferPointer) -> Digest {
         Sodium.ensureInitialized()
-        var output = [UInt8](repeating: 0, count: byteCount)
+        var digest = Digest(storage: (0, 0, 0, 0))
         var empty: UInt8 = 0
-        let rc = output.withUnsafeMutableBufferPointer { out in
+        let rc = Swift.withUnsafeMutableBytes(of: &digest.storage) { out in
             withUnsafeMutablePointer(to: &empty) { emptyInput in
-                crypto_generichash(out.baseAddress!, byteCount,
+                crypto_generichash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), byteCount,
                                    input.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(emptyInput),
                                    UInt64(input.count), nil, 0)
             }
         }
         precondition(rc == 0, "crypto_generichash failed")
-        return Digest(bytes: output)
+        return digest
     }
 
     public static func hash(_ input: [UInt8]) -> Digest {
@@ -42,9 +77,11 @@ public struct Digest: Sendable, Hashable, CustomStringConvertible {
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(64)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
+        withUnsafeBytes { bytes in
+            for byte in bytes {
+                text.append(digits[Int(byte >> 4)])
+                text.append(digits[Int(byte & 0xF)])
+            }
         }
         return String(decoding: text, as: UTF8.self)
     }
@@ -69,7 +106,7 @@ public struct Digest: Sendable, Hashable, CustomStringConvertible {
             guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
         }
-        self.bytes = bytes
+        self.init(bytes: bytes)
     }
 }
 
