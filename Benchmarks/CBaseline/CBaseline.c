@@ -335,7 +335,7 @@ int cb_scan(cb_store *store, uint64_t *records, uint64_t *bytes) {
     return 0;
 }
 
-int cb_history(cb_store *store, const uint8_t *user, size_t user_length, uint64_t *records, uint64_t *bytes) {
+int cb_history(cb_store *store, const uint8_t *user, size_t user_length, int verify, uint64_t *records, uint64_t *bytes) {
     *records = 0;
     *bytes = 0;
     if (store->layout != CB_LAYOUT_STORE || user_length > CB_MAX_USER_BYTES) {
@@ -357,6 +357,8 @@ int cb_history(cb_store *store, const uint8_t *user, size_t user_length, uint64_
     }
     MDB_val key = {prefix_length, prefix}, value;
     uint64_t count = 0, total = 0;
+    // Every byte of each record is read, as the store's decoder reads them all.
+    uint8_t touched = 0;
     for (rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE); rc == 0;
          rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
         if (key.mv_size != prefix_length + CB_SEQ_BYTES || memcmp(key.mv_data, prefix, prefix_length) != 0) {
@@ -366,6 +368,23 @@ int cb_history(cb_store *store, const uint8_t *user, size_t user_length, uint64_
         MDB_val record;
         if ((rc = mdb_get(txn, store->events, &seq_key, &record)) != 0) {
             break;
+        }
+        const uint8_t *data = record.mv_data;
+        if (record.mv_size <= CB_HEADER_BYTES) {
+            rc = EIO;
+            break;
+        }
+        if (verify) {
+            // The store's integrity check: the stored hash is BLAKE2b-256(previous ‖ body).
+            uint8_t hash[CB_HASH_BYTES];
+            if (crypto_generichash(hash, CB_HASH_BYTES, data + CB_PREVIOUS_OFFSET, record.mv_size - CB_PREVIOUS_OFFSET,
+                                   NULL, 0) != 0 || memcmp(hash, data + CB_HASH_OFFSET, CB_HASH_BYTES) != 0) {
+                rc = EIO;
+                break;
+            }
+        }
+        for (size_t index = 0; index < record.mv_size; index++) {
+            touched ^= data[index];
         }
         count++;
         total += record.mv_size;
@@ -377,6 +396,7 @@ int cb_history(cb_store *store, const uint8_t *user, size_t user_length, uint64_
     }
     *records = count;
     *bytes = total;
+    cb_sink = touched;
     return 0;
 }
 

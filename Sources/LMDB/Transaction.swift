@@ -45,15 +45,29 @@ public final class Transaction {
     /// valid inside `body`. Returns `nil` when the key is absent.
     public func withValue<R>(_ database: Database, key: [UInt8],
                              _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try key.withUnsafeBytes { keyBytes in try withValue(database, key: keyBytes, body) }
+    }
+
+    /// ``withValue(_:key:_:)`` with a key that is already in memory (e.g. part of an index key
+    /// a cursor points at), so a lookup per index entry needs no key array.
+    public func withValue<R>(_ database: Database, key: UnsafeRawBufferPointer,
+                             _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard let value = try value(database, key: key) else { return nil }
+        return try body(value)
+    }
+
+    /// The value stored under `key`, in place in the map, or `nil`. Like a ``Cursor/Entry``, the
+    /// buffer stays valid until this transaction ends (in a write transaction: until the next
+    /// write); copy what must outlive it. Not generic, so a hot loop pays no closure or
+    /// unspecialised generic call per lookup.
+    public func value(_ database: Database, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         ensureValid()
         var value = MDB_val()
-        let rc = key.withUnsafeBytes { keyBytes -> Int32 in
-            var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-            return mdb_get(handle, database.handle, &keyValue, &value)
-        }
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc = mdb_get(handle, database.handle, &keyValue, &value)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "get from \(database.name)")
-        return try body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+        return UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
     }
 
     /// Stores `value` under `key`.

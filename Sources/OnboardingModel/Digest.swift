@@ -30,6 +30,12 @@ public struct Digest: Sendable, Hashable, CustomStringConvertible {
         Swift.withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[0..<Digest.byteCount])) }
     }
 
+    /// The digest whose 32 bytes are exactly `bytes` (e.g. read in place from a stored record).
+    public init(copying bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count == Digest.byteCount, "a digest is \(Digest.byteCount) bytes")
+        self.init(bytes)
+    }
+
     /// The 32 bytes, as a new array.
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 

@@ -96,18 +96,33 @@ public enum RecordCodec {
         guard bytes[0] == formatVersion else {
             throw RecordDecodingError("record format version \(bytes[0]) is not supported (this build reads \(formatVersion))")
         }
-        let storedHash = Digest(bytes: Array(bytes[hashOffset..<hashOffset + Digest.byteCount]))
-        let computed = Digest.hash(UnsafeRawBufferPointer(rebasing: bytes[previousHashOffset...]))
-        guard storedHash == computed else {
+        let base = bytes.baseAddress!
+        // Compared in place: the computed digest becomes the record's hash, no copy of the stored one.
+        let hash = Digest.hash(UnsafeRawBufferPointer(start: base + previousHashOffset, count: bytes.count - previousHashOffset))
+        guard hash == Digest(copying: UnsafeRawBufferPointer(start: base + hashOffset, count: Digest.byteCount)) else {
             throw RecordDecodingError("hash does not match the record's bytes (the record was modified)")
         }
-        let previousHash = Digest(bytes: Array(bytes[previousHashOffset..<bodyOffset]))
-        var reader = BinaryReader(bytes: UnsafeRawBufferPointer(rebasing: bytes[bodyOffset...]))
-        let (seq, event) = try decodeBody(&reader)
+        let previousHash = Digest(copying: UnsafeRawBufferPointer(start: base + previousHashOffset, count: Digest.byteCount))
+        let body = UnsafeRawBufferPointer(start: base + bodyOffset, count: bytes.count - bodyOffset)
+        let seq: UInt64, event: Event
+        if let decoded = fastDecodeBody(body) {
+            (seq, event) = decoded
+        } else {
+            // The reference decoder decides, and names what is wrong.
+            var reader = BinaryReader(bytes: body)
+            (seq, event) = try decodeBody(&reader)
+        }
         if let expectedSeq, seq != expectedSeq {
             throw RecordDecodingError("record says seq \(seq) but is stored at seq \(expectedSeq) (records were moved)")
         }
-        return Record(seq: seq, event: event, previousHash: previousHash, hash: storedHash)
+        return Record(seq: seq, event: event, previousHash: previousHash, hash: hash)
+    }
+
+    /// Decodes a body with the reference decoder only (no fast path): what the fast path is
+    /// tested against.
+    static func referenceDecodeBody(_ body: UnsafeRawBufferPointer) throws(RecordDecodingError) -> (UInt64, Event) {
+        var reader = BinaryReader(bytes: body)
+        return try decodeBody(&reader)
     }
 
     public static func decode(_ bytes: [UInt8], expectedSeq: UInt64? = nil) throws(RecordDecodingError) -> Record {
@@ -124,8 +139,8 @@ public enum RecordCodec {
         guard bytes.count > headerByteCount, bytes[0] == formatVersion else {
             throw RecordDecodingError("record header is damaged")
         }
-        return (Digest(bytes: Array(bytes[hashOffset..<hashOffset + Digest.byteCount])),
-                Digest(bytes: Array(bytes[previousHashOffset..<bodyOffset])))
+        return (Digest(copying: UnsafeRawBufferPointer(rebasing: bytes[hashOffset..<hashOffset + Digest.byteCount])),
+                Digest(copying: UnsafeRawBufferPointer(rebasing: bytes[previousHashOffset..<bodyOffset])))
     }
 
     static func decodeBody(_ reader: inout BinaryReader) throws(RecordDecodingError) -> (UInt64, Event) {

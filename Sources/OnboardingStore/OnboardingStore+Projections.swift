@@ -92,10 +92,17 @@ extension OnboardingStore {
         try withProjections { $0 }
     }
 
-    /// `user`'s sign-in history, read through the `by_user` index (no full scan).
+    /// `user`'s sign-in history, read through the `by_user` index (no full scan). Every record
+    /// it reads is checked as ``forEachRecord(from:through:_:)`` checks it (hash, position): a
+    /// damaged one throws ``StoreError/Code/corrupted``.
     public func history(user: String, device: String? = nil, since: Timestamp? = nil,
                         until: Timestamp? = nil) throws(StoreError) -> History {
-        History.build(user: user, records: try records(user: user), device: device, since: since, until: until)
+        var builder = History.Builder(user: user, device: device, since: since, until: until)
+        // Folded as the records are decoded, inside the read: no array of records in between.
+        try forEachIndexedRecord(in: databases.byUser, prefix: StoreLayout.userPrefix(user), limit: .max) { record in
+            builder.add(record)
+        }
+        return builder.history
     }
 
     /// Folds the log from scratch (through `seq`, default all) under `policy`: what

@@ -61,21 +61,32 @@ extension OnboardingStore {
     }
 
     private func indexedRecords(in index: Database, prefix: [UInt8], limit: Int) throws(StoreError) -> [Record] {
+        var records: [Record] = []
+        try forEachIndexedRecord(in: index, prefix: prefix, limit: limit) { records.append($0) }
+        return records
+    }
+
+    /// Calls `body` with each record (at most `limit`) whose `index` key is `prefix` ‖ seq, in
+    /// seq order, inside one read transaction; each record is checked as it is decoded.
+    func forEachIndexedRecord(in index: Database, prefix: [UInt8], limit: Int,
+                              _ body: (Record) -> Void) throws(StoreError) {
         try reading { transaction in
-            var records: [Record] = []
+            var count = 0
             try transaction.withCursor(index) { cursor in
                 var entry = try cursor.seek(atLeast: prefix)
-                while let current = entry, records.count < limit {
+                while let current = entry, count < limit {
                     guard current.key.count == prefix.count + 8, current.key.starts(with: prefix) else { break }
-                    let seq = StoreLayout.seq(fromKey: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...]))!
-                    guard let record = try readRecord(seq, in: transaction) else {
+                    // The index key ends with the seq key of `events`: look the record up by it in place.
+                    let seqKey = UnsafeRawBufferPointer(rebasing: current.key[prefix.count...])
+                    guard let value = try transaction.value(databases.events, key: seqKey) else {
+                        let seq = StoreLayout.seq(fromKey: seqKey)!
                         throw StoreError(.corrupted, "index \(index.name) points at seq \(seq), which is missing; run onboard verify", seq: seq)
                     }
-                    records.append(record)
+                    body(try decodeStored(key: seqKey, value: value))
+                    count += 1
                     entry = try cursor.next()
                 }
             }
-            return records
         }
     }
 

@@ -75,6 +75,48 @@ struct RecordCodecTests {
         #expect(sawMaximumText && sawNullUser && sawNullSession && sawAbsentOptional, "seed \(seed): generator coverage")
     }
 
+    @Test("the fast body decoder agrees with the reference decoder, and refuses whatever it refuses")
+    func fastDecoderAgreesWithReference() {
+        let seed = testSeed(fallback: 0x0FA5_7DEC_0DE5_0001)
+        var generator = EventGenerator(seed: seed)
+        var fastAccepted = 0, damagedAccepted = 0
+        func decodeBoth(_ body: [UInt8]) -> (fast: (UInt64, Event)?, reference: (UInt64, Event)?) {
+            body.withUnsafeBytes { buffer in
+                (RecordCodec.fastDecodeBody(buffer), try? RecordCodec.referenceDecodeBody(buffer))
+            }
+        }
+        for iteration in 0..<3_000 {
+            let type = EventType.allCases[iteration % EventType.allCases.count]
+            let event = generator.event(of: type)
+            let seq = UInt64(generator.rng.next() >> 1)
+            let context = "seed \(seed), iteration \(iteration), \(type.rawValue)"
+            let body = RecordCodec.body(of: event, seq: seq)
+            let valid = decodeBoth(body)
+            guard let fast = valid.fast, fast.0 == seq, fast.1 == event, valid.reference.map({ $0.0 == seq && $0.1 == event }) == true else {
+                Issue.record("\(context): the decoders disagree on a valid event")
+                return
+            }
+            fastAccepted += 1
+            // A damaged body: whatever the fast path accepts, the reference decoder accepts as the same event.
+            var damaged = body
+            if generator.rng.bool() {
+                damaged[generator.rng.below(body.count)] = UInt8(truncatingIfNeeded: generator.rng.next())
+            } else {
+                damaged.removeLast(generator.rng.int(in: 1...body.count))
+            }
+            let both = decodeBoth(damaged)
+            if let fast = both.fast {
+                guard let reference = both.reference, reference.0 == fast.0, reference.1 == fast.1 else {
+                    Issue.record("\(context): the fast decoder accepted a body the reference decoder reads otherwise: \(damaged)")
+                    return
+                }
+                damagedAccepted += 1
+            }
+        }
+        #expect(fastAccepted == 3_000)
+        #expect(damagedAccepted > 0, "seed \(seed): some damage (in ids, times, choices) still decodes")
+    }
+
     @Test("any seq from 0 to UInt64.max is carried exactly")
     func extremeSeqs() throws {
         let event = Samples.event(.passcodeSet)

@@ -49,9 +49,10 @@ int cb_head(cb_store *store, uint64_t *seq, uint8_t *hash);
 /// A read transaction with a cursor over every record in `events`; counts records and bytes.
 int cb_scan(cb_store *store, uint64_t *records, uint64_t *bytes);
 
-/// A user's history: range scan of by_user from user ‖ 0x00, and a read of each record in
-/// events; counts records and bytes.
-int cb_history(cb_store *store, const uint8_t *user, size_t user_length, uint64_t *records, uint64_t *bytes);
+/// A user's history: range scan of by_user from user ‖ 0x00, and a read of every byte of each
+/// record in events; with `verify`, also the store's per-record check (BLAKE2b-256 of previous
+/// hash ‖ body against the stored hash; EIO on a mismatch). Counts records and bytes.
+int cb_history(cb_store *store, const uint8_t *user, size_t user_length, int verify, uint64_t *records, uint64_t *bytes);
 
 /// An open-addressing hash table of lockout keys → (locked_until, failures), the C
 /// equivalent of LockoutEngine's key states for the decision latency baseline.

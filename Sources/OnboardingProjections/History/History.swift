@@ -24,48 +24,76 @@ public struct History: Sendable, Hashable {
     /// with `at` in `since..<until`.
     public static func build(user: String, records: [Record], device: String? = nil,
                              since: Timestamp? = nil, until: Timestamp? = nil) -> History {
-        var history = History(user: user)
-        // Index into `sessions` of the open session per device.
-        var open: [String: Int] = [:]
-        for record in records {
-            let event = record.event
-            guard event.user == user else { continue }
-            if let device, event.device != device { continue }
-            if let since, event.at < since { continue }
-            if let until, event.at >= until { continue }
+        var builder = Builder(user: user, device: device, since: since, until: until)
+        for record in records { builder.add(record) }
+        return builder.history
+    }
 
-            func attempt(_ factor: LockoutFactor, _ method: String, _ outcome: Attempt.Outcome, _ reason: String?) {
-                history.attempts.append(Attempt(seq: record.seq, at: event.at, device: event.device, factor: factor,
-                                                method: method, outcome: outcome, reason: reason))
-            }
-            func close(_ reason: String) {
-                guard let index = open.removeValue(forKey: event.device) else { return }
-                history.sessions[index].end = event.at
-                history.sessions[index].endReason = reason
-            }
+    /// Builds a history one record at a time, so a reader can fold records as it decodes them
+    /// instead of collecting them first (the store's `history(user:)` does, inside its read).
+    ///
+    /// ```swift
+    /// var builder = History.Builder(user: "alice", device: "kiosk-7")
+    /// for record in aliceRecords { builder.add(record) }
+    /// builder.history.attempts.count
+    /// ```
+    public struct Builder: Sendable {
+        public private(set) var history: History
+        let device: String?
+        let since: Timestamp?
+        let until: Timestamp?
+        /// Index into `history.sessions` of the open session per device.
+        private var open: [String: Int] = [:]
+
+        public init(user: String, device: String? = nil, since: Timestamp? = nil, until: Timestamp? = nil) {
+            history = History(user: user)
+            self.device = device
+            self.since = since
+            self.until = until
+        }
+
+        /// Adds the next record (records come in seq order); records of other users, other
+        /// devices or outside the time range are skipped.
+        public mutating func add(_ record: Record) {
+            let event = record.event
+            guard event.user == history.user else { return }
+            if let device, event.device != device { return }
+            if let since, event.at < since { return }
+            if let until, event.at >= until { return }
 
             switch event.payload {
             case let .signInFailed(method, reason):
-                attempt(.password, method.rawValue, .failed, reason.rawValue)
+                attempt(record, .password, method.rawValue, .failed, reason.rawValue)
             case let .signInThrottled(method, _):
-                attempt(.password, method.rawValue, .throttled, History.lockedReason)
+                attempt(record, .password, method.rawValue, .throttled, History.lockedReason)
             case .secondFactorFailed(let method):
-                attempt(.secondFactor, method.rawValue, .failed, nil)
+                attempt(record, .secondFactor, method.rawValue, .failed, nil)
             case .secondFactorSucceeded(let method):
-                attempt(.secondFactor, method.rawValue, .succeeded, nil)
+                attempt(record, .secondFactor, method.rawValue, .succeeded, nil)
             case let .signInSucceeded(method, secondFactor):
-                attempt(.password, method.rawValue, .succeeded, nil)
-                close(History.replacedReason)
+                attempt(record, .password, method.rawValue, .succeeded, nil)
+                close(event, History.replacedReason)
                 open[event.device] = history.sessions.count
                 history.sessions.append(SignInSession(device: event.device, start: event.at, end: nil, method: method,
                                                       secondFactor: secondFactor, endReason: nil))
             case .signedOut(let reason):
-                close(reason.rawValue)
+                close(event, reason.rawValue)
             default:
-                continue
+                return
             }
         }
-        return history
+
+        private mutating func attempt(_ record: Record, _ factor: LockoutFactor, _ method: String,
+                                      _ outcome: Attempt.Outcome, _ reason: String?) {
+            history.attempts.append(Attempt(seq: record.seq, at: record.event.at, device: record.event.device, factor: factor,
+                                            method: method, outcome: outcome, reason: reason))
+        }
+
+        private mutating func close(_ event: Event, _ reason: String) {
+            guard let index = open.removeValue(forKey: event.device) else { return }
+            history.sessions[index].end = event.at
+            history.sessions[index].endReason = reason
+        }
     }
 
     /// The `reason` of a throttled attempt.

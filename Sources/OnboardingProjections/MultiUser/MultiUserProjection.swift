@@ -29,6 +29,13 @@ public struct MultiUserProjection: Sendable, Hashable, Codable {
         let event = record.event
         // Every multi-user event is about the envelope's user.
         guard let user = event.user else { return }
+        switch event.payload {
+        case .userAdded, .userProfileUpdated, .userSelected, .userRemoved, .passcodeSet, .passcodeChanged,
+             .passcodeResetCompleted, .biometricEnabled, .biometricDisabled, .signInSucceeded:
+            break
+        default:
+            return // most events (attempts, flows) change no user list: leave the device table alone
+        }
         // Taken out of the dictionary while it changes, so the users array is not copied per event.
         let existed = devices[event.device] != nil
         var device = devices.removeValue(forKey: event.device) ?? DeviceUsers()

@@ -55,7 +55,15 @@ public struct SessionProjection: Sendable, Hashable, Codable {
     /// `lockout` is the lockout state *after* this record was applied to it.
     public mutating func apply(_ record: Record, lockout: LockoutEngine) {
         let event = record.event
-        var device = session(device: event.device)
+        switch event.payload {
+        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled:
+            return // no screen changes; decided before touching the device table
+        default:
+            break
+        }
+        // One lookup per event: the position found here is where the device's session is written back.
+        let index = devices.index(forKey: event.device)
+        var device = index.map { devices.values[$0] } ?? DeviceSession(device: event.device)
         let before = device.flow
         let sameFlow = event.session == before.session
         // Every handled event starts from a clean screen of the event's flow; the cases say what
@@ -218,11 +226,15 @@ public struct SessionProjection: Sendable, Hashable, Codable {
             flow.screen = .signIn
 
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled:
-            return
+            return // returned above already
         }
 
         device.flow = flow
-        devices[event.device] = device
+        if let index {
+            devices.values[index] = device
+        } else {
+            devices[event.device] = device
+        }
     }
 
     /// Puts `flow` on the lock screen when `decision` refuses attempts; `false` when it allows them.
