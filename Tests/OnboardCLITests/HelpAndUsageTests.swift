@@ -14,7 +14,7 @@ import Testing
             Commands:
               record     append one event given as JSON (argument or stdin)
               import     append events from a JSONL file (- for stdin), all or nothing
-              export     write the log to stdout as JSONL or CSV
+              export     write the log to stdout as JSONL, CSV or OCSF
               log        print the log readably, optionally following new events
               stats      device id, event count, head seq and hash, file size, counts per type
               verify     check the hash chain, the seqs and every index; exit 1 on any problem
@@ -75,7 +75,8 @@ import Testing
             (["bogus"], "onboard: unknown command \"bogus\"; run onboard --help for the list\n"),
             (["import"], "onboard import: expected FILE.jsonl|-, got 0 argument(s); usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N] [--durability full|relaxed]\n"),
             (["record", "{}", "--durability", "sometimes"], "onboard record: --durability must be full or relaxed, got \"sometimes\"\n"),
-            (["export", "--format", "xml"], "onboard export: --format must be jsonl or csv, got \"xml\"\n"),
+            (["export", "--format", "xml"], "onboard export: unknown --format \"xml\"; valid formats: jsonl, csv, ocsf\n"),
+            (["export", "--all-events"], "onboard export: --all-events only applies to --format ocsf (the jsonl export always has every event)\n"),
             (["export", "--frobnicate"], "onboard export: unknown option --frobnicate; see onboard export --help\n"),
             (["export", "--store"], "onboard export: --store needs a value (PATH)\n"),
             (["import", "x.jsonl", "--commit-every", "0"], "onboard import: --commit-every needs a whole number above 0, got \"0\"\n"),

@@ -1,46 +1,66 @@
 import OnboardingModel
 import OnboardingStore
 
-/// `onboard export`: the log as JSONL (byte-identical to what `import` reads) or CSV.
+/// `onboard export`: the log as JSONL (byte-identical to what `import` reads), CSV, or OCSF
+/// Authentication events for a SIEM.
 enum ExportCommand {
-    static let formatOption = OptionSpec(name: "format", valueName: "jsonl|csv", help: "output format (default: jsonl)")
+    /// The output formats, in the order help and errors list them.
+    enum Format: String, CaseIterable {
+        case jsonl, csv, ocsf
+    }
+
+    static let formatOption = OptionSpec(name: "format", valueName: "jsonl|csv|ocsf", help: "output format (default: jsonl)")
     static let sinceOption = OptionSpec(name: "since-seq", valueName: "N", help: "start at seq N (default: 1)")
+    static let allEventsOption = OptionSpec(name: "all-events", valueName: nil,
+                                            help: "with --format ocsf: also events that are not sign-in related, as activity Other (99)")
 
     static let spec = CommandSpec(
         name: "export",
-        summary: "write the log to stdout as JSONL or CSV",
+        summary: "write the log to stdout as JSONL, CSV or OCSF",
         arguments: "",
         details: [
             "JSONL: one canonical event per line, in seq order; `onboard import` of it into an empty",
             "store and `onboard export` again gives the same bytes.",
             "CSV: seq,id,device,at,user,session,type,details (details = the payload as JSON).",
+            "OCSF: each sign-in related event as one OCSF \(OCSFSchema.version) Authentication event",
+            "(class_uid \(OCSFSchema.classUID)) per line, for a SIEM; other events are skipped unless",
+            "--all-events. The mapping is in docs/audit.md.",
         ],
-        options: [.store, formatOption, sinceOption],
+        options: [.store, formatOption, sinceOption, allEventsOption],
         argumentCount: 0...0,
         run: run)
 
     static let csvHeader = "seq,id,device,at,user,session,type,details"
 
     static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
-        let format = invocation.values["format"] ?? "jsonl"
-        guard format == "jsonl" || format == "csv" else {
-            throw .usage("onboard export: --format must be jsonl or csv, got \"\(format)\"")
+        let formatName = invocation.values["format"] ?? Format.jsonl.rawValue
+        guard let format = Format(rawValue: formatName) else {
+            let valid = Format.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .usage("onboard export: unknown --format \"\(formatName)\"; valid formats: \(valid)")
+        }
+        if invocation.has("all-events") && format != .ocsf {
+            throw .usage("onboard export: --all-events only applies to --format ocsf (the \(format.rawValue) export always has every event)")
         }
         let since = UInt64(try invocation.positiveInteger("since-seq") ?? 1)
         let store = try OnboardTool.openStore(invocation, writable: false)
         defer { store.close() }
         var output = Output.standardOutput()
-        if format == "csv" { output.line(csvHeader) }
+        if format == .csv { output.line(csvHeader) }
+        let ocsf = OCSFEncoder(product: .init(version: OnboardTool.version),
+                               includesUnrelatedEvents: invocation.has("all-events"))
         var line: [UInt8] = []
         do {
             try store.forEachRecord(from: since) { record in
                 line.removeAll(keepingCapacity: true)
-                if format == "jsonl" {
+                switch format {
+                case .jsonl:
                     EventJSON.encode(record.event, seq: record.seq, into: &line)
                     line.append(0x0A)
                     output.write(bytes: line)
-                } else {
+                case .csv:
                     output.line(csvRow(record))
+                case .ocsf:
+                    if ocsf.appendLine(record, to: &line) { output.write(bytes: line) }
                 }
                 return true
             }

@@ -1,0 +1,99 @@
+/// The parts of the OCSF schema (https://schema.ocsf.io) the audit export uses: the version it
+/// targets, the Authentication class and the enum values it writes, each with its caption as the
+/// schema spells it. The only place these numbers live; `docs/audit.md` lists the same values.
+///
+/// ```swift
+/// OCSFSchema.version                      // "1.8.0"
+/// OCSFSchema.Activity.logon.typeUID       // 300201
+/// ```
+public enum OCSFSchema {
+    /// The OCSF schema version every exported event declares in `metadata.version`.
+    public static let version = "1.8.0"
+
+    /// Identity & Access Management.
+    public static let categoryUID = 3
+    public static let categoryName = "Identity & Access Management"
+    /// Authentication: logon and logoff attempts and other stages of the authentication process.
+    public static let classUID = 3002
+    public static let className = "Authentication"
+    /// `metadata.profiles`: `device` is an attribute of the host profile.
+    public static let profiles = ["host"]
+
+    /// `activity_id` of the Authentication class.
+    public enum Activity: Int, Sendable, CaseIterable {
+        case logon = 1
+        case logoff = 2
+        /// Not one of the class's activities; `activity_name` then says what happened.
+        case other = 99
+
+        public var caption: String {
+            switch self {
+            case .logon: "Logon"
+            case .logoff: "Logoff"
+            case .other: "Other"
+            }
+        }
+
+        /// `type_uid` = `class_uid` × 100 + `activity_id`.
+        public var typeUID: Int { OCSFSchema.classUID * 100 + rawValue }
+    }
+
+    /// `status_id` of the base event.
+    public enum Status: Int, Sendable, CaseIterable {
+        case success = 1
+        case failure = 2
+        /// Neither (an attempt started, a step asked for); `status` then says what it is.
+        case other = 99
+
+        public var caption: String {
+            switch self {
+            case .success: "Success"
+            case .failure: "Failure"
+            case .other: "Other"
+            }
+        }
+    }
+
+    /// `severity_id` of the base event.
+    public enum Severity: Int, Sendable, CaseIterable {
+        case informational = 1
+        case low = 2
+        case medium = 3
+        case high = 4
+
+        public var caption: String {
+            switch self {
+            case .informational: "Informational"
+            case .low: "Low"
+            case .medium: "Medium"
+            case .high: "High"
+            }
+        }
+    }
+
+    /// `auth_protocol_id` of the Authentication class.
+    public enum AuthProtocol: Int, Sendable, CaseIterable {
+        case unknown = 0
+        case openID = 4
+        case other = 99
+
+        public var caption: String {
+            switch self {
+            case .unknown: "Unknown"
+            case .openID: "OpenID"
+            case .other: "Other"
+            }
+        }
+    }
+
+    /// `logon_type_id` of the Authentication class: every sign-in this store records is made by
+    /// a person at the device.
+    public static let interactiveLogonTypeID = 2
+    public static let interactiveLogonType = "Interactive"
+
+    /// `device.type_id`: the event does not say what kind of device it came from.
+    public static let unknownDeviceTypeID = 0
+    /// `user.type_id` when the event has no user (before the account is known).
+    public static let unknownUserTypeID = 0
+    public static let unknownCaption = "Unknown"
+}
