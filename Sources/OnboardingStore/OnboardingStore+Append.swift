@@ -77,15 +77,24 @@ extension OnboardingStore {
     func commitGroup(_ requests: [GroupCommitter.Request]) -> [Result<[AppendResult], StoreError>] {
         do {
             let (results, appended) = try environment.write { transaction in
+                // The head is read once and the key buffers made once per group, not per request:
+                // 64 single-event appenders form groups of 64 requests.
+                var scratch = StageScratch(head: try readHead(transaction))
+                let startHead = scratch.head
                 var appended: [Record] = []
+                appended.reserveCapacity(requests.reduce(0) { $0 + $1.events.count })
                 let results = try requests.map { request -> Result<[AppendResult], StoreError> in
                     do {
-                        let (results, records) = try stage(request, in: transaction)
+                        let (results, records) = try stage(request, scratch: &scratch, in: transaction)
                         appended.append(contentsOf: records)
                         return .success(results)
                     } catch let error as StoreError {
                         return .failure(error)
                     }
+                }
+                if scratch.head.seq != startHead.seq {
+                    try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
+                                        value: StoreLayout.headValue(seq: scratch.head.seq, hash: scratch.head.hash))
                 }
                 return (results, appended)
             }
@@ -98,7 +107,9 @@ extension OnboardingStore {
                 return requests.flatMap { commitGroup([$0]) }
             }
             let failure: StoreError
-            if let lmdb = error as? LMDBError, lmdb == .closed {
+            if let storeError = error as? StoreError {
+                failure = storeError
+            } else if let lmdb = error as? LMDBError, lmdb == .closed {
                 failure = StoreError(.closed, "the store at \(path) was closed before the append committed")
             } else if let lmdb = error as? LMDBError, lmdb == .transactionFull {
                 failure = StoreError(.transactionTooLarge,
@@ -113,8 +124,9 @@ extension OnboardingStore {
     /// Checks a request against the log inside `transaction` and writes it; throws a
     /// `StoreError` before any put when the request breaks a rule, so a failed request leaves
     /// nothing behind.
-    private func stage(_ request: GroupCommitter.Request, in transaction: Transaction) throws -> ([AppendResult], [Record]) {
-        let head = try readHead(transaction)
+    private func stage(_ request: GroupCommitter.Request, scratch: inout StageScratch,
+                       in transaction: Transaction) throws -> ([AppendResult], [Record]) {
+        let head = scratch.head
         if let expectedHead = request.expectedHead, expectedHead != head.seq {
             throw StoreError(.headMoved, "the log's head is seq \(head.seq), not the expected \(expectedHead); re-read and retry",
                              seq: head.seq)
@@ -126,11 +138,6 @@ extension OnboardingStore {
         staged.reserveCapacity(request.events.count)
         stagedByID.reserveCapacity(request.events.count)
         results.reserveCapacity(request.events.count)
-        // One buffer per key kind, reused for every put of the request.
-        var idKey: [UInt8] = [], seqKey: [UInt8] = [], indexKey: [UInt8] = []
-        idKey.reserveCapacity(16)
-        seqKey.reserveCapacity(8)
-        indexKey.reserveCapacity(Limits.maximumUserBytes + 9)
         var nextSeq = head.seq + 1
         var previousHash = head.hash
 
@@ -138,11 +145,11 @@ extension OnboardingStore {
             let claimed = request.claimedSeqs?[index]
             let existingSeq: UInt64?
             let existingBody: [UInt8]?
-            StoreLayout.writeUUID(event.id, into: &idKey)
+            StoreLayout.writeUUID(event.id, into: &scratch.idKey)
             if let position = stagedByID[event.id] {
                 existingSeq = staged[position].seq
                 existingBody = Array(staged[position].bytes[RecordCodec.headerByteCount...])
-            } else if let seqBytes = try transaction.get(databases.byID, key: idKey),
+            } else if let seqBytes = try transaction.get(databases.byID, key: scratch.idKey),
                       let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) }) {
                 existingSeq = seq
                 existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
@@ -181,22 +188,22 @@ extension OnboardingStore {
 
         let empty: [UInt8] = []
         for record in staged {
-            StoreLayout.writeSeqKey(record.seq, into: &seqKey)
-            try transaction.put(databases.events, key: seqKey, value: record.bytes, flags: .append)
-            StoreLayout.writeUUID(record.event.id, into: &idKey)
-            try transaction.put(databases.byID, key: idKey, value: seqKey, flags: .noOverwrite)
+            StoreLayout.writeSeqKey(record.seq, into: &scratch.seqKey)
+            try transaction.put(databases.events, key: scratch.seqKey, value: record.bytes, flags: .append)
+            StoreLayout.writeUUID(record.event.id, into: &scratch.idKey)
+            try transaction.put(databases.byID, key: scratch.idKey, value: scratch.seqKey, flags: .noOverwrite)
             if let user = record.event.user {
-                StoreLayout.writeUserKey(user, record.seq, into: &indexKey)
-                try transaction.put(databases.byUser, key: indexKey, value: empty)
+                StoreLayout.writeUserKey(user, record.seq, into: &scratch.indexKey)
+                try transaction.put(databases.byUser, key: scratch.indexKey, value: empty)
             }
             if let session = record.event.session {
-                StoreLayout.writeSessionKey(session, record.seq, into: &indexKey)
-                try transaction.put(databases.bySession, key: indexKey, value: empty)
+                StoreLayout.writeSessionKey(session, record.seq, into: &scratch.indexKey)
+                try transaction.put(databases.bySession, key: scratch.indexKey, value: empty)
             }
         }
         if let last = staged.last {
-            try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
-                                value: StoreLayout.headValue(seq: last.seq, hash: previousHash))
+            // `meta`'s head is written once per group, by `commitGroup`.
+            scratch.head = (last.seq, previousHash)
         }
         return (results, staged.map { Record(seq: $0.seq, event: $0.event, previousHash: $0.previousHash, hash: $0.hash) })
     }
@@ -207,6 +214,22 @@ extension OnboardingStore {
             throw StoreError(.corrupted, "store at \(path) has no valid head in meta; run onboard verify")
         }
         return head
+    }
+}
+
+/// What the requests of one group commit share: the head as the group's staged requests leave
+/// it, and one buffer per key kind, reused for every put.
+struct StageScratch {
+    var head: (seq: UInt64, hash: Digest)
+    var idKey: [UInt8] = []
+    var seqKey: [UInt8] = []
+    var indexKey: [UInt8] = []
+
+    init(head: (seq: UInt64, hash: Digest)) {
+        self.head = head
+        idKey.reserveCapacity(16)
+        seqKey.reserveCapacity(8)
+        indexKey.reserveCapacity(Limits.maximumUserBytes + 9)
     }
 }
 
