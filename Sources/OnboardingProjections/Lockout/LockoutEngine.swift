@@ -21,8 +21,8 @@ public struct LockoutEngine: Projection {
     /// `(user, factor)` across devices.
     public let acrossDevices: Bool
     public private(set) var seq: UInt64 = 0
-    /// One table of compact entries (``LockoutKeyTable``): a decision is one hash of the key and
-    /// usually one probe. Clearing a user on one device looks up that device's keys directly; only
+    /// One open-addressing table of compact entries (``LockoutKeyTable``): a decision is one hash
+    /// of the key and usually one slot read. Clearing a user on one device looks up that device's keys directly; only
     /// account-wide clears (`password_changed`, `lockout_cleared`) scan, and they are rare.
     private(set) var keys = LockoutKeyTable()
 
@@ -166,7 +166,7 @@ public struct LockoutEngine: Projection {
         } else if acrossDevices {
             touched = LockoutFactor.allCases.map { LockoutKey(user: user, device: nil, factor: $0) }.filter { keys[$0] != nil }
         } else {
-            touched = keys.entries.filter { $0.user == user }.map(keys.key(of:))
+            touched = keys.keys(ofUser: user)
         }
         for key in touched {
             if scope == .counters, let existing = keys[key], let permanent = existing.permanentSince {

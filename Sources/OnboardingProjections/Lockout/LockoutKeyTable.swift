@@ -1,16 +1,18 @@
 import OnboardingModel
 
-/// The lockout engine's keys and their states, laid out for memory (one entry per attacked
-/// account and device; the benchmark's `lockout_bytes_per_key`):
+/// The lockout engine's keys and their states, laid out for memory and for one cache miss per
+/// decision (one entry per attacked account and device; the benchmark's `lockout_bytes_per_key`
+/// and `lockout_decision_p99`):
 ///
-/// - `entries`: one contiguous array of 96-byte entries (the user, the ``LockoutEngine/KeyState``,
-///   the factor, the device as an index into `devices`, and the key's hash);
-/// - `slots`: an open-addressing index over them, 4 bytes a slot, at most half full, so a lookup
-///   is one hash of the key and usually one probe;
+/// - `slots`: a power-of-two array of 96-byte entries (the user, the ``LockoutEngine/KeyState``,
+///   the factor, the device as an index into `devices`, and the key's hash), up to 4/5 full. A
+///   lookup hashes the key once and reads its home slot and, rarely, the few after it: Robin Hood
+///   linear probing keeps every entry close to its home, and removals shift the run back (no
+///   tombstones). No separate index, so no second dependent memory access.
 /// - `devices`: each device name once (a log names few devices), instead of one copy per key.
 ///
-/// Removing an entry moves the last one into its place, so the order of `entries` depends on the
-/// history; `==` compares the keys and states, never the layout.
+/// Where an entry sits depends on the hash seed and the history; `==` compares the keys and
+/// states, never the layout.
 ///
 /// ```swift
 /// var table = LockoutKeyTable()
@@ -28,34 +30,46 @@ struct LockoutKeyTable: Sendable, Equatable {
         var factor: LockoutFactor
         /// Index into `devices`.
         var device: UInt32
-        /// The low 32 bits of the key's hash: probes compare it before the strings, and growing or
-        /// deleting re-slots entries without hashing their strings again.
+        /// The key's hash, never 0; 0 marks an empty slot. Probes compare it before the strings,
+        /// and growing re-slots entries without hashing their strings again.
         var hash: UInt32
+
+        static let empty = Entry(user: nil, state: KeyState(), factor: .password, device: 0, hash: 0)
+
+        var isEmpty: Bool { hash == 0 }
     }
 
-    private(set) var entries: [Entry] = []
-    /// 0: empty; else an index into `entries` + 1. A power of two in size, with linear probing.
-    private var slots: [UInt32]
+    /// The table itself: a power of two in size.
+    private var slots: [Entry]
+    private(set) var count = 0
     private var devices: [String?] = []
     private var deviceIDs: [String?: UInt32] = [:]
     /// Windows of tiers 3 and up (custom policies only), for the keys that have one.
     private var extraWindows: [LockoutKey: [KeyState.Window?]] = [:]
 
-    /// The index starts this small: an engine that sees no failure costs next to nothing.
-    static let minimumSlotCount = 16
-    /// Slot values are `UInt32` indices + 1 and the slots stay at most half full; a billion keys
-    /// is far beyond any log this store holds.
+    /// The table starts this small: an engine that sees no failure costs next to nothing.
+    static let minimumSlotCount = 8
+    /// At most 4/5 full: Robin Hood probing keeps lookups short at that load, and 100,000 keys
+    /// fit in 2^17 slots (126 bytes a key) instead of 2^18.
+    static let maximumLoadNumerator = 4, maximumLoadDenominator = 5
+    /// Device indices are `UInt32`; a billion keys is far beyond any log this store holds.
     static let maximumEntryCount = 1 << 30
 
     init() {
-        slots = Array(repeating: 0, count: LockoutKeyTable.minimumSlotCount)
+        slots = Array(repeating: .empty, count: LockoutKeyTable.minimumSlotCount)
     }
 
-    var count: Int { entries.count }
+    /// The entries in use, in no particular order.
+    private var entries: [Entry] { slots.filter { !$0.isEmpty } }
 
     /// The key of `entry`.
     func key(of entry: Entry) -> LockoutKey {
         LockoutKey(user: entry.user, device: devices[Int(entry.device)], factor: entry.factor)
+    }
+
+    /// The keys of `user` (on every device, for every factor).
+    func keys(ofUser user: String?) -> [LockoutKey] {
+        slots.compactMap { !$0.isEmpty && $0.user == user ? key(of: $0) : nil }
     }
 
     /// Every key with its state, in no particular order.
@@ -65,8 +79,8 @@ struct LockoutKeyTable: Sendable, Equatable {
 
     subscript(key: LockoutKey) -> KeyState? {
         get {
-            let index = probe(key, hash: LockoutKeyTable.hash(key)).index
-            return index.map { entries[$0].state }
+            let slot = find(key, hash: LockoutKeyTable.hash(key))
+            return slot.map { slots[$0].state }
         }
         set {
             if let newValue { insertOrReplace(newValue, for: key) } else { remove(key) }
@@ -87,102 +101,95 @@ struct LockoutKeyTable: Sendable, Equatable {
     static func == (lhs: LockoutKeyTable, rhs: LockoutKeyTable) -> Bool {
         guard lhs.count == rhs.count, lhs.extraWindows == rhs.extraWindows else { return false }
         // Keys are unique on both sides and the counts match, so one direction suffices.
-        return lhs.entries.allSatisfy { rhs[lhs.key(of: $0)] == $0.state }
+        return lhs.slots.allSatisfy { $0.isEmpty || rhs[lhs.key(of: $0)] == $0.state }
     }
 
-    // MARK: Index
+    // MARK: Slots
 
     private static func hash(_ key: LockoutKey) -> UInt32 {
         var hasher = Hasher()
         hasher.combine(key.user)
         hasher.combine(key.device)
         hasher.combine(key.factor)
-        return UInt32(truncatingIfNeeded: hasher.finalize())
+        let hash = UInt32(truncatingIfNeeded: hasher.finalize())
+        return hash == 0 ? 1 : hash
     }
 
-    /// The slot holding `key`'s entry and the entry's index, or the empty slot where it would go.
-    private func probe(_ key: LockoutKey, hash: UInt32) -> (slot: Int, index: Int?) {
+    /// How far the entry in `slot` sits from its home slot.
+    private func displacement(_ slot: Int, mask: Int) -> Int {
+        (slot - Int(slots[slot].hash) & mask) & mask
+    }
+
+    /// The slot holding `key`, or `nil`. A probe stops at an empty slot or at an entry closer to
+    /// its home than the probe is to the key's: Robin Hood order means the key is not further on.
+    private func find(_ key: LockoutKey, hash: UInt32) -> Int? {
         let mask = slots.count - 1
         var slot = Int(hash) & mask
+        var distance = 0
         while true {
-            let stored = slots[slot]
-            if stored == 0 { return (slot, nil) }
-            let index = Int(stored) - 1
-            if entries[index].hash == hash, entries[index].factor == key.factor, entries[index].user == key.user,
-               devices[Int(entries[index].device)] == key.device {
-                return (slot, index)
+            let stored = slots[slot].hash
+            if stored == 0 || (slot - Int(stored) & mask) & mask < distance { return nil }
+            if stored == hash, slots[slot].factor == key.factor, slots[slot].user == key.user,
+               devices[Int(slots[slot].device)] == key.device {
+                return slot
             }
             slot = (slot + 1) & mask
+            distance += 1
         }
     }
 
     private mutating func insertOrReplace(_ state: KeyState, for key: LockoutKey) {
         let hash = LockoutKeyTable.hash(key)
-        var (slot, index) = probe(key, hash: hash)
-        if let index {
-            entries[index].state = state
+        if let slot = find(key, hash: hash) {
+            slots[slot].state = state
             return
         }
-        precondition(entries.count < LockoutKeyTable.maximumEntryCount, "the lockout table holds \(entries.count) keys, its limit")
-        if (entries.count + 1) * 2 > slots.count {
-            resizeSlots(to: slots.count * 2)
-            slot = probe(key, hash: hash).slot
+        precondition(count < LockoutKeyTable.maximumEntryCount, "the lockout table holds \(count) keys, its limit")
+        if (count + 1) * LockoutKeyTable.maximumLoadDenominator > slots.count * LockoutKeyTable.maximumLoadNumerator {
+            grow()
         }
-        entries.append(Entry(user: key.user, state: state, factor: key.factor, device: deviceID(key.device), hash: hash))
-        slots[slot] = UInt32(entries.count)
+        place(Entry(user: key.user, state: state, factor: key.factor, device: deviceID(key.device), hash: hash))
+        count += 1
+    }
+
+    /// Puts a new entry in the first empty slot from its home, passing it ahead of every entry
+    /// closer to its own home (Robin Hood): probe lengths stay even.
+    private mutating func place(_ entry: Entry) {
+        let mask = slots.count - 1
+        var carried = entry
+        var slot = Int(carried.hash) & mask
+        var distance = 0
+        while !slots[slot].isEmpty {
+            let resident = displacement(slot, mask: mask)
+            if resident < distance {
+                swap(&carried, &slots[slot])
+                distance = resident
+            }
+            slot = (slot + 1) & mask
+            distance += 1
+        }
+        slots[slot] = carried
     }
 
     private mutating func remove(_ key: LockoutKey) {
-        let (slot, found) = probe(key, hash: LockoutKeyTable.hash(key))
-        guard let index = found else { return }
+        guard var slot = find(key, hash: LockoutKeyTable.hash(key)) else { return }
         extraWindows[key] = nil
-        emptySlot(slot)
-        let last = entries.count - 1
-        if index != last {
-            slots[slotHolding(entry: last)] = UInt32(index + 1)
-            entries[index] = entries[last]
-        }
-        entries.removeLast()
-    }
-
-    /// Empties `slot` and moves later entries of its probe run back, so no lookup ever stops
-    /// early at the hole (no tombstones).
-    private mutating func emptySlot(_ slot: Int) {
+        // Shift the rest of the run back one slot, up to an empty slot or an entry at home.
         let mask = slots.count - 1
-        var hole = slot
         var next = (slot + 1) & mask
-        while slots[next] != 0 {
-            let home = Int(entries[Int(slots[next]) - 1].hash) & mask
-            // The entry at `next` may fill the hole unless its home lies after the hole, up to `next`.
-            if (next - home) & mask >= (next - hole) & mask {
-                slots[hole] = slots[next]
-                hole = next
-            }
+        while !slots[next].isEmpty && displacement(next, mask: mask) > 0 {
+            slots[slot] = slots[next]
+            slot = next
             next = (next + 1) & mask
         }
-        slots[hole] = 0
+        slots[slot] = .empty
+        count -= 1
     }
 
-    /// The slot that points at `entries[index]`.
-    private func slotHolding(entry index: Int) -> Int {
-        let mask = slots.count - 1
-        var slot = Int(entries[index].hash) & mask
-        while Int(slots[slot]) != index + 1 {
-            precondition(slots[slot] != 0, "lockout table entry \(index) has no slot")
-            slot = (slot + 1) & mask
-        }
-        return slot
-    }
-
-    private mutating func resizeSlots(to count: Int) {
-        var resized = [UInt32](repeating: 0, count: count)
-        let mask = count - 1
-        for (index, entry) in entries.enumerated() {
-            var slot = Int(entry.hash) & mask
-            while resized[slot] != 0 { slot = (slot + 1) & mask }
-            resized[slot] = UInt32(index + 1)
-        }
-        slots = resized
+    private mutating func grow() {
+        let old = slots
+        slots = Array(repeating: .empty, count: old.count * 2)
+        for entry in old where !entry.isEmpty { place(entry) }
     }
 
     private mutating func deviceID(_ device: String?) -> UInt32 {
