@@ -10,7 +10,7 @@ import OnboardingModel
 /// ```
 public struct OnboardingState: Projection {
     /// Bumped whenever any part's layout or meaning changes, so old snapshots are rebuilt.
-    public static let stateVersion = 4
+    public static let stateVersion = 5
 
     public private(set) var seq: UInt64 = 0
     public private(set) var lockout: LockoutEngine

@@ -14,80 +14,17 @@ import OnboardingModel
 /// let decision = engine.decide(LockoutKey(user: "alice", device: "kiosk-7", factor: .password), at: now)
 /// ```
 public struct LockoutEngine: Projection {
-    public static let stateVersion = 2
+    public static let stateVersion = 3
 
     public let policy: LockoutPolicy
     /// `false` on a device (keys per device); `true` on the server's global view, where keys are
     /// `(user, factor)` across devices.
     public let acrossDevices: Bool
     public private(set) var seq: UInt64 = 0
-    /// One flat table: a decision is one hash of the key. Clearing a user on one device looks up
-    /// that device's keys directly; only account-wide clears (`password_changed`,
-    /// `lockout_cleared`) scan, and they are rare.
-    private(set) var keys: [LockoutKey: KeyState] = [:]
-
-    subscript(key: LockoutKey) -> KeyState? {
-        get { keys[key] }
-        set { keys[key] = newValue }
-    }
-
-    /// The bounded state of one key, kept small because there is one per attacked account and
-    /// device (the benchmark's `lockout_bytes_per_key`): the first two tiers' windows inline (every
-    /// preset has at most two), 32-bit counters, the lock's reason as a tier index.
-    struct KeyState: Sendable, Hashable, Codable {
-        struct Window: Sendable, Hashable, Codable {
-            var start: Timestamp
-            var count: Int32
-        }
-        private var firstWindow: Window?
-        private var secondWindow: Window?
-        /// Windows of tiers 3 and up (custom policies only; empty and unallocated otherwise).
-        private var moreWindows: [Window?]
-        /// Counted failures since the key was last cleared.
-        var failures: Int32 = 0
-        /// Failures of the current back-off streak.
-        var streak: Int32 = 0
-        var temporaryLockouts: Int32 = 0
-        /// Why the lock in force was imposed: a tier index ≥ 0, or ``backoffLock`` / ``quickLoginLock``.
-        var lockTier: Int8 = KeyState.noLock
-        var lastFailureAt: Timestamp?
-        var lockedUntil: Timestamp?
-        var lockDurationMilliseconds: Int64 = 0
-        var permanentSince: Timestamp?
-
-        static let noLock: Int8 = -1
-        static let backoffLock: Int8 = -2
-        static let quickLoginLock: Int8 = -3
-
-        init(tierCount: Int) {
-            moreWindows = tierCount > 2 ? Array(repeating: nil, count: tierCount - 2) : []
-        }
-
-        subscript(window index: Int) -> Window? {
-            get { index == 0 ? firstWindow : index == 1 ? secondWindow : moreWindows[index - 2] }
-            set {
-                switch index {
-                case 0: firstWindow = newValue
-                case 1: secondWindow = newValue
-                default: moreWindows[index - 2] = newValue
-                }
-            }
-        }
-
-        var tierCount: Int { 2 + moreWindows.count }
-
-        /// The lock's reason in the terms of `rule`.
-        func lockReason(_ rule: LockoutPolicy.FactorRule) -> LockReason? {
-            switch lockTier {
-            case KeyState.backoffLock: return .backoff
-            case KeyState.quickLoginLock: return .quickLogin
-            case let tier where tier >= 0 && Int(tier) < rule.tiers.count:
-                let definition = rule.tiers[Int(tier)]
-                return .tier(index: Int(tier), limit: definition.limit, windowSeconds: definition.windowSeconds)
-            default: return nil
-            }
-        }
-    }
+    /// One open-addressing table of compact entries (``LockoutKeyTable``): a decision is one hash
+    /// of the key and usually one slot read. Clearing a user on one device looks up that device's keys directly; only
+    /// account-wide clears (`password_changed`, `lockout_cleared`) scan, and they are rare.
+    private(set) var keys = LockoutKeyTable()
 
     public init(policy: LockoutPolicy = .mediawiki, acrossDevices: Bool = false) {
         self.policy = policy
@@ -123,7 +60,7 @@ public struct LockoutEngine: Projection {
     }
 
     private mutating func countFailure(_ key: LockoutKey, rule: LockoutPolicy.FactorRule, at: Timestamp) {
-        var state = self[key] ?? KeyState(tierCount: rule.tiers.count)
+        var state = keys[key] ?? KeyState()
         if state.permanentSince != nil { return }
         if let until = state.lockedUntil, at < until { return }
         state.failures += 1
@@ -135,17 +72,20 @@ public struct LockoutEngine: Projection {
             if lock.map({ until > $0.until }) ?? true { lock = (until, reason, duration) }
         }
 
+        let inline = KeyState.inlineWindows
+        var extraWindows = rule.tiers.count > inline ? keys.extraWindows(for: key, tierCount: rule.tiers.count) : []
         for (index, tier) in rule.tiers.enumerated() {
             let window = Int64(tier.windowSeconds) * 1000
-            if var current = state[window: index], at < current.start.adding(milliseconds: window) {
+            var current = KeyState.Window(start: at, count: 1)
+            if let open = index < inline ? state[inlineWindow: index] : extraWindows[index - inline],
+               at < open.start.adding(milliseconds: window) {
                 // Inside the window, or before its start when the device clock went back: the
                 // window keeps its start, so its lock can only last as long as it would have.
+                current = open
                 current.count += 1
-                state[window: index] = current
-            } else {
-                state[window: index] = .init(start: at, count: 1)
             }
-            if let current = state[window: index], current.count >= tier.limit {
+            if index < inline { state[inlineWindow: index] = current } else { extraWindows[index - inline] = current }
+            if current.count >= tier.limit {
                 propose(current.start.adding(milliseconds: window),
                         .tier(index: index, limit: tier.limit, windowSeconds: tier.windowSeconds), window)
             }
@@ -193,7 +133,8 @@ public struct LockoutEngine: Projection {
         if let limit = rule.consecutiveLimit, Int(state.failures) >= limit, state.permanentSince == nil {
             state.permanentSince = at
         }
-        self[key] = state
+        keys[key] = state
+        if !extraWindows.isEmpty { keys.setExtraWindows(extraWindows, for: key) }
     }
 
     /// Locks until `until` — never earlier than a lock already in force — or permanently once
@@ -225,16 +166,17 @@ public struct LockoutEngine: Projection {
         } else if acrossDevices {
             touched = LockoutFactor.allCases.map { LockoutKey(user: user, device: nil, factor: $0) }.filter { keys[$0] != nil }
         } else {
-            touched = keys.keys.filter { $0.user == user }
+            touched = keys.keys(ofUser: user)
         }
         for key in touched {
-            if scope == .counters, let existing = self[key], let permanent = existing.permanentSince {
-                var kept = KeyState(tierCount: existing.tierCount)
+            if scope == .counters, let existing = keys[key], let permanent = existing.permanentSince {
+                var kept = KeyState()
                 kept.permanentSince = permanent
                 kept.failures = existing.failures
-                self[key] = kept
+                keys[key] = kept
+                keys.setExtraWindows([], for: key)
             } else {
-                self[key] = nil
+                keys[key] = nil
             }
         }
     }
@@ -244,7 +186,7 @@ public struct LockoutEngine: Projection {
     /// May `key` try to sign in at `at`? A lock is in force while `at` is before its end, so at
     /// exactly the end the key is free again. O(1).
     public func decide(_ key: LockoutKey, at: Timestamp) -> LockoutDecision {
-        guard let state = self[key] else { return .allowed(failures: 0) }
+        guard let state = keys[key] else { return .allowed(failures: 0) }
         if let since = state.permanentSince {
             return .permanentlyLocked(PermanentLock(since: since, clearedBy: policy.clearing.permanentClearedBy, failures: Int(state.failures)))
         }
@@ -266,7 +208,7 @@ public struct LockoutEngine: Projection {
 
     /// Every key with counted failures (or a permanent lock), sorted by user, device, factor.
     public func entries(at: Timestamp) -> [Entry] {
-        keys.sorted { $0.key < $1.key }.map { key, state in
+        keys.keysAndStates.sorted { $0.key < $1.key }.map { key, state in
             let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
             return Entry(key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
                          permanent: state.permanentSince != nil)
@@ -275,4 +217,45 @@ public struct LockoutEngine: Projection {
 
     /// Number of keys with state: the engine's memory grows with this, not with the log.
     public var keyCount: Int { keys.count }
+}
+
+// MARK: Snapshot
+
+extension LockoutEngine {
+    private enum CodingKeys: String, CodingKey {
+        case policy, acrossDevices, seq, keys
+    }
+
+    /// Reads a snapshot written by ``encode(to:)``, checking every key against the policy (see
+    /// ``SnapshotKey``): a snapshot that does not fit is an error, so the store rebuilds the state.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(policy: try container.decode(LockoutPolicy.self, forKey: .policy),
+                  acrossDevices: try container.decode(Bool.self, forKey: .acrossDevices))
+        seq = try container.decode(UInt64.self, forKey: .seq)
+        for snapshotKey in try container.decode([SnapshotKey].self, forKey: .keys) {
+            let key = snapshotKey.key
+            guard (key.device == nil) == acrossDevices, keys[key] == nil else {
+                throw DecodingError.dataCorruptedError(forKey: .keys, in: container,
+                                                       debugDescription: "lockout key \(key) is repeated or has the wrong device scope")
+            }
+            let (state, extraWindows) = try snapshotKey.state(rule: policy.rule(for: key.factor), codingPath: container.codingPath)
+            keys[key] = state
+            keys.setExtraWindows(extraWindows, for: key)
+        }
+    }
+
+    /// The policy, the seq and every key with its state, sorted by key so equal states write
+    /// equal bytes whatever order the table holds them in.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(policy, forKey: .policy)
+        try container.encode(acrossDevices, forKey: .acrossDevices)
+        try container.encode(seq, forKey: .seq)
+        let sorted = keys.keysAndStates.sorted { SnapshotKey.precedes($0.key, $1.key) }
+        try container.encode(sorted.map { key, state in
+            let tierCount = policy.rule(for: key.factor).tiers.count
+            return SnapshotKey(key: key, state: state, extraWindows: keys.extraWindows(for: key, tierCount: tierCount))
+        }, forKey: .keys)
+    }
 }
