@@ -29,17 +29,29 @@ public enum RecordCodec {
 
     /// Encodes `event` as the record at `seq` following `previousHash`. The event must be valid.
     public static func encode(_ event: Event, seq: UInt64, previousHash: Digest) -> [UInt8] {
-        var writer = BinaryWriter(capacity: headerByteCount + fixedBodyByteCount + 64)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(headerByteCount + fixedBodyByteCount + 64)
+        _ = encode(event, seq: seq, previousHash: previousHash, appendingTo: &bytes)
+        return bytes
+    }
+
+    /// Appends the record to `buffer` and returns where it is: a batch encodes all its records
+    /// into one buffer instead of one array each.
+    public static func encode(_ event: Event, seq: UInt64, previousHash: Digest,
+                              appendingTo buffer: inout [UInt8]) -> Range<Int> {
+        var writer = BinaryWriter(capacity: 0)
+        swap(&writer.bytes, &buffer)
+        defer { swap(&writer.bytes, &buffer) }
+        let start = writer.bytes.count
         writer.append(formatVersion)
         Digest.zero.withUnsafeBytes { writer.append($0) } // hash, filled in below
         previousHash.withUnsafeBytes { writer.append($0) }
         encodeBody(event, seq: seq, into: &writer)
-        var bytes = writer.bytes
-        bytes.withUnsafeMutableBytes { raw in
-            Digest.hash(UnsafeRawBufferPointer(rebasing: raw[previousHashOffset...]),
-                        into: UnsafeMutableRawBufferPointer(rebasing: raw[hashOffset..<hashOffset + Digest.byteCount]))
+        writer.bytes.withUnsafeMutableBytes { raw in
+            Digest.hash(UnsafeRawBufferPointer(rebasing: raw[(start + previousHashOffset)...]),
+                        into: UnsafeMutableRawBufferPointer(rebasing: raw[(start + hashOffset)..<(start + hashOffset + Digest.byteCount)]))
         }
-        return bytes
+        return start..<writer.bytes.count
     }
 
     /// The canonical record bytes of `event` at `seq` (what the hash covers after the previous hash).
@@ -212,10 +224,21 @@ struct BinaryWriter {
     mutating func append(_ value: UInt8) { bytes.append(value) }
     mutating func append(_ value: [UInt8]) { bytes.append(contentsOf: value) }
     mutating func append(_ value: UnsafeRawBufferPointer) { bytes.append(contentsOf: value) }
-    mutating func append(_ value: UInt16) { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
-    mutating func append(_ value: UInt32) { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
-    mutating func append(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
-    mutating func append(_ value: Int64) { withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) } }
+    // Integers go in byte by byte, big-endian: single-element appends inline to a store, where
+    // appending a 2–8 byte buffer costs a call into memmove.
+    mutating func append(_ value: UInt16) { appendBigEndian(UInt64(value), count: 2) }
+    mutating func append(_ value: UInt32) { appendBigEndian(UInt64(value), count: 4) }
+    mutating func append(_ value: UInt64) { appendBigEndian(value, count: 8) }
+    mutating func append(_ value: Int64) { appendBigEndian(UInt64(bitPattern: value), count: 8) }
+
+    @inline(__always)
+    private mutating func appendBigEndian(_ value: UInt64, count: Int) {
+        var shift = (count - 1) * 8
+        while shift >= 0 {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            shift -= 8
+        }
+    }
     mutating func append(_ value: UUID) { withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) } }
 
     /// A u16 big-endian length and the UTF-8 bytes; callers validated the length.

@@ -84,11 +84,11 @@ extension OnboardingStore {
                 var appended: [Record] = []
                 appended.reserveCapacity(requests.reduce(0) { $0 + $1.events.count })
                 let results = try requests.map { request -> Result<[AppendResult], StoreError> in
+                    let before = appended.count
                     do {
-                        let (results, records) = try stage(request, scratch: &scratch, in: transaction)
-                        appended.append(contentsOf: records)
-                        return .success(results)
+                        return .success(try stage(request, scratch: &scratch, appendingTo: &appended, in: transaction))
                     } catch let error as StoreError {
+                        appended.removeSubrange(before...) // the refused request's records were never written
                         return .failure(error)
                     }
                 }
@@ -121,22 +121,25 @@ extension OnboardingStore {
         }
     }
 
-    /// Checks a request against the log inside `transaction` and writes it; throws a
-    /// `StoreError` before any put when the request breaks a rule, so a failed request leaves
-    /// nothing behind.
-    private func stage(_ request: GroupCommitter.Request, scratch: inout StageScratch,
-                       in transaction: Transaction) throws -> ([AppendResult], [Record]) {
+    /// Checks a request against the log inside `transaction`, writes it and appends its new
+    /// records to `appended`; throws a `StoreError` before any put or append when the request
+    /// breaks a rule, so a failed request leaves nothing behind.
+    private func stage(_ request: GroupCommitter.Request, scratch: inout StageScratch, appendingTo appended: inout [Record],
+                       in transaction: Transaction) throws -> [AppendResult] {
         let head = scratch.head
         if let expectedHead = request.expectedHead, expectedHead != head.seq {
             throw StoreError(.headMoved, "the log's head is seq \(head.seq), not the expected \(expectedHead); re-read and retry",
                              seq: head.seq)
         }
-        struct Staged { let seq: UInt64; let bytes: [UInt8]; let event: Event; let previousHash: Digest; let hash: Digest }
-        var staged: [Staged] = []
-        var stagedByID: [UUID: Int] = [:]
+        // New records go straight onto `appended` (no second copy of each event; the caller takes
+        // a refused request's records back off), their encoded values end to end in
+        // `scratch.recordBytes`.
+        let firstStaged = appended.count
+        var stagedBytes: [Range<Int>] = []
+        scratch.recordBytes.removeAll(keepingCapacity: true)
+        var stagedByID = UUIDPositions(capacity: request.events.count)
         var results: [AppendResult] = []
-        staged.reserveCapacity(request.events.count)
-        stagedByID.reserveCapacity(request.events.count)
+        stagedBytes.reserveCapacity(request.events.count)
         results.reserveCapacity(request.events.count)
         var nextSeq = head.seq + 1
         var previousHash = head.hash
@@ -146,9 +149,9 @@ extension OnboardingStore {
             let existingSeq: UInt64?
             let existingBody: [UInt8]?
             StoreLayout.writeUUID(event.id, into: &scratch.idKey)
-            if let position = stagedByID[event.id] {
-                existingSeq = staged[position].seq
-                existingBody = Array(staged[position].bytes[RecordCodec.headerByteCount...])
+            if let position = stagedByID.position(of: event.id) {
+                existingSeq = appended[firstStaged + position].seq
+                existingBody = Array(scratch.recordBytes[(stagedBytes[position].lowerBound + RecordCodec.headerByteCount)..<stagedBytes[position].upperBound])
             } else if let seqBytes = try transaction.get(databases.byID, key: scratch.idKey),
                       let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) }) {
                 existingSeq = seq
@@ -177,35 +180,40 @@ extension OnboardingStore {
                                  "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it",
                                  batchIndex: index, seq: nextSeq)
             }
-            let bytes = RecordCodec.encode(event, seq: nextSeq, previousHash: previousHash)
-            let hash = bytes.withUnsafeBytes { Digest(UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset...])) }
-            stagedByID[event.id] = staged.count
-            staged.append(Staged(seq: nextSeq, bytes: bytes, event: event, previousHash: previousHash, hash: hash))
+            let bytes = RecordCodec.encode(event, seq: nextSeq, previousHash: previousHash, appendingTo: &scratch.recordBytes)
+            let hash = scratch.recordBytes.withUnsafeBytes { Digest(UnsafeRawBufferPointer(rebasing: $0[(bytes.lowerBound + RecordCodec.hashOffset)...])) }
+            stagedByID.insert(event.id, position: stagedBytes.count)
+            appended.append(Record(seq: nextSeq, event: event, previousHash: previousHash, hash: hash))
+            stagedBytes.append(bytes)
             previousHash = hash
             results.append(AppendResult(seq: nextSeq, isDuplicate: false))
             nextSeq += 1
         }
 
         let empty: [UInt8] = []
-        for record in staged {
-            StoreLayout.writeSeqKey(record.seq, into: &scratch.seqKey)
-            try transaction.put(databases.events, key: scratch.seqKey, value: record.bytes, flags: .append)
-            StoreLayout.writeUUID(record.event.id, into: &scratch.idKey)
+        let recordBytes = scratch.recordBytes
+        for (offset, bytes) in stagedBytes.enumerated() {
+            let seq = appended[firstStaged + offset].seq
+            StoreLayout.writeSeqKey(seq, into: &scratch.seqKey)
+            try recordBytes.withUnsafeBytes { raw in
+                try transaction.put(databases.events, key: scratch.seqKey, value: UnsafeRawBufferPointer(rebasing: raw[bytes]), flags: .append)
+            }
+            StoreLayout.writeUUID(appended[firstStaged + offset].event.id, into: &scratch.idKey)
             try transaction.put(databases.byID, key: scratch.idKey, value: scratch.seqKey, flags: .noOverwrite)
-            if let user = record.event.user {
-                StoreLayout.writeUserKey(user, record.seq, into: &scratch.indexKey)
+            if let user = appended[firstStaged + offset].event.user {
+                StoreLayout.writeUserKey(user, seq, into: &scratch.indexKey)
                 try transaction.put(databases.byUser, key: scratch.indexKey, value: empty)
             }
-            if let session = record.event.session {
-                StoreLayout.writeSessionKey(session, record.seq, into: &scratch.indexKey)
+            if let session = appended[firstStaged + offset].event.session {
+                StoreLayout.writeSessionKey(session, seq, into: &scratch.indexKey)
                 try transaction.put(databases.bySession, key: scratch.indexKey, value: empty)
             }
         }
-        if let last = staged.last {
+        if appended.count > firstStaged, let last = appended.last {
             // `meta`'s head is written once per group, by `commitGroup`.
             scratch.head = (last.seq, previousHash)
         }
-        return (results, staged.map { Record(seq: $0.seq, event: $0.event, previousHash: $0.previousHash, hash: $0.hash) })
+        return results
     }
 
     func readHead(_ transaction: Transaction) throws -> (seq: UInt64, hash: Digest) {
@@ -224,12 +232,54 @@ struct StageScratch {
     var idKey: [UInt8] = []
     var seqKey: [UInt8] = []
     var indexKey: [UInt8] = []
+    /// The encoded records of the request being staged, end to end.
+    var recordBytes: [UInt8] = []
 
     init(head: (seq: UInt64, hash: Digest)) {
         self.head = head
         idKey.reserveCapacity(16)
         seqKey.reserveCapacity(8)
         indexKey.reserveCapacity(Limits.maximumUserBytes + 9)
+    }
+}
+
+/// Positions of the events staged so far in one request, by id: finds a repeated id within a
+/// batch. An open-addressing table over the id's own bits (random or time-ordered UUIDs are
+/// already well mixed), so a lookup costs a multiply and a compare, not a SipHash.
+struct UUIDPositions {
+    private var slots: [(id: UUID, position: Int32)?]
+    private let mask: Int
+
+    init(capacity: Int) {
+        var size = 1
+        while size < capacity * 2 { size <<= 1 }
+        // A single event needs no table: nothing can repeat it.
+        slots = capacity > 1 ? Array(repeating: nil, count: size) : []
+        mask = size - 1
+    }
+
+    private func start(_ id: UUID) -> Int {
+        let mixed = withUnsafeBytes(of: id.uuid) { raw in
+            raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self) ^ raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        }
+        return Int(truncatingIfNeeded: (mixed &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+    }
+
+    func position(of id: UUID) -> Int? {
+        guard !slots.isEmpty else { return nil }
+        var index = start(id)
+        while let slot = slots[index] {
+            if slot.id == id { return Int(slot.position) }
+            index = (index + 1) & mask
+        }
+        return nil
+    }
+
+    mutating func insert(_ id: UUID, position: Int) {
+        guard !slots.isEmpty else { return }
+        var index = start(id)
+        while slots[index] != nil { index = (index + 1) & mask }
+        slots[index] = (id, Int32(position))
     }
 }
 

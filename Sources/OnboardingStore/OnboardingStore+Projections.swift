@@ -173,7 +173,11 @@ extension OnboardingStore {
         guard !records.isEmpty else { return }
         let (schedule, overfull): (Bool, Bool) = pendingProjection.withLock { pending in
             guard pending.isActive else { return (false, false) }
-            pending.records.append(contentsOf: records)
+            if pending.records.isEmpty {
+                pending.records = records // shares the buffer: no copy of the records
+            } else {
+                pending.records.append(contentsOf: records)
+            }
             defer { pending.isScheduled = true }
             return (!pending.isScheduled, pending.records.count > OnboardingStore.maximumPendingRecords)
         }
