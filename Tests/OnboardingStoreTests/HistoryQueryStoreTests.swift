@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import OnboardingModel
 import OnboardingProjections
@@ -34,6 +35,12 @@ struct HistoryQueryStoreTests {
         let failure = Payload.signInFailed(method: .passcode, reason: .invalidPasscode)
         let started = ContinuousClock.now
         var aliceCount = 0
+        // Batch k is appended on another thread while batch k + 1 is made: the two halves of the
+        // build overlap on two cores. At most two batches wait, so memory stays bounded.
+        let appender = DispatchQueue(label: "HistoryQueryStoreTests.append")
+        let appended = DispatchGroup()
+        let room = DispatchSemaphore(value: 2)
+        let appendFailure = Mutex<StoreError?>(nil)
         for first in stride(from: 0, to: total, by: batch) {
             let events = (first..<first + batch).map { index in
                 if index % aliceEvery == 0 {
@@ -42,8 +49,14 @@ struct HistoryQueryStoreTests {
                 }
                 return Events.make(index, user: users[index % users.count], payload: failure)
             }
-            _ = try store.appendBlocking(events)
+            room.wait()
+            appender.async(group: appended) {
+                defer { room.signal() }
+                do throws(StoreError) { _ = try store.appendBlocking(events) } catch { appendFailure.withLock { $0 = error } }
+            }
         }
+        appended.wait()
+        if let error = appendFailure.withLock({ $0 }) { throw error }
         let built = ContinuousClock.now - started
         #expect(try store.head().seq == UInt64(total))
         #expect(aliceCount == total / aliceEvery)
