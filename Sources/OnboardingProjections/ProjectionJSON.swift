@@ -105,22 +105,22 @@ extension History.Attempt {
     public var jsonValue: JSONValue {
         .object([.init("seq", .integer(seq)), .init("at", .time(at)), .init("device", .string(device)),
                  .init("factor", .string(factor.rawValue)), .init("method", .string(method)),
-                 .init("outcome", .string(outcome.rawValue)), .init("reason", .text(reason))])
+                 .init("outcome", .string(outcome.rawValue)), .init("reason", .text(reason)), .init("user", .text(user))])
     }
 }
 
 extension History.SignInSession {
     public var jsonValue: JSONValue {
-        .object([.init("device", .string(device)), .init("start", .time(start)), .init("end", .time(end)),
+        .object([.init("seq", .integer(seq)), .init("device", .string(device)), .init("start", .time(start)), .init("end", .time(end)),
                  .init("duration_ms", durationMilliseconds.map { .integer($0) } ?? .null),
                  .init("method", .string(method.rawValue)), .init("second_factor", .bool(secondFactor)),
-                 .init("end_reason", .text(endReason))])
+                 .init("end_reason", .text(endReason)), .init("user", .text(user))])
     }
 }
 
 extension History {
     public var jsonValue: JSONValue {
-        .object([.init("user", .string(user)), .init("attempts", .array(attempts.map(\.jsonValue))),
-                 .init("sessions", .array(sessions.map(\.jsonValue)))])
+        .object([.init("user", .text(user)), .init("attempts", .array(attempts.map(\.jsonValue))),
+                 .init("sessions", .array(sessions.map(\.jsonValue))), .init("next_cursor", .text(nextCursor?.token))])
     }
 }

@@ -90,7 +90,9 @@ public final class SyncServer: Sendable {
             return admin(request) { self.json(201, SyncWire.tokenBody(role: "auditor", device: nil, token: try self.tokens.issue(role: .auditor))) }
         case .cursor(let device): return readDevice(request, device) { try self.cursor(device) }
         case .upload(let device): return upload(request, device: device)
-        case .history(let user): return auditor(request, user) { user in try self.history(user) }
+        case .history(let user): return auditor(request, user) { user in try self.history(request, user: user, device: nil) }
+        case .deviceHistory(let device):
+            return auditor(request, device, naming: "device") { device in try self.history(request, user: nil, device: device) }
         case .lockout(let user):
             var at: Timestamp?
             if let text = SyncServer.query(request.path)["at"] {
@@ -109,7 +111,7 @@ public final class SyncServer: Sendable {
     enum Route: Equatable {
         case health, enrol, issueAuditorToken, wrongMethod, notFound
         case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
-        case history(String), lockout(String)
+        case history(String), lockout(String), deviceHistory(String)
     }
 
     /// The endpoint a method and path name (the query string is ignored).
@@ -126,6 +128,7 @@ public final class SyncServer: Sendable {
             candidates = [("POST", .issueDeviceToken(rest[1])), ("DELETE", .revokeDeviceTokens(rest[1]))]
         case 3 where rest[0] == "devices" && rest[2] == "cursor": candidates = [("GET", .cursor(rest[1]))]
         case 3 where rest[0] == "devices" && rest[2] == "events": candidates = [("POST", .upload(rest[1]))]
+        case 3 where rest[0] == "devices" && rest[2] == "history": candidates = [("GET", .deviceHistory(rest[1]))]
         case 3 where rest[0] == "users" && rest[2] == "history": candidates = [("GET", .history(rest[1]))]
         case 3 where rest[0] == "users" && rest[2] == "lockout": candidates = [("GET", .lockout(rest[1]))]
         default: return .notFound
@@ -159,16 +162,17 @@ public final class SyncServer: Sendable {
         }
     }
 
-    private func auditor(_ request: SyncRequest, _ encodedUser: String, _ body: (String) throws -> SyncResponse) -> SyncResponse {
+    private func auditor(_ request: SyncRequest, _ encodedName: String, naming what: String = "user",
+                         _ body: (String) throws -> SyncResponse) -> SyncResponse {
         switch grant(request) {
         case .refused(let response): return response
         case .granted(let grant) where grant.role == .device:
             return failure(403, "forbidden", "a device token cannot read users' histories; use an auditor token")
         case .granted:
-            guard let user = SyncPaths.percentDecoded(encodedUser), !user.isEmpty else {
-                return failure(400, "malformed", "the user in the path is not valid percent-encoded UTF-8")
+            guard let name = SyncPaths.percentDecoded(encodedName), !name.isEmpty else {
+                return failure(400, "malformed", "the \(what) in the path is not valid percent-encoded UTF-8")
             }
-            return guarded { try body(user) }
+            return guarded { try body(name) }
         }
     }
 
@@ -209,23 +213,6 @@ public final class SyncServer: Sendable {
     private func cursor(_ device: String) throws -> SyncResponse {
         let head = try replicas.store(for: device).head()
         return json(200, SyncWire.cursorBody(.init(device: device, acknowledgedSeq: head.seq, headHash: head.hash)))
-    }
-
-    private func history(_ user: String) throws -> SyncResponse {
-        var records: [Record] = []
-        var devices: [String] = []
-        for device in try tokens.enrolledDevices() {
-            let found = try replicas.store(for: device).records(user: user)
-            if !found.isEmpty { devices.append(device) }
-            records += found
-        }
-        records.sort { ($0.event.at, $0.event.device, $0.seq) < ($1.event.at, $1.event.device, $1.seq) }
-        var seen = Set<UUID>()
-        records = records.filter { seen.insert($0.event.id).inserted }
-        let history = History.build(user: user, records: records)
-        guard case .object(var members) = history.jsonValue else { return failure(500, "internal", "history did not encode") }
-        members.append(.init("devices", .array(devices.map { .string($0) })))
-        return json(200, SyncWire.encode(.object(members)))
     }
 
     /// The query parameters of a path (`?a=1&b=2`), percent-decoded.
@@ -343,7 +330,7 @@ public final class SyncServer: Sendable {
         return nil
     }
 
-    private func json(_ status: Int, _ body: [UInt8]) -> SyncResponse {
+    func json(_ status: Int, _ body: [UInt8]) -> SyncResponse {
         SyncResponse(status: status, headers: ["content-type": SyncWire.contentType], body: body)
     }
 

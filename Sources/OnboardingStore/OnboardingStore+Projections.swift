@@ -97,10 +97,40 @@ extension OnboardingStore {
     /// damaged one throws ``StoreError/Code/corrupted``.
     public func history(user: String, device: String? = nil, since: Timestamp? = nil,
                         until: Timestamp? = nil) throws(StoreError) -> History {
-        var builder = History.Builder(user: user, device: device, since: since, until: until)
+        try history(HistoryQuery(user: user, device: device, since: since, until: until))
+    }
+
+    /// One page of the history `query` asks for, in log (seq) order; its `nextCursor` continues
+    /// after the page's last attempt. With a user it reads only that user's records, through
+    /// the `by_user` index, starting after the cursor's seq; without one it scans the log from
+    /// the cursor: this store holds one device's log, so `device` is a filter here, and a page
+    /// stops reading once it is settled (``History/Builder/isSettled``). Each record is
+    /// hash-checked as it is decoded, inside one read transaction, so a page is consistent
+    /// whatever is appended meanwhile, and the next page starts after a seq that never moves.
+    ///
+    /// ```swift
+    /// var query = HistoryQuery(user: "alice", outcomes: [.failed], limit: 100)
+    /// repeat {
+    ///     let page = try store.history(query)
+    ///     show(page.attempts)
+    ///     query.after = page.nextCursor
+    /// } while query.after != nil
+    /// ```
+    public func history(_ query: HistoryQuery) throws(StoreError) -> History {
+        do { try query.validate() } catch { throw StoreError(.invalidQuery, error.message) }
+        var builder = History.Builder(query: query)
+        let start = query.after.map { $0.seq + 1 } ?? 1
         // Folded as the records are decoded, inside the read: no array of records in between.
-        try forEachIndexedRecord(in: databases.byUser, prefix: StoreLayout.userPrefix(user), limit: .max) { record in
-            builder.add(record)
+        if let user = query.user {
+            try forEachIndexedRecord(in: databases.byUser, prefix: StoreLayout.userPrefix(user), from: start, limit: .max) { record in
+                builder.add(record)
+                return !builder.isSettled
+            }
+        } else {
+            try forEachRecord(from: start) { record in
+                builder.add(record)
+                return !builder.isSettled
+            }
         }
         return builder.history
     }

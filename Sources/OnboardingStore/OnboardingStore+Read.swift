@@ -35,6 +35,9 @@ extension OnboardingStore {
     /// checked (hash, position) as it is read: a damaged one throws ``StoreError/Code/corrupted``.
     public func forEachRecord(from start: UInt64 = 1, through end: UInt64 = .max,
                               _ body: (Record) throws -> Bool) throws(StoreError) {
+        var decoded: UInt64 = 0
+        // Counted once per read, not per record: the counter costs nothing on the scan.
+        defer { decodedRecordCount.add(decoded, ordering: .relaxed) }
         try reading { transaction in
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.seek(atLeast: StoreLayout.seqKey(max(start, 1)))
@@ -43,12 +46,19 @@ extension OnboardingStore {
                     // fail a read that does not include it.
                     if let seq = StoreLayout.seq(fromKey: current.key), seq > end { return }
                     let record = try decodeStored(key: current.key, value: current.value)
+                    decoded += 1
                     guard try body(record) else { return }
                     entry = try cursor.next()
                 }
             }
         }
     }
+
+    /// How many records this store has decoded from its log since it was opened, by its read
+    /// paths (scans, index lookups, single records). Tests use it to show a query reads only what it
+    /// should: `history(_:)` for one user adds that user's record count, not the log's length.
+    /// (`verify` reads the raw log itself and is not counted.)
+    public var recordsDecoded: UInt64 { decodedRecordCount.load(ordering: .relaxed) }
 
     /// Every record of `user`, in log order, read through the `by_user` index.
     public func records(user: String, limit: Int = .max) throws(StoreError) -> [Record] {
@@ -62,18 +72,20 @@ extension OnboardingStore {
 
     private func indexedRecords(in index: Database, prefix: [UInt8], limit: Int) throws(StoreError) -> [Record] {
         var records: [Record] = []
-        try forEachIndexedRecord(in: index, prefix: prefix, limit: limit) { records.append($0) }
+        try forEachIndexedRecord(in: index, prefix: prefix, limit: limit) { records.append($0); return true }
         return records
     }
 
     /// Calls `body` with each record (at most `limit`) whose `index` key is `prefix` ‖ seq, in
-    /// seq order, inside one read transaction; each record is checked as it is decoded.
-    func forEachIndexedRecord(in index: Database, prefix: [UInt8], limit: Int,
-                              _ body: (Record) -> Void) throws(StoreError) {
+    /// seq order, inside one read transaction; each record is checked as it is decoded. Starts
+    /// at seq `start`; `body` returns `false` to stop.
+    func forEachIndexedRecord(in index: Database, prefix: [UInt8], from start: UInt64 = 1, limit: Int,
+                              _ body: (Record) -> Bool) throws(StoreError) {
+        var count = 0
+        defer { decodedRecordCount.add(UInt64(count), ordering: .relaxed) }
         try reading { transaction in
-            var count = 0
             try transaction.withCursor(index) { cursor in
-                var entry = try cursor.seek(atLeast: prefix)
+                var entry = try cursor.seek(atLeast: prefix + StoreLayout.seqKey(max(start, 1)))
                 while let current = entry, count < limit {
                     guard current.key.count == prefix.count + 8, current.key.starts(with: prefix) else { break }
                     // The index key ends with the seq key of `events`: look the record up by it in place.
@@ -82,8 +94,9 @@ extension OnboardingStore {
                         let seq = StoreLayout.seq(fromKey: seqKey)!
                         throw StoreError(.corrupted, "index \(index.name) points at seq \(seq), which is missing; run onboard verify", seq: seq)
                     }
-                    body(try decodeStored(key: seqKey, value: value))
+                    let record = try decodeStored(key: seqKey, value: value)
                     count += 1
+                    guard body(record) else { return }
                     entry = try cursor.next()
                 }
             }
@@ -93,7 +106,8 @@ extension OnboardingStore {
     func readRecord(_ seq: UInt64, in transaction: Transaction) throws -> Record? {
         let key = StoreLayout.seqKey(seq)
         return try transaction.withValue(databases.events, key: key) { value in
-            try key.withUnsafeBytes { try decodeStored(key: $0, value: value) }
+            decodedRecordCount.add(1, ordering: .relaxed)
+            return try key.withUnsafeBytes { try decodeStored(key: $0, value: value) }
         }
     }
 

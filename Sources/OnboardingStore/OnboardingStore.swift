@@ -62,6 +62,8 @@ public final class OnboardingStore: Sendable {
     let pendingProjection = Mutex<PendingProjection>(PendingProjection())
     /// A snapshot is queued or being written; a due snapshot is not queued twice.
     let snapshotPending = Mutex<Bool>(false)
+    /// Records decoded from the log since open, by every read path (see ``recordsDecoded``).
+    let decodedRecordCount = Atomic<UInt64>(0)
     private let background = Mutex<BackgroundState>(BackgroundState())
 
     struct Databases: Sendable {

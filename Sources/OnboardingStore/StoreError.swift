@@ -10,7 +10,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
-                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed
+                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -39,6 +39,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let storage = Code(.storage)
         /// The store was closed.
         public static let closed = Code(.closed)
+        /// A query's parameters contradict each other (a time range ending before it starts, …).
+        public static let invalidQuery = Code(.invalidQuery)
 
         public var description: String { base.rawValue }
     }

@@ -24,6 +24,7 @@ public enum SyncPaths {
     public static func events(device: String) -> String { "/v1/devices/\(device)/events" }
     public static func tokens(device: String) -> String { "/v1/devices/\(device)/tokens" }
     public static func history(user: String) -> String { "/v1/users/\(percentEncoded(user))/history" }
+    public static func history(device: String) -> String { "/v1/devices/\(device)/history" }
     public static func lockout(user: String) -> String { "/v1/users/\(percentEncoded(user))/lockout" }
     public static let auditorTokens = "/v1/auditors"
 

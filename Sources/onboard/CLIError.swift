@@ -20,6 +20,7 @@ struct CLIError: Error {
         case .newerFormat: ExitCode.unavailable
         case .invalidEvent, .conflict, .seqMismatch, .headMoved, .transactionTooLarge: ExitCode.dataError
         case .closed: ExitCode.software
+        case .invalidQuery: ExitCode.usage
         default: ExitCode.ioError
         }
         self.init(code, error.message)

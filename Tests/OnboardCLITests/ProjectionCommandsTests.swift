@@ -132,14 +132,14 @@ import Testing
         let onPhone = try JSONValue.parse(try CLI.run(["history", "--store", store, "--user", "jose", "--device", "phone-1", "--format", "json"]).stdout)
         if case .array(let phoneAttempts)? = onPhone["attempts"] { #expect(phoneAttempts.count == 1) } else { Issue.record("no attempts") }
         let csv = try CLI.run(["history", "--store", store, "--user", "jose", "--format", "csv"])
-        #expect(csv.stdout.hasPrefix("kind,seq,at,device,factor,method,outcome,reason,start,end,duration_ms,second_factor,end_reason\nattempt,4,"))
+        #expect(csv.stdout.hasPrefix("kind,seq,at,device,factor,method,outcome,reason,start,end,duration_ms,second_factor,end_reason,user\nattempt,4,"))
         let table = try CLI.run(["history", "--store", store, "--user", "jose"])
         #expect(table.stdout.contains("attempts of jose: 3"))
         #expect(table.stdout.contains("1 minute"))
 
         let missingUser = try CLI.run(["history", "--store", store])
         #expect(missingUser.status == 64)
-        #expect(missingUser.stderr.hasPrefix("onboard history: --user is required"))
+        #expect(missingUser.stderr.hasPrefix("onboard history: --user or --device is required"))
         #expect(try CLI.run(["history", "--store", store, "--user", "jose", "--format", "xml"]).status == 64)
         #expect(try CLI.run(["session", "--store", directory.appending("absent")]).status == 66)
     }

@@ -29,7 +29,7 @@ struct HistoryTests {
         return script.records
     }
 
-    static let attempts: [History.Attempt] = [
+    static let attempts: [History.Attempt] = alice([
         .init(seq: 2, at: FlowTime.at("09:00:01"), device: "phone-1", factor: .password, method: "password", outcome: .failed, reason: "invalid_password"),
         .init(seq: 3, at: FlowTime.at("09:00:05"), device: "phone-1", factor: .password, method: "password", outcome: .failed, reason: "network_unavailable"),
         .init(seq: 5, at: FlowTime.at("09:00:20"), device: "phone-1", factor: .secondFactor, method: "totp", outcome: .failed, reason: nil),
@@ -39,15 +39,25 @@ struct HistoryTests {
         .init(seq: 11, at: FlowTime.at("18:10:00"), device: "kiosk-7", factor: .password, method: "passcode", outcome: .succeeded, reason: nil),
         .init(seq: 12, at: FlowTime.at("18:40:00"), device: "kiosk-7", factor: .password, method: "biometric", outcome: .succeeded, reason: nil),
         .init(seq: 13, at: FlowTime.at("19:00:00"), device: "phone-1", factor: .password, method: "apple", outcome: .succeeded, reason: nil),
-    ]
+    ])
+
+    static func alice(_ attempts: [History.Attempt]) -> [History.Attempt] {
+        attempts.map { attempt in
+            var attempt = attempt
+            attempt.user = "alice"
+            return attempt
+        }
+    }
 
     static let sessions: [History.SignInSession] = [
         .init(device: "phone-1", start: FlowTime.at("09:00:31"), end: FlowTime.at("17:00:31"), method: .password, secondFactor: true,
-              endReason: "session_expired"),
+              endReason: "session_expired", user: "alice", seq: 7),
         .init(device: "kiosk-7", start: FlowTime.at("18:10:00"), end: FlowTime.at("18:40:00"), method: .passcode, secondFactor: false,
-              endReason: "replaced"),
-        .init(device: "kiosk-7", start: FlowTime.at("18:40:00"), end: nil, method: .biometric, secondFactor: false, endReason: nil),
-        .init(device: "phone-1", start: FlowTime.at("19:00:00"), end: nil, method: .apple, secondFactor: false, endReason: nil),
+              endReason: "replaced", user: "alice", seq: 11),
+        .init(device: "kiosk-7", start: FlowTime.at("18:40:00"), end: nil, method: .biometric, secondFactor: false, endReason: nil,
+              user: "alice", seq: 12),
+        .init(device: "phone-1", start: FlowTime.at("19:00:00"), end: nil, method: .apple, secondFactor: false, endReason: nil,
+              user: "alice", seq: 13),
     ]
 
     @Test("every attempt with its outcome, every session with its end")
@@ -71,7 +81,8 @@ struct HistoryTests {
         let fromSuccess = History.build(user: "alice", records: Self.log(), since: FlowTime.at("09:00:31"), until: FlowTime.at("18:40:00"))
         #expect(fromSuccess == History(user: "alice", attempts: Array(Self.attempts[4...6]), sessions: [
             Self.sessions[0],
-            .init(device: "kiosk-7", start: FlowTime.at("18:10:00"), end: nil, method: .passcode, secondFactor: false, endReason: nil),
+            .init(device: "kiosk-7", start: FlowTime.at("18:10:00"), end: nil, method: .passcode, secondFactor: false, endReason: nil,
+                  user: "alice", seq: 11),
         ]))
 
         // The sign-out at 17:00:31 closes nothing: its sign-in lies before `since`.
@@ -84,7 +95,7 @@ struct HistoryTests {
         let bob = History.build(user: "bob", records: Self.log())
         #expect(bob == History(user: "bob", attempts: [
             .init(seq: 8, at: FlowTime.at("09:30:00"), device: "phone-1", factor: .password, method: "password",
-                  outcome: .failed, reason: "invalid_password"),
+                  outcome: .failed, reason: "invalid_password", user: "bob"),
         ], sessions: []))
         #expect(History.build(user: "carol", records: Self.log()) == History(user: "carol"))
     }

@@ -10,56 +10,83 @@ import OnboardingModel
 /// history.sessions.first?.durationMilliseconds
 /// ```
 public struct History: Sendable, Hashable {
-    public var user: String
+    /// `nil` for a device's history of every user.
+    public var user: String?
     public var attempts: [Attempt]
+    /// The sessions opened by the listed successful attempts, in the order of those attempts.
     public var sessions: [SignInSession]
+    /// Where the next page starts, when the query had a `limit` and more attempts match.
+    public var nextCursor: HistoryCursor?
 
-    public init(user: String, attempts: [Attempt] = [], sessions: [SignInSession] = []) {
+    public init(user: String?, attempts: [Attempt] = [], sessions: [SignInSession] = [], nextCursor: HistoryCursor? = nil) {
         self.user = user
         self.attempts = attempts
         self.sessions = sessions
+        self.nextCursor = nextCursor
     }
 
     /// Folds `records` (all of one user, in seq order), keeping those on `device` (all when nil)
     /// with `at` in `since..<until`.
     public static func build(user: String, records: [Record], device: String? = nil,
                              since: Timestamp? = nil, until: Timestamp? = nil) -> History {
-        var builder = Builder(user: user, device: device, since: since, until: until)
-        for record in records { builder.add(record) }
+        build(HistoryQuery(user: user, device: device, since: since, until: until), records: records)
+    }
+
+    /// Folds `records` (in the order the query pages by, after `query.after`) under `query`.
+    public static func build(_ query: HistoryQuery, records: [Record]) -> History {
+        var builder = Builder(query: query)
+        for record in records where !builder.isSettled { builder.add(record) }
         return builder.history
     }
 
     /// Builds a history one record at a time, so a reader can fold records as it decodes them
-    /// instead of collecting them first (the store's `history(user:)` does, inside its read).
+    /// instead of collecting them first (the store's `history(_:)` does, inside its read).
+    ///
+    /// The reader feeds the records after `query.after` in its page order and may stop once
+    /// ``isSettled``: the page is full, one more matching attempt showed there is a next page,
+    /// and every session the page lists has found its end (or runs to the end of the records).
     ///
     /// ```swift
-    /// var builder = History.Builder(user: "alice", device: "kiosk-7")
-    /// for record in aliceRecords { builder.add(record) }
-    /// builder.history.attempts.count
+    /// var builder = History.Builder(query: HistoryQuery(user: "alice", device: "kiosk-7", limit: 20))
+    /// for record in aliceRecords where !builder.isSettled { builder.add(record) }
+    /// builder.history.attempts.count   // at most 20
     /// ```
     public struct Builder: Sendable {
-        public private(set) var history: History
-        let device: String?
-        let since: Timestamp?
-        let until: Timestamp?
-        /// Index into `history.sessions` of the open session per device.
+        private var built: History
+        public let query: HistoryQuery
+        /// Index into `built.sessions` of the listed open session per device.
         private var open: [String: Int] = [:]
+        /// The position of the last listed attempt.
+        private var last: HistoryCursor?
+        /// A matching attempt arrived after the page was full.
+        private var hasMore = false
 
-        public init(user: String, device: String? = nil, since: Timestamp? = nil, until: Timestamp? = nil) {
-            history = History(user: user)
-            self.device = device
-            self.since = since
-            self.until = until
+        public init(query: HistoryQuery) {
+            built = History(user: query.user)
+            self.query = query
         }
 
-        /// Adds the next record (records come in seq order); records of other users, other
-        /// devices or outside the time range are skipped.
+        public init(user: String, device: String? = nil, since: Timestamp? = nil, until: Timestamp? = nil) {
+            self.init(query: HistoryQuery(user: user, device: device, since: since, until: until))
+        }
+
+        public var history: History {
+            var history = built
+            history.nextCursor = hasMore ? last : nil
+            return history
+        }
+
+        private var isFull: Bool { query.limit.map { built.attempts.count >= $0 } ?? false }
+
+        /// Nothing later can change the page: the reader may stop feeding records.
+        public var isSettled: Bool { isFull && hasMore && open.isEmpty }
+
+        /// Adds the next record; records of other users, other devices or outside the time
+        /// range are skipped, and attempts the outcome / factor / method filters reject are
+        /// not listed (a rejected sign-in still ends the session before it on its device).
         public mutating func add(_ record: Record) {
             let event = record.event
-            guard event.user == history.user else { return }
-            if let device, event.device != device { return }
-            if let since, event.at < since { return }
-            if let until, event.at >= until { return }
+            guard query.covers(event) else { return }
 
             switch event.payload {
             case let .signInFailed(method, reason):
@@ -71,11 +98,13 @@ public struct History: Sendable, Hashable {
             case .secondFactorSucceeded(let method):
                 attempt(record, .secondFactor, method.rawValue, .succeeded, nil)
             case let .signInSucceeded(method, secondFactor):
-                attempt(record, .password, method.rawValue, .succeeded, nil)
+                let listed = attempt(record, .password, method.rawValue, .succeeded, nil)
                 close(event, History.replacedReason)
-                open[event.device] = history.sessions.count
-                history.sessions.append(SignInSession(device: event.device, start: event.at, end: nil, method: method,
-                                                      secondFactor: secondFactor, endReason: nil))
+                if listed {
+                    open[event.device] = built.sessions.count
+                    built.sessions.append(SignInSession(device: event.device, start: event.at, end: nil, method: method,
+                                                        secondFactor: secondFactor, endReason: nil, user: event.user, seq: record.seq))
+                }
             case .signedOut(let reason):
                 close(event, reason.rawValue)
             default:
@@ -83,16 +112,26 @@ public struct History: Sendable, Hashable {
             }
         }
 
+        /// Lists the attempt when the filters admit it and the page has room; says whether it did.
+        @discardableResult
         private mutating func attempt(_ record: Record, _ factor: LockoutFactor, _ method: String,
-                                      _ outcome: Attempt.Outcome, _ reason: String?) {
-            history.attempts.append(Attempt(seq: record.seq, at: record.event.at, device: record.event.device, factor: factor,
-                                            method: method, outcome: outcome, reason: reason))
+                                      _ outcome: Attempt.Outcome, _ reason: String?) -> Bool {
+            guard query.admits(factor: factor, method: method, outcome: outcome) else { return false }
+            guard !isFull else {
+                hasMore = true
+                return false
+            }
+            let event = record.event
+            built.attempts.append(Attempt(seq: record.seq, at: event.at, device: event.device, factor: factor,
+                                          method: method, outcome: outcome, reason: reason, user: event.user))
+            last = HistoryCursor(at: event.at, device: event.device, seq: record.seq)
+            return true
         }
 
         private mutating func close(_ event: Event, _ reason: String) {
             guard let index = open.removeValue(forKey: event.device) else { return }
-            history.sessions[index].end = event.at
-            history.sessions[index].endReason = reason
+            built.sessions[index].end = event.at
+            built.sessions[index].endReason = reason
         }
     }
 
@@ -102,7 +141,7 @@ public struct History: Sendable, Hashable {
     public static let replacedReason = "replaced"
 
     public struct Attempt: Sendable, Hashable {
-        public enum Outcome: String, Sendable, Hashable, Codable {
+        public enum Outcome: String, Sendable, Hashable, Codable, CaseIterable {
             case succeeded, failed, throttled
         }
         public var seq: UInt64
@@ -114,8 +153,11 @@ public struct History: Sendable, Hashable {
         public var outcome: Outcome
         /// The failure reason (`invalid_password`, …) or, for a throttled attempt, `locked`.
         public var reason: String?
+        /// The event's user (`nil` for an attempt on an account nobody could name).
+        public var user: String?
         public init(seq: UInt64, at: Timestamp, device: String, factor: LockoutFactor, method: String,
-                    outcome: Outcome, reason: String?) {
+                    outcome: Outcome, reason: String?, user: String? = nil) {
+            self.user = user
             self.seq = seq
             self.at = at
             self.device = device
@@ -135,10 +177,16 @@ public struct History: Sendable, Hashable {
         public var secondFactor: Bool
         /// How it ended: a `signed_out` reason, `replaced` by a newer sign-in on the device, or `nil` while open.
         public var endReason: String?
+        public var user: String?
+        /// The seq of the `sign_in_succeeded` that opened it (in its device's log).
+        public var seq: UInt64
         public var durationMilliseconds: Int64? {
             end.map { $0.millisecondsSince1970 - start.millisecondsSince1970 }
         }
-        public init(device: String, start: Timestamp, end: Timestamp?, method: SignInMethod, secondFactor: Bool, endReason: String?) {
+        public init(device: String, start: Timestamp, end: Timestamp?, method: SignInMethod, secondFactor: Bool, endReason: String?,
+                    user: String? = nil, seq: UInt64 = 0) {
+            self.user = user
+            self.seq = seq
             self.device = device
             self.start = start
             self.end = end

@@ -1,0 +1,89 @@
+import Foundation
+import OnboardingModel
+import OnboardingProjections
+import OnboardingStore
+import OnboardingSync
+
+extension SyncServer {
+    /// Attempts per page when the request gives no `limit`: a page is built in memory and sent
+    /// in one response.
+    static let defaultHistoryLimit = 1000
+    /// The largest `limit` a request may ask for (a page of 10,000 attempts is about 2 MB of JSON).
+    static let maximumHistoryLimit = 10_000
+
+    /// `GET /v1/users/{user}/history` and `GET /v1/devices/{device}/history`: one page of the
+    /// history the query string asks for (docs/sync-protocol.md lists the parameters).
+    ///
+    /// - With a device (in the path or `device=`), the query runs on that device's replica, in
+    ///   its log order: a user's records through the `by_user` index, or the replica itself (it
+    ///   holds one device's log) read from the cursor until the page is settled.
+    /// - With only a user, every replica's records of the user (through `by_user`) are merged by
+    ///   `(at, device, seq)`, each event id counted once, and the page continues strictly after
+    ///   the cursor's `(at, device, seq)`.
+    func history(_ request: SyncRequest, user: String?, device pathDevice: String?) throws -> SyncResponse {
+        var parameters = SyncServer.query(request.path)
+        let fixed = pathDevice == nil ? ["user"] : ["user", "device"]
+        if let unknown = parameters.keys.sorted().first(where: { !HistoryQuery.parameterNames.contains($0) || fixed.contains($0) }) {
+            let allowed = HistoryQuery.parameterNames.filter { !fixed.contains($0) }
+            return failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes \(allowed.joined(separator: ", "))")
+        }
+        parameters["user"] = user
+        if let pathDevice { parameters["device"] = pathDevice }
+        var query: HistoryQuery
+        do { query = try HistoryQuery(parameters: parameters) } catch {
+            return failure(400, "malformed", "query parameter \(error.parameter): \(error.message)")
+        }
+        if let limit = query.limit, limit > SyncServer.maximumHistoryLimit {
+            return failure(400, "malformed", "query parameter limit: at most \(SyncServer.maximumHistoryLimit) attempts per page, got \(limit)")
+        }
+        query.limit = query.limit ?? SyncServer.defaultHistoryLimit
+
+        let history: History
+        var devices: [String] = []
+        if let device = query.device {
+            guard tokens.isEnrolled(device) else {
+                if pathDevice != nil { return failure(404, "not_found", "device \(device) is not enrolled") }
+                return json(200, historyBody(History(user: user), devices: []))
+            }
+            let store = try replicas.store(for: device)
+            history = try store.history(query)
+            if let user, !(try store.records(user: user, limit: 1).isEmpty) { devices = [device] }
+            if user == nil { devices = [device] }
+        } else {
+            history = try mergedHistory(query, devices: &devices)
+        }
+        return json(200, historyBody(history, devices: devices))
+    }
+
+    /// The history of `query.user` across every replica, merged in time order; `devices` gets
+    /// the enrolled devices whose logs mention the user.
+    private func mergedHistory(_ query: HistoryQuery, devices: inout [String]) throws -> History {
+        guard let user = query.user else { preconditionFailure("a history across devices needs a user") }
+        var records: [Record] = []
+        for device in try tokens.enrolledDevices() {
+            var mentioned = false
+            let found = try replicas.store(for: device).records(user: user)
+            for record in found {
+                mentioned = true
+                if query.covers(record.event) { records.append(record) }
+            }
+            if mentioned { devices.append(device) }
+        }
+        func key(_ record: Record) -> HistoryCursor { HistoryCursor(at: record.event.at, device: record.event.device, seq: record.seq) }
+        records.sort { key($0) < key($1) }
+        var seen = Set<UUID>()
+        var builder = History.Builder(query: query)
+        for record in records where seen.insert(record.event.id).inserted {
+            if let after = query.after, !(after < key(record)) { continue }
+            builder.add(record)
+            if builder.isSettled { break }
+        }
+        return builder.history
+    }
+
+    private func historyBody(_ history: History, devices: [String]) -> [UInt8] {
+        guard case .object(var members) = history.jsonValue else { preconditionFailure("a history encodes as a JSON object") }
+        members.append(.init("devices", .array(devices.sorted().map { .string($0) })))
+        return SyncWire.encode(.object(members))
+    }
+}
