@@ -10,7 +10,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
-                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed
+                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, signingKey
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -39,6 +39,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let storage = Code(.storage)
         /// The store was closed.
         public static let closed = Code(.closed)
+        /// The signing key file is missing, unreadable, open to others, or not this store's.
+        public static let signingKey = Code(.signingKey)
 
         public var description: String { base.rawValue }
     }
