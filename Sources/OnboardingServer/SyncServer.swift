@@ -195,7 +195,13 @@ public final class SyncServer: Sendable {
 
     private func enrol(_ request: SyncRequest) throws -> SyncResponse {
         if let refusal = checkJSON(request) { return refusal }
-        let device = try SyncWire.enrolment(from: request.body)
+        let (device, publicKey) = try SyncWire.enrolment(from: request.body)
+        if let publicKey {
+            do { try tokens.register(publicKey: publicKey, device: device) } catch let mismatch as TokenStore.KeyMismatch {
+                return failure(409, "key_mismatch", mismatch.description)
+            }
+            try replicas.store(for: device).recordSigningPublicKey(publicKey)
+        }
         return try issueDeviceToken(device)
     }
 
@@ -276,6 +282,19 @@ public final class SyncServer: Sendable {
         }
         let store = try replicas.store(for: device)
         let head = try store.head()
+        // A device enrolled with a public key signs every batch; the heads the server accepted
+        // pin the history up to them (docs/sync-protocol.md, "Signed heads").
+        let registered = tokens.publicKey(for: device)
+        if let registered {
+            guard let signed = upload.signedHead else {
+                return failure(422, "signature_required", "device \(device) is enrolled with a signing key; every upload must carry signed_head over its last record — upgrade the client")
+            }
+            guard signed.isValid(for: registered) else {
+                return failure(422, "bad_signature", "signed_head for seq \(signed.seq) of \(device) does not verify with the key registered at enrolment (\(registered.hex)); nothing was stored")
+            }
+            if try store.signingPublicKey() == nil { try store.recordSigningPublicKey(registered) }
+        }
+        let pinnedSeq = registered == nil ? 0 : (try store.latestSignedHead()?.seq ?? 0)
         var outcomes: [SyncWire.Outcome] = []
         var fresh: [Record] = []
         func refuse(_ status: Int, _ code: String, _ message: String, at index: Int, expected: UInt64? = nil) -> SyncResponse {
@@ -290,6 +309,9 @@ public final class SyncServer: Sendable {
             if record.seq <= head.seq {
                 let stored = try store.record(at: record.seq)
                 guard let stored, stored.hash == record.hash, stored.event == record.event else {
+                    if record.seq <= pinnedSeq {
+                        return refuse(409, "history_rewritten", "seq \(record.seq) differs from the history \(device) signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed", at: index)
+                    }
                     return refuse(409, "fork", "seq \(record.seq) differs from the record the server holds for \(device); the device log was rewritten", at: index)
                 }
                 outcomes.append(.init(seq: record.seq, kind: .duplicate))
@@ -299,6 +321,9 @@ public final class SyncServer: Sendable {
             if fresh.isEmpty && record.seq != head.seq + 1 {
                 return refuse(409, "gap", "the server holds \(device) up to seq \(head.seq); send from seq \(head.seq + 1)",
                               at: index, expected: head.seq + 1)
+            }
+            if fresh.isEmpty && record.previousHash != previous && head.seq > 0 && head.seq <= pinnedSeq {
+                return refuse(409, "history_rewritten", "seq \(record.seq) does not follow seq \(head.seq), which \(device) signed and the server accepted; the device log was rewritten after its head was signed", at: index)
             }
             let recomputed = RecordCodec.encode(record.event, seq: record.seq, previousHash: previous)
             guard record.previousHash == previous, Array(recomputed[1...Digest.byteCount]) == record.hash.bytes else {
@@ -328,6 +353,10 @@ public final class SyncServer: Sendable {
             global.withLock { global in
                 for record in fresh where global.seen.insert(record.event.id).inserted { global.engine.apply(record) }
             }
+        }
+        if registered != nil, let signed = upload.signedHead {
+            // Checked above and the batch is now stored: the replica keeps the device's signature.
+            try store.recordSignedHead(signed)
         }
         let now = try store.head()
         return json(200, SyncWire.uploadResponseBody(.init(device: device, acknowledgedSeq: now.seq, headHash: now.hash), outcomes: outcomes))

@@ -180,6 +180,20 @@ extension OnboardingStore {
         }
     }
 
+    /// The signed head with the highest seq, `nil` when there is none.
+    public func latestSignedHead() throws(StoreError) -> SignedHead? {
+        try ensureOpen()
+        guard let database = try signedHeadsDatabase(create: false) else { return nil }
+        return try reading { transaction in
+            try transaction.withCursor(database) { cursor in
+                try cursor.last().flatMap { StoreLayout.signedHead(device: deviceID, key: $0.key, value: $0.value) }
+            }
+        }
+    }
+
+    /// Whether this store holds its signing key (a writable device store whose signing.key is present).
+    public var canSignHeads: Bool { !options.readOnly && signingKey.withLock { $0 != nil } }
+
     /// Records the public key of the device this (replica) store copies, as registered at
     /// enrolment. A different key than the one recorded is refused.
     public func recordSigningPublicKey(_ key: SigningPublicKey) throws(StoreError) {
