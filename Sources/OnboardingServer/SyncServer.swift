@@ -91,6 +91,13 @@ public final class SyncServer: Sendable {
         case .cursor(let device): return readDevice(request, device) { try self.cursor(device) }
         case .upload(let device): return upload(request, device: device)
         case .history(let user): return auditor(request, user) { user in try self.history(user) }
+        case .audit:
+            switch grant(request) {
+            case .refused(let response): return response
+            case .granted(let grant) where grant.role == .device:
+                return failure(403, "forbidden", "a device token cannot audit the server; use an auditor token")
+            case .granted: return guarded { json(200, ReplicaAudit.body(try self.audit())) }
+            }
         case .lockout(let user):
             var at: Timestamp?
             if let text = SyncServer.query(request.path)["at"] {
@@ -107,7 +114,7 @@ public final class SyncServer: Sendable {
     }
 
     enum Route: Equatable {
-        case health, enrol, issueAuditorToken, wrongMethod, notFound
+        case health, enrol, issueAuditorToken, audit, wrongMethod, notFound
         case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
         case history(String), lockout(String)
     }
@@ -122,6 +129,7 @@ public final class SyncServer: Sendable {
         case 1 where rest[0] == "health": candidates = [("GET", .health)]
         case 1 where rest[0] == "devices": candidates = [("POST", .enrol)]
         case 1 where rest[0] == "auditors": candidates = [("POST", .issueAuditorToken)]
+        case 1 where rest[0] == "audit": candidates = [("GET", .audit)]
         case 3 where rest[0] == "devices" && rest[2] == "tokens":
             candidates = [("POST", .issueDeviceToken(rest[1])), ("DELETE", .revokeDeviceTokens(rest[1]))]
         case 3 where rest[0] == "devices" && rest[2] == "cursor": candidates = [("GET", .cursor(rest[1]))]

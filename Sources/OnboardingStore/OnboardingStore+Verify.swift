@@ -27,6 +27,12 @@ public struct VerifyReport: Sendable {
         public var seq: UInt64?
         public var kind: Kind
         public var message: String
+
+        public init(seq: UInt64?, kind: Kind, message: String) {
+            self.seq = seq
+            self.kind = kind
+            self.message = message
+        }
         public var description: String {
             if let seq { return "seq \(seq): \(kind.rawValue): \(message)" }
             return "\(kind.rawValue): \(message)"

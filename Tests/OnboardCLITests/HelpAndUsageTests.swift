@@ -26,6 +26,7 @@ import Testing
               sync       upload the events the sync server has not acknowledged, oldest first
               serve      run the sync server (HTTP on libmicrohttpd, storage on LMDB)
               enroll     issue a device or auditor token on a sync server's data directory (or revoke)
+              audit      verify every device replica a sync server holds against its signed heads
               demo       record a scripted story of the three onboarding flows on a fresh store and show it
 
             Every command takes --help. Store commands take --store PATH (default: $ONBOARD_STORE or
