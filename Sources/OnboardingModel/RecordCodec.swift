@@ -112,7 +112,7 @@ public enum RecordCodec {
         // Compared in place: the computed digest becomes the record's hash, no copy of the stored one.
         let hash = Digest.hash(UnsafeRawBufferPointer(start: base + previousHashOffset, count: bytes.count - previousHashOffset))
         guard hash == Digest(copying: UnsafeRawBufferPointer(start: base + hashOffset, count: Digest.byteCount)) else {
-            throw RecordDecodingError("hash does not match the record's bytes (the record was modified)")
+            throw RecordDecodingError("hash does not match the record's bytes (the record was modified)", reason: .modified)
         }
         let previousHash = Digest(copying: UnsafeRawBufferPointer(start: base + previousHashOffset, count: Digest.byteCount))
         let body = UnsafeRawBufferPointer(start: base + bodyOffset, count: bytes.count - bodyOffset)
@@ -125,7 +125,8 @@ public enum RecordCodec {
             (seq, event) = try decodeBody(&reader)
         }
         if let expectedSeq, seq != expectedSeq {
-            throw RecordDecodingError("record says seq \(seq) but is stored at seq \(expectedSeq) (records were moved)")
+            throw RecordDecodingError("record says seq \(seq) but is stored at seq \(expectedSeq) (records were moved)",
+                                      reason: .misplaced(storedSeq: seq))
         }
         return Record(seq: seq, event: event, previousHash: previousHash, hash: hash)
     }
@@ -207,8 +208,22 @@ public enum RecordCodec {
 
 /// A stored record that cannot be read: truncated, modified or of an unknown version.
 public struct RecordDecodingError: Error, Sendable, CustomStringConvertible {
+    /// What kind of damage, as far as the decoder can tell (`verify` names it).
+    public enum Reason: Sendable, Hashable {
+        /// The bytes no longer hash to the stored hash.
+        case modified
+        /// A whole, intact record sits under another seq's key (records swapped or moved).
+        case misplaced(storedSeq: UInt64)
+        /// Anything else: truncated, unknown version, an invalid field.
+        case damaged
+    }
+
     public let message: String
-    init(_ message: String) { self.message = message }
+    public let reason: Reason
+    init(_ message: String, reason: Reason = .damaged) {
+        self.message = message
+        self.reason = reason
+    }
     public var description: String { message }
 }
 

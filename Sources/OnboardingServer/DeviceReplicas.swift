@@ -28,6 +28,8 @@ final class DeviceReplicas: Sendable {
         var options = OnboardingStore.Options()
         options.deviceID = device
         options.maintainProjections = false
+        // A replica keeps the heads its device signed; it has no key of its own.
+        options.signsHeads = false
         let store = try OnboardingStore.open(at: path(for: device), options: options)
         return stores.withLock { stores in
             if let raced = stores[device] { return raced }

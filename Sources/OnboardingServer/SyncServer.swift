@@ -93,6 +93,13 @@ public final class SyncServer: Sendable {
         case .history(let user): return auditor(request, user) { user in try self.history(request, user: user, device: nil) }
         case .deviceHistory(let device):
             return auditor(request, device, naming: "device") { device in try self.history(request, user: nil, device: device) }
+        case .audit:
+            switch grant(request) {
+            case .refused(let response): return response
+            case .granted(let grant) where grant.role == .device:
+                return failure(403, "forbidden", "a device token cannot audit the server; use an auditor token")
+            case .granted: return guarded { json(200, ReplicaAudit.body(try self.audit())) }
+            }
         case .lockout(let user):
             var at: Timestamp?
             if let text = SyncServer.query(request.path)["at"] {
@@ -109,7 +116,7 @@ public final class SyncServer: Sendable {
     }
 
     enum Route: Equatable {
-        case health, enrol, issueAuditorToken, wrongMethod, notFound
+        case health, enrol, issueAuditorToken, audit, wrongMethod, notFound
         case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
         case history(String), lockout(String), deviceHistory(String)
     }
@@ -124,6 +131,7 @@ public final class SyncServer: Sendable {
         case 1 where rest[0] == "health": candidates = [("GET", .health)]
         case 1 where rest[0] == "devices": candidates = [("POST", .enrol)]
         case 1 where rest[0] == "auditors": candidates = [("POST", .issueAuditorToken)]
+        case 1 where rest[0] == "audit": candidates = [("GET", .audit)]
         case 3 where rest[0] == "devices" && rest[2] == "tokens":
             candidates = [("POST", .issueDeviceToken(rest[1])), ("DELETE", .revokeDeviceTokens(rest[1]))]
         case 3 where rest[0] == "devices" && rest[2] == "cursor": candidates = [("GET", .cursor(rest[1]))]
@@ -199,7 +207,13 @@ public final class SyncServer: Sendable {
 
     private func enrol(_ request: SyncRequest) throws -> SyncResponse {
         if let refusal = checkJSON(request) { return refusal }
-        let device = try SyncWire.enrolment(from: request.body)
+        let (device, publicKey) = try SyncWire.enrolment(from: request.body)
+        if let publicKey {
+            do { try tokens.register(publicKey: publicKey, device: device) } catch let mismatch as TokenStore.KeyMismatch {
+                return failure(409, "key_mismatch", mismatch.description)
+            }
+            try replicas.store(for: device).recordSigningPublicKey(publicKey)
+        }
         return try issueDeviceToken(device)
     }
 
@@ -263,6 +277,19 @@ public final class SyncServer: Sendable {
         }
         let store = try replicas.store(for: device)
         let head = try store.head()
+        // A device enrolled with a public key signs every batch; the heads the server accepted
+        // pin the history up to them (docs/sync-protocol.md, "Signed heads").
+        let registered = tokens.publicKey(for: device)
+        if let registered {
+            guard let signed = upload.signedHead else {
+                return failure(422, "signature_required", "device \(device) is enrolled with a signing key; every upload must carry signed_head over its last record — upgrade the client")
+            }
+            guard signed.isValid(for: registered) else {
+                return failure(422, "bad_signature", "signed_head for seq \(signed.seq) of \(device) does not verify with the key registered at enrolment (\(registered.hex)); nothing was stored")
+            }
+            if try store.signingPublicKey() == nil { try store.recordSigningPublicKey(registered) }
+        }
+        let pinnedSeq = registered == nil ? 0 : (try store.latestSignedHead()?.seq ?? 0)
         var outcomes: [SyncWire.Outcome] = []
         var fresh: [Record] = []
         func refuse(_ status: Int, _ code: String, _ message: String, at index: Int, expected: UInt64? = nil) -> SyncResponse {
@@ -277,6 +304,9 @@ public final class SyncServer: Sendable {
             if record.seq <= head.seq {
                 let stored = try store.record(at: record.seq)
                 guard let stored, stored.hash == record.hash, stored.event == record.event else {
+                    if record.seq <= pinnedSeq {
+                        return refuse(409, "history_rewritten", "seq \(record.seq) differs from the history \(device) signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed", at: index)
+                    }
                     return refuse(409, "fork", "seq \(record.seq) differs from the record the server holds for \(device); the device log was rewritten", at: index)
                 }
                 outcomes.append(.init(seq: record.seq, kind: .duplicate))
@@ -286,6 +316,9 @@ public final class SyncServer: Sendable {
             if fresh.isEmpty && record.seq != head.seq + 1 {
                 return refuse(409, "gap", "the server holds \(device) up to seq \(head.seq); send from seq \(head.seq + 1)",
                               at: index, expected: head.seq + 1)
+            }
+            if fresh.isEmpty && record.previousHash != previous && head.seq > 0 && head.seq <= pinnedSeq {
+                return refuse(409, "history_rewritten", "seq \(record.seq) does not follow seq \(head.seq), which \(device) signed and the server accepted; the device log was rewritten after its head was signed", at: index)
             }
             let recomputed = RecordCodec.encode(record.event, seq: record.seq, previousHash: previous)
             guard record.previousHash == previous, Array(recomputed[1...Digest.byteCount]) == record.hash.bytes else {
@@ -315,6 +348,10 @@ public final class SyncServer: Sendable {
             global.withLock { global in
                 for record in fresh where global.seen.insert(record.event.id).inserted { global.engine.apply(record) }
             }
+        }
+        if registered != nil, let signed = upload.signedHead {
+            // Checked above and the batch is now stored: the replica keeps the device's signature.
+            try store.recordSignedHead(signed)
         }
         let now = try store.head()
         return json(200, SyncWire.uploadResponseBody(.init(device: device, acknowledgedSeq: now.seq, headHash: now.hash), outcomes: outcomes))

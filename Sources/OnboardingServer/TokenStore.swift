@@ -59,7 +59,10 @@ public final class TokenStore: Sendable {
         let value = Array("\(role.rawValue)\n\(device ?? "")".utf8)
         try environment.write { transaction in
             try transaction.put(tokens, key: TokenStore.key(token), value: value, flags: .noOverwrite)
-            if let device { try transaction.put(devices, key: Array(device.utf8), value: []) }
+            // The device's entry holds its registered public key; a new token must not erase it.
+            if let device, try transaction.get(devices, key: Array(device.utf8)) == nil {
+                try transaction.put(devices, key: Array(device.utf8), value: [])
+            }
         }
         return token
     }
@@ -116,6 +119,38 @@ public final class TokenStore: Sendable {
                 }
                 return names
             }
+        }
+    }
+
+    /// Registers the Ed25519 public key that `device` signs its chain heads with (enrolling it).
+    /// Registering the same key again is fine; another key than the one registered is refused:
+    /// a replaced key would let a rewritten history be signed anew.
+    public func register(publicKey: SigningPublicKey, device: String) throws {
+        try environment.write { transaction in
+            let key = Array(device.utf8)
+            if let existing = try transaction.get(devices, key: key), !existing.isEmpty {
+                guard existing == publicKey.bytes else {
+                    throw KeyMismatch(device: device, registered: SigningPublicKey(bytes: existing), offered: publicKey)
+                }
+                return
+            }
+            try transaction.put(devices, key: key, value: publicKey.bytes)
+        }
+    }
+
+    /// The public key registered for `device`, `nil` when it enrolled without one.
+    public func publicKey(for device: String) -> SigningPublicKey? {
+        guard let value = (try? environment.read { try $0.get(devices, key: Array(device.utf8)) }) ?? nil else { return nil }
+        return SigningPublicKey(bytes: value)
+    }
+
+    /// A device offered another public key than the one registered for it.
+    public struct KeyMismatch: Error, CustomStringConvertible {
+        public let device: String
+        public let registered: SigningPublicKey?
+        public let offered: SigningPublicKey
+        public var description: String {
+            "device \(device) is registered with the signing key \(registered?.hex ?? "?"), not \(offered.hex); a device's key cannot be replaced — enrol the store under a new device id"
         }
     }
 

@@ -6,11 +6,36 @@ import OnboardingProjections
 /// What `verify` found: every problem names the seq (when there is one) and what is wrong.
 public struct VerifyReport: Sendable {
     public struct Problem: Sendable, CustomStringConvertible {
+        /// What is wrong, in the words an auditor uses.
+        public enum Kind: String, Sendable, Hashable {
+            /// A record's bytes were changed (it no longer hashes to its hash or to what was signed).
+            case modified
+            /// Records were deleted (a gap in the seqs, or a signed head beyond the end of the log).
+            case missing
+            /// Intact records sit under other seqs' keys (swapped or moved).
+            case reordered
+            /// A signed head does not verify with the store's public key, or the key was replaced.
+            case badSignature = "bad signature"
+            /// An index (by_id, by_user, by_session) or the head in meta disagrees with the log.
+            case index
+            /// The projection snapshot is not a rebuild of the log.
+            case snapshot
+            /// A record cannot be decoded for another reason (truncated, unknown version).
+            case damaged
+        }
+
         public var seq: UInt64?
+        public var kind: Kind
         public var message: String
+
+        public init(seq: UInt64?, kind: Kind, message: String) {
+            self.seq = seq
+            self.kind = kind
+            self.message = message
+        }
         public var description: String {
-            if let seq { return "seq \(seq): \(message)" }
-            return message
+            if let seq { return "seq \(seq): \(kind.rawValue): \(message)" }
+            return "\(kind.rawValue): \(message)"
         }
     }
 
@@ -26,11 +51,22 @@ public struct VerifyReport: Sendable {
     public private(set) var problems: [Problem] = []
     public private(set) var unreportedProblems = 0
 
+    /// The public key the signed heads were checked against (`nil`: the store has none yet).
+    public var signingPublicKey: SigningPublicKey?
+    /// How many signed heads the store keeps, and the highest seq one of them vouches for.
+    public var signedHeadCount = 0
+    public var signedHeadSeq: UInt64?
+
     public var isValid: Bool { problems.isEmpty }
 
-    mutating func add(_ message: String, seq: UInt64? = nil) {
+    /// The problem at the lowest seq (the first bad record), or the first one without a seq.
+    public var firstProblem: Problem? {
+        problems.filter { $0.seq != nil }.min { $0.seq! < $1.seq! } ?? problems.first
+    }
+
+    mutating func add(_ message: String, seq: UInt64? = nil, kind: Problem.Kind = .index) {
         if problems.count < VerifyReport.maximumProblems {
-            problems.append(Problem(seq: seq, message: message))
+            problems.append(Problem(seq: seq, kind: kind, message: message))
         } else {
             unreportedProblems += 1
         }
@@ -40,7 +76,9 @@ public struct VerifyReport: Sendable {
 extension OnboardingStore {
     /// Checks the whole store in one read snapshot: every record decodes, its hash matches its
     /// bytes, each links to the previous one, seqs run from 1 without gaps, the head in `meta`
-    /// is the last record, and every index holds exactly the entries the log implies.
+    /// is the last record, every index holds exactly the entries the log implies, and every
+    /// signed head verifies with the store's public key and names a record the log holds with
+    /// that hash (docs/audit.md, "Verification procedure").
     public func verify() throws(StoreError) -> VerifyReport {
         var report = try verifyLog()
         if report.isValid { try verifySnapshot(&report) }
@@ -55,20 +93,22 @@ extension OnboardingStore {
         guard snapshot.version == OnboardingState.stateVersion else { return }
         switch snapshot.state {
         case .failure(let error):
-            report.add("projection snapshot cannot be decoded (\(error)); it is rebuilt on the next writable open", seq: snapshot.seq)
+            report.add("projection snapshot cannot be decoded (\(error)); it is rebuilt on the next writable open", seq: snapshot.seq, kind: .snapshot)
         case .success(let state):
             guard snapshot.seq <= report.headSeq, state.seq == snapshot.seq else {
-                report.add("projection snapshot claims seq \(snapshot.seq), beyond the log's head \(report.headSeq)", seq: snapshot.seq)
+                report.add("projection snapshot claims seq \(snapshot.seq), beyond the log's head \(report.headSeq)", seq: snapshot.seq, kind: .snapshot)
                 return
             }
             if try rebuildState(policy: state.lockout.policy, through: snapshot.seq) != state {
-                report.add("projection snapshot differs from a rebuild of the log; it is rebuilt on the next writable open", seq: snapshot.seq)
+                report.add("projection snapshot differs from a rebuild of the log; it is rebuilt on the next writable open", seq: snapshot.seq, kind: .snapshot)
             }
         }
     }
 
     private func verifyLog() throws(StoreError) -> VerifyReport {
-        try reading { transaction in
+        try ensureOpen()
+        let signedHeadsDatabase = try signedHeadsDatabase(create: false)
+        return try reading { transaction in
             var report = VerifyReport()
             var expectedIDs: [UUID: UInt64] = [:]
             var expectedUserKeys = Set<[UInt8]>()
@@ -79,6 +119,9 @@ extension OnboardingStore {
             // Records that cannot be decoded are reported once; their index entries are not
             // reported again as strays.
             var unreadable = Set<UInt64>()
+            let signedHeads = try readSignedHeads(signedHeadsDatabase, in: transaction)
+            let signedSeqs = Set(signedHeads.map(\.seq))
+            var hashesAtSignedSeqs: [UInt64: Digest] = [:]
 
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.first()
@@ -89,17 +132,21 @@ extension OnboardingStore {
                         entry = try cursor.next()
                         continue
                     }
-                    if seq != expectedSeq {
-                        let missing = seq > expectedSeq ? "seq \(expectedSeq)…\(seq - 1) missing (records deleted)" : "out of order"
-                        report.add("gap before this record: \(missing)", seq: seq)
+                    // After a gap the broken link is the gap's consequence, not a second finding.
+                    let followsGap = seq != expectedSeq
+                    if seq > expectedSeq {
+                        report.add("\(Self.seqRange(expectedSeq, seq - 1)) deleted from the log (seq \(seq) follows seq \(expectedSeq - 1))", seq: expectedSeq, kind: .missing)
+                    } else if seq < expectedSeq {
+                        report.add("record stored out of order", seq: seq, kind: .reordered)
                     }
                     expectedSeq = seq + 1
                     lastSeq = seq
                     do {
                         let record = try RecordCodec.decode(current.value, expectedSeq: seq)
-                        if record.previousHash != previousHash {
-                            report.add("previous-hash link does not match the hash of the record before it (a record was inserted, deleted or reordered)", seq: seq)
+                        if record.previousHash != previousHash && !followsGap {
+                            report.add("previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)", seq: seq, kind: .modified)
                         }
+                        if signedSeqs.contains(seq) { hashesAtSignedSeqs[seq] = record.hash }
                         previousHash = record.hash
                         let event = record.event
                         if let other = expectedIDs[event.id] {
@@ -109,7 +156,14 @@ extension OnboardingStore {
                         if let user = event.user { expectedUserKeys.insert(StoreLayout.userKey(user, seq)) }
                         if let session = event.session { expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
                     } catch {
-                        report.add("record cannot be read: \(error)", seq: seq)
+                        switch (error as? RecordDecodingError)?.reason ?? .damaged {
+                        case .modified:
+                            report.add("record cannot be read: its bytes no longer match its hash (the record was changed)", seq: seq, kind: .modified)
+                        case .misplaced(let storedSeq):
+                            report.add("record cannot be read: the record of seq \(storedSeq) is stored here (records were swapped or moved)", seq: seq, kind: .reordered)
+                        case .damaged:
+                            report.add("record cannot be read: \(error)", seq: seq, kind: .damaged)
+                        }
                         unreadable.insert(seq)
                         if let links = try? RecordCodec.links(of: current.value) { previousHash = links.hash }
                     }
@@ -120,11 +174,16 @@ extension OnboardingStore {
             let head = try readHead(transaction)
             report.headSeq = head.seq
             report.headHash = head.hash
-            if head.seq != lastSeq {
+            if head.seq > lastSeq {
+                report.add("\(Self.seqRange(lastSeq + 1, head.seq)) deleted from the end of the log (meta's head is seq \(head.seq), the last record seq \(lastSeq))",
+                           seq: lastSeq + 1, kind: .missing)
+            } else if head.seq != lastSeq {
                 report.add("meta head is seq \(head.seq) but the last record is seq \(lastSeq)")
             } else if head.hash != previousHash {
-                report.add("meta head hash does not match the hash of the last record", seq: lastSeq)
+                report.add("meta head hash does not match the hash of the last record (the record or meta was changed)", seq: lastSeq, kind: .modified)
             }
+            try checkSignedHeads(signedHeads, hashes: hashesAtSignedSeqs, lastSeq: lastSeq, unreadable: unreadable,
+                                 in: transaction, report: &report)
 
             // by_id: every record's id → its seq, and nothing else.
             var seenIDs = Set<UUID>()
@@ -180,6 +239,72 @@ extension OnboardingStore {
         }
         for seq in missing.sorted() {
             report.add("\(index.name) lacks the entry for this record", seq: seq)
+        }
+    }
+
+    /// "seq 4" or "seq 4…7".
+    static func seqRange(_ first: UInt64, _ last: UInt64) -> String {
+        first == last ? "seq \(first)" : "seq \(first)…\(last)"
+    }
+
+    private func readSignedHeads(_ database: Database?, in transaction: Transaction) throws -> [SignedHead] {
+        guard let database else { return [] }
+        return try transaction.withCursor(database) { cursor in
+            var heads: [SignedHead] = []
+            var entry = try cursor.first()
+            while let current = entry {
+                if let head = StoreLayout.signedHead(device: deviceID, key: current.key, value: current.value) {
+                    heads.append(head)
+                } else {
+                    // Kept as a head that cannot verify: an entry of the wrong shape is a bad signature.
+                    let seq = StoreLayout.seq(fromKey: current.key) ?? 0
+                    heads.append(SignedHead(device: deviceID, seq: seq, hash: .zero, signature: []))
+                }
+                entry = try cursor.next()
+            }
+            return heads
+        }
+    }
+
+    /// Every signed head must verify with the public key in `meta`, which must be the key of
+    /// `signing.key` when that file is present, and must name a record the log holds with the
+    /// signed hash: a head beyond the log's end means records were removed from the tail, a
+    /// different hash that the signed history was rewritten.
+    private func checkSignedHeads(_ heads: [SignedHead], hashes: [UInt64: Digest], lastSeq: UInt64, unreadable: Set<UInt64>,
+                                  in transaction: Transaction, report: inout VerifyReport) throws {
+        report.signedHeadCount = heads.count
+        let publicKey: SigningPublicKey?
+        do { publicKey = try readSigningPublicKey(transaction) } catch {
+            report.add("meta's signing public key is damaged (\(error)); the signed heads cannot be checked", kind: .badSignature)
+            return
+        }
+        report.signingPublicKey = publicKey
+        if let publicKey, options.signsHeads, let fileKey = try? Self.readSigningKey(at: signingKeyPath), fileKey.publicKey != publicKey {
+            report.add("meta's signing public key \(publicKey.hex) is not the key of \(signingKeyPath) (\(fileKey.publicKey.hex)): the key was replaced", kind: .badSignature)
+        }
+        guard !heads.isEmpty else { return }
+        guard let publicKey else {
+            report.add("the store keeps \(heads.count) signed head\(heads.count == 1 ? "" : "s") but meta records no public key to check them (the key was removed)",
+                       seq: heads[0].seq, kind: .badSignature)
+            return
+        }
+        for head in heads {
+            guard head.isValid(for: publicKey) else {
+                report.add("the signed head of seq \(head.seq) does not verify with the store's public key \(publicKey.hex) (it was re-signed with another key or altered)",
+                           seq: head.seq, kind: .badSignature)
+                continue
+            }
+            if head.seq > lastSeq {
+                report.add("a valid signed head vouches for seq \(head.seq) but the log ends at seq \(lastSeq): \(Self.seqRange(lastSeq + 1, head.seq)) removed from the tail",
+                           seq: lastSeq + 1, kind: .missing)
+            } else if let hash = hashes[head.seq], hash != head.hash {
+                report.add("the record differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), log \(hash.hex)): the history was rewritten after it was signed",
+                           seq: head.seq, kind: .modified)
+            } else if hashes[head.seq] == nil && !unreadable.contains(head.seq) {
+                report.add("a valid signed head vouches for seq \(head.seq), which the log lacks", seq: head.seq, kind: .missing)
+            } else {
+                report.signedHeadSeq = max(report.signedHeadSeq ?? 0, head.seq)
+            }
         }
     }
 }

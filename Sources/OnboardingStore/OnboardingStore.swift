@@ -39,6 +39,10 @@ public final class OnboardingStore: Sendable {
         /// In `relaxed` durability, the longest time a commit waits for its fsync. 100 ms bounds
         /// the loss on power failure to a blink while batching many commits per fsync.
         public var relaxedSyncIntervalMilliseconds = 100
+        /// Keep a signing key (`signing.key` in the store directory, made on the first writable
+        /// open) and sign the head on close and for every sync batch. A sync server's replicas
+        /// turn it off: they keep the heads their device signed instead.
+        public var signsHeads = true
         public init() {}
     }
 
@@ -64,6 +68,8 @@ public final class OnboardingStore: Sendable {
     let snapshotPending = Mutex<Bool>(false)
     /// Records decoded from the log since open, by every read path (see ``recordsDecoded``).
     let decodedRecordCount = Atomic<UInt64>(0)
+    /// The device's signing key, loaded on a writable open (see `prepareSigningKey`).
+    let signingKey = Mutex<SigningKeyPair?>(nil)
     private let background = Mutex<BackgroundState>(BackgroundState())
 
     struct Databases: Sendable {
@@ -111,7 +117,15 @@ public final class OnboardingStore: Sendable {
             let store = OnboardingStore(path: path, deviceID: deviceID, options: options,
                                         environment: environment, databases: databases)
             store.committer.attach(store)
-            if !options.readOnly && options.maintainProjections { try store.loadProjections() }
+            do {
+                if !options.readOnly && options.signsHeads { try store.prepareSigningKey() }
+                if !options.readOnly && options.maintainProjections { try store.loadProjections() }
+            } catch {
+                // The store never opened: its deinit must not flush, snapshot or sign through
+                // the environment closed below.
+                store.background.withLock { $0.isClosed = true }
+                throw error
+            }
             if options.durability == .relaxed && !options.readOnly { store.startRelaxedSync() }
             return store
         } catch let error as StoreError {
@@ -294,6 +308,8 @@ public final class OnboardingStore: Sendable {
         snapshotQueue.sync {} // a snapshot being written finishes before the final one
         if !options.readOnly {
             try? writeSnapshotIfBehind(minimumEvents: 1)
+            // The last head this process wrote is signed, so verify can tell a later truncation.
+            if signingKey.withLock({ $0 }) != nil { _ = try? signHeadWhileOpen() }
             try? environment.sync(force: true)
         }
         environment.close()

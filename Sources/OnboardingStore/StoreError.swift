@@ -10,7 +10,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
-                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery
+                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -41,6 +41,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let closed = Code(.closed)
         /// A query's parameters contradict each other (a time range ending before it starts, …).
         public static let invalidQuery = Code(.invalidQuery)
+        /// The signing key file is missing, unreadable, open to others, or not this store's.
+        public static let signingKey = Code(.signingKey)
 
         public var description: String { base.rawValue }
     }

@@ -14,8 +14,9 @@ enum StoreLayout {
     static let meta = "meta"
     /// Projection snapshots: key = projection name, value = u32 BE state version ‖ u64 BE seq ‖ JSON state.
     static let snapshots = "snapshots"
-    /// In the order `OnboardingStore.Databases` takes them.
-    static let allDatabases = [events, byID, byUser, bySession, meta, snapshots]
+    /// In the order `OnboardingStore.Databases` takes them; `signed_heads` (last) is opened by
+    /// name when used (OnboardingStore+Signing.swift).
+    static let allDatabases = [events, byID, byUser, bySession, meta, snapshots, signedHeads]
     /// The key of the combined projection state in `snapshots`.
     static let stateSnapshotKey = Array("onboarding_state".utf8)
 

@@ -109,7 +109,8 @@ public actor SyncClient {
             guard records.count == Int(end - next + 1), records.first?.seq == next, records.last?.seq == end else {
                 throw SyncError.store.with("the local log of \(store.path) lacks records between seq \(next) and \(end); run onboard verify")
             }
-            let request = uploadRequest(records)
+            let signedHead = try await signHead(through: end)
+            let request = uploadRequest(records, signedHead: signedHead)
             if request.body.count > SyncLimits.maximumBodyBytes && records.count > 1 {
                 batchLimit = max(1, records.count / 2)
                 continue
@@ -164,11 +165,16 @@ public actor SyncClient {
                     next = expected
                 case "fork":
                     throw SyncError.fork.with("the server holds a different record than this store in seq \(next)…\(end) of device \(device) (\(body?.message ?? "fork")); the logs have diverged — nothing was resent; have an operator compare them (onboard verify, the server's audit log) before syncing again")
+                case "history_rewritten":
+                    throw SyncError.historyRewritten.with("the server holds a head device \(device) signed earlier, and seq \(next)…\(end) contradict it (\(body?.message ?? "history_rewritten")); this log was rewritten after it was signed — nothing was resent; run onboard verify and have an operator audit the server copy (onboard audit)")
                 case "chain_broken":
                     throw SyncError.chainBroken.with("the server found the hash chain broken in seq \(next)…\(end) of device \(device) (\(body?.message ?? "chain_broken")); run onboard verify on this store; nothing was resent")
                 default:
                     throw refusal(response, what: what)
                 }
+            case 422 where ["bad_signature", "signature_required"].contains(SyncWire.error(from: response.body)?.code ?? ""):
+                let body = SyncWire.error(from: response.body)
+                throw SyncError.badSignature.with("the server refused the signed head of seq \(end) of device \(device) (\(body?.description ?? "bad_signature")); this store's signing.key is not the key registered at enrolment — enrol the device with this store's public key (onboard verify prints it)")
             case 413 where records.count > 1:
                 batchLimit = max(1, records.count / 2)
             case 413:
@@ -186,10 +192,10 @@ public actor SyncClient {
         SyncRequest(method: "GET", path: SyncPaths.cursor(device: device), headers: ["authorization": "Bearer \(token)"])
     }
 
-    private func uploadRequest(_ records: [Record]) -> SyncRequest {
+    private func uploadRequest(_ records: [Record], signedHead: SignedHead?) -> SyncRequest {
         SyncRequest(method: "POST", path: SyncPaths.events(device: device),
                     headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
-                    body: SyncWire.uploadBody(device: device, records: records))
+                    body: SyncWire.uploadBody(device: device, records: records, signedHead: signedHead))
     }
 
     private var shouldStop: Bool { stopRequested || Task.isCancelled }
@@ -278,6 +284,19 @@ public actor SyncClient {
     private func reading<T>(_ body: () throws -> T) throws(SyncError) -> T {
         do { return try body() } catch {
             throw SyncError.store.with("reading the local store failed: \(error)")
+        }
+    }
+
+    /// The store's signed head at `seq` (kept in the store), made on the cursor queue because it
+    /// commits and fsyncs; `nil` when the store holds no signing key (a read-only or replica store).
+    private func signHead(through seq: UInt64) async throws(SyncError) -> SignedHead? {
+        let store = self.store
+        guard store.canSignHeads else { return nil }
+        let result: Result<SignedHead?, StoreError> = await withCheckedContinuation { continuation in
+            cursorQueue.async { continuation.resume(returning: Result { () throws(StoreError) in try store.signHead(through: seq) }) }
+        }
+        do { return try result.get() } catch {
+            throw SyncError.store.with("signing the head at seq \(seq) failed: \(error); fix the store (onboard verify) and sync again")
         }
     }
 

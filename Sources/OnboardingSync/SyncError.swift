@@ -7,7 +7,7 @@
 /// ```
 public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     private enum Code: Equatable, Sendable {
-        case fork, chainBroken, unauthorized, forbidden, serverAhead, unavailable, refused, badResponse, store, busy
+        case fork, chainBroken, historyRewritten, badSignature, unauthorized, forbidden, serverAhead, unavailable, refused, badResponse, store, busy
     }
 
     private let code: Code
@@ -26,6 +26,12 @@ public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let fork = SyncError(.fork, "the server holds a different record at a seq this store holds")
     /// A record does not hash or link to its predecessor as the server computes it.
     public static let chainBroken = SyncError(.chainBroken, "the server found the hash chain broken")
+    /// The server holds a head this device signed, and the upload contradicts it: the local log
+    /// was rewritten after that head was accepted. Never resent.
+    public static let historyRewritten = SyncError(.historyRewritten, "the upload contradicts a head this device signed earlier")
+    /// The server refused the batch's signed head (not made with the key registered at
+    /// enrolment, or missing).
+    public static let badSignature = SyncError(.badSignature, "the server refused the batch's signed head")
     /// 401: the token is missing, unknown or revoked.
     public static let unauthorized = SyncError(.unauthorized, "the server refused the device token")
     /// 403: the token belongs to another device (or role).

@@ -36,13 +36,34 @@ public enum SyncWire {
 
     // MARK: Upload
 
-    /// `POST /v1/devices/{device}/events` body: `{"device", "records": [...]}` in seq order.
-    public static func uploadBody(device: String, records: [Record]) -> [UInt8] {
-        encode(.object([.init("device", .string(device)), .init("records", .array(records.map(recordValue)))]))
+    /// `POST /v1/devices/{device}/events` body: `{"device", "records": [...], "signed_head"?}` in
+    /// seq order; `signed_head` is the device's signature over the batch's last record.
+    public static func uploadBody(device: String, records: [Record], signedHead: SignedHead? = nil) -> [UInt8] {
+        var members: [JSONValue.Member] = [.init("device", .string(device)), .init("records", .array(records.map(recordValue)))]
+        if let signedHead { members.append(.init("signed_head", signedHeadValue(signedHead))) }
+        return encode(.object(members))
     }
 
-    public static func upload(from body: [UInt8]) throws(SyncWireError) -> (device: String, records: [Record]) {
-        let members = try object(try parse(body), "body", allowed: ["device", "records"])
+    /// `{"seq", "hash", "signature"}` (hash: 64 hex digits, signature: 128).
+    public static func signedHeadValue(_ head: SignedHead) -> JSONValue {
+        .object([.init("seq", .number(String(head.seq))), .init("hash", .string(head.hash.hex)),
+                 .init("signature", .string(HexBytes.encode(head.signature)))])
+    }
+
+    static func signedHead(from value: JSONValue, device: String) throws(SyncWireError) -> SignedHead {
+        let members = try object(value, "body.signed_head", allowed: ["seq", "hash", "signature"])
+        guard case .number(let text)? = members["seq"], let seq = UInt64(text) else {
+            throw SyncWireError("body.signed_head.seq is required (a whole number)")
+        }
+        guard case .string(let hex)? = members["signature"], let signature = HexBytes.decode(hex),
+              signature.count == SignedHead.signatureByteCount else {
+            throw SyncWireError("body.signed_head.signature must be \(SignedHead.signatureByteCount * 2) hex digits")
+        }
+        return SignedHead(device: device, seq: seq, hash: try digest(members["hash"], "body.signed_head.hash"), signature: signature)
+    }
+
+    public static func upload(from body: [UInt8]) throws(SyncWireError) -> (device: String, records: [Record], signedHead: SignedHead?) {
+        let members = try object(try parse(body), "body", allowed: ["device", "records", "signed_head"])
         guard case .string(let device)? = members["device"] else { throw SyncWireError("body.device is required (a string)") }
         guard case .array(let items)? = members["records"] else { throw SyncWireError("body.records is required (an array)") }
         guard !items.isEmpty else { throw SyncWireError("body.records is empty; send at least one record") }
@@ -55,7 +76,15 @@ public enum SyncWire {
         for index in records.indices.dropFirst() where records[index].seq != records[index - 1].seq + 1 {
             throw SyncWireError("records[\(index)].event.seq is \(records[index].seq); records must have consecutive seqs")
         }
-        return (device, records)
+        var signedHead: SignedHead?
+        if let value = members["signed_head"], value != .null {
+            let head = try self.signedHead(from: value, device: device)
+            guard let last = records.last, head.seq == last.seq, head.hash == last.hash else {
+                throw SyncWireError("body.signed_head must sign the batch's last record (seq \(records.last?.seq ?? 0) and its hash)")
+            }
+            signedHead = head
+        }
+        return (device, records, signedHead)
     }
 
     /// What the server did with one uploaded record.
@@ -175,14 +204,26 @@ public enum SyncWire {
         return token
     }
 
-    /// `{"device": "<id>"}` — the enrolment request.
-    public static func enrolBody(device: String) -> [UInt8] { encode(.object([.init("device", .string(device))])) }
+    /// `{"device": "<id>", "public_key"?: "<64 hex>"}` — the enrolment request; the public key is
+    /// the one the device signs its chain heads with.
+    public static func enrolBody(device: String, publicKey: SigningPublicKey? = nil) -> [UInt8] {
+        var members: [JSONValue.Member] = [.init("device", .string(device))]
+        if let publicKey { members.append(.init("public_key", .string(publicKey.hex))) }
+        return encode(.object(members))
+    }
 
-    public static func enrolment(from body: [UInt8]) throws(SyncWireError) -> String {
-        let members = try object(try parse(body), "body", allowed: ["device"])
+    public static func enrolment(from body: [UInt8]) throws(SyncWireError) -> (device: String, publicKey: SigningPublicKey?) {
+        let members = try object(try parse(body), "body", allowed: ["device", "public_key"])
         guard case .string(let device)? = members["device"] else { throw SyncWireError("body.device is required (a string)") }
         do { try Event.validate(deviceID: device) } catch { throw SyncWireError("body.device \(error.message)") }
-        return device
+        var publicKey: SigningPublicKey?
+        if let value = members["public_key"], value != .null {
+            guard case .string(let hex) = value, let key = SigningPublicKey(hex: hex) else {
+                throw SyncWireError("body.public_key must be 64 hex digits (an Ed25519 public key)")
+            }
+            publicKey = key
+        }
+        return (device, publicKey)
     }
 
     // MARK: Helpers

@@ -17,7 +17,7 @@ import Testing
               export     write the log to stdout as JSONL, CSV or OCSF
               log        print the log readably, optionally following new events
               stats      device id, event count, head seq and hash, file size, counts per type
-              verify     check the hash chain, the seqs and every index; exit 1 on any problem
+              verify     check the hash chain, seqs, indexes and signed heads; exit 1 on any problem
               lockout    lockout state of every key with counted failures, under a policy, at a time
               session    the signed-in user and the current screen, state and messages of a device
               users      the users onboarded on a device, the selected one first, with lock state
@@ -26,6 +26,7 @@ import Testing
               sync       upload the events the sync server has not acknowledged, oldest first
               serve      run the sync server (HTTP on libmicrohttpd, storage on LMDB)
               enroll     issue a device or auditor token on a sync server's data directory (or revoke)
+              audit      verify every device replica a sync server holds against its signed heads
               demo       record a scripted story of the three onboarding flows on a fresh store and show it
 
             Every command takes --help. Store commands take --store PATH (default: $ONBOARD_STORE or

@@ -100,7 +100,8 @@ import Glibc
         let verify = try CLI.run(["verify", "--store", store])
         #expect(verify.status == 1)
         #expect(verify.stderr.hasPrefix("onboard verify: \(store) has 1 problem; restore it from a backup or a server copy\n"))
-        #expect(verify.stderr.contains("  seq 7: record cannot be read: hash does not match the record's bytes (the record was modified)"))
+        #expect(verify.stderr.contains("  first bad seq 7: modified\n"))
+        #expect(verify.stderr.contains("  seq 7: modified: record cannot be read: its bytes no longer match its hash (the record was changed)"))
 
         let export = try CLI.run(["export", "--store", store])
         #expect(export.status == 74)

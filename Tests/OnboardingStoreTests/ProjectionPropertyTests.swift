@@ -168,7 +168,7 @@ import Testing
         }
         let reader = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.readOnly = true })
         let report = try reader.verify()
-        #expect(report.problems.map(\.description) == ["seq 121: projection snapshot differs from a rebuild of the log; it is rebuilt on the next writable open"])
+        #expect(report.problems.map(\.description) == ["seq 121: snapshot: projection snapshot differs from a rebuild of the log; it is rebuilt on the next writable open"])
         reader.close()
     }
 }

@@ -91,7 +91,7 @@ struct VerifyTests {
         #expect(try store.records(user: "bob").map(\.seq) == [2, 4, 6, 8])
     }
 
-    @Test("a deleted record is reported as a gap at the next seq, and index reads through it throw .corrupted")
+    @Test("a deleted record is reported as missing at its seq, and index reads through it throw .corrupted")
     func deletedRecord() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -102,9 +102,10 @@ struct VerifyTests {
 
         let report = try Self.verify(directory.store)
         #expect(!report.isValid)
-        #expect(Self.seqs(report) == [5], "problems: \(report.problems)")
-        let gap = report.problems.first { $0.seq == 5 && $0.message.contains("missing") }
-        #expect(gap?.message.contains("seq 4") == true, "the gap names the missing seq: \(report.problems)")
+        #expect(Self.seqs(report) == [4], "problems: \(report.problems)")
+        let gap = report.problems.first { $0.seq == 4 && $0.kind == .missing }
+        #expect(gap?.description.hasPrefix("seq 4: missing: seq 4 deleted from the log") == true, "the gap names the missing seq: \(report.problems)")
+        #expect(report.firstProblem?.seq == 4)
         #expect(report.recordsChecked == 7)
 
         let store = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.readOnly = true })
@@ -171,7 +172,7 @@ struct VerifyTests {
         #expect(!report.isValid)
         #expect(report.problems.count == 1, "problems: \(report.problems)")
         #expect(report.problems.allSatisfy { $0.message.contains("by_user") })
-        #expect(report.problems.map(\.description) == ["seq 6: by_user lacks the entry for this record"])
+        #expect(report.problems.map(\.description) == ["seq 6: index: by_user lacks the entry for this record"])
     }
 
     @Test("a by_user or by_session entry the log does not imply is reported with its seq")

@@ -7,6 +7,8 @@ enum EnrollCommand {
     static let deviceOption = OptionSpec(name: "device", valueName: "ID", help: "the device to enrol (its store's device id)")
     static let auditorOption = OptionSpec(name: "auditor", valueName: nil, help: "issue an auditor token instead (reads every history)")
     static let revokeOption = OptionSpec(name: "revoke", valueName: nil, help: "revoke every token of --device instead")
+    static let publicKeyOption = OptionSpec(name: "public-key", valueName: "HEX",
+                                            help: "the device's signing public key (onboard verify --store on the device prints it)")
 
     static let spec = CommandSpec(
         name: "enroll",
@@ -15,9 +17,11 @@ enum EnrollCommand {
         details: [
             "Works on the data directory directly, also while `onboard serve` runs. The token is",
             "printed once; the server keeps only its hash. Over HTTP the admin token does the same",
-            "(docs/sync-protocol.md).",
+            "(docs/sync-protocol.md). With --public-key the device's signing key is registered:",
+            "from then on every upload must carry a head signed with it, and the key cannot be",
+            "replaced.",
         ],
-        options: [ServeCommand.dataOption, deviceOption, auditorOption, revokeOption],
+        options: [ServeCommand.dataOption, deviceOption, auditorOption, revokeOption, publicKeyOption],
         argumentCount: 0...0,
         run: run)
 
@@ -30,6 +34,12 @@ enum EnrollCommand {
         if let device {
             do { try Event.validate(deviceID: device) } catch { throw .usage("onboard enroll: --device \(error.message)") }
         }
+        var publicKey: SigningPublicKey?
+        if let text = invocation.values["public-key"] {
+            guard device != nil, !invocation.has("revoke") else { throw .usage("onboard enroll: --public-key goes with --device (and not --revoke)") }
+            guard let key = SigningPublicKey(hex: text) else { throw .usage("onboard enroll: --public-key must be 64 hex digits (an Ed25519 public key)") }
+            publicKey = key
+        }
         let tokens: TokenStore
         do { tokens = try TokenStore(directory: (data as NSString).appendingPathComponent("server")) } catch {
             throw CLIError(ExitCode.cannotCreate, "onboard enroll: cannot open \(data): \(error)")
@@ -41,6 +51,11 @@ enum EnrollCommand {
                 let count = try tokens.revoke(device: device)
                 print("revoked \(count) token\(count == 1 ? "" : "s") of \(device)")
             } else if let device {
+                if let publicKey {
+                    do { try tokens.register(publicKey: publicKey, device: device) } catch let mismatch as TokenStore.KeyMismatch {
+                        throw CLIError(ExitCode.dataError, "onboard enroll: \(mismatch)")
+                    }
+                }
                 print(try tokens.issue(role: .device, device: device))
             } else {
                 print(try tokens.issue(role: .auditor))

@@ -67,7 +67,7 @@ enum SyncCommand {
             print("synced \(store.deviceID): \(summary.appended) appended, \(summary.duplicates) already on the server, \(summary.batches) batches, \(summary.retries) retries; the server holds seq \(summary.acknowledgedSeq) (\(rate) events/s)")
             return ExitCode.success
         case .failure(let error):
-            let refusal = [SyncError.fork, .chainBroken, .serverAhead, .refused].contains(error)
+            let refusal = [SyncError.fork, .chainBroken, .historyRewritten, .badSignature, .serverAhead, .refused].contains(error)
             let denied = [SyncError.unauthorized, .forbidden].contains(error)
             throw CLIError(refusal ? ExitCode.dataError : denied ? ExitCode.usage : ExitCode.unavailable, "onboard sync: \(error.message)")
         }

@@ -1,16 +1,19 @@
 import OnboardingStore
 
-/// `onboard verify`: the hash chain and every index against the log.
+/// `onboard verify`: the hash chain, every index, the snapshot and the signed heads against the log.
 enum VerifyCommand {
     static let spec = CommandSpec(
         name: "verify",
-        summary: "check the hash chain, the seqs and every index; exit 1 on any problem",
+        summary: "check the hash chain, seqs, indexes and signed heads; exit 1 on any problem",
         arguments: "",
         details: [
             "Reads every record, recomputes its hash, checks each link to the previous record and",
             "that seqs run from 1 without gaps, and checks by_id, by_user and by_session hold exactly",
             "the entries the log implies, and that the projection snapshot equals a rebuild of the log.",
-            "Each problem is printed with its seq.",
+            "Every signed head must verify with the store's public key and name a record the log",
+            "holds with the signed hash. Each problem is printed with its seq and its kind: modified,",
+            "missing, reordered, bad signature, index, snapshot or damaged; the first bad seq leads.",
+            "docs/audit.md describes the procedure and what it can and cannot detect.",
         ],
         options: [.store],
         argumentCount: 0...0,
@@ -23,13 +26,23 @@ enum VerifyCommand {
         do { report = try store.verify() } catch { throw CLIError(CLIError(error).exitCode, "onboard verify: \(error.message)") }
         if report.isValid {
             let snapshot = report.snapshotSeq.map { "; projection snapshot at seq \($0) matches a rebuild" } ?? ""
-            print("ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot); head seq \(report.headSeq) \(report.headHash.hex)")
+            print("ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot); \(signatures(report)); head seq \(report.headSeq) \(report.headHash.hex)")
             return ExitCode.success
         }
         let total = report.problems.count + report.unreportedProblems
         Output.error("onboard verify: \(store.path) has \(total) problem\(total == 1 ? "" : "s"); restore it from a backup or a server copy")
+        if let first = report.firstProblem {
+            Output.error("  first bad \(first.seq.map { "seq \($0)" } ?? "entry"): \(first.kind.rawValue)")
+        }
         for problem in report.problems { Output.error("  \(problem)") }
         if report.unreportedProblems > 0 { Output.error("  … and \(report.unreportedProblems) more") }
         return ExitCode.verifyFailed
+    }
+
+    /// What the signature check covered, for the success line.
+    static func signatures(_ report: VerifyReport) -> String {
+        guard let key = report.signingPublicKey else { return "no signing key yet (made on the next writable open)" }
+        guard report.signedHeadCount > 0, let seq = report.signedHeadSeq else { return "no signed heads yet (key \(key.hex))" }
+        return "\(report.signedHeadCount) signed head\(report.signedHeadCount == 1 ? "" : "s") valid up to seq \(seq) (key \(key.hex))"
     }
 }
