@@ -71,19 +71,6 @@ public final class Transaction {
     }
 
     /// Stores `value` under `key`.
-    /// Stores `value` (a slice of a larger buffer, say) under `key`.
-    public func put(_ database: Database, key: [UInt8], value: UnsafeRawBufferPointer, flags: PutFlags = []) throws {
-        ensureValid()
-        precondition(!isReadOnly, "put in a read-only transaction")
-        let rc = key.withUnsafeBytes { keyBytes in
-            var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-            var dataValue = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-            return mdb_put(handle, database.handle, &keyValue, &dataValue, flags.rawValue)
-        }
-        if rc == MDB_MAP_FULL { sawMapFull = true }
-        try check(rc, "put into \(database.name)")
-    }
-
     public func put(_ database: Database, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws {
         ensureValid()
         precondition(!isReadOnly, "put in a read-only transaction")

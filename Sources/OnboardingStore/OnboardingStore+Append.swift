@@ -124,6 +124,11 @@ extension OnboardingStore {
     /// Checks a request against the log inside `transaction`, writes it and appends its new
     /// records to `appended`; throws a `StoreError` before any put or append when the request
     /// breaks a rule, so a failed request leaves nothing behind.
+    ///
+    /// Two passes over the events, by index (no copies of them): the first decides each event's
+    /// fate (new at which seq, or a duplicate of which) and throws on a broken rule; the second
+    /// encodes the new ones into one buffer, puts them and their index entries, and appends
+    /// their records.
     private func stage(_ request: GroupCommitter.Request, scratch: inout StageScratch, appendingTo appended: inout [Record],
                        in transaction: Transaction) throws -> [AppendResult] {
         let head = scratch.head
@@ -131,89 +136,85 @@ extension OnboardingStore {
             throw StoreError(.headMoved, "the log's head is seq \(head.seq), not the expected \(expectedHead); re-read and retry",
                              seq: head.seq)
         }
-        // New records go straight onto `appended` (no second copy of each event; the caller takes
-        // a refused request's records back off), their encoded values end to end in
-        // `scratch.recordBytes`.
-        let firstStaged = appended.count
-        var stagedBytes: [Range<Int>] = []
-        scratch.recordBytes.removeAll(keepingCapacity: true)
-        var stagedByID = UUIDPositions(capacity: request.events.count)
+        let events = request.events
         var results: [AppendResult] = []
-        stagedBytes.reserveCapacity(request.events.count)
-        results.reserveCapacity(request.events.count)
+        results.reserveCapacity(events.count)
+        // Index in `events` of the first event with each new id (finds a repeat within the batch).
+        var firstWithID = UUIDPositions(capacity: events.count)
         var nextSeq = head.seq + 1
-        var previousHash = head.hash
 
-        for (index, event) in request.events.enumerated() {
+        for index in events.indices {
             let claimed = request.claimedSeqs?[index]
-            let existingSeq: UInt64?
-            let existingBody: [UInt8]?
-            StoreLayout.writeUUID(event.id, into: &scratch.idKey)
-            if let position = stagedByID.position(of: event.id) {
-                existingSeq = appended[firstStaged + position].seq
-                existingBody = Array(scratch.recordBytes[(stagedBytes[position].lowerBound + RecordCodec.headerByteCount)..<stagedBytes[position].upperBound])
-            } else if let seqBytes = try transaction.get(databases.byID, key: scratch.idKey),
-                      let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) }) {
-                existingSeq = seq
-                existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
-                    Array($0[RecordCodec.headerByteCount...])
+            let existingSeq: UInt64
+            if let earlier = firstWithID.position(of: events[index].id) {
+                // The same id earlier in this batch, at the seq it is about to get.
+                existingSeq = results[earlier].seq
+                guard RecordCodec.body(of: events[earlier], seq: existingSeq) == RecordCodec.body(of: events[index], seq: existingSeq) else {
+                    throw conflict(events[index], at: existingSeq, index: index)
                 }
             } else {
-                existingSeq = nil
-                existingBody = nil
-            }
-            if let existingSeq {
-                guard let existingBody, existingBody == RecordCodec.body(of: event, seq: existingSeq) else {
-                    throw StoreError(.conflict,
-                                     "event \(event.id.uuidString.lowercased()) is already stored at seq \(existingSeq) with different content; an event id may only be reused for the identical event",
-                                     batchIndex: index, seq: existingSeq)
+                StoreLayout.writeUUID(events[index].id, into: &scratch.idKey)
+                if let seqBytes = try transaction.get(databases.byID, key: scratch.idKey),
+                   let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) }) {
+                    existingSeq = seq
+                    let existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
+                        Array($0[RecordCodec.headerByteCount...])
+                    }
+                    guard let existingBody, existingBody == RecordCodec.body(of: events[index], seq: seq) else {
+                        throw conflict(events[index], at: seq, index: index)
+                    }
+                } else {
+                    if let claimed, claimed != nextSeq {
+                        throw StoreError(.seqMismatch,
+                                         "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it",
+                                         batchIndex: index, seq: nextSeq)
+                    }
+                    firstWithID.insert(events[index].id, position: index)
+                    results.append(AppendResult(seq: nextSeq, isDuplicate: false))
+                    nextSeq += 1
+                    continue
                 }
-                if let claimed, claimed != existingSeq {
-                    throw StoreError(.seqMismatch, "event \(event.id.uuidString.lowercased()) claims seq \(claimed) but is stored at seq \(existingSeq)",
-                                     batchIndex: index, seq: existingSeq)
-                }
-                results.append(AppendResult(seq: existingSeq, isDuplicate: true))
-                continue
             }
-            if let claimed, claimed != nextSeq {
-                throw StoreError(.seqMismatch,
-                                 "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it",
-                                 batchIndex: index, seq: nextSeq)
+            if let claimed, claimed != existingSeq {
+                throw StoreError(.seqMismatch, "event \(events[index].id.uuidString.lowercased()) claims seq \(claimed) but is stored at seq \(existingSeq)",
+                                 batchIndex: index, seq: existingSeq)
             }
-            let bytes = RecordCodec.encode(event, seq: nextSeq, previousHash: previousHash, appendingTo: &scratch.recordBytes)
-            let hash = scratch.recordBytes.withUnsafeBytes { Digest(UnsafeRawBufferPointer(rebasing: $0[(bytes.lowerBound + RecordCodec.hashOffset)...])) }
-            stagedByID.insert(event.id, position: stagedBytes.count)
-            appended.append(Record(seq: nextSeq, event: event, previousHash: previousHash, hash: hash))
-            stagedBytes.append(bytes)
-            previousHash = hash
-            results.append(AppendResult(seq: nextSeq, isDuplicate: false))
-            nextSeq += 1
+            results.append(AppendResult(seq: existingSeq, isDuplicate: true))
         }
 
         let empty: [UInt8] = []
-        let recordBytes = scratch.recordBytes
-        for (offset, bytes) in stagedBytes.enumerated() {
-            let seq = appended[firstStaged + offset].seq
+        var previousHash = head.hash
+        for index in events.indices where !results[index].isDuplicate {
+            let seq = results[index].seq
+            scratch.recordBytes.removeAll(keepingCapacity: true)
+            _ = RecordCodec.encode(events[index], seq: seq, previousHash: previousHash, appendingTo: &scratch.recordBytes)
+            let hash = scratch.recordBytes.withUnsafeBytes { Digest(UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset...])) }
             StoreLayout.writeSeqKey(seq, into: &scratch.seqKey)
-            try recordBytes.withUnsafeBytes { raw in
-                try transaction.put(databases.events, key: scratch.seqKey, value: UnsafeRawBufferPointer(rebasing: raw[bytes]), flags: .append)
-            }
-            StoreLayout.writeUUID(appended[firstStaged + offset].event.id, into: &scratch.idKey)
+            try transaction.put(databases.events, key: scratch.seqKey, value: scratch.recordBytes, flags: .append)
+            StoreLayout.writeUUID(events[index].id, into: &scratch.idKey)
             try transaction.put(databases.byID, key: scratch.idKey, value: scratch.seqKey, flags: .noOverwrite)
-            if let user = appended[firstStaged + offset].event.user {
+            if let user = events[index].user {
                 StoreLayout.writeUserKey(user, seq, into: &scratch.indexKey)
                 try transaction.put(databases.byUser, key: scratch.indexKey, value: empty)
             }
-            if let session = appended[firstStaged + offset].event.session {
+            if let session = events[index].session {
                 StoreLayout.writeSessionKey(session, seq, into: &scratch.indexKey)
                 try transaction.put(databases.bySession, key: scratch.indexKey, value: empty)
             }
+            appended.append(Record(seq: seq, event: events[index], previousHash: previousHash, hash: hash))
+            previousHash = hash
         }
-        if appended.count > firstStaged, let last = appended.last {
+        if nextSeq > head.seq + 1 {
             // `meta`'s head is written once per group, by `commitGroup`.
-            scratch.head = (last.seq, previousHash)
+            scratch.head = (nextSeq - 1, previousHash)
         }
         return results
+    }
+
+    private func conflict(_ event: Event, at seq: UInt64, index: Int) -> StoreError {
+        StoreError(.conflict,
+                   "event \(event.id.uuidString.lowercased()) is already stored at seq \(seq) with different content; an event id may only be reused for the identical event",
+                   batchIndex: index, seq: seq)
     }
 
     func readHead(_ transaction: Transaction) throws -> (seq: UInt64, hash: Digest) {
@@ -232,7 +233,7 @@ struct StageScratch {
     var idKey: [UInt8] = []
     var seqKey: [UInt8] = []
     var indexKey: [UInt8] = []
-    /// The encoded records of the request being staged, end to end.
+    /// The record being written, encoded (one buffer for all of them).
     var recordBytes: [UInt8] = []
 
     init(head: (seq: UInt64, hash: Digest)) {

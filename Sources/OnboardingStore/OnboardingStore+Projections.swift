@@ -7,15 +7,21 @@ import OnboardingProjections
 struct ProjectionCache: Sendable {
     var state: OnboardingState?
     var snapshotSeq: UInt64 = 0
-    /// Size of the last snapshot: a large state is snapshotted less often (see `snapshotDue`).
-    var snapshotBytes = 0
+    /// How long the last snapshot took to encode and write: a large state is snapshotted less
+    /// often (see `snapshotDue`).
+    var snapshotNanoseconds: UInt64 = 0
 
-    /// Replaying an event costs about as much as encoding 100 bytes of state, so a snapshot is
-    /// due after `snapshotEveryEvents`, or after one event per 100 snapshot bytes when that is
-    /// more: writing snapshots never costs more than the replays they save.
+    /// What replaying one event on open costs (decode, hash check, every projection): about 1 µs
+    /// in release builds (rebuild runs at ~1 M events/s, docs/benchmarks.md).
+    static let replayNanosecondsPerEvent: UInt64 = 1_000
+
+    /// A snapshot is due after `snapshotEveryEvents`, or, when the last one took longer to write
+    /// than replaying that many events would, once the events since it cost as much to replay as
+    /// writing it did: snapshots never cost more than the replays they save.
     func snapshotDue(every events: Int) -> Bool {
         guard let state else { return false }
-        return state.seq - snapshotSeq >= UInt64(max(events, snapshotBytes / 100))
+        let breakEven = snapshotNanoseconds / ProjectionCache.replayNanosecondsPerEvent
+        return state.seq - snapshotSeq >= max(UInt64(events), breakEven)
     }
 }
 
@@ -258,6 +264,7 @@ extension OnboardingStore {
         guard let snapshots = databases.snapshots, !options.readOnly else { return }
         guard let (state, previous) = projections.withLock({ cache in cache.state.map { ($0, cache.snapshotSeq) } }),
               state.seq >= previous + minimumEvents else { return }
+        let started = DispatchTime.now().uptimeNanoseconds
         let value: [UInt8]
         do {
             value = StoreLayout.uint32Value(UInt32(OnboardingState.stateVersion)) + StoreLayout.seqKey(state.seq)
@@ -272,7 +279,7 @@ extension OnboardingStore {
         }
         projections.withLock { cache in
             cache.snapshotSeq = max(cache.snapshotSeq, state.seq)
-            cache.snapshotBytes = value.count
+            cache.snapshotNanoseconds = DispatchTime.now().uptimeNanoseconds - started
         }
     }
 
