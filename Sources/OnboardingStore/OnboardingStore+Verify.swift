@@ -23,6 +23,10 @@ public struct VerifyReport: Sendable {
     public var headHash = Digest.zero
     /// The seq the projection snapshot covers, when the store has one.
     public var snapshotSeq: UInt64?
+    /// Where the log begins when it was pruned: the chain was checked from this hash on.
+    public var prunedThrough: PrunePoint?
+    /// The highest seq the sync server acknowledged (0: none).
+    public var acknowledgedSeq: UInt64 = 0
     public private(set) var problems: [Problem] = []
     public private(set) var unreportedProblems = 0
 
@@ -39,8 +43,9 @@ public struct VerifyReport: Sendable {
 
 extension OnboardingStore {
     /// Checks the whole store in one read snapshot: every record decodes, its hash matches its
-    /// bytes, each links to the previous one, seqs run from 1 without gaps, the head in `meta`
-    /// is the last record, and every index holds exactly the entries the log implies.
+    /// bytes, each links to the previous one, seqs run from 1 (from the prune point on a pruned
+    /// store, linked to its hash) without gaps, the head in `meta` is the last record, and every
+    /// index holds exactly the entries the log implies.
     public func verify() throws(StoreError) -> VerifyReport {
         var report = try verifyLog()
         if report.isValid { try verifySnapshot(&report) }
@@ -50,7 +55,17 @@ extension OnboardingStore {
     /// The projection snapshot must equal a rebuild of the log up to the seq it covers. A snapshot
     /// of another state version is not a problem: the next writable open rebuilds it.
     private func verifySnapshot(_ report: inout VerifyReport) throws(StoreError) {
+        if let point = report.prunedThrough {
+            // The base must stand for the pruned records: every rebuild starts from it.
+            do { _ = try reading { transaction in try readBase(transaction, at: point, policy: nil) } } catch {
+                report.add(error.message, seq: point.seq)
+                return
+            }
+        }
         guard let snapshot = try decodeSnapshot() else { return }
+        // A snapshot older than the prune point is never used (opens start from the base) and
+        // cannot be rebuilt: there is nothing to compare.
+        if let point = report.prunedThrough, snapshot.seq < point.seq { return }
         report.snapshotSeq = snapshot.seq
         guard snapshot.version == OnboardingState.stateVersion else { return }
         switch snapshot.state {
@@ -61,8 +76,14 @@ extension OnboardingStore {
                 report.add("projection snapshot claims seq \(snapshot.seq), beyond the log's head \(report.headSeq)", seq: snapshot.seq)
                 return
             }
-            if try rebuildState(policy: state.lockout.policy, through: snapshot.seq) != state {
-                report.add("projection snapshot differs from a rebuild of the log; it is rebuilt on the next writable open", seq: snapshot.seq)
+            let rebuilt: OnboardingState
+            do { rebuilt = try rebuildState(policy: state.lockout.policy, through: snapshot.seq) } catch where error.code == .pruned {
+                report.add("projection snapshot cannot be checked: \(error.message)", seq: snapshot.seq)
+                return
+            }
+            if rebuilt != state {
+                let from = report.prunedThrough.map { "the base snapshot at seq \($0.seq) and " } ?? ""
+                report.add("projection snapshot differs from a rebuild of \(from)the log; it is rebuilt on the next writable open", seq: snapshot.seq)
             }
         }
     }
@@ -73,9 +94,16 @@ extension OnboardingStore {
             var expectedIDs: [UUID: UInt64] = [:]
             var expectedUserKeys = Set<[UInt8]>()
             var expectedSessionKeys = Set<[UInt8]>()
-            var previousHash = Digest.zero
-            var expectedSeq: UInt64 = 1
-            var lastSeq: UInt64 = 0
+            // A pruned log starts after its prune point, linked to the hash the pruned records left.
+            let point = try readPrunedThrough(transaction)
+            report.prunedThrough = point
+            report.acknowledgedSeq = try readSyncCursor(transaction)
+            if let point, point.seq > report.acknowledgedSeq {
+                report.add("pruned through seq \(point.seq) but the sync server acknowledged only seq \(report.acknowledgedSeq): records were removed before the server held them", seq: point.seq)
+            }
+            var previousHash = point?.hash ?? .zero
+            var expectedSeq: UInt64 = (point?.seq ?? 0) + 1
+            var lastSeq: UInt64 = point?.seq ?? 0
             // Records that cannot be decoded are reported once; their index entries are not
             // reported again as strays.
             var unreadable = Set<UInt64>()
@@ -89,7 +117,9 @@ extension OnboardingStore {
                         entry = try cursor.next()
                         continue
                     }
-                    if seq != expectedSeq {
+                    if let point, seq <= point.seq {
+                        report.add("record is still stored although the log was pruned through seq \(point.seq)", seq: seq)
+                    } else if seq != expectedSeq {
                         let missing = seq > expectedSeq ? "seq \(expectedSeq)…\(seq - 1) missing (records deleted)" : "out of order"
                         report.add("gap before this record: \(missing)", seq: seq)
                     }
@@ -97,7 +127,9 @@ extension OnboardingStore {
                     lastSeq = seq
                     do {
                         let record = try RecordCodec.decode(current.value, expectedSeq: seq)
-                        if record.previousHash != previousHash {
+                        if record.previousHash != previousHash, let point, seq == point.seq + 1 {
+                            report.add("the first record after the prune point does not link to the hash pruned_through keeps for seq \(point.seq) (the prune point or the record was changed)", seq: seq)
+                        } else if record.previousHash != previousHash {
                             report.add("previous-hash link does not match the hash of the record before it (a record was inserted, deleted or reordered)", seq: seq)
                         }
                         previousHash = record.hash

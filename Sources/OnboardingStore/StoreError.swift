@@ -10,7 +10,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
-                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed
+                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, pruned
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -39,6 +39,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let storage = Code(.storage)
         /// The store was closed.
         public static let closed = Code(.closed)
+        /// The records an operation needs were pruned (see ``OnboardingStore/prune(before:batchRecords:progress:)``).
+        public static let pruned = Code(.pruned)
 
         public var description: String { base.rawValue }
     }
