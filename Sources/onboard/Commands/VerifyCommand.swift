@@ -10,6 +10,9 @@ enum VerifyCommand {
             "Reads every record, recomputes its hash, checks each link to the previous record and",
             "that seqs run from 1 without gaps, and checks by_id, by_user and by_session hold exactly",
             "the entries the log implies, and that the projection snapshot equals a rebuild of the log.",
+            "A pruned store is checked from its prune point: the first kept record must link to the hash",
+            "pruned_through keeps, the prune point must not pass the server's acknowledgement, and the",
+            "rebuild starts from the base snapshot kept at the prune point.",
             "Each problem is printed with its seq.",
         ],
         options: [.store],
@@ -23,7 +26,10 @@ enum VerifyCommand {
         do { report = try store.verify() } catch { throw CLIError(CLIError(error).exitCode, "onboard verify: \(error.message)") }
         if report.isValid {
             let snapshot = report.snapshotSeq.map { "; projection snapshot at seq \($0) matches a rebuild" } ?? ""
-            print("ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot); head seq \(report.headSeq) \(report.headHash.hex)")
+            let pruned = report.prunedThrough.map { point in
+                "; seq 1…\(point.seq) pruned (acknowledged through seq \(report.acknowledgedSeq)), chain checked from \(point.hash.hex)"
+            } ?? ""
+            print("ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot)\(pruned); head seq \(report.headSeq) \(report.headHash.hex)")
             return ExitCode.success
         }
         let total = report.problems.count + report.unreportedProblems
