@@ -143,12 +143,17 @@ extension OnboardingStore {
 
     /// Folds the log from scratch (through `seq`, default all) under `policy`: what
     /// `onboard lockout --policy` uses to evaluate another policy on the same log.
+    ///
+    /// On a pruned store the fold starts from the base snapshot at the prune point (the state the
+    /// pruned records left, see ``prune(before:batchRecords:progress:)``): a rebuild under another
+    /// policy than the base's, or through a seq before the prune point, throws
+    /// ``StoreError/Code/pruned``.
     public func rebuildState(policy: LockoutPolicy, through seq: UInt64 = .max) throws(StoreError) -> OnboardingState {
-        var state = OnboardingState(policy: policy)
-        try forEachRecord(from: 1, through: seq) { record in
-            state.apply(record)
-            return true
+        if let point = try prunedThrough(), seq < point.seq {
+            throw StoreError(.pruned, "cannot rebuild the projections through seq \(seq): seq 1…\(point.seq) were pruned; the sync server keeps the full history", seq: point.seq)
         }
+        var state = OnboardingState(policy: policy)
+        try replay(into: &state, through: seq)
         return state
     }
 
@@ -166,10 +171,7 @@ extension OnboardingStore {
             if cache.state!.seq < head {
                 // Mutated in place: a copy would make every dictionary in the state copy itself.
                 do throws(StoreError) {
-                    try forEachRecord(from: cache.state!.seq + 1) { record in
-                        cache.state!.apply(record)
-                        return true
-                    }
+                    try replay(into: &cache.state!)
                 } catch {
                     return .failure(error)
                 }
@@ -183,10 +185,8 @@ extension OnboardingStore {
     func loadProjections() throws(StoreError) {
         if projections.withLock({ $0.state != nil }) { return }
         var (state, snapshotSeq) = try readSnapshot() ?? (OnboardingState(policy: options.lockoutPolicy), 0)
-        try forEachRecord(from: state.seq + 1) { record in
-            state.apply(record)
-            return true
-        }
+        // On a pruned store a snapshot older than the prune point gives way to the base snapshot.
+        try replay(into: &state)
         let loaded = state
         projections.withLock { cache in
             if cache.state == nil || cache.state!.seq < loaded.seq {
@@ -243,10 +243,7 @@ extension OnboardingStore {
         guard cache.state != nil, let first = records.first else { return }
         if cache.state!.seq + 1 < first.seq {
             // Another process appended in between: replay its records from the log first.
-            try? forEachRecord(from: cache.state!.seq + 1, through: first.seq - 1) { record in
-                cache.state!.apply(record)
-                return true
-            }
+            try? replay(into: &cache.state!, through: first.seq - 1)
         }
         guard cache.state!.seq + 1 >= first.seq else { return } // could not catch up; the next query will
         for record in records where record.seq > cache.state!.seq { cache.state!.apply(record) }
@@ -265,13 +262,7 @@ extension OnboardingStore {
         guard let (state, previous) = projections.withLock({ cache in cache.state.map { ($0, cache.snapshotSeq) } }),
               state.seq >= previous + minimumEvents else { return }
         let started = DispatchTime.now().uptimeNanoseconds
-        let value: [UInt8]
-        do {
-            value = StoreLayout.uint32Value(UInt32(OnboardingState.stateVersion)) + StoreLayout.seqKey(state.seq)
-                + Array(try JSONEncoder().encode(state))
-        } catch {
-            throw StoreError(.storage, "cannot encode the projection snapshot: \(error)")
-        }
+        let value = try OnboardingStore.snapshotValue(state)
         do {
             try environment.write { try $0.put(snapshots, key: StoreLayout.stateSnapshotKey, value: value) }
         } catch {

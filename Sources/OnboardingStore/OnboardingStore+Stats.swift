@@ -18,6 +18,8 @@ public struct StoreStats: Sendable {
     /// Events per type, in vocabulary order, types with no event left out.
     public var countsByType: [(type: EventType, count: Int)]
     public var userCount: Int
+    /// Where a pruned log begins (`nil`: never pruned); `eventCount` counts the retained records.
+    public var prunedThrough: PrunePoint?
 }
 
 extension OnboardingStore {
@@ -29,6 +31,7 @@ extension OnboardingStore {
             let head = try readHead(transaction)
             var counts = [Int](repeating: 0, count: EventType.allCases.count)
             var total = 0
+            var firstSeq: UInt64?
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {
@@ -38,6 +41,7 @@ extension OnboardingStore {
                         let code = UInt16(value[offset]) << 8 | UInt16(value[offset + 1])
                         if let type = EventType(code: code) { counts[Int(type.wireCode)] += 1 }
                     }
+                    if total == 0 { firstSeq = StoreLayout.seq(fromKey: current.key) }
                     total += 1
                     entry = try cursor.next()
                 }
@@ -50,7 +54,8 @@ extension OnboardingStore {
                     entry = try cursor.next()
                 }
             }
-            let first = try readRecord(1, in: transaction)
+            // A pruned log starts after seq 1.
+            let first = try firstSeq.flatMap { try readRecord($0, in: transaction) }
             let last = head.seq > 0 ? try readRecord(head.seq, in: transaction) : nil
             let versionBytes = try transaction.get(databases.meta, key: StoreLayout.MetaKey.formatVersion) ?? [0, 0, 0, 0]
             return StoreStats(
@@ -63,7 +68,8 @@ extension OnboardingStore {
                     let count = counts[Int(type.wireCode)]
                     return count > 0 ? (type, count) : nil
                 },
-                userCount: users.count)
+                userCount: users.count,
+                prunedThrough: try readPrunedThrough(transaction))
         }
     }
 }

@@ -48,6 +48,10 @@ public struct VerifyReport: Sendable {
     public var headHash = Digest.zero
     /// The seq the projection snapshot covers, when the store has one.
     public var snapshotSeq: UInt64?
+    /// Where the log begins when it was pruned: the chain was checked from this hash on.
+    public var prunedThrough: PrunePoint?
+    /// The highest seq the sync server acknowledged (0: none).
+    public var acknowledgedSeq: UInt64 = 0
     public private(set) var problems: [Problem] = []
     public private(set) var unreportedProblems = 0
 
@@ -75,10 +79,11 @@ public struct VerifyReport: Sendable {
 
 extension OnboardingStore {
     /// Checks the whole store in one read snapshot: every record decodes, its hash matches its
-    /// bytes, each links to the previous one, seqs run from 1 without gaps, the head in `meta`
-    /// is the last record, every index holds exactly the entries the log implies, and every
-    /// signed head verifies with the store's public key and names a record the log holds with
-    /// that hash (docs/audit.md, "Verification procedure").
+    /// bytes, each links to the previous one, seqs run from 1 (from the prune point on a pruned
+    /// store, linked to its hash) without gaps, the head in `meta` is the last record, every index
+    /// holds exactly the entries the log implies, and every signed head verifies with the store's
+    /// public key and names a record the log holds with that hash (docs/audit.md, "Verification
+    /// procedure").
     public func verify() throws(StoreError) -> VerifyReport {
         var report = try verifyLog()
         if report.isValid { try verifySnapshot(&report) }
@@ -88,7 +93,17 @@ extension OnboardingStore {
     /// The projection snapshot must equal a rebuild of the log up to the seq it covers. A snapshot
     /// of another state version is not a problem: the next writable open rebuilds it.
     private func verifySnapshot(_ report: inout VerifyReport) throws(StoreError) {
+        if let point = report.prunedThrough {
+            // The base must stand for the pruned records: every rebuild starts from it.
+            do { _ = try reading { transaction in try readBase(transaction, at: point, policy: nil) } } catch {
+                report.add(error.message, seq: point.seq)
+                return
+            }
+        }
         guard let snapshot = try decodeSnapshot() else { return }
+        // A snapshot older than the prune point is never used (opens start from the base) and
+        // cannot be rebuilt: there is nothing to compare.
+        if let point = report.prunedThrough, snapshot.seq < point.seq { return }
         report.snapshotSeq = snapshot.seq
         guard snapshot.version == OnboardingState.stateVersion else { return }
         switch snapshot.state {
@@ -99,8 +114,14 @@ extension OnboardingStore {
                 report.add("projection snapshot claims seq \(snapshot.seq), beyond the log's head \(report.headSeq)", seq: snapshot.seq, kind: .snapshot)
                 return
             }
-            if try rebuildState(policy: state.lockout.policy, through: snapshot.seq) != state {
-                report.add("projection snapshot differs from a rebuild of the log; it is rebuilt on the next writable open", seq: snapshot.seq, kind: .snapshot)
+            let rebuilt: OnboardingState
+            do { rebuilt = try rebuildState(policy: state.lockout.policy, through: snapshot.seq) } catch where error.code == .pruned {
+                report.add("projection snapshot cannot be checked: \(error.message)", seq: snapshot.seq, kind: .snapshot)
+                return
+            }
+            if rebuilt != state {
+                let from = report.prunedThrough.map { "the base snapshot at seq \($0.seq) and " } ?? ""
+                report.add("projection snapshot differs from a rebuild of \(from)the log; it is rebuilt on the next writable open", seq: snapshot.seq, kind: .snapshot)
             }
         }
     }
@@ -113,9 +134,16 @@ extension OnboardingStore {
             var expectedIDs: [UUID: UInt64] = [:]
             var expectedUserKeys = Set<[UInt8]>()
             var expectedSessionKeys = Set<[UInt8]>()
-            var previousHash = Digest.zero
-            var expectedSeq: UInt64 = 1
-            var lastSeq: UInt64 = 0
+            // A pruned log starts after its prune point, linked to the hash the pruned records left.
+            let point = try readPrunedThrough(transaction)
+            report.prunedThrough = point
+            report.acknowledgedSeq = try readSyncCursor(transaction)
+            if let point, point.seq > report.acknowledgedSeq {
+                report.add("pruned through seq \(point.seq) but the sync server acknowledged only seq \(report.acknowledgedSeq): records were removed before the server held them", seq: point.seq)
+            }
+            var previousHash = point?.hash ?? .zero
+            var expectedSeq: UInt64 = (point?.seq ?? 0) + 1
+            var lastSeq: UInt64 = point?.seq ?? 0
             // Records that cannot be decoded are reported once; their index entries are not
             // reported again as strays.
             var unreadable = Set<UInt64>()
@@ -134,7 +162,9 @@ extension OnboardingStore {
                     }
                     // After a gap the broken link is the gap's consequence, not a second finding.
                     let followsGap = seq != expectedSeq
-                    if seq > expectedSeq {
+                    if let point, seq <= point.seq {
+                        report.add("record is still stored although the log was pruned through seq \(point.seq)", seq: seq, kind: .damaged)
+                    } else if seq > expectedSeq {
                         report.add("\(Self.seqRange(expectedSeq, seq - 1)) deleted from the log (seq \(seq) follows seq \(expectedSeq - 1))", seq: expectedSeq, kind: .missing)
                     } else if seq < expectedSeq {
                         report.add("record stored out of order", seq: seq, kind: .reordered)
@@ -143,7 +173,9 @@ extension OnboardingStore {
                     lastSeq = seq
                     do {
                         let record = try RecordCodec.decode(current.value, expectedSeq: seq)
-                        if record.previousHash != previousHash && !followsGap {
+                        if record.previousHash != previousHash, let point, seq == point.seq + 1 {
+                            report.add("the first record after the prune point does not link to the hash pruned_through keeps for seq \(point.seq) (the prune point or the record was changed)", seq: seq, kind: .modified)
+                        } else if record.previousHash != previousHash && !followsGap {
                             report.add("previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)", seq: seq, kind: .modified)
                         }
                         if signedSeqs.contains(seq) { hashesAtSignedSeqs[seq] = record.hash }
@@ -183,7 +215,7 @@ extension OnboardingStore {
                 report.add("meta head hash does not match the hash of the last record (the record or meta was changed)", seq: lastSeq, kind: .modified)
             }
             try checkSignedHeads(signedHeads, hashes: hashesAtSignedSeqs, lastSeq: lastSeq, unreadable: unreadable,
-                                 in: transaction, report: &report)
+                                 prunedThrough: point, in: transaction, report: &report)
 
             // by_id: every record's id → its seq, and nothing else.
             var seenIDs = Set<UUID>()
@@ -269,9 +301,11 @@ extension OnboardingStore {
     /// Every signed head must verify with the public key in `meta`, which must be the key of
     /// `signing.key` when that file is present, and must name a record the log holds with the
     /// signed hash: a head beyond the log's end means records were removed from the tail, a
-    /// different hash that the signed history was rewritten.
+    /// different hash that the signed history was rewritten. A head over a pruned seq is checked
+    /// for its signature, and at the prune point against the hash `pruned_through` keeps; the
+    /// records below are gone, and with them what the head could be compared with.
     private func checkSignedHeads(_ heads: [SignedHead], hashes: [UInt64: Digest], lastSeq: UInt64, unreadable: Set<UInt64>,
-                                  in transaction: Transaction, report: inout VerifyReport) throws {
+                                  prunedThrough point: PrunePoint?, in transaction: Transaction, report: inout VerifyReport) throws {
         report.signedHeadCount = heads.count
         let publicKey: SigningPublicKey?
         do { publicKey = try readSigningPublicKey(transaction) } catch {
@@ -294,7 +328,14 @@ extension OnboardingStore {
                            seq: head.seq, kind: .badSignature)
                 continue
             }
-            if head.seq > lastSeq {
+            if let point, head.seq <= point.seq {
+                if head.seq == point.seq, head.hash != point.hash {
+                    report.add("the prune point's kept hash differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), kept \(point.hash.hex)): the prune point was rewritten",
+                               seq: head.seq, kind: .modified)
+                } else {
+                    report.signedHeadSeq = max(report.signedHeadSeq ?? 0, head.seq)
+                }
+            } else if head.seq > lastSeq {
                 report.add("a valid signed head vouches for seq \(head.seq) but the log ends at seq \(lastSeq): \(Self.seqRange(lastSeq + 1, head.seq)) removed from the tail",
                            seq: lastSeq + 1, kind: .missing)
             } else if let hash = hashes[head.seq], hash != head.hash {

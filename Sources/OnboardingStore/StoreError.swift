@@ -10,7 +10,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
-                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey
+                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey, pruned
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -43,6 +43,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidQuery = Code(.invalidQuery)
         /// The signing key file is missing, unreadable, open to others, or not this store's.
         public static let signingKey = Code(.signingKey)
+        /// The records an operation needs were pruned (see ``OnboardingStore/prune(before:batchRecords:progress:)``).
+        public static let pruned = Code(.pruned)
 
         public var description: String { base.rawValue }
     }

@@ -82,10 +82,14 @@ public actor SyncClient {
         guard cursor.acknowledgedSeq <= localHead.seq else {
             throw SyncError.serverAhead.with("the server holds device \(device) up to seq \(cursor.acknowledgedSeq) but this store ends at seq \(localHead.seq): the store was restored from an older copy or another store uses the same device id; enrol this store as a new device instead of syncing it")
         }
+        let prunedThrough = try reading { try store.prunedThrough() }
+        try checkNotBehindPrunePoint(cursor.acknowledgedSeq, prunedThrough)
         if cursor.acknowledgedSeq > 0 {
-            let local = try reading { try store.record(at: cursor.acknowledgedSeq) }
-            guard let local, local.hash == cursor.headHash else {
-                throw SyncError.fork.with("the server's record at seq \(cursor.acknowledgedSeq) of device \(device) has hash \(cursor.headHash.hex), this store's has \(local?.hash.hex ?? "none"): the logs have diverged; nothing was uploaded — keep both and have an operator compare them (onboard verify, the server's audit log) before syncing this device again")
+            // At the prune point the record is gone; the hash it left stands for it.
+            let localHash = cursor.acknowledgedSeq == prunedThrough?.seq
+                ? prunedThrough?.hash : try reading { try store.record(at: cursor.acknowledgedSeq) }?.hash
+            guard let localHash, localHash == cursor.headHash else {
+                throw SyncError.fork.with("the server's record at seq \(cursor.acknowledgedSeq) of device \(device) has hash \(cursor.headHash.hex), this store's has \(localHash?.hex ?? "none"): the logs have diverged; nothing was uploaded — keep both and have an operator compare them (onboard verify, the server's audit log) before syncing this device again")
             }
         }
         try await storeCursor(cursor.acknowledgedSeq)
@@ -153,6 +157,7 @@ public actor SyncClient {
                     guard let expected = body?.expectedSeq, expected >= 1, expected <= head + 1 else {
                         throw SyncError.badResponse.with("the server answered gap to \(what) with expected_seq \(body?.expectedSeq.map(String.init) ?? "missing"), outside 1…\(head + 1); report this server bug")
                     }
+                    try checkNotBehindPrunePoint(expected - 1, try reading { try store.prunedThrough() })
                     gapsInARow += 1
                     guard gapsInARow <= SyncLimits.maximumAttempts else {
                         throw SyncError.refused.with("the server answered gap \(gapsInARow) times in a row (last expected seq \(expected)); its cursor keeps moving — sync again later")
@@ -298,6 +303,13 @@ public actor SyncClient {
         do { return try result.get() } catch {
             throw SyncError.store.with("signing the head at seq \(seq) failed: \(error); fix the store (onboard verify) and sync again")
         }
+    }
+
+    /// A server behind the prune point asks for records this store no longer has: they exist
+    /// only in the server's backups now.
+    private func checkNotBehindPrunePoint(_ serverSeq: UInt64, _ point: PrunePoint?) throws(SyncError) {
+        guard let point, serverSeq < point.seq else { return }
+        throw SyncError.refused.with("the server holds device \(device) only up to seq \(serverSeq) but this store pruned seq 1…\(point.seq) after the server had acknowledged them: the server lost acknowledged records; restore the server's data from a backup — this store cannot resend seq \(serverSeq + 1)…\(point.seq)")
     }
 
     private func storeCursor(_ seq: UInt64) async throws(SyncError) {

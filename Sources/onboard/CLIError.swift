@@ -18,7 +18,7 @@ struct CLIError: Error {
         case .storeMissing: ExitCode.noInput
         case .notWritable: ExitCode.cannotCreate
         case .newerFormat: ExitCode.unavailable
-        case .invalidEvent, .conflict, .seqMismatch, .headMoved, .transactionTooLarge: ExitCode.dataError
+        case .invalidEvent, .conflict, .seqMismatch, .headMoved, .transactionTooLarge, .pruned: ExitCode.dataError
         case .closed: ExitCode.software
         case .invalidQuery: ExitCode.usage
         default: ExitCode.ioError

@@ -17,4 +17,6 @@ enum ExitCode {
     static let cannotCreate: Int32 = 73
     /// I/O error: the path is not a store, a record is damaged, LMDB failed.
     static let ioError: Int32 = 74
+    /// Nothing can be done yet: `prune` before the sync server acknowledged any event.
+    static let tempFail: Int32 = 75
 }

@@ -22,6 +22,7 @@ import Testing
               session    the signed-in user and the current screen, state and messages of a device
               users      the users onboarded on a device, the selected one first, with lock state
               history    sign-in attempts with outcomes, and sessions with durations, filtered and paged
+              prune      remove old events the sync server has acknowledged; the chain stays verifiable
               generate   write a seeded, realistic workload of honest traffic and attacks as JSONL
               sync       upload the events the sync server has not acknowledged, oldest first
               serve      run the sync server (HTTP on libmicrohttpd, storage on LMDB)

@@ -63,11 +63,11 @@ import Glibc
         let token: String
         let lines: [String]
 
-        init(seed: UInt64) throws {
+        init(seed: UInt64, count: Int = SyncProcessTests.eventCount) throws {
             directory = try TemporaryDirectory()
             device = directory.appending("device")
             data = directory.appending("server-data")
-            let text = Corpus.jsonl(Corpus.generated(count: SyncProcessTests.eventCount, seed: seed))
+            let text = Corpus.jsonl(Corpus.generated(count: count, seed: seed))
             lines = text.split(separator: "\n").map { $0 + "\n" }
             let file = try directory.write("events.jsonl", text)
             let imported = try CLI.run(["import", file, "--store", device, "--device", "kiosk-7"])

@@ -341,3 +341,52 @@ struct SlowTransport: SyncTransport {
         return response
     }
 }
+
+/// Sync of a store whose acknowledged prefix was pruned.
+@Suite struct PrunedStoreSyncTests {
+    static let farFuture = Timestamp(millisecondsSince1970: 4_000_000_000_000)
+
+    @Test(arguments: ["fake", "reference"])
+    func aPrunedStoreKeepsSyncingFromItsPrunePoint(server name: String) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try ServerUnderTest.make(name, in: directory)
+        defer { server.close() }
+        let store = try SyncFixture.openStore(in: directory)
+        defer { store.close() }
+        try await SyncFixture.append(300, to: store)
+        _ = try await SyncClient(store: store, transport: InMemoryTransport(handler: server.handle), token: server.token).run()
+
+        let pruned = try store.prune(before: Self.farFuture)
+        #expect(pruned.removed == 1...300)
+        // The server's head is exactly the prune point: the hash the prune left stands for the record.
+        let idle = try await SyncClient(store: store, transport: InMemoryTransport(handler: server.handle), token: server.token).run()
+        #expect(idle.appended == 0 && idle.acknowledgedSeq == 300)
+
+        try await SyncFixture.append(50, to: store, from: 300)
+        let summary = try await SyncClient(store: store, transport: InMemoryTransport(handler: server.handle), token: server.token).run()
+        #expect(summary.appended == 50 && summary.acknowledgedSeq == 350)
+        #expect(server.prefixProblem(of: store) == nil)
+    }
+
+    @Test func aServerThatLostPrunedRecordsIsToldSoAndNothingIsSent() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SyncFixture.openStore(in: directory)
+        defer { store.close() }
+        try await SyncFixture.append(200, to: store)
+        let server = FakeSyncServer()
+        _ = try await SyncClient(store: store, transport: InMemoryTransport { server.handle($0) }, token: SyncFixture.token).run()
+        _ = try store.prune(before: Self.farFuture)
+        server.truncate(to: 120)
+        let requests = server.requestCount
+
+        let error = await #expect(throws: SyncError.self) {
+            try await SyncClient(store: store, transport: InMemoryTransport { server.handle($0) }, token: SyncFixture.token).run()
+        }
+        #expect(error == .refused)
+        #expect(error?.message.contains("only up to seq 120") == true && error?.message.contains("pruned seq 1…200") == true)
+        #expect(server.requestCount == requests + 1, "only the cursor was read")
+        #expect(server.log().count == 120)
+    }
+}

@@ -25,6 +25,8 @@ enum ExportCommand {
             "OCSF: each sign-in related event as one OCSF \(OCSFSchema.version) Authentication event",
             "(class_uid \(OCSFSchema.classUID)) per line, for a SIEM; other events are skipped unless",
             "--all-events. The mapping is in docs/audit.md.",
+            "A pruned store's export starts after its prune point (said on stderr); import refuses it",
+            "into a store whose next seq is not that seq.",
         ],
         options: [.store, formatOption, sinceOption, allEventsOption],
         argumentCount: 0...0,
@@ -44,6 +46,10 @@ enum ExportCommand {
         let since = UInt64(try invocation.positiveInteger("since-seq") ?? 1)
         let store = try OnboardTool.openStore(invocation, writable: false)
         defer { store.close() }
+        if let point = try? store.prunedThrough(), since <= point.seq {
+            // On stderr: the JSONL stays exactly what import reads.
+            Output.error("onboard export: seq 1…\(point.seq) of this store were pruned; the export starts at seq \(point.seq + 1), whose record links to \(point.hash.hex) (the sync server keeps the full history)")
+        }
         var output = Output.standardOutput()
         if format == .csv { output.line(csvHeader) }
         let ocsf = OCSFEncoder(product: .init(version: OnboardTool.version),

@@ -44,6 +44,7 @@ enum ImportCommand {
             return ExitCode.success
         }
 
+        try refuseLaterStart(lines, path: invocation.storePath, source: source)
         let store = try OnboardTool.openStore(invocation, writable: true, deviceID: invocation.values["device"],
                                               durability: durability)
         defer { store.close() }
@@ -86,6 +87,29 @@ enum ImportCommand {
             print("imported \(appended) events (seq \(firstSeq!)–\(lastSeq))\(skipped)")
         }
         return ExitCode.success
+    }
+
+    /// An export of a pruned store (or from --since-seq) starts after seq 1: its records link to
+    /// ones this store does not have, so it cannot be imported with its seqs.
+    static func refuseLaterStart(_ lines: [ParsedLine], path: String, source: String) throws(CLIError) {
+        guard let first = lines.first, let claimed = first.decoded.seq, claimed > 1 else { return }
+        // Read before the writable open, which would create a store the refusal leaves behind.
+        var options = OnboardingStore.Options()
+        options.readOnly = true
+        options.createIfMissing = false
+        var head: UInt64 = 0
+        do {
+            let store = try OnboardingStore.open(at: path, options: options)
+            defer { store.close() }
+            head = try store.head().seq
+            if try store.seq(of: first.decoded.event.id) != nil { return } // a re-import: duplicates
+        } catch where error.code == .storeMissing {
+            head = 0
+        } catch {
+            throw CLIError(CLIError(error).exitCode, "onboard import: \(error.message)")
+        }
+        guard claimed > head + 1 else { return }
+        throw CLIError(ExitCode.dataError, "onboard import: \(source): line \(first.lineNumber): the file starts at seq \(claimed) but this store's next seq is \(head + 1): it is an export of a pruned store (or one made with --since-seq) and the events before it are not in this store; nothing was imported — the sync server keeps the full history, export that instead")
     }
 
     static func readInput(_ source: String) throws(CLIError) -> Data {

@@ -22,6 +22,9 @@ enum LogCommand {
         let store = try OnboardTool.openStore(invocation, writable: false)
         defer { store.close() }
         var next = UInt64(try invocation.positiveInteger("since-seq") ?? 1)
+        if let point = try? store.prunedThrough(), next <= point.seq {
+            Output.error("onboard log: seq 1…\(point.seq) were pruned; the log starts at seq \(point.seq + 1)")
+        }
         var output = Output.standardOutput()
         while true {
             do {

@@ -32,6 +32,8 @@ enum StatsCommand {
                 .init("file_size_bytes", .number(String(stats.fileSizeBytes))),
                 .init("used_bytes", .number(String(stats.usedBytes))),
                 .init("map_size_bytes", .number(String(stats.mapSizeBytes))),
+                .init("pruned_through_seq", stats.prunedThrough.map { .number(String($0.seq)) } ?? .null),
+                .init("pruned_through_hash", stats.prunedThrough.map { .string($0.hash.hex) } ?? .null),
                 .init("types", counts),
             ])
             var writer = JSONWriter()
@@ -47,6 +49,7 @@ enum StatsCommand {
             "users       \(stats.userCount)",
             "head        seq \(stats.headSeq)  \(stats.headHash.hex)",
             "time span   \(stats.firstAt?.iso8601 ?? "-") … \(stats.lastAt?.iso8601 ?? "-")",
+            "pruned      " + (stats.prunedThrough.map { "seq 1…\($0.seq) (the log starts at seq \($0.seq + 1))" } ?? "nothing"),
             "file size   \(stats.fileSizeBytes) bytes (\(stats.usedBytes) used, map \(stats.mapSizeBytes))",
         ]
         if !stats.countsByType.isEmpty {

@@ -14,6 +14,9 @@ enum VerifyCommand {
             "holds with the signed hash. Each problem is printed with its seq and its kind: modified,",
             "missing, reordered, bad signature, index, snapshot or damaged; the first bad seq leads.",
             "docs/audit.md describes the procedure and what it can and cannot detect.",
+            "A pruned store is checked from its prune point: the first kept record must link to the hash",
+            "pruned_through keeps, the prune point must not pass the server's acknowledgement, and the",
+            "rebuild starts from the base snapshot kept at the prune point.",
         ],
         options: [.store],
         argumentCount: 0...0,
@@ -26,7 +29,10 @@ enum VerifyCommand {
         do { report = try store.verify() } catch { throw CLIError(CLIError(error).exitCode, "onboard verify: \(error.message)") }
         if report.isValid {
             let snapshot = report.snapshotSeq.map { "; projection snapshot at seq \($0) matches a rebuild" } ?? ""
-            print("ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot); \(signatures(report)); head seq \(report.headSeq) \(report.headHash.hex)")
+            let pruned = report.prunedThrough.map { point in
+                "; seq 1…\(point.seq) pruned (acknowledged through seq \(report.acknowledgedSeq)), chain checked from \(point.hash.hex)"
+            } ?? ""
+            print("ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot)\(pruned); \(signatures(report)); head seq \(report.headSeq) \(report.headHash.hex)")
             return ExitCode.success
         }
         let total = report.problems.count + report.unreportedProblems

@@ -1,0 +1,95 @@
+import Foundation
+import OnboardingModel
+import Testing
+
+/// `onboard prune` with the real binary, against a store a real `onboard sync` acknowledged.
+@Suite(.serialized) struct PruneCommandTests {
+    /// A device store holding the first `synced` of `lines` acknowledged by a real `onboard serve`,
+    /// then the rest appended unsynced.
+    struct Device {
+        let setup: SyncProcessTests.Setup
+        var store: String { setup.device }
+
+        init(seed: UInt64, synced: Int) throws {
+            setup = try SyncProcessTests.Setup(seed: seed, count: synced)
+        }
+
+        func sync() throws {
+            let server = try SyncProcessTests.Server(data: setup.data, scratch: setup.directory)
+            defer { server.stop() }
+            let result = try CLI.run(["sync", "--store", store, "--server", server.url, "--token", setup.token])
+            guard result.status == 0 else { throw TestFailure("sync failed: \(result.stderr)") }
+        }
+    }
+
+    @Test func prunesOnlyWhatTheServerAcknowledgedAndTheStoreStillVerifiesExportsAndSyncs() throws {
+        let events = Corpus.generated(count: 500, seed: 11)
+        let lines: [String] = Corpus.jsonl(events).split(separator: "\n").map { String($0) + "\n" }
+        let device = try Device(seed: 11, synced: 400)
+        defer { device.setup.directory.remove() }
+        try device.sync()
+        let rest = try device.setup.directory.write("rest.jsonl", lines[400...].joined())
+        #expect(try CLI.run(["import", rest, "--store", device.store]).status == 0)
+        let lockoutBefore = try CLI.run(["lockout", "--json", "--store", device.store, "--at", "2030-01-01T00:00:00Z"]).stdout
+
+        let dryRun = try CLI.run(["prune", "--before", "2100-01-01", "--dry-run", "--store", device.store])
+        #expect(dryRun.status == 0 && dryRun.stdout.contains("would prune 400 events (seq 1…400"), "\(dryRun.stdout)\(dryRun.stderr)")
+        let prune = try CLI.run(["prune", "--before", "2100-01-01", "--store", device.store])
+        #expect(prune.status == 0, "\(prune.stderr)")
+        #expect(prune.stdout.contains("pruned 400 events (seq 1…400"), "\(prune.stdout)")
+        #expect(prune.stdout.contains("events after seq 400 are not acknowledged"), "\(prune.stdout)")
+
+        let verify = try CLI.run(["verify", "--store", device.store])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(verify.stdout.contains("ok: 100 records") && verify.stdout.contains("seq 1…400 pruned"), "\(verify.stdout)")
+        // The projections come from the base snapshot and the remaining log: nothing changed.
+        #expect(try CLI.run(["lockout", "--json", "--store", device.store, "--at", "2030-01-01T00:00:00Z"]).stdout == lockoutBefore)
+
+        let export = try CLI.run(["export", "--store", device.store])
+        #expect(export.status == 0)
+        #expect(export.stdout == lines[400...].joined(), "the export is the retained log, byte for byte")
+        #expect(export.stderr.contains("seq 1…400 of this store were pruned; the export starts at seq 401"), "\(export.stderr)")
+        let log = try CLI.run(["log", "--store", device.store])
+        #expect(log.stdout.split(separator: "\n").count == 100 && log.stderr.contains("the log starts at seq 401"))
+        let stats = try CLI.run(["stats", "--json", "--store", device.store])
+        #expect(stats.stdout.contains(#""events":100"#) && stats.stdout.contains(#""pruned_through_seq":400"#), "\(stats.stdout)")
+
+        // An export of a pruned store cannot be imported with its seqs into a fresh store.
+        let file = try device.setup.directory.write("pruned.jsonl", export.stdout)
+        let fresh = device.setup.directory.appending("fresh")
+        let refused = try CLI.run(["import", file, "--store", fresh])
+        #expect(refused.status == 65)
+        #expect(refused.stderr.contains("starts at seq 401 but this store's next seq is 1"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "the refusal leaves no store behind")
+
+        // Sync goes on from the prune point, and then the rest may go too.
+        try device.sync()
+        let second = try CLI.run(["prune", "--before", "2100-01-01", "--store", device.store])
+        #expect(second.stdout.contains("pruned 100 events (seq 401…500"), "\(second.stdout)\(second.stderr)")
+        #expect(try CLI.run(["verify", "--store", device.store]).status == 0)
+        #expect(try device.setup.replicaLines() == lines, "the server keeps the full history")
+    }
+
+    @Test func aBadDateIsAUsageErrorAndNothingAcknowledgedPrunesNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("store")
+        let file = try directory.write("events.jsonl", Corpus.jsonl(Corpus.generated(count: 50, seed: 3)))
+        #expect(try CLI.run(["import", file, "--store", store]).status == 0)
+
+        for bad in ["yesterday", "2026-13-01", "2026-06-01T12:00:00+02:00", "2026-6-1"] {
+            let result = try CLI.run(["prune", "--before", bad, "--store", store])
+            #expect(result.status == 64, "\(bad)")
+            #expect(result.stderr == "onboard prune: --before \"\(bad)\" is not an ISO 8601 UTC date (2026-06-01) or date-time (2026-06-01T12:00:00Z)\n")
+        }
+        let missing = try CLI.run(["prune", "--store", store])
+        #expect(missing.status == 64 && missing.stderr.contains("--before DATE is required"))
+
+        let unsynced = try CLI.run(["prune", "--before", "2100-01-01", "--store", store])
+        #expect(unsynced.status == 75)
+        #expect(unsynced.stderr.contains("nothing pruned: the sync server has acknowledged no event"), "\(unsynced.stderr)")
+        #expect(unsynced.stderr.split(separator: "\n").count == 1)
+        let verify = try CLI.run(["verify", "--store", store])
+        #expect(verify.stdout.contains("ok: 50 records") && !verify.stdout.contains("pruned"))
+    }
+}
