@@ -79,8 +79,14 @@ final class EncodedEvents {
         var records: [[UInt8]] = []
         records.reserveCapacity(events.count)
         var previous = Digest.zero
+        // Users by pseudonym, as a store writes them (these events have no personal fields to seal).
+        let directory = UserDirectory(pseudonymKey: SecretKey(bytes: [UInt8](repeating: 7, count: SecretKey.byteCount)))
+        var refs: [String: UserRef] = [:]
         for (index, event) in events.enumerated() {
-            let bytes = RecordCodec.encode(event, seq: UInt64(index + 1), previousHash: previous)
+            let seal = event.user.map { user in
+                UserSeal(ref: refs[user] ?? { let ref = directory.ref(of: user); refs[user] = ref; return ref }(), key: nil)
+            }
+            let bytes = RecordCodec.encode(event, seq: UInt64(index + 1), previousHash: previous, seal: seal)
             previous = Digest(bytes: Array(bytes[1...Digest.byteCount]))
             records.append(bytes)
         }

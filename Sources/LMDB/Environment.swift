@@ -149,7 +149,7 @@ public final class Environment: Sendable {
 
     /// Called with the transaction lock held: `close()` cannot finish while it is held, so a
     /// transaction that passed this check runs on an open environment.
-    private func throwIfClosed() throws {
+    func throwIfClosed() throws {
         if isClosed { throw LMDBError(code: LMDBError.closed.code, operation: "transaction on \(path)") }
     }
 

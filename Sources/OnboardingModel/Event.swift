@@ -87,6 +87,9 @@ extension Event {
     public func validate() throws(EventValidationError) {
         try Event.validateDevice(device)
         if let user { try Event.validateUser(user) }
+        if type == .userForgotten, !(user.map(UserRef.isLiteral) ?? false) {
+            throw EventValidationError(field: "user", "user_forgotten names the user by its pseudonym (~ and 32 hex digits), never by the readable id")
+        }
         guard at >= Timestamp.minimum, at <= Timestamp.maximum else {
             throw EventValidationError(field: "at", "time must lie between years 0001 and 9999")
         }
@@ -109,6 +112,11 @@ extension Event {
     /// Checks a device id by the rules of the envelope's `device` field.
     public static func validate(deviceID: String) throws(EventValidationError) {
         try validateDevice(deviceID)
+    }
+
+    /// Checks a user id by the rules of the envelope's `user` field.
+    public static func validate(userID: String) throws(EventValidationError) {
+        try validateUser(userID)
     }
 
     static func validateDevice(_ device: String) throws(EventValidationError) {

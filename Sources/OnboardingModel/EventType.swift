@@ -40,6 +40,10 @@ public enum EventType: String, WireEnum {
     case accountCreated = "account_created"
     // admin
     case lockoutCleared = "lockout_cleared"
+    // erasure
+    /// The user's key was destroyed: their personal fields read as erased from here on. The
+    /// event names the user by its pseudonym literal only (docs/audit.md § Erasure).
+    case userForgotten = "user_forgotten"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }
@@ -85,7 +89,7 @@ public enum EventType: String, WireEnum {
         case .lockoutCleared: [.choice("reason", LockoutClearReason.self)]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
              .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
-             .temporaryPasswordSent, .accountCreationStarted, .accountCreated:
+             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten:
             []
         }
     }

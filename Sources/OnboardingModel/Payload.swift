@@ -40,6 +40,8 @@ public enum Payload: Sendable, Hashable {
     case accountCreationFailed(field: FormField?, reason: AccountCreationFailureReason)
     case accountCreated
     case lockoutCleared(reason: LockoutClearReason)
+    /// The user's key was destroyed; the event's `user` is the pseudonym literal.
+    case userForgotten
 
     public var type: EventType {
         switch self {
@@ -73,6 +75,7 @@ public enum Payload: Sendable, Hashable {
         case .accountCreationFailed: .accountCreationFailed
         case .accountCreated: .accountCreated
         case .lockoutCleared: .lockoutCleared
+        case .userForgotten: .userForgotten
         }
     }
 
@@ -101,7 +104,7 @@ public enum Payload: Sendable, Hashable {
         case .lockoutCleared(let reason): [.choice(reason.wireCode)]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
              .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
-             .temporaryPasswordSent, .accountCreationStarted, .accountCreated:
+             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten:
             []
         }
     }
@@ -147,6 +150,7 @@ public enum Payload: Sendable, Hashable {
         case .accountCreationFailed: self = .accountCreationFailed(field: reader.optionalChoice(), reason: reader.choice())
         case .accountCreated: self = .accountCreated
         case .lockoutCleared: self = .lockoutCleared(reason: reader.choice())
+        case .userForgotten: self = .userForgotten
         }
     }
 }

@@ -12,7 +12,7 @@ import Foundation
 /// `RecordCodecTests` checks the two agree on valid events of every type and on forged bodies.
 extension RecordCodec {
     /// `(seq, event)` of a body, or `nil` when the reference decoder must decide.
-    static func fastDecodeBody(_ body: UnsafeRawBufferPointer) -> (UInt64, Event)? {
+    static func fastDecodeBody(_ body: UnsafeRawBufferPointer, users: UserDirectory) -> (UInt64, Event)? {
         var reader = FastBodyReader(bytes: body)
         guard let code = reader.uint16(), code >= 1, Int(code) <= WireCases.eventTypes.count else { return nil }
         let type = WireCases.eventTypes[Int(code) - 1]
@@ -25,8 +25,10 @@ extension RecordCodec {
               let hasUser = reader.presence() else { return nil }
         var user: String?
         if hasUser {
-            guard let text = reader.shortText(maximumBytes: Limits.maximumUserBytes) else { return nil }
-            user = text
+            // Events with sealed personal fields (user_added, user_profile_updated) are rare:
+            // the reference decoder opens them.
+            guard !type.hasPersonalFields, let ref = reader.userRef() else { return nil }
+            user = users.displayName(of: ref)
         }
         guard let hasSession = reader.presence() else { return nil }
         var session: UUID?
@@ -102,6 +104,7 @@ extension RecordCodec {
             return .accountCreationFailed(field: field, reason: reason)
         case .accountCreated: return .accountCreated
         case .lockoutCleared: return reader.choice(WireCases.lockoutClearReasons).map { .lockoutCleared(reason: $0) }
+        case .userForgotten: return .userForgotten
         }
     }
 }
@@ -152,6 +155,8 @@ private struct FastBodyReader {
         defer { offset += count }
         return UnsafeRawBufferPointer(start: bytes.baseAddress! + offset, count: count)
     }
+
+    mutating func userRef() -> UserRef? { take(UserRef.byteCount).map { UserRef(bytes: $0) } }
 
     mutating func uint8() -> UInt8? {
         guard offset < bytes.count else { return nil }

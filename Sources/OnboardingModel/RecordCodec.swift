@@ -19,7 +19,12 @@ import Foundation
 /// ```
 public enum RecordCodec {
     /// Version of the record framing. A reader refuses versions it does not know.
-    public static let formatVersion: UInt8 = 1
+    /// Version 2 names the user by its pseudonym and seals the personal text fields
+    /// (docs/format.md § Erasure); version 1 records are read only by a store's migration
+    /// (``decodeLegacy(_:expectedSeq:)``).
+    public static let formatVersion: UInt8 = 2
+    /// The format before pseudonyms: readable user ids and personal fields in the clear.
+    public static let legacyFormatVersion: UInt8 = 1
     public static let headerByteCount = 1 + Digest.byteCount * 2
     public static let hashOffset = 1
     static let previousHashOffset = 1 + Digest.byteCount
@@ -28,16 +33,17 @@ public enum RecordCodec {
     static let fixedBodyByteCount = 2 + 1 + 8 + 16 + 8 + 1 + 1 + 1
 
     /// Encodes `event` as the record at `seq` following `previousHash`. The event must be valid.
-    public static func encode(_ event: Event, seq: UInt64, previousHash: Digest) -> [UInt8] {
+    /// `seal` is required exactly when the event names a user.
+    public static func encode(_ event: Event, seq: UInt64, previousHash: Digest, seal: UserSeal?) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(headerByteCount + fixedBodyByteCount + 64)
-        _ = encode(event, seq: seq, previousHash: previousHash, appendingTo: &bytes)
+        _ = encode(event, seq: seq, previousHash: previousHash, seal: seal, appendingTo: &bytes)
         return bytes
     }
 
     /// Appends the record to `buffer` and returns where it is: a batch encodes all its records
     /// into one buffer instead of one array each.
-    public static func encode(_ event: Event, seq: UInt64, previousHash: Digest,
+    public static func encode(_ event: Event, seq: UInt64, previousHash: Digest, seal: UserSeal?,
                               appendingTo buffer: inout [UInt8]) -> Range<Int> {
         var writer = BinaryWriter(capacity: 0)
         swap(&writer.bytes, &buffer)
@@ -46,7 +52,7 @@ public enum RecordCodec {
         writer.append(formatVersion)
         Digest.zero.withUnsafeBytes { writer.append($0) } // hash, filled in below
         previousHash.withUnsafeBytes { writer.append($0) }
-        encodeBody(event, seq: seq, into: &writer)
+        encodeBody(event, seq: seq, seal: seal, into: &writer)
         writer.bytes.withUnsafeMutableBytes { raw in
             Digest.hash(UnsafeRawBufferPointer(rebasing: raw[(start + previousHashOffset)...]),
                         into: UnsafeMutableRawBufferPointer(rebasing: raw[(start + hashOffset)..<(start + hashOffset + Digest.byteCount)]))
@@ -55,13 +61,13 @@ public enum RecordCodec {
     }
 
     /// The canonical record bytes of `event` at `seq` (what the hash covers after the previous hash).
-    public static func body(of event: Event, seq: UInt64) -> [UInt8] {
+    public static func body(of event: Event, seq: UInt64, seal: UserSeal?) -> [UInt8] {
         var writer = BinaryWriter(capacity: fixedBodyByteCount + 64)
-        encodeBody(event, seq: seq, into: &writer)
+        encodeBody(event, seq: seq, seal: seal, into: &writer)
         return writer.bytes
     }
 
-    static func encodeBody(_ event: Event, seq: UInt64, into writer: inout BinaryWriter) {
+    static func encodeBody(_ event: Event, seq: UInt64, seal: UserSeal?, into writer: inout BinaryWriter) {
         let type = event.type
         writer.append(type.code)
         writer.append(type.schemaVersion)
@@ -72,9 +78,10 @@ public enum RecordCodec {
         precondition(!device.isEmpty && device.count <= Limits.maximumDeviceBytes, "device id must be validated before encoding")
         writer.append(UInt8(device.count))
         writer.bytes.append(contentsOf: device)
-        if let user = event.user {
+        precondition((event.user == nil) == (seal == nil), "an event names a user exactly when it has a seal")
+        if let seal {
             writer.append(UInt8(1))
-            writer.appendShortString(user)
+            seal.ref.withUnsafeBytes { writer.append($0) }
         } else {
             writer.append(UInt8(0))
         }
@@ -84,7 +91,27 @@ public enum RecordCodec {
         } else {
             writer.append(UInt8(0))
         }
-        for (spec, value) in zip(type.fields, event.payload.fieldValues) {
+        let values = event.payload.fieldValues
+        // With a user, the personal text fields go sealed with the user's key (or, once the user
+        // is forgotten, not at all); without one there is no key and they stay in the clear.
+        let sealsPersonal = seal != nil && type.hasPersonalFields
+        if let seal, sealsPersonal {
+            if let key = seal.key {
+                var plaintext = BinaryWriter(capacity: 64)
+                for (spec, value) in zip(type.fields, values) where EventType.isPersonal(spec) {
+                    if spec.isOptional { plaintext.append(UInt8(value == nil ? 0 : 1)) }
+                    if case .text(let text)? = value { plaintext.appendShortString(text) }
+                }
+                let sealed = PersonalData.seal(plaintext.bytes, key: key, eventID: event.id, seq: seq)
+                writer.append(UInt8(1))
+                writer.append(UInt16(sealed.count))
+                writer.append(sealed)
+            } else {
+                writer.append(UInt8(0))
+            }
+        }
+        for (spec, value) in zip(type.fields, values) {
+            if sealsPersonal && EventType.isPersonal(spec) { continue }
             if spec.isOptional {
                 writer.append(UInt8(value == nil ? 0 : 1))
             }
@@ -101,12 +128,26 @@ public enum RecordCodec {
 
     /// Decodes and checks a stored record: framing, body, hash, and (when given) that the body's
     /// seq is `expectedSeq`.
-    public static func decode(_ bytes: UnsafeRawBufferPointer, expectedSeq: UInt64? = nil) throws(RecordDecodingError) -> Record {
+    /// `users` turns the record's pseudonym into the readable id and opens sealed personal
+    /// fields; a user it does not know (forgotten) reads as the pseudonym literal, erased.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, expectedSeq: UInt64? = nil,
+                              users: UserDirectory) throws(RecordDecodingError) -> Record {
+        try decode(bytes, expectedSeq: expectedSeq, version: formatVersion, users: users)
+    }
+
+    /// Decodes a record of format 1 (readable user ids, personal fields in the clear): what a
+    /// store's migration reads.
+    public static func decodeLegacy(_ bytes: UnsafeRawBufferPointer, expectedSeq: UInt64? = nil) throws(RecordDecodingError) -> Record {
+        try decode(bytes, expectedSeq: expectedSeq, version: legacyFormatVersion, users: nil)
+    }
+
+    private static func decode(_ bytes: UnsafeRawBufferPointer, expectedSeq: UInt64?, version: UInt8,
+                               users: UserDirectory?) throws(RecordDecodingError) -> Record {
         guard bytes.count > headerByteCount else {
             throw RecordDecodingError("record is \(bytes.count) bytes, shorter than its \(headerByteCount)-byte header")
         }
-        guard bytes[0] == formatVersion else {
-            throw RecordDecodingError("record format version \(bytes[0]) is not supported (this build reads \(formatVersion))")
+        guard bytes[0] == version else {
+            throw RecordDecodingError("record format version \(bytes[0]) is not supported (this build reads \(version))")
         }
         let base = bytes.baseAddress!
         // Compared in place: the computed digest becomes the record's hash, no copy of the stored one.
@@ -117,12 +158,12 @@ public enum RecordCodec {
         let previousHash = Digest(copying: UnsafeRawBufferPointer(start: base + previousHashOffset, count: Digest.byteCount))
         let body = UnsafeRawBufferPointer(start: base + bodyOffset, count: bytes.count - bodyOffset)
         let seq: UInt64, event: Event
-        if let decoded = fastDecodeBody(body) {
+        if let users, let decoded = fastDecodeBody(body, users: users) {
             (seq, event) = decoded
         } else {
             // The reference decoder decides, and names what is wrong.
             var reader = BinaryReader(bytes: body)
-            (seq, event) = try decodeBody(&reader)
+            (seq, event) = try decodeBody(&reader, users: users)
         }
         if let expectedSeq, seq != expectedSeq {
             throw RecordDecodingError("record says seq \(seq) but is stored at seq \(expectedSeq) (records were moved)",
@@ -133,18 +174,29 @@ public enum RecordCodec {
 
     /// Decodes a body with the reference decoder only (no fast path): what the fast path is
     /// tested against.
-    static func referenceDecodeBody(_ body: UnsafeRawBufferPointer) throws(RecordDecodingError) -> (UInt64, Event) {
+    static func referenceDecodeBody(_ body: UnsafeRawBufferPointer, users: UserDirectory) throws(RecordDecodingError) -> (UInt64, Event) {
         var reader = BinaryReader(bytes: body)
-        return try decodeBody(&reader)
+        return try decodeBody(&reader, users: users)
     }
 
-    public static func decode(_ bytes: [UInt8], expectedSeq: UInt64? = nil) throws(RecordDecodingError) -> Record {
+    public static func decode(_ bytes: [UInt8], expectedSeq: UInt64? = nil, users: UserDirectory) throws(RecordDecodingError) -> Record {
         // `withUnsafeBytes` cannot forward a typed throw, so carry the result out.
         let result: Result<Record, RecordDecodingError> = bytes.withUnsafeBytes { buffer in
-            do throws(RecordDecodingError) { return .success(try decode(buffer, expectedSeq: expectedSeq)) }
+            do throws(RecordDecodingError) { return .success(try decode(buffer, expectedSeq: expectedSeq, users: users)) }
             catch { return .failure(error) }
         }
         return try result.get()
+    }
+
+    /// The pseudonym a record names, without decoding the rest; `nil` when it names no user.
+    public static func userRef(of bytes: UnsafeRawBufferPointer) throws(RecordDecodingError) -> UserRef? {
+        guard bytes.count > headerByteCount, bytes[0] == formatVersion else { throw RecordDecodingError("record header is damaged") }
+        var reader = BinaryReader(bytes: UnsafeRawBufferPointer(rebasing: bytes[bodyOffset...]))
+        _ = try reader.take(2 + 1 + 8 + 16 + 8, field: "the envelope")
+        let deviceLength = Int(try reader.readUInt8())
+        _ = try reader.take(deviceLength, field: "device")
+        guard try reader.readPresence(field: "user") else { return nil }
+        return UserRef(bytes: try reader.take(UserRef.byteCount, field: "user"))
     }
 
     /// The hash and previous hash of a stored record without decoding the body.
@@ -156,7 +208,8 @@ public enum RecordCodec {
                 Digest(copying: UnsafeRawBufferPointer(rebasing: bytes[previousHashOffset..<bodyOffset])))
     }
 
-    static func decodeBody(_ reader: inout BinaryReader) throws(RecordDecodingError) -> (UInt64, Event) {
+    /// `users` is `nil` for a format 1 body (readable user, no sealed section).
+    static func decodeBody(_ reader: inout BinaryReader, users: UserDirectory?) throws(RecordDecodingError) -> (UInt64, Event) {
         let code = try reader.readUInt16()
         guard let type = EventType(code: code) else { throw RecordDecodingError("unknown event type code \(code)") }
         let schema = try reader.readUInt8()
@@ -168,11 +221,44 @@ public enum RecordCodec {
         let at = Timestamp(millisecondsSince1970: try reader.readInt64())
         let deviceLength = Int(try reader.readUInt8())
         let device = try reader.readString(byteCount: deviceLength, field: "device")
-        let user: String? = try reader.readPresence(field: "user") ? try reader.readShortString(field: "user") : nil
+        var user: String?
+        var ref: UserRef?
+        if let users {
+            if try reader.readPresence(field: "user") {
+                let decoded = UserRef(bytes: try reader.take(UserRef.byteCount, field: "user"))
+                ref = decoded
+                user = users.displayName(of: decoded)
+            }
+        } else {
+            user = try reader.readPresence(field: "user") ? try reader.readShortString(field: "user") : nil
+        }
         let session: UUID? = try reader.readPresence(field: "session") ? try reader.readUUID() : nil
+        // The sealed personal fields (format 2, with a user): in field order, or `nil` when erased.
+        var personal: [FieldValue?]?
+        let sealsPersonal = ref != nil && type.hasPersonalFields
+        if let ref, let users, sealsPersonal, try reader.readPresence(field: "sealed personal fields") {
+            let length = Int(try reader.readUInt16())
+            let sealed = try reader.take(length, field: "sealed personal fields")
+            if let key = users.key(of: ref) {
+                guard let plaintext = PersonalData.open(sealed, key: key) else {
+                    throw RecordDecodingError("the sealed personal fields of seq \(seq) do not open with their user's key")
+                }
+                personal = try decodePersonal(plaintext, type: type)
+            }
+        }
         var values: [FieldValue?] = []
         values.reserveCapacity(type.fields.count)
+        var personalIndex = 0
         for spec in type.fields {
+            if sealsPersonal && EventType.isPersonal(spec) {
+                if let personal {
+                    values.append(personal[personalIndex])
+                    personalIndex += 1
+                } else {
+                    values.append(spec.isOptional ? nil : .text(PersonalData.erasedText))
+                }
+                continue
+            }
             if spec.isOptional, !(try reader.readPresence(field: spec.name)) {
                 values.append(nil)
                 continue
@@ -203,6 +289,30 @@ public enum RecordCodec {
                           payload: Payload(type: type, fieldValues: values))
         do { try event.validate() } catch { throw RecordDecodingError("stored event is invalid: \(error)") }
         return (seq, event)
+    }
+}
+
+extension RecordCodec {
+    /// The personal field values (in field order) of an opened sealed section.
+    static func decodePersonal(_ plaintext: [UInt8], type: EventType) throws(RecordDecodingError) -> [FieldValue?] {
+        let result: Result<[FieldValue?], RecordDecodingError> = plaintext.withUnsafeBytes { raw in
+            do throws(RecordDecodingError) {
+                var reader = BinaryReader(bytes: raw)
+                var values: [FieldValue?] = []
+                for spec in type.fields where EventType.isPersonal(spec) {
+                    if spec.isOptional, !(try reader.readPresence(field: spec.name)) {
+                        values.append(nil)
+                    } else {
+                        values.append(.text(try reader.readShortString(field: spec.name)))
+                    }
+                }
+                guard reader.isAtEnd else { throw RecordDecodingError("\(reader.remaining) unexpected bytes after the sealed personal fields") }
+                return .success(values)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 }
 

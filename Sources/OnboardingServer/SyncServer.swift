@@ -30,9 +30,11 @@ public final class SyncServer: Sendable {
     private let global: Mutex<(engine: LockoutEngine, seen: Set<UUID>)>
     /// The admin token created on first start, when there was none (written to `DATA/admin.token`).
     public let createdAdminToken: String?
+    private let policy: LockoutPolicy
 
     public init(dataDirectory: String, policy: LockoutPolicy = .mediawiki) throws {
         self.dataDirectory = dataDirectory
+        self.policy = policy
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         tokens = try TokenStore(directory: (dataDirectory as NSString).appendingPathComponent("server"))
@@ -45,7 +47,13 @@ public final class SyncServer: Sendable {
             _ = FileManager.default.createFile(atPath: file, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
             createdAdminToken = token
         }
-        // The global lockout: every device's records, merged by time.
+        global = Mutex((LockoutEngine(policy: policy, acrossDevices: true), []))
+        let built = try buildGlobalLockout()
+        global.withLock { $0 = built }
+    }
+
+    /// The global lockout: every device's records, merged by time.
+    private func buildGlobalLockout() throws -> (engine: LockoutEngine, seen: Set<UUID>) {
         var engine = LockoutEngine(policy: policy, acrossDevices: true)
         var all: [Record] = []
         for device in try tokens.enrolledDevices() {
@@ -58,7 +66,7 @@ public final class SyncServer: Sendable {
         all.sort { ($0.event.at, $0.event.device, $0.seq) < ($1.event.at, $1.event.device, $1.seq) }
         var seen = Set<UUID>()
         for record in all where seen.insert(record.event.id).inserted { engine.apply(record) }
-        global = Mutex((engine, seen))
+        return (engine, seen)
     }
 
     /// Refuse new requests with 503 (in-flight ones finish), then close the stores.
@@ -271,11 +279,21 @@ public final class SyncServer: Sendable {
     }
 
     private func ingest(_ body: [UInt8], device: String) throws -> SyncResponse {
-        let upload = try SyncWire.upload(from: body)
+        let upload = try SyncWire.uploadWithKeys(from: body)
         guard upload.device == device else {
             return failure(400, "malformed", "body.device is \(upload.device) but the path names \(device)")
         }
         let store = try replicas.store(for: device)
+        if let keys = upload.keys {
+            // The replica seals with the device's keys, so its records hash as the device's do.
+            let adopted: Result<Void, StoreError> = Result { () throws(StoreError) in
+                try store.adoptKeys(pseudonymKey: keys.pseudonymKey, userKeys: keys.users)
+            }
+            if case .failure(let error) = adopted {
+                guard error.code == .conflict else { throw error }
+                return failure(409, "keys_changed", error.message)
+            }
+        }
         let head = try store.head()
         // A device enrolled with a public key signs every batch; the heads the server accepted
         // pin the history up to them (docs/sync-protocol.md, "Signed heads").
@@ -320,7 +338,10 @@ public final class SyncServer: Sendable {
             if fresh.isEmpty && record.previousHash != previous && head.seq > 0 && head.seq <= pinnedSeq {
                 return refuse(409, "history_rewritten", "seq \(record.seq) does not follow seq \(head.seq), which \(device) signed and the server accepted; the device log was rewritten after its head was signed", at: index)
             }
-            let recomputed = RecordCodec.encode(record.event, seq: record.seq, previousHash: previous)
+            guard let seal = store.checkingSeal(for: record.event) else {
+                return refuse(409, "chain_broken", "seq \(record.seq) names a user whose key the upload did not carry, so its hash cannot be checked; send the device's keys with its records (body.keys)", at: index)
+            }
+            let recomputed = RecordCodec.encode(record.event, seq: record.seq, previousHash: previous, seal: seal.seal)
             guard record.previousHash == previous, Array(recomputed[1...Digest.byteCount]) == record.hash.bytes else {
                 return refuse(409, "chain_broken", "seq \(record.seq) does not hash to its claimed hash after the previous record; it was forged or damaged", at: index)
             }
@@ -345,8 +366,14 @@ public final class SyncServer: Sendable {
                 outcomes.removeAll()
                 return refuse(409, "fork", "the server cannot append: \(appendError.message)", at: 0)
             }
-            global.withLock { global in
-                for record in fresh where global.seen.insert(record.event.id).inserted { global.engine.apply(record) }
+            if fresh.contains(where: { $0.event.type == .userForgotten }) {
+                // Earlier records of the forgotten user now read by the pseudonym: refold.
+                let engine = try buildGlobalLockout()
+                global.withLock { $0 = engine }
+            } else {
+                global.withLock { global in
+                    for record in fresh where global.seen.insert(record.event.id).inserted { global.engine.apply(record) }
+                }
             }
         }
         if registered != nil, let signed = upload.signedHead {

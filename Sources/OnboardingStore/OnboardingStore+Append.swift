@@ -75,11 +75,19 @@ extension OnboardingStore {
     /// a storage failure fails the group (and a group too large for one transaction is retried
     /// one request at a time).
     func commitGroup(_ requests: [GroupCommitter.Request]) -> [Result<[AppendResult], StoreError>] {
+        // A `user_forgotten` changes how earlier records read: no snapshot with the state from
+        // before it (the readable id in it) may be written after the group deleted the stored one.
+        let erases = requests.contains { $0.events.contains { $0.type == .userForgotten } }
+        if erases { holdSnapshots() }
+        defer { if erases { releaseSnapshots() } }
+        // The directory changes the group made, applied before its commit (a reader of the new
+        // records finds their users) and undone if the commit fails.
+        var userChanges = UserChanges()
         do {
             let (results, appended) = try environment.write { transaction in
                 // The head is read once and the key buffers made once per group, not per request:
                 // 64 single-event appenders form groups of 64 requests.
-                var scratch = StageScratch(head: try readHead(transaction))
+                var scratch = StageScratch(head: try readHead(transaction), users: users)
                 let startHead = scratch.head
                 var appended: [Record] = []
                 appended.reserveCapacity(requests.reduce(0) { $0 + $1.events.count })
@@ -96,13 +104,27 @@ extension OnboardingStore {
                     try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
                                         value: StoreLayout.headValue(seq: scratch.head.seq, hash: scratch.head.hash))
                 }
+                if !scratch.forgotten.isEmpty, let snapshots = databases.snapshots {
+                    _ = try transaction.delete(snapshots, key: StoreLayout.stateSnapshotKey)
+                }
+                userChanges = UserChanges(added: scratch.added, forgotten: scratch.forgotten)
+                scratch.users = UserDirectory(pseudonymKey: scratch.users.pseudonymKey) // drop the copy before mutating
+                apply(userChanges)
                 return (results, appended)
             }
+            if !userChanges.added.isEmpty {
+                pendingKeys.withLock { pending in for seal in userChanges.added.values { pending[seal.ref] = nil } }
+            }
             // Before any appender resumes: a caller that awaited `append` reads state with its event.
-            advanceProjections(with: appended)
+            if userChanges.forgotten.isEmpty {
+                advanceProjections(with: appended)
+            } else {
+                resetProjectionsAfterErasure()
+            }
             notifyObservers(appended)
             return results
         } catch {
+            revert(userChanges)
             if requests.count > 1 {
                 return requests.flatMap { commitGroup([$0]) }
             }
@@ -149,7 +171,7 @@ extension OnboardingStore {
             if let earlier = firstWithID.position(of: events[index].id) {
                 // The same id earlier in this batch, at the seq it is about to get.
                 existingSeq = results[earlier].seq
-                guard RecordCodec.body(of: events[earlier], seq: existingSeq) == RecordCodec.body(of: events[index], seq: existingSeq) else {
+                guard events[earlier] == events[index] else {
                     throw conflict(events[index], at: existingSeq, index: index)
                 }
             } else {
@@ -160,7 +182,8 @@ extension OnboardingStore {
                     let existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
                         Array($0[RecordCodec.headerByteCount...])
                     }
-                    guard let existingBody, existingBody == RecordCodec.body(of: events[index], seq: seq) else {
+                    let seal = try userSeal(events[index], scratch: &scratch, in: transaction)?.seal
+                    guard let existingBody, existingBody == RecordCodec.body(of: events[index], seq: seq, seal: seal) else {
                         throw conflict(events[index], at: seq, index: index)
                     }
                 } else {
@@ -186,22 +209,35 @@ extension OnboardingStore {
         var previousHash = head.hash
         for index in events.indices where !results[index].isDuplicate {
             let seq = results[index].seq
+            let user = try userSeal(events[index], scratch: &scratch, in: transaction)
             scratch.recordBytes.removeAll(keepingCapacity: true)
-            _ = RecordCodec.encode(events[index], seq: seq, previousHash: previousHash, appendingTo: &scratch.recordBytes)
+            _ = RecordCodec.encode(events[index], seq: seq, previousHash: previousHash, seal: user?.seal,
+                                   appendingTo: &scratch.recordBytes)
             let hash = scratch.recordBytes.withUnsafeBytes { Digest(UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset...])) }
             StoreLayout.writeSeqKey(seq, into: &scratch.seqKey)
             try transaction.put(databases.events, key: scratch.seqKey, value: scratch.recordBytes, flags: .append)
             StoreLayout.writeUUID(events[index].id, into: &scratch.idKey)
             try transaction.put(databases.byID, key: scratch.idKey, value: scratch.seqKey, flags: .noOverwrite)
-            if let user = events[index].user {
-                StoreLayout.writeUserKey(user, seq, into: &scratch.indexKey)
+            if let user {
+                StoreLayout.writeUserKey(user.seal.ref, seq, into: &scratch.indexKey)
                 try transaction.put(databases.byUser, key: scratch.indexKey, value: empty)
             }
             if let session = events[index].session {
                 StoreLayout.writeSessionKey(session, seq, into: &scratch.indexKey)
                 try transaction.put(databases.bySession, key: scratch.indexKey, value: empty)
             }
-            appended.append(Record(seq: seq, event: events[index], previousHash: previousHash, hash: hash))
+            if let user, !user.readsAsWritten {
+                // What the record reads back as (the pseudonym, erased): projections get exactly that.
+                let erased = events[index].erasingPersonalData(ref: user.seal.ref)
+                appended.append(Record(seq: seq, event: erased, previousHash: previousHash, hash: hash))
+            } else {
+                appended.append(Record(seq: seq, event: events[index], previousHash: previousHash, hash: hash))
+            }
+            if events[index].type == .userForgotten, let user {
+                // The entry goes in the same transaction as the event that records it.
+                try destroyUserEntry(user.seal.ref, in: transaction)
+                scratch.forget(user.seal.ref)
+            }
             previousHash = hash
         }
         if nextSeq > head.seq + 1 {
@@ -226,21 +262,101 @@ extension OnboardingStore {
     }
 }
 
+extension OnboardingStore {
+    /// How an event's user is written: its pseudonym and (for an event with personal fields) key,
+    /// and whether it reads back as written (`false` for a forgotten user or a pseudonym literal:
+    /// it then reads as the pseudonym, erased).
+    struct StagedUser {
+        var seal: UserSeal
+        var readsAsWritten: Bool
+    }
+
+    /// The seal of `event`'s user. A live user costs one dictionary lookup by name; a new one
+    /// gets a key and its `user_keys` entry (key ‖ nonce ‖ sealed readable id) in this
+    /// transaction — with the key its device sent, on a sync server's replica.
+    @inline(__always)
+    func userSeal(_ event: Event, scratch: inout StageScratch, in transaction: Transaction) throws -> StagedUser? {
+        guard let user = event.user else { return nil }
+        let needsKey = event.type.hasPersonalFields
+        if scratch.forgotten.isEmpty, let ref = scratch.users.liveRef(of: user) {
+            return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? scratch.users.key(of: ref) : nil), readsAsWritten: true)
+        }
+        if let added = scratch.added[user] {
+            return StagedUser(seal: UserSeal(ref: added.ref, key: needsKey ? added.key : nil), readsAsWritten: true)
+        }
+        let ref = scratch.users.ref(of: user)
+        if UserRef.isLiteral(user) || scratch.users.isForgotten(ref) || scratch.forgotten.contains(where: { $0.ref == ref }) {
+            return StagedUser(seal: UserSeal(ref: ref, key: nil), readsAsWritten: false)
+        }
+        if let key = scratch.users.key(of: ref) { // live, but not under this spelling (cannot happen: names are exact)
+            return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? key : nil), readsAsWritten: true)
+        }
+        guard let database = databases.userKeys else {
+            throw StoreError(.notWritable, "store at \(path) has no user_keys database")
+        }
+        let key = pendingKeys.withLock { $0[ref] } ?? SecretKey.random()
+        try transaction.put(database, key: ref.bytes, value: OnboardingStore.userEntryValue(name: user, key: key))
+        scratch.added[user] = UserSeal(ref: ref, key: key)
+        return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? key : nil), readsAsWritten: true)
+    }
+
+    /// Applies a group's user changes to the shared directory (in place: nobody else may hold
+    /// a copy for it not to be copied, which only a concurrent reader does).
+    func apply(_ changes: UserChanges) {
+        guard !changes.isEmpty else { return }
+        userDirectory.withLock { directory in
+            for (name, seal) in changes.added { directory.add(seal.ref, name: name, key: seal.key!) }
+            for forgotten in changes.forgotten { directory.forget(forgotten.ref) }
+        }
+    }
+
+    func revert(_ changes: UserChanges) {
+        guard !changes.isEmpty else { return }
+        userDirectory.withLock { directory in
+            for forgotten in changes.forgotten.reversed() { directory.unforget(forgotten.ref, entry: forgotten.entry) }
+            for seal in changes.added.values { directory.remove(seal.ref) }
+        }
+    }
+}
+
+/// Users a group commit added (by readable id) and forgot (with the entry it had, to undo).
+struct UserChanges {
+    var added: [String: UserSeal] = [:]
+    var forgotten: [(ref: UserRef, entry: UserDirectory.Entry?)] = []
+    var isEmpty: Bool { added.isEmpty && forgotten.isEmpty }
+}
+
 /// What the requests of one group commit share: the head as the group's staged requests leave
 /// it, and one buffer per key kind, reused for every put.
 struct StageScratch {
     var head: (seq: UInt64, hash: Digest)
+    /// The store's users when the group started (plus `added`, minus `forgotten`).
+    var users: UserDirectory
+    /// Users new in this group, by readable id, with their key.
+    var added: [String: UserSeal] = [:]
+    /// Users this group forgot, with the entry they had (also of a user added in this group).
+    var forgotten: [(ref: UserRef, entry: UserDirectory.Entry?)] = []
+
+    mutating func forget(_ ref: UserRef) {
+        if let name = added.first(where: { $0.value.ref == ref })?.key {
+            added[name] = nil
+            forgotten.append((ref, nil)) // never in the shared directory: nothing to restore
+        } else {
+            forgotten.append((ref, users.entries[ref]))
+        }
+    }
     var idKey: [UInt8] = []
     var seqKey: [UInt8] = []
     var indexKey: [UInt8] = []
     /// The record being written, encoded (one buffer for all of them).
     var recordBytes: [UInt8] = []
 
-    init(head: (seq: UInt64, hash: Digest)) {
+    init(head: (seq: UInt64, hash: Digest), users: UserDirectory) {
         self.head = head
+        self.users = users
         idKey.reserveCapacity(16)
         seqKey.reserveCapacity(8)
-        indexKey.reserveCapacity(Limits.maximumUserBytes + 9)
+        indexKey.reserveCapacity(UserRef.byteCount + 8)
     }
 }
 

@@ -59,7 +59,7 @@ extension OnboardingStore {
         let result = try await append(event)
         return try withProjections { state in
             RecordOutcome(seq: result.seq, isDuplicate: result.isDuplicate,
-                          decision: state.lockout.decide(state.lockout.key(user: event.user, device: event.device, factor: .password),
+                          decision: state.lockout.decide(state.lockout.key(user: event.user.map(canonicalUser), device: event.device, factor: .password),
                                                          at: event.at),
                           session: state.session.session(device: event.device))
         }
@@ -73,7 +73,9 @@ extension OnboardingStore {
     /// ```
     public func signInDecision(user: String?, device: String? = nil, factor: LockoutFactor = .password,
                                at: Timestamp) throws(StoreError) -> LockoutDecision {
-        try withProjections { state in
+        // A forgotten user's lockout state is kept under the pseudonym.
+        let user = user.map(canonicalUser)
+        return try withProjections { state in
             state.lockout.decide(state.lockout.key(user: user, device: device ?? deviceID, factor: factor), at: at)
         }
     }
@@ -128,7 +130,7 @@ extension OnboardingStore {
         let start = query.after.map { $0.seq + 1 } ?? 1
         // Folded as the records are decoded, inside the read: no array of records in between.
         if let user = query.user {
-            try forEachIndexedRecord(in: databases.byUser, prefix: StoreLayout.userPrefix(user), from: start, limit: .max) { record in
+            try forEachIndexedRecord(in: databases.byUser, prefix: userRef(of: user).bytes, from: start, limit: .max) { record in
                 builder.add(record)
                 return !builder.isSettled
             }

@@ -79,6 +79,7 @@ extension OnboardingStore {
     /// What ``prune(before:batchRecords:progress:)`` would remove now, without removing anything.
     public func planPrune(before: Timestamp) throws(StoreError) -> PruneResult {
         try reading { transaction in
+            let users = users
             let acknowledged = try readSyncCursor(transaction)
             let point = try readPrunedThrough(transaction)
             var result = PruneResult(removed: nil, recordCount: 0, freedBytesEstimate: 0, prunedThrough: point, limit: .head)
@@ -91,7 +92,7 @@ extension OnboardingStore {
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.seek(atLeast: StoreLayout.seqKey(first))
                 while let current = entry {
-                    let record = try decodeStored(key: current.key, value: current.value)
+                    let record = try decodeStored(key: current.key, value: current.value, users: users)
                     if record.seq > acknowledged {
                         result.limit = .acknowledged(acknowledged)
                         return
@@ -163,6 +164,7 @@ extension OnboardingStore {
             return try environment.write { transaction in
                 // The closure may run again (map growth): it folds into its own copy.
                 var state = start
+                let users = users
                 let acknowledged = try readSyncCursor(transaction)
                 guard seqs.upperBound <= acknowledged else {
                     throw StoreError(.conflict, "the server's acknowledgement moved back to seq \(acknowledged) during the prune; nothing past it was removed — sync, then prune again")
@@ -174,6 +176,7 @@ extension OnboardingStore {
                 var previous = point?.hash ?? .zero
                 var removed: [Record] = []
                 removed.reserveCapacity(Int(seqs.count))
+                var removedRefs: [UserRef?] = []
                 try transaction.withCursor(databases.events) { cursor in
                     var entry = try cursor.seek(atLeast: StoreLayout.seqKey(seqs.lowerBound))
                     var expected = seqs.lowerBound
@@ -181,26 +184,27 @@ extension OnboardingStore {
                         guard let current = entry, StoreLayout.seq(fromKey: current.key) == expected else {
                             throw StoreError(.corrupted, "seq \(expected) is missing from the log; run onboard verify — nothing of seq \(seqs.lowerBound)…\(seqs.upperBound) was pruned", seq: expected)
                         }
-                        let record = try decodeStored(key: current.key, value: current.value)
+                        let record = try decodeStored(key: current.key, value: current.value, users: users)
                         guard record.previousHash == previous else {
                             throw StoreError(.corrupted, "record at seq \(expected) does not link to the record before it; run onboard verify — a prune never removes records over a broken chain", seq: expected)
                         }
                         previous = record.hash
                         state.apply(record)
                         removed.append(record)
+                        removedRefs.append(try RecordCodec.userRef(of: current.value))
                         expected += 1
                         entry = try cursor.next()
                     }
                 }
                 var key: [UInt8] = []
-                for record in removed {
+                for (record, ref) in zip(removed, removedRefs) {
                     let seqKey = StoreLayout.seqKey(record.seq)
                     try transaction.delete(databases.events, key: seqKey)
                     StoreLayout.writeUUID(record.event.id, into: &key)
                     // Only the entry that points here: a stray one elsewhere is verify's to report.
                     if try transaction.get(databases.byID, key: key) == seqKey { try transaction.delete(databases.byID, key: key) }
-                    if let user = record.event.user {
-                        StoreLayout.writeUserKey(user, record.seq, into: &key)
+                    if let ref {
+                        StoreLayout.writeUserKey(ref, record.seq, into: &key)
                         try transaction.delete(databases.byUser, key: key)
                     }
                     if let session = record.event.session {
@@ -272,6 +276,7 @@ extension OnboardingStore {
     /// base snapshot (same policy). A gap in the log throws instead of being skipped.
     func replay(into state: inout OnboardingState, through end: UInt64 = .max) throws(StoreError) {
         try reading { transaction in
+            let users = users
             if let point = try readPrunedThrough(transaction), state.seq < point.seq {
                 state = try readBase(transaction, at: point, policy: state.lockout.policy)
             }
@@ -280,7 +285,7 @@ extension OnboardingStore {
                 var entry = try cursor.seek(atLeast: StoreLayout.seqKey(state.seq + 1))
                 while let current = entry {
                     if let seq = StoreLayout.seq(fromKey: current.key), seq > end { return }
-                    let record = try decodeStored(key: current.key, value: current.value)
+                    let record = try decodeStored(key: current.key, value: current.value, users: users)
                     guard record.seq == state.seq + 1 else {
                         throw StoreError(.corrupted, "seq \(state.seq + 1)…\(record.seq - 1) are missing from the log; run onboard verify", seq: state.seq + 1)
                     }

@@ -39,13 +39,15 @@ extension OnboardingStore {
         // Counted once per read, not per record: the counter costs nothing on the scan.
         defer { decodedRecordCount.add(decoded, ordering: .relaxed) }
         try reading { transaction in
+            // Taken inside the read: a user whose first record this read sees is in it.
+            let users = users
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.seek(atLeast: StoreLayout.seqKey(max(start, 1)))
                 while let current = entry {
                     // Stop on the key, before decoding: a damaged record past the range must not
                     // fail a read that does not include it.
                     if let seq = StoreLayout.seq(fromKey: current.key), seq > end { return }
-                    let record = try decodeStored(key: current.key, value: current.value)
+                    let record = try decodeStored(key: current.key, value: current.value, users: users)
                     decoded += 1
                     guard try body(record) else { return }
                     entry = try cursor.next()
@@ -62,7 +64,7 @@ extension OnboardingStore {
 
     /// Every record of `user`, in log order, read through the `by_user` index.
     public func records(user: String, limit: Int = .max) throws(StoreError) -> [Record] {
-        try indexedRecords(in: databases.byUser, prefix: StoreLayout.userPrefix(user), limit: limit)
+        try indexedRecords(in: databases.byUser, prefix: userRef(of: user).bytes, limit: limit)
     }
 
     /// Every record of the onboarding flow `session`, in log order, through `by_session`.
@@ -84,6 +86,7 @@ extension OnboardingStore {
         var count = 0
         defer { decodedRecordCount.add(UInt64(count), ordering: .relaxed) }
         try reading { transaction in
+            let users = users
             try transaction.withCursor(index) { cursor in
                 var entry = try cursor.seek(atLeast: prefix + StoreLayout.seqKey(max(start, 1)))
                 while let current = entry, count < limit {
@@ -94,7 +97,7 @@ extension OnboardingStore {
                         let seq = StoreLayout.seq(fromKey: seqKey)!
                         throw StoreError(.corrupted, "index \(index.name) points at seq \(seq), which is missing; run onboard verify", seq: seq)
                     }
-                    let record = try decodeStored(key: seqKey, value: value)
+                    let record = try decodeStored(key: seqKey, value: value, users: users)
                     count += 1
                     guard body(record) else { return }
                     entry = try cursor.next()
@@ -107,16 +110,16 @@ extension OnboardingStore {
         let key = StoreLayout.seqKey(seq)
         return try transaction.withValue(databases.events, key: key) { value in
             decodedRecordCount.add(1, ordering: .relaxed)
-            return try key.withUnsafeBytes { try decodeStored(key: $0, value: value) }
+            return try key.withUnsafeBytes { try decodeStored(key: $0, value: value, users: users) }
         }
     }
 
-    func decodeStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(StoreError) -> Record {
+    func decodeStored(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, users: UserDirectory) throws(StoreError) -> Record {
         guard let seq = StoreLayout.seq(fromKey: key) else {
             throw StoreError(.corrupted, "events database has a key of \(key.count) bytes (expected 8); run onboard verify")
         }
         do {
-            return try RecordCodec.decode(value, expectedSeq: seq)
+            return try RecordCodec.decode(value, expectedSeq: seq, users: users)
         } catch {
             throw StoreError(.corrupted, "record at seq \(seq) is damaged: \(error); run onboard verify", seq: seq)
         }

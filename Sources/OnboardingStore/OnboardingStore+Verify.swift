@@ -151,6 +151,7 @@ extension OnboardingStore {
             let signedSeqs = Set(signedHeads.map(\.seq))
             var hashesAtSignedSeqs: [UInt64: Digest] = [:]
 
+            let users = users
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {
@@ -172,7 +173,7 @@ extension OnboardingStore {
                     expectedSeq = seq + 1
                     lastSeq = seq
                     do {
-                        let record = try RecordCodec.decode(current.value, expectedSeq: seq)
+                        let record = try RecordCodec.decode(current.value, expectedSeq: seq, users: users)
                         if record.previousHash != previousHash, let point, seq == point.seq + 1 {
                             report.add("the first record after the prune point does not link to the hash pruned_through keeps for seq \(point.seq) (the prune point or the record was changed)", seq: seq, kind: .modified)
                         } else if record.previousHash != previousHash && !followsGap {
@@ -185,7 +186,7 @@ extension OnboardingStore {
                             report.add("event id \(event.id.uuidString.lowercased()) also stored at seq \(other)", seq: seq)
                         }
                         expectedIDs[event.id] = seq
-                        if let user = event.user { expectedUserKeys.insert(StoreLayout.userKey(user, seq)) }
+                        if let ref = try RecordCodec.userRef(of: current.value) { expectedUserKeys.insert(StoreLayout.userKey(ref, seq)) }
                         if let session = event.session { expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
                     } catch {
                         switch (error as? RecordDecodingError)?.reason ?? .damaged {

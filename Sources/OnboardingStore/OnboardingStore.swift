@@ -43,6 +43,9 @@ public final class OnboardingStore: Sendable {
         /// open) and sign the head on close and for every sync batch. A sync server's replicas
         /// turn it off: they keep the heads their device signed instead.
         public var signsHeads = true
+        /// Called during a migration to the current format with (records done, records in all),
+        /// about a hundred times over the log (`onboard` prints it for large stores).
+        public var migrationProgress: (@Sendable (UInt64, UInt64) -> Void)?
         public init() {}
     }
 
@@ -70,6 +73,11 @@ public final class OnboardingStore: Sendable {
     let decodedRecordCount = Atomic<UInt64>(0)
     /// The device's signing key, loaded on a writable open (see `prepareSigningKey`).
     let signingKey = Mutex<SigningKeyPair?>(nil)
+    /// Pseudonym ↔ readable id and key of every live user (OnboardingStore+Users.swift): read
+    /// paths take it once per read, appends once per group.
+    let userDirectory: Mutex<UserDirectory>
+    /// User keys a device sent for users this replica has not stored yet (see `adoptKeys`).
+    let pendingKeys = Mutex<[UserRef: SecretKey]>([:])
     private let background = Mutex<BackgroundState>(BackgroundState())
 
     struct Databases: Sendable {
@@ -80,13 +88,18 @@ public final class OnboardingStore: Sendable {
         let meta: Database
         /// `nil` only for a read-only store made before snapshots existed.
         let snapshots: Database?
+        /// The pseudonym key and per-user entries, outside the hashed log; `nil` only for a
+        /// read-only store of format 1 (which is refused before it is used).
+        let userKeys: Database?
     }
 
     private struct BackgroundState {
         var isClosed = false
     }
 
-    private init(path: String, deviceID: String, options: Options, environment: Environment, databases: Databases) {
+    private init(path: String, deviceID: String, options: Options, environment: Environment, databases: Databases,
+                 users: UserDirectory) {
+        self.userDirectory = Mutex(users)
         self.path = path
         self.deviceID = deviceID
         self.options = options
@@ -114,11 +127,20 @@ public final class OnboardingStore: Sendable {
         }
         do {
             let (databases, deviceID) = try openLayout(environment, path: path, options: options)
+            var users = try loadUserDirectory(environment, databases: databases, path: path, readOnly: options.readOnly)
+            let migrated = try formatVersion(environment, databases: databases) < StoreLayout.formatVersion
+            if migrated {
+                users = try migrate(environment, databases: databases, users: users, path: path, options: options)
+            }
             let store = OnboardingStore(path: path, deviceID: deviceID, options: options,
-                                        environment: environment, databases: databases)
+                                        environment: environment, databases: databases, users: users)
             store.committer.attach(store)
             do {
-                if !options.readOnly && options.signsHeads { try store.prepareSigningKey() }
+                if !options.readOnly && options.signsHeads {
+                    try store.prepareSigningKey()
+                    // The migration rewrote the chain: heads signed before it are superseded.
+                    if migrated { _ = try store.signHeadWhileOpen() }
+                }
                 if !options.readOnly && options.maintainProjections { try store.loadProjections() }
             } catch {
                 // The store never opened: its deinit must not flush, snapshot or sign through
@@ -246,7 +268,7 @@ public final class OnboardingStore: Sendable {
                 try transaction.put(meta, key: StoreLayout.MetaKey.createdAt, value: withUnsafeBytes(of: now.bigEndian) { Array($0) })
             }
             databases = Databases(events: created[0], byID: created[1], byUser: created[2], bySession: created[3], meta: created[4],
-                                  snapshots: created[5])
+                                  snapshots: created[5], userKeys: created[StoreLayout.allDatabases.firstIndex(of: StoreLayout.userKeys)!])
         } else {
             func database(_ name: String) throws -> Database {
                 guard let database = try environment.openDatabase(name, create: false) else {
@@ -256,9 +278,11 @@ public final class OnboardingStore: Sendable {
             }
             // Stores made before snapshots existed gain the database on their first writable open.
             let snapshots = try environment.openDatabase(StoreLayout.snapshots, create: !options.readOnly)
+            // Stores of format 1 gain it on their first writable open, which migrates them.
+            let userKeys = try environment.openDatabase(StoreLayout.userKeys, create: !options.readOnly)
             databases = Databases(events: try database(StoreLayout.events), byID: try database(StoreLayout.byID),
                                   byUser: try database(StoreLayout.byUser), bySession: try database(StoreLayout.bySession),
-                                  meta: try database(StoreLayout.meta), snapshots: snapshots)
+                                  meta: try database(StoreLayout.meta), snapshots: snapshots, userKeys: userKeys)
         }
         let (version, deviceID) = try environment.read { transaction in
             (try transaction.get(databases.meta, key: StoreLayout.MetaKey.formatVersion),
@@ -271,6 +295,9 @@ public final class OnboardingStore: Sendable {
         let number = version.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         guard number <= StoreLayout.formatVersion else {
             throw StoreError(.newerFormat, "store at \(path) has format version \(number), newer than this onboard reads (\(StoreLayout.formatVersion)); upgrade onboard")
+        }
+        guard number == StoreLayout.formatVersion || !options.readOnly else {
+            throw StoreError(.needsMigration, "store at \(path) has format version \(number); open it writable once (any writing command) to migrate it to version \(StoreLayout.formatVersion)")
         }
         return (databases, device)
     }

@@ -10,7 +10,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
-                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey, pruned
+                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey, pruned, needsMigration
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -23,6 +23,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let notWritable = Code(.notWritable)
         /// The store was written by a newer OnboardingStore.
         public static let newerFormat = Code(.newerFormat)
+        /// The store has an older format and was opened read-only: a writable open migrates it.
+        public static let needsMigration = Code(.needsMigration)
         /// A stored record or index is damaged.
         public static let corrupted = Code(.corrupted)
         /// The same event id was appended with different content.

@@ -5,7 +5,9 @@ import OnboardingModel
 enum StoreLayout {
     /// Version of the store layout written in `meta` under `format_version`. A store with a
     /// larger number was written by a newer build and is refused.
-    static let formatVersion: UInt32 = 1
+    /// Version 2: records name users by pseudonym, personal fields sealed per user, `by_user`
+    /// keyed by pseudonym, the `user_keys` database (docs/format.md § Erasure).
+    static let formatVersion: UInt32 = 2
 
     static let events = "events"
     static let byID = "by_id"
@@ -16,7 +18,11 @@ enum StoreLayout {
     static let snapshots = "snapshots"
     /// In the order `OnboardingStore.Databases` takes them; `signed_heads` (last) is opened by
     /// name when used (OnboardingStore+Signing.swift).
-    static let allDatabases = [events, byID, byUser, bySession, meta, snapshots, signedHeads]
+    static let allDatabases = [events, byID, byUser, bySession, meta, snapshots, signedHeads, userKeys]
+    /// Outside the hashed log: the pseudonym key (under ``pseudonymKeyName``) and, per user
+    /// pseudonym (16 bytes), key ‖ nonce ‖ sealed readable id, or an empty value once forgotten.
+    static let userKeys = "user_keys"
+    static let pseudonymKeyName = Array("pseudonym_key".utf8)
     /// The key of the combined projection state in `snapshots`.
     static let stateSnapshotKey = Array("onboarding_state".utf8)
 
@@ -44,10 +50,9 @@ enum StoreLayout {
         withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
     }
 
-    static func writeUserKey(_ user: String, _ seq: UInt64, into key: inout [UInt8]) {
+    static func writeUserKey(_ ref: UserRef, _ seq: UInt64, into key: inout [UInt8]) {
         key.removeAll(keepingCapacity: true)
-        key.append(contentsOf: user.utf8)
-        key.append(0)
+        ref.withUnsafeBytes { key.append(contentsOf: $0) }
         withUnsafeBytes(of: seq.bigEndian) { key.append(contentsOf: $0) }
     }
 
@@ -65,13 +70,9 @@ enum StoreLayout {
         withUnsafeBytes(of: id.uuid) { Array($0) }
     }
 
-    /// `user` UTF-8 ‖ 0x00 ‖ seq (u64 BE). User ids contain no NUL, so the prefix is unambiguous.
-    static func userKey(_ user: String, _ seq: UInt64) -> [UInt8] {
-        userPrefix(user) + seqKey(seq)
-    }
-
-    static func userPrefix(_ user: String) -> [UInt8] {
-        Array(user.utf8) + [0]
+    /// user pseudonym (16 bytes) ‖ seq (u64 BE): the readable user id is never a key.
+    static func userKey(_ ref: UserRef, _ seq: UInt64) -> [UInt8] {
+        ref.bytes + seqKey(seq)
     }
 
     /// session UUID (16 bytes) ‖ seq (u64 BE).

@@ -114,7 +114,8 @@ public actor SyncClient {
                 throw SyncError.store.with("the local log of \(store.path) lacks records between seq \(next) and \(end); run onboard verify")
             }
             let signedHead = try await signHead(through: end)
-            let request = uploadRequest(records, signedHead: signedHead)
+            let keys = store.syncKeys(for: records)
+            let request = uploadRequest(records, signedHead: signedHead, keys: keys)
             if request.body.count > SyncLimits.maximumBodyBytes && records.count > 1 {
                 batchLimit = max(1, records.count / 2)
                 continue
@@ -197,10 +198,10 @@ public actor SyncClient {
         SyncRequest(method: "GET", path: SyncPaths.cursor(device: device), headers: ["authorization": "Bearer \(token)"])
     }
 
-    private func uploadRequest(_ records: [Record], signedHead: SignedHead?) -> SyncRequest {
+    private func uploadRequest(_ records: [Record], signedHead: SignedHead?, keys: SyncWire.Keys) -> SyncRequest {
         SyncRequest(method: "POST", path: SyncPaths.events(device: device),
                     headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
-                    body: SyncWire.uploadBody(device: device, records: records, signedHead: signedHead))
+                    body: SyncWire.uploadBody(device: device, records: records, signedHead: signedHead, keys: keys))
     }
 
     private var shouldStop: Bool { stopRequested || Task.isCancelled }

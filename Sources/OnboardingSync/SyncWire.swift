@@ -36,11 +36,29 @@ public enum SyncWire {
 
     // MARK: Upload
 
+    /// The keys that let the server's replica seal, check and read a device's records
+    /// (docs/sync-protocol.md § Keys): the device store's pseudonym key and the keys of the
+    /// users in the batch that are not forgotten.
+    public struct Keys: Sendable, Equatable {
+        public var pseudonymKey: SecretKey
+        public var users: [UserRef: SecretKey]
+        public init(pseudonymKey: SecretKey, users: [UserRef: SecretKey]) {
+            self.pseudonymKey = pseudonymKey
+            self.users = users
+        }
+    }
+
     /// `POST /v1/devices/{device}/events` body: `{"device", "records": [...], "signed_head"?}` in
     /// seq order; `signed_head` is the device's signature over the batch's last record.
-    public static func uploadBody(device: String, records: [Record], signedHead: SignedHead? = nil) -> [UInt8] {
+    /// `keys` carries what the replica needs to re-encode and read the records (§ Keys).
+    public static func uploadBody(device: String, records: [Record], signedHead: SignedHead? = nil, keys: Keys? = nil) -> [UInt8] {
         var members: [JSONValue.Member] = [.init("device", .string(device)), .init("records", .array(records.map(recordValue)))]
         if let signedHead { members.append(.init("signed_head", signedHeadValue(signedHead))) }
+        if let keys {
+            let users = keys.users.sorted { $0.key < $1.key }.map { JSONValue.Member($0.key.hex, .string(UserRef.hex($0.value.bytes))) }
+            members.append(.init("keys", .object([.init("pseudonym_key", .string(UserRef.hex(keys.pseudonymKey.bytes))),
+                                                  .init("users", .object(users))])))
+        }
         return encode(.object(members))
     }
 
@@ -63,7 +81,14 @@ public enum SyncWire {
     }
 
     public static func upload(from body: [UInt8]) throws(SyncWireError) -> (device: String, records: [Record], signedHead: SignedHead?) {
-        let members = try object(try parse(body), "body", allowed: ["device", "records", "signed_head"])
+        let upload = try uploadWithKeys(from: body)
+        return (upload.device, upload.records, upload.signedHead)
+    }
+
+    /// ``upload(from:)`` with the keys the device sent (`nil` when it sent none).
+    public static func uploadWithKeys(from body: [UInt8]) throws(SyncWireError)
+        -> (device: String, records: [Record], signedHead: SignedHead?, keys: Keys?) {
+        let members = try object(try parse(body), "body", allowed: ["device", "records", "signed_head", "keys"])
         guard case .string(let device)? = members["device"] else { throw SyncWireError("body.device is required (a string)") }
         guard case .array(let items)? = members["records"] else { throw SyncWireError("body.records is required (an array)") }
         guard !items.isEmpty else { throw SyncWireError("body.records is empty; send at least one record") }
@@ -84,7 +109,7 @@ public enum SyncWire {
             }
             signedHead = head
         }
-        return (device, records, signedHead)
+        return (device, records, signedHead, try keys(members["keys"]))
     }
 
     /// What the server did with one uploaded record.
@@ -255,5 +280,26 @@ public enum SyncWire {
             throw SyncWireError("\(where_) must be 64 hex digits")
         }
         return digest
+    }
+
+    static func keys(_ value: JSONValue?) throws(SyncWireError) -> Keys? {
+        guard let value, value != .null else { return nil }
+        let members = try object(value, "body.keys", allowed: ["pseudonym_key", "users"])
+        func secret(_ value: JSONValue?, _ where_: String) throws(SyncWireError) -> SecretKey {
+            guard case .string(let text)? = value, let bytes = UserRef.bytes(hex: text), bytes.count == SecretKey.byteCount else {
+                throw SyncWireError("\(where_) must be 64 hex digits")
+            }
+            return SecretKey(bytes: bytes)
+        }
+        let pseudonymKey = try secret(members["pseudonym_key"], "body.keys.pseudonym_key")
+        guard case .object(let entries)? = members["users"] else { throw SyncWireError("body.keys.users is required (an object)") }
+        var users: [UserRef: SecretKey] = [:]
+        for entry in entries {
+            guard let ref = UserRef(literal: "~" + entry.key) else {
+                throw SyncWireError("body.keys.users has key \"\(entry.key)\"; user refs are 32 lowercase hex digits")
+            }
+            users[ref] = try secret(entry.value, "body.keys.users.\(entry.key)")
+        }
+        return Keys(pseudonymKey: pseudonymKey, users: users)
     }
 }

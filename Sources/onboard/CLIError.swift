@@ -17,7 +17,7 @@ struct CLIError: Error {
         let code: Int32 = switch error.code {
         case .storeMissing: ExitCode.noInput
         case .notWritable: ExitCode.cannotCreate
-        case .newerFormat: ExitCode.unavailable
+        case .newerFormat, .needsMigration: ExitCode.unavailable
         case .invalidEvent, .conflict, .seqMismatch, .headMoved, .transactionTooLarge, .pruned: ExitCode.dataError
         case .closed: ExitCode.software
         case .invalidQuery: ExitCode.usage

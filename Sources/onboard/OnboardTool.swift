@@ -8,7 +8,7 @@ enum OnboardTool {
 
     static let commands: [CommandSpec] = [
         RecordCommand.spec, ImportCommand.spec, ExportCommand.spec, LogCommand.spec,
-        StatsCommand.spec, VerifyCommand.spec, LockoutCommand.spec, SessionCommand.spec, UsersCommand.spec,
+        StatsCommand.spec, VerifyCommand.spec, ForgetUserCommand.spec, LockoutCommand.spec, SessionCommand.spec, UsersCommand.spec,
         HistoryCommand.spec, PruneCommand.spec, GenerateCommand.spec, SyncCommand.spec, ServeCommand.spec, EnrollCommand.spec, AuditCommand.spec, DemoCommand.spec,
     ]
 
@@ -78,8 +78,21 @@ enum OnboardTool {
         options.createIfMissing = writable
         options.deviceID = deviceID
         options.durability = durability
+        options.migrationProgress = { done, total in
+            // Small stores migrate in a blink; large ones say how far they are.
+            if total >= 10_000 { Output.error("migrating \(invocation.storePath) to format 2: \(done)/\(total) records") }
+        }
         do {
             return try OnboardingStore.open(at: invocation.storePath, options: options)
+        } catch where error.code == .needsMigration && !writable {
+            // A reading command on a store of an older format: migrate it once, then read.
+            var migrating = options
+            migrating.readOnly = false
+            migrating.createIfMissing = false
+            do { try OnboardingStore.open(at: invocation.storePath, options: migrating).close() } catch {
+                throw CLIError(CLIError(error).exitCode, "onboard \(invocation.command.name): \(error.message)")
+            }
+            return try openStore(invocation, writable: writable, deviceID: deviceID, durability: durability)
         } catch {
             throw CLIError(CLIError(error).exitCode, "onboard \(invocation.command.name): \(error.message)")
         }

@@ -84,7 +84,7 @@ import Glibc
         }
         let tooNew = try CLI.run(["export", "--store", newer])
         #expect(tooNew.status == 69)
-        #expect(tooNew.stderr == "onboard export: store at \(newer) has format version 99, newer than this onboard reads (1); upgrade onboard\n")
+        #expect(tooNew.stderr == "onboard export: store at \(newer) has format version 99, newer than this onboard reads (2); upgrade onboard\n")
         #expect(try CLI.run(["record", #"{"type":"passcode_set","user":"u"}"#, "--store", newer]).status == 69)
     }
 

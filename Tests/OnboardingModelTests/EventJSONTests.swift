@@ -52,6 +52,7 @@ struct EventJSONTests {
         Samples.event(.accountCreationFailed(field: nil, reason: .networkUnavailable), user: nil),
         Samples.event(.accountCreated, user: "new.user+tag@example.org"),
         Samples.event(.lockoutCleared(reason: .admin), user: "👩🏽‍🚀"),
+        Samples.event(.userForgotten, user: "~0123456789abcdef0123456789abcdef", session: nil),
     ]
 
     @Test("the corpus covers every event type and is valid")

@@ -89,7 +89,7 @@ struct OCSFEncoderTests {
         .userProfileUpdated(displayName: "Zoë Å.", subtitle: nil, imageRef: nil), .userSelected, .userRemoved(reason: .admin),
         .passcodeSet, .biometricEnabled(kind: .face), .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted,
         .fieldValidated(field: .username, result: .usernameInUse), .accountCreationFailed(field: nil, reason: .serverError),
-        .accountCreated,
+        .accountCreated, .userForgotten,
     ]
 
     @Test func everyTypeIsEitherSignInRelatedOrSkipped() {

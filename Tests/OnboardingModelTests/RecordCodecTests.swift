@@ -82,7 +82,7 @@ struct RecordCodecTests {
         var fastAccepted = 0, damagedAccepted = 0
         func decodeBoth(_ body: [UInt8]) -> (fast: (UInt64, Event)?, reference: (UInt64, Event)?) {
             body.withUnsafeBytes { buffer in
-                (RecordCodec.fastDecodeBody(buffer), try? RecordCodec.referenceDecodeBody(buffer))
+                (RecordCodec.fastDecodeBody(buffer, users: TestKeys.directory), try? RecordCodec.referenceDecodeBody(buffer, users: TestKeys.directory))
             }
         }
         for iteration in 0..<3_000 {

@@ -222,12 +222,15 @@ struct EventGenerator {
             return .accountCreationFailed(field: rng.chance(1, in: 3) ? nil : rng.pick(FormField.self), reason: rng.pick())
         case .accountCreated: return .accountCreated
         case .lockoutCleared: return .lockoutCleared(reason: rng.pick())
+        case .userForgotten: return .userForgotten
         }
     }
 
     mutating func event(of type: EventType) -> Event {
-        Event(id: rng.uuid(), device: device(), at: instant(), user: user(),
-              session: rng.chance(1, in: 3) ? nil : rng.uuid(), payload: payload(of: type))
+        // user_forgotten names its user by the pseudonym literal only.
+        let user = type == .userForgotten ? UserRef(bytes: (0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) }).literal : user()
+        return Event(id: rng.uuid(), device: device(), at: instant(), user: user,
+                     session: rng.chance(1, in: 3) ? nil : rng.uuid(), payload: payload(of: type))
     }
 
     mutating func event() -> Event { event(of: rng.pick()) }

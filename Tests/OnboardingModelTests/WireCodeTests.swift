@@ -16,7 +16,7 @@ struct WireCodeTests {
         ("captcha_passed", 21), ("captcha_alternatives_viewed", 22), ("password_reset_requested", 23),
         ("temporary_password_sent", 24), ("password_changed", 25), ("account_creation_started", 26),
         ("field_validated", 27), ("account_creation_failed", 28), ("account_created", 29),
-        ("lockout_cleared", 30),
+        ("lockout_cleared", 30), ("user_forgotten", 31),
     ]
 
     @Test("every event type has its pinned code, which is its allCases index + 1")
@@ -35,7 +35,7 @@ struct WireCodeTests {
         }
     }
 
-    @Test("codes outside 1…30 name no event type", arguments: [UInt16(0), 31, 32, 255, 256, 257, 0x0101, UInt16.max])
+    @Test("codes outside 1…31 name no event type", arguments: [UInt16(0), 32, 33, 255, 256, 257, 0x0101, UInt16.max])
     func unknownEventTypeCodes(code: UInt16) {
         #expect(EventType(code: code) == nil)
     }

@@ -138,15 +138,15 @@ struct ReadTests {
 
         try withRawStore(directory.store) { raw in
             try raw.environment.read { transaction throws in
-                #expect(try transaction.get(raw.meta, key: Keys.formatVersion) == [0, 0, 0, 1])
+                #expect(try transaction.get(raw.meta, key: Keys.formatVersion) == [0, 0, 0, 2])
                 #expect(try transaction.get(raw.meta, key: Keys.deviceID) == Array("kiosk-7".utf8))
                 #expect(try transaction.get(raw.meta, key: Keys.head) == Keys.seq(2) + head.hash.bytes)
                 #expect(try transaction.count(raw.events) == 2)
                 let value = try #require(try transaction.get(raw.events, key: Keys.seq(1)))
-                #expect(try RecordCodec.decode(value, expectedSeq: 1).event == events[0])
+                #expect(try RecordCodec.decode(value, expectedSeq: 1, users: try raw.users(in: transaction)).event == events[0])
                 #expect(try transaction.get(raw.byID, key: Keys.uuid(events[0].id)) == Keys.seq(1))
                 #expect(try transaction.get(raw.byID, key: Keys.uuid(events[1].id)) == Keys.seq(2))
-                #expect(try transaction.get(raw.byUser, key: Keys.user("alice", 1)) == [])
+                #expect(try transaction.get(raw.byUser, key: try raw.userKey("alice", 1)) == [])
                 #expect(try transaction.count(raw.byUser) == 1, "an event without user has no by_user entry")
                 #expect(try transaction.get(raw.bySession, key: Keys.session(session, 1)) == [])
                 #expect(try transaction.count(raw.bySession) == 1)

@@ -38,7 +38,7 @@ struct StatsTests {
 
         let stats = try store.stats()
         #expect(stats.deviceID == "kiosk-7")
-        #expect(stats.formatVersion == 1)
+        #expect(stats.formatVersion == 2)
         #expect(stats.eventCount == 9)
         #expect(stats.headSeq == 9)
         #expect(stats.headHash == (try store.head().hash))

@@ -56,7 +56,6 @@ extension Event {
 enum Keys {
     static func seq(_ seq: UInt64) -> [UInt8] { withUnsafeBytes(of: seq.bigEndian) { Array($0) } }
     static func uuid(_ id: UUID) -> [UInt8] { withUnsafeBytes(of: id.uuid) { Array($0) } }
-    static func user(_ user: String, _ seq: UInt64) -> [UInt8] { Array(user.utf8) + [0] + Keys.seq(seq) }
     static func session(_ session: UUID, _ seq: UInt64) -> [UInt8] { uuid(session) + Keys.seq(seq) }
     static let formatVersion = Array("format_version".utf8)
     static let deviceID = Array("device_id".utf8)
@@ -75,10 +74,46 @@ struct RawStore {
     let byUser: Database
     let bySession: Database
     let meta: Database
+    /// `nil` for a store of format 1 (see `withRawStore(_:legacy:_:)`).
+    let userKeysDatabase: Database?
+    var userKeys: Database { userKeysDatabase! }
+
+    /// The store's pseudonym key (read from `user_keys`).
+    func pseudonymKey() throws -> SecretKey {
+        guard let bytes = try environment.read({ try $0.get(userKeys, key: Array("pseudonym_key".utf8)) }), bytes.count == 32 else {
+            throw TestFailure("store has no pseudonym key")
+        }
+        return SecretKey(bytes: bytes)
+    }
+
+    /// The `by_user` key of `user` at `seq`: user ref ‖ seq.
+    func userKey(_ user: String, _ seq: UInt64) throws -> [UInt8] {
+        UserRef(user: user, pseudonymKey: try pseudonymKey()).bytes + Keys.seq(seq)
+    }
+
+    /// The store's users as `user_keys` holds them, for decoding records.
+    func users(in transaction: Transaction) throws -> UserDirectory {
+        var directory = UserDirectory(pseudonymKey: try pseudonymKey())
+        try transaction.withCursor(userKeys) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                if current.key.count == UserRef.byteCount {
+                    let ref = UserRef(bytes: current.key)
+                    if let user = OnboardingStore.userEntry(from: current.value) {
+                        directory.add(ref, name: user.name, key: user.key)
+                    } else {
+                        directory.forget(ref)
+                    }
+                }
+                entry = try cursor.next()
+            }
+        }
+        return directory
+    }
 }
 
 /// Opens the closed store at `path` with the LMDB wrapper, runs `body`, and closes it again.
-func withRawStore<R>(_ path: String, _ body: (RawStore) throws -> R) throws -> R {
+func withRawStore<R>(_ path: String, legacy: Bool = false, _ body: (RawStore) throws -> R) throws -> R {
     let environment = try Environment.open(path: path)
     defer { environment.close() }
     func database(_ name: String) throws -> Database {
@@ -89,7 +124,7 @@ func withRawStore<R>(_ path: String, _ body: (RawStore) throws -> R) throws -> R
     }
     let raw = RawStore(environment: environment, events: try database("events"), byID: try database("by_id"),
                        byUser: try database("by_user"), bySession: try database("by_session"),
-                       meta: try database("meta"))
+                       meta: try database("meta"), userKeysDatabase: legacy ? nil : try database("user_keys"))
     return try body(raw)
 }
 

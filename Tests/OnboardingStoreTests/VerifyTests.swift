@@ -166,7 +166,7 @@ struct VerifyTests {
         defer { directory.remove() }
         _ = try await Self.makeStore(directory.store)
         try withRawStore(directory.store) { raw in
-            try raw.environment.write { transaction throws in #expect(try transaction.delete(raw.byUser, key: Keys.user("bob", 6))) }
+            try raw.environment.write { transaction throws in #expect(try transaction.delete(raw.byUser, key: try raw.userKey("bob", 6))) }
         }
         let report = try Self.verify(directory.store)
         #expect(!report.isValid)
@@ -182,7 +182,7 @@ struct VerifyTests {
         _ = try await Self.makeStore(directory.store)
         try withRawStore(directory.store) { raw in
             try raw.environment.write { transaction throws in
-                try transaction.put(raw.byUser, key: Keys.user("mallory", 3), value: [])
+                try transaction.put(raw.byUser, key: try raw.userKey("mallory", 3), value: [])
                 try transaction.put(raw.bySession, key: Keys.session(UUID(), 7), value: [])
             }
         }

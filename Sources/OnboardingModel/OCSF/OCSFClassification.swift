@@ -109,7 +109,7 @@ public struct OCSFClassification: Sendable, Equatable {
                       message: "Lockout cleared (reason: \(reason.rawValue))")
         case .userAdded, .userProfileUpdated, .userSelected, .userRemoved, .passcodeSet, .biometricEnabled,
              .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted, .fieldValidated,
-             .accountCreationFailed, .accountCreated:
+             .accountCreationFailed, .accountCreated, .userForgotten:
             return nil
         }
     }

@@ -18,6 +18,7 @@ import OnboardingModel
 ///   user: the one with the latest sign-in, else the one added last.
 /// - Events about users that are not on the device's list (never added, or removed) change
 ///   nothing; `user_added` for a listed user re-onboards them in place (same position).
+/// - `user_forgotten` removes the user from every device's list (as `user_removed` does on one).
 /// - `passcode_reset_started` does not clear `hasPasscode`: the old passcode stays valid until the
 ///   reset completes, and an abandoned reset must not leave the user without one.
 public struct MultiUserProjection: Sendable, Hashable, Codable {
@@ -29,6 +30,16 @@ public struct MultiUserProjection: Sendable, Hashable, Codable {
         let event = record.event
         // Every multi-user event is about the envelope's user.
         guard let user = event.user else { return }
+        if case .userForgotten = event.payload {
+            // Erasure reaches every device's list: the user (by now known by its pseudonym
+            // literal, as the log is read after the key is gone) is removed wherever listed.
+            for name in Array(devices.keys) {
+                guard let index = devices[name]!.users.firstIndex(where: { $0.id == user }) else { continue }
+                devices[name]!.users.remove(at: index)
+                if devices[name]!.chosen == user { devices[name]!.chosen = nil }
+            }
+            return
+        }
         switch event.payload {
         case .userAdded, .userProfileUpdated, .userSelected, .userRemoved, .passcodeSet, .passcodeChanged,
              .passcodeResetCompleted, .biometricEnabled, .biometricDisabled, .signInSucceeded:

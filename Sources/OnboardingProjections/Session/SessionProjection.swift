@@ -56,7 +56,7 @@ public struct SessionProjection: Sendable, Hashable, Codable {
     public mutating func apply(_ record: Record, lockout: LockoutEngine) {
         let event = record.event
         switch event.payload {
-        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled:
+        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
             return // no screen changes; decided before touching the device table
         default:
             break
@@ -225,7 +225,7 @@ public struct SessionProjection: Sendable, Hashable, Codable {
             guard before.screen == .lockedOut, before.user == event.user else { return }
             flow.screen = .signIn
 
-        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled:
+        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
             return // returned above already
         }
 

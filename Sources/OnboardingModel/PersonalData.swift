@@ -1,0 +1,119 @@
+import Foundation
+import CSodium
+
+/// Sealing with a user's key (libsodium `crypto_secretbox`, XSalsa20-Poly1305): the personal
+/// text fields of `user_added` / `user_profile_updated` inside a record body (before it is
+/// hashed), and the readable user id in the store's `user_keys` entry. Destroying the key erases
+/// both without touching the hash chain (docs/format.md § Erasure).
+///
+/// The 24-byte nonce is stored in front of the ciphertext. For record fields it is derived, not
+/// drawn: a keyed BLAKE2b-192 under the user's key of the event id, seq and plaintext, so the
+/// same event encodes to the same bytes (an event appended again is recognised as a duplicate by
+/// comparing bodies; the sync server re-encodes an upload to check its hash). Different
+/// plaintexts or records under one key never share a nonce, which is what secretbox needs.
+///
+/// ```swift
+/// let sealed = PersonalData.seal(plaintext, key: key, eventID: id, seq: 7)
+/// PersonalData.open(sealed, key: key)   // plaintext
+/// ```
+public enum PersonalData {
+    public static let nonceByteCount = 24
+    public static let macByteCount = 16
+    /// What an erased required text field reads as (`user_added.display_name`); erased optional
+    /// text fields read as absent.
+    public static let erasedText = "[erased]"
+
+    /// `nonce ‖ secretbox(plaintext)` with the nonce derived from the record (see above).
+    public static func seal(_ plaintext: [UInt8], key: SecretKey, eventID: UUID, seq: UInt64) -> [UInt8] {
+        var nonceInput = Array("onboarding-nonce-v2".utf8)
+        withUnsafeBytes(of: eventID.uuid) { nonceInput.append(contentsOf: $0) }
+        withUnsafeBytes(of: seq.bigEndian) { nonceInput.append(contentsOf: $0) }
+        nonceInput.append(contentsOf: plaintext)
+        var nonce = [UInt8](repeating: 0, count: nonceByteCount)
+        key.withUnsafeBytes { keyBytes in
+            let rc = crypto_generichash(&nonce, nonceByteCount, nonceInput, UInt64(nonceInput.count),
+                                        keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count)
+            precondition(rc == 0, "crypto_generichash failed")
+        }
+        return seal(plaintext, key: key, nonce: nonce)
+    }
+
+    /// `nonce ‖ secretbox(plaintext)` with a random nonce (values outside the hashed log).
+    public static func sealRandom(_ plaintext: [UInt8], key: SecretKey) -> [UInt8] {
+        Sodium.ensureInitialized()
+        var nonce = [UInt8](repeating: 0, count: nonceByteCount)
+        randombytes_buf(&nonce, nonceByteCount)
+        return seal(plaintext, key: key, nonce: nonce)
+    }
+
+    private static func seal(_ plaintext: [UInt8], key: SecretKey, nonce: [UInt8]) -> [UInt8] {
+        Sodium.ensureInitialized()
+        var sealed = nonce + [UInt8](repeating: 0, count: macByteCount + plaintext.count)
+        key.withUnsafeBytes { keyBytes in
+            sealed.withUnsafeMutableBufferPointer { output in
+                let base = output.baseAddress!
+                let rc = crypto_secretbox_easy(base + nonceByteCount, plaintext, UInt64(plaintext.count), base,
+                                               keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                precondition(rc == 0, "crypto_secretbox_easy failed")
+            }
+        }
+        return sealed
+    }
+
+    /// The plaintext of `nonce ‖ secretbox(…)`, or `nil` when it does not open with `key`.
+    public static func open(_ sealed: UnsafeRawBufferPointer, key: SecretKey) -> [UInt8]? {
+        guard sealed.count >= nonceByteCount + macByteCount else { return nil }
+        Sodium.ensureInitialized()
+        var plaintext = [UInt8](repeating: 0, count: sealed.count - nonceByteCount - macByteCount)
+        let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        let rc = key.withUnsafeBytes { keyBytes in
+            crypto_secretbox_open_easy(&plaintext, base + nonceByteCount, UInt64(sealed.count - nonceByteCount), base,
+                                       keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return rc == 0 ? plaintext : nil
+    }
+}
+
+/// What the encoder needs to write an event's user: the pseudonym, and the user's key when the
+/// event has personal text fields to seal (`nil` once the user is forgotten: the fields are then
+/// not written at all).
+public struct UserSeal: Sendable, Equatable {
+    public var ref: UserRef
+    public var key: SecretKey?
+
+    public init(ref: UserRef, key: SecretKey?) {
+        self.ref = ref
+        self.key = key
+    }
+}
+
+extension EventType {
+    /// Whether the field is personal data, sealed with the user's key in a record that names a
+    /// user: the text fields (`display_name`, `subtitle`, `image_ref`).
+    static func isPersonal(_ spec: FieldSpec) -> Bool {
+        if case .text = spec.kind { return true }
+        return false
+    }
+
+    /// Whether events of this type carry personal text fields (`user_added`,
+    /// `user_profile_updated`): the only ones whose records hold ciphertext.
+    public var hasPersonalFields: Bool { EventType.typesWithPersonalFields.contains(self) }
+
+    static let typesWithPersonalFields: Set<EventType> = Set(EventType.allCases.filter { $0.fields.contains(where: isPersonal) })
+}
+
+extension Event {
+    /// The event as it reads back once its user is forgotten: the user as the pseudonym literal
+    /// of `ref`, required personal fields as ``PersonalData/erasedText``, optional ones absent.
+    public func erasingPersonalData(ref: UserRef) -> Event {
+        var erased = self
+        erased.user = ref.literal
+        guard type.hasPersonalFields else { return erased }
+        let values = zip(type.fields, payload.fieldValues).map { spec, value -> FieldValue? in
+            guard EventType.isPersonal(spec) else { return value }
+            return spec.isOptional ? nil : .text(PersonalData.erasedText)
+        }
+        erased.payload = Payload(type: type, fieldValues: values)
+        return erased
+    }
+}

@@ -1,0 +1,156 @@
+import CSodium
+
+/// The pseudonymous id of a user inside one store's records: 16 bytes, a keyed BLAKE2b-128 of
+/// the user id under the store's pseudonym key (see ``PersonalData``). The record and the
+/// `by_user` index hold it in place of the readable id; a forgotten user is known only by it.
+///
+/// Its text form, the *pseudonym literal*, is `~` and 32 lowercase hex digits. An event whose
+/// `user` is a pseudonym literal names the user without the readable form: that is how erased
+/// records read back, export, re-import and sync.
+///
+/// ```swift
+/// let ref = UserRef(user: "alice", pseudonymKey: key)
+/// ref.literal                     // "~3f0c…" (33 characters)
+/// UserRef(literal: ref.literal)   // == ref
+/// ```
+public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public static let byteCount = 16
+    private var storage: (UInt64, UInt64) = (0, 0)
+
+    public init(bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count == UserRef.byteCount, "a user ref is \(UserRef.byteCount) bytes")
+        Swift.withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+    }
+
+    public init(bytes: [UInt8]) {
+        self = bytes.withUnsafeBytes { UserRef(bytes: $0) }
+    }
+
+    /// The ref of the readable `user` under `pseudonymKey` (a store's 32-byte secret).
+    public init(user: String, pseudonymKey: SecretKey) {
+        Sodium.ensureInitialized()
+        var output = [UInt8](repeating: 0, count: UserRef.byteCount)
+        var utf8 = Array(user.utf8)
+        if utf8.isEmpty { utf8 = [0] } // never: user ids are validated non-empty
+        let rc = pseudonymKey.withUnsafeBytes { key in
+            crypto_generichash(&output, UserRef.byteCount, utf8, UInt64(utf8.count),
+                               key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+        }
+        precondition(rc == 0, "crypto_generichash failed")
+        self.init(bytes: output)
+    }
+
+    /// Parses a pseudonym literal (`~` and 32 hex digits); `nil` for anything else.
+    public init?(literal: String) {
+        let characters = Array(literal.utf8)
+        guard characters.count == 1 + UserRef.byteCount * 2, characters[0] == UInt8(ascii: "~") else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(UserRef.byteCount)
+        for index in stride(from: 1, to: characters.count, by: 2) {
+            guard let high = Self.nibble(characters[index]), let low = Self.nibble(characters[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self.init(bytes: bytes)
+    }
+
+    /// Whether `user` is a pseudonym literal rather than a readable user id.
+    public static func isLiteral(_ user: String) -> Bool {
+        user.utf8.first == UInt8(ascii: "~") && UserRef(literal: user) != nil
+    }
+
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try Swift.withUnsafeBytes(of: storage) { try body($0) }
+    }
+
+    public var hex: String { UserRef.lowercaseHex(bytes) }
+    /// `~` and 32 lowercase hex digits.
+    public var literal: String { "~" + hex }
+    public var description: String { literal }
+
+    public static func == (lhs: UserRef, rhs: UserRef) -> Bool {
+        lhs.storage.0 == rhs.storage.0 && lhs.storage.1 == rhs.storage.1
+    }
+
+    public static func < (lhs: UserRef, rhs: UserRef) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.0)
+        hasher.combine(storage.1)
+    }
+
+    /// Lowercase hex of `bytes`.
+    public static func hex(_ bytes: [UInt8]) -> String { lowercaseHex(bytes) }
+
+    /// The bytes of a string of hex digits (lowercase), `nil` when it is not one.
+    public static func bytes(hex: String) -> [UInt8]? {
+        let characters = Array(hex.utf8)
+        guard characters.count % 2 == 0 else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(characters.count / 2)
+        for index in stride(from: 0, to: characters.count, by: 2) {
+            guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    static func lowercaseHex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x61...0x66: c - 0x61 + 10
+        default: nil
+        }
+    }
+}
+
+/// A 32-byte secret: a user's sealing key or a store's pseudonym key. Never written to the
+/// hashed log, an export or a log line (`description` hides it).
+public struct SecretKey: Sendable, Equatable, CustomStringConvertible {
+    public static let byteCount = 32
+    private var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    public init(bytes: UnsafeRawBufferPointer) {
+        precondition(bytes.count == SecretKey.byteCount, "a secret key is \(SecretKey.byteCount) bytes")
+        Swift.withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+    }
+
+    public init(bytes: [UInt8]) {
+        self = bytes.withUnsafeBytes { SecretKey(bytes: $0) }
+    }
+
+    /// A new key from libsodium's CSPRNG.
+    public static func random() -> SecretKey {
+        Sodium.ensureInitialized()
+        var bytes = [UInt8](repeating: 0, count: byteCount)
+        randombytes_buf(&bytes, byteCount)
+        return SecretKey(bytes: bytes)
+    }
+
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try Swift.withUnsafeBytes(of: storage) { try body($0) }
+    }
+
+    public var description: String { "SecretKey(redacted)" }
+
+    /// Constant-time comparison (libsodium `sodium_memcmp`).
+    public static func == (lhs: SecretKey, rhs: SecretKey) -> Bool {
+        lhs.withUnsafeBytes { left in
+            rhs.withUnsafeBytes { right in sodium_memcmp(left.baseAddress!, right.baseAddress!, byteCount) == 0 }
+        }
+    }
+}

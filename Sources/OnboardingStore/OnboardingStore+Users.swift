@@ -1,0 +1,239 @@
+import Foundation
+import LMDB
+import OnboardingModel
+
+/// The store's users (docs/format.md § user_keys, docs/audit.md § Erasure).
+///
+/// `user_keys` lives beside the hashed log, never in it: the pseudonym key (under
+/// `pseudonym_key`, 32 bytes) and, per user pseudonym (16 bytes), the user's secretbox key ‖
+/// nonce ‖ the readable user id sealed with that key — or an empty value (a tombstone) once the
+/// user is forgotten. The whole table is read into a ``UserDirectory`` on open; appends add a new
+/// user's entry in the transaction of the user's first event.
+extension OnboardingStore {
+    /// `key ‖ nonce ‖ secretbox(readable id)`.
+    static func userEntryValue(name: String, key: SecretKey) -> [UInt8] {
+        key.bytes + PersonalData.sealRandom(Array(name.utf8), key: key)
+    }
+
+    static func userEntry(from value: UnsafeRawBufferPointer) -> UserDirectory.Entry? {
+        guard value.count > SecretKey.byteCount else { return nil }
+        let key = SecretKey(bytes: UnsafeRawBufferPointer(rebasing: value[..<SecretKey.byteCount]))
+        guard let plaintext = PersonalData.open(UnsafeRawBufferPointer(rebasing: value[SecretKey.byteCount...]), key: key),
+              let name = String(validating: plaintext, as: UTF8.self) else { return nil }
+        return UserDirectory.Entry(name: name, key: key)
+    }
+
+    /// Reads the pseudonym key (creating it in a writable store that has none) and every user
+    /// entry: live users with their readable id, forgotten ones as pseudonyms only.
+    static func loadUserDirectory(_ environment: Environment, databases: Databases, path: String,
+                                  readOnly: Bool) throws -> UserDirectory {
+        guard let database = databases.userKeys else {
+            // A read-only format 1 store: refused by openLayout before this is reached.
+            throw StoreError(.needsMigration, "store at \(path) has no user_keys database; open it writable once to migrate it")
+        }
+        var pseudonymKey = try environment.read { try $0.get(database, key: StoreLayout.pseudonymKeyName) }
+        if pseudonymKey?.count != SecretKey.byteCount {
+            guard !readOnly else {
+                throw StoreError(.corrupted, "the user_keys database of \(path) has no pseudonym key; run onboard verify")
+            }
+            let key = SecretKey.random().bytes
+            try environment.write { try $0.put(database, key: StoreLayout.pseudonymKeyName, value: key) }
+            pseudonymKey = key
+        }
+        var directory = UserDirectory(pseudonymKey: SecretKey(bytes: pseudonymKey!))
+        try environment.read { transaction in
+            try transaction.withCursor(database) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    if current.key.count == UserRef.byteCount {
+                        let ref = UserRef(bytes: current.key)
+                        if current.value.isEmpty {
+                            directory.forget(ref)
+                        } else if let user = userEntry(from: current.value) {
+                            directory.add(ref, name: user.name, key: user.key)
+                        } else {
+                            throw StoreError(.corrupted, "the user_keys entry of \(ref.literal) in \(path) is damaged; run onboard verify")
+                        }
+                    }
+                    entry = try cursor.next()
+                }
+            }
+        }
+        return directory
+    }
+
+    static func formatVersion(_ environment: Environment, databases: Databases) throws -> UInt32 {
+        try environment.read { transaction in
+            (try transaction.get(databases.meta, key: StoreLayout.MetaKey.formatVersion) ?? [0, 0, 0, 0])
+                .reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        }
+    }
+
+    /// The users as they stand now (a copy: a read keeps it for its whole scan).
+    var users: UserDirectory { userDirectory.withLock { $0 } }
+
+    /// The pseudonym of `user` in this store (`user` itself when it is a pseudonym literal).
+    public func userRef(of user: String) -> UserRef { users.ref(of: user) }
+
+    /// How `user` reads in this store's records and projections now: the readable id while the
+    /// user has a key, the pseudonym literal once forgotten.
+    public func canonicalUser(_ user: String) -> String { users.canonicalName(of: user) }
+
+    /// Whether `user` (readable id or pseudonym literal) was forgotten in this store.
+    public func isForgotten(_ user: String) throws(StoreError) -> Bool {
+        try ensureOpen()
+        let users = users
+        return users.isForgotten(users.ref(of: user))
+    }
+
+    // MARK: Forgetting
+
+    /// Forgets `user`: appends `user_forgotten` (naming only the pseudonym), which destroys the
+    /// user's entry in `user_keys` in the same transaction. Afterwards the user reads as the
+    /// pseudonym literal with personal fields erased everywhere, the chain is untouched, and the
+    /// projections are rebuilt with the user known by the pseudonym (lockout state included, so
+    /// ``signInDecision(user:device:factor:at:)`` for the readable id still applies it).
+    /// Returns the pseudonym literal and the seq of the erasure event.
+    ///
+    /// ```swift
+    /// let (pseudonym, seq) = try store.forgetUser("alice", at: now)
+    /// ```
+    public func forgetUser(_ user: String, at: Timestamp) throws(StoreError) -> (pseudonym: String, seq: UInt64) {
+        do { try Event.validate(userID: user) } catch { throw StoreError(.invalidEvent, "user \(error.message)") }
+        if let point = try prunedThrough() {
+            throw StoreError(.pruned, "cannot forget a user in \(path): it was pruned through seq \(point.seq), and the base snapshot kept at the prune point holds readable ids that a forget cannot rewrite; forget the user on the sync server, or in a store that was not pruned", seq: point.seq)
+        }
+        let ref = userRef(of: user)
+        let event = Event(id: UUID(), device: deviceID, at: at, user: ref.literal, session: nil, payload: .userForgotten)
+        let result = try appendBlocking([event])[0]
+        return (ref.literal, result.seq)
+    }
+
+    /// Destroys `ref`'s entry: overwrites the value (key and sealed id) with zeros in place,
+    /// then replaces it with an empty tombstone, so a later event of the same user id stays
+    /// pseudonymous instead of getting a new readable entry. LMDB copies pages on write: the
+    /// old page is freed, not wiped, until reused — `onboard forget-user` compacts the file
+    /// afterwards (docs/audit.md § Erasure).
+    func destroyUserEntry(_ ref: UserRef, in transaction: Transaction) throws {
+        guard let database = databases.userKeys else { return }
+        let key = ref.bytes
+        if let old = try transaction.get(database, key: key), !old.isEmpty {
+            try transaction.put(database, key: key, value: [UInt8](repeating: 0, count: old.count))
+        }
+        try transaction.put(database, key: key, value: [])
+    }
+
+    // MARK: Sync
+
+    /// The keys of `refs` that this store still holds (the sync client sends them with the
+    /// records so the server's replica can re-encode, check and read them).
+    public func liveKeys(for refs: Set<UserRef>) -> [UserRef: SecretKey] {
+        let users = users
+        var keys: [UserRef: SecretKey] = [:]
+        for ref in refs { if let key = users.key(of: ref) { keys[ref] = key } }
+        return keys
+    }
+
+    /// This store's pseudonym key (sent to the sync server's replica of this device only).
+    public var pseudonymKeyForSync: SecretKey { users.pseudonymKey }
+
+    /// Takes the keys a device sent (a server replica): adopts the device's pseudonym key while
+    /// the replica is empty (refuses a different one later) and keeps the user keys for the
+    /// users the replica does not know yet (a forgotten one stays forgotten). Readable ids are
+    /// learnt from the uploaded events when they are appended.
+    public func adoptKeys(pseudonymKey devicePseudonymKey: SecretKey, userKeys: [UserRef: SecretKey]) throws(StoreError) {
+        try ensureOpen()
+        let current = users
+        if devicePseudonymKey != current.pseudonymKey {
+            guard try head().seq == 0, current.entries.isEmpty, current.forgotten.isEmpty else {
+                throw StoreError(.conflict, "the device's pseudonym key differs from the one its replica at \(path) was written with; the device store was replaced — enroll it as a new device")
+            }
+            do {
+                try environment.write { transaction in
+                    try transaction.put(databases.userKeys!, key: StoreLayout.pseudonymKeyName, value: devicePseudonymKey.bytes)
+                }
+            } catch {
+                throw StoreError(.storage, "cannot store the device's pseudonym key in \(path): \(error)")
+            }
+            userDirectory.withLock { $0 = UserDirectory(pseudonymKey: devicePseudonymKey) }
+        }
+        pendingKeys.withLock { pending in
+            for (ref, key) in userKeys where !current.isForgotten(ref) && current.key(of: ref) == nil { pending[ref] = key }
+        }
+    }
+}
+
+extension OnboardingStore {
+    /// Rewrites the store's data file with only the pages in use (`mdb_env_copy2` with
+    /// `MDB_CP_COMPACT` to a file beside it, fsync, rename over `data.mdb`). LMDB keeps freed
+    /// pages for reuse, so a destroyed user entry can survive in a freed page until then; after
+    /// compaction it is not in the file. The store must not be open in any process.
+    public static func compact(at path: String) throws(StoreError) {
+        let dataFile = (path as NSString).appendingPathComponent("data.mdb")
+        let compacted = dataFile + ".compacting"
+        try? FileManager.default.removeItem(atPath: compacted)
+        do {
+            var options = Environment.Options()
+            options.readOnly = true
+            let environment = try Environment.open(path: path, options: options)
+            defer { environment.close() }
+            try environment.copyCompacted(toFile: compacted)
+        } catch {
+            try? FileManager.default.removeItem(atPath: compacted)
+            throw StoreError(.storage, "cannot compact \(path): \(error)")
+        }
+        guard rename(compacted, dataFile) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(atPath: compacted)
+            throw StoreError(.storage, "cannot replace \(dataFile) with its compacted copy: \(reason)")
+        }
+    }
+}
+
+extension OnboardingStore {
+    // MARK: Projections after an erasure
+
+    /// Stops snapshots before a group that forgets a user: waits for one being written and keeps
+    /// new ones from being queued, so no snapshot of the state from before the erasure (with the
+    /// readable id in it) is written after the group deleted the stored one.
+    func holdSnapshots() {
+        snapshotQueue.sync {}
+        snapshotPending.withLock { $0 = true }
+    }
+
+    func releaseSnapshots() {
+        snapshotPending.withLock { $0 = false }
+    }
+
+    /// After a `user_forgotten` commit: earlier records now read with the user as its pseudonym,
+    /// so the projections are dropped and rebuilt from the log (the group deleted the snapshot).
+    /// Lockout state carries over under the pseudonym. Runs on the writer queue.
+    func resetProjectionsAfterErasure() {
+        projectorQueue.sync {}
+        let wasActive = pendingProjection.withLock { pending in
+            defer { pending = PendingProjection() }
+            return pending.isActive
+        }
+        projections.withLock { $0 = ProjectionCache() }
+        if wasActive { try? loadProjections() }
+    }
+}
+
+extension OnboardingStore {
+    /// What writing `event` here would seal with, for checking an uploaded record's hash (a sync
+    /// server's replica): `nil` when the event names a readable user this replica has no key for
+    /// (the device should have sent it). The inner seal is `nil` for an event without a user.
+    public func checkingSeal(for event: Event) -> CheckingSeal? {
+        guard let user = event.user else { return CheckingSeal(seal: nil) }
+        let users = users
+        let ref = users.ref(of: user)
+        if UserRef.isLiteral(user) || users.isForgotten(ref) { return CheckingSeal(seal: UserSeal(ref: ref, key: nil)) }
+        guard let key = users.key(of: ref) ?? pendingKeys.withLock({ $0[ref] }) else { return nil }
+        return CheckingSeal(seal: UserSeal(ref: ref, key: event.type.hasPersonalFields ? key : nil))
+    }
+
+    /// See ``checkingSeal(for:)``.
+    public struct CheckingSeal: Sendable {
+        public var seal: UserSeal?
+    }
+}
