@@ -46,6 +46,12 @@ public enum PersonalData {
         return seal(plaintext, key: key, nonce: nonce)
     }
 
+    /// `nonce ‖ secretbox(plaintext)` with a nonce the caller drew at random (in bulk).
+    public static func seal(_ plaintext: [UInt8], key: SecretKey, randomNonce nonce: [UInt8]) -> [UInt8] {
+        precondition(nonce.count == nonceByteCount, "a nonce is \(nonceByteCount) bytes")
+        return seal(plaintext, key: key, nonce: nonce)
+    }
+
     private static func seal(_ plaintext: [UInt8], key: SecretKey, nonce: [UInt8]) -> [UInt8] {
         Sodium.ensureInitialized()
         var sealed = nonce + [UInt8](repeating: 0, count: macByteCount + plaintext.count)
@@ -71,6 +77,30 @@ public enum PersonalData {
                                        keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
         return rc == 0 ? plaintext : nil
+    }
+}
+
+/// Random bytes drawn from libsodium's CSPRNG 4 KiB at a time: a new user's key and nonce cost
+/// a copy instead of a `getrandom` call each.
+public struct RandomPool {
+    private var buffer: [UInt8] = []
+    private var offset = 0
+
+    public init() {}
+
+    public mutating func take(_ count: Int) -> [UInt8] {
+        if offset + count > buffer.count {
+            Sodium.ensureInitialized()
+            buffer = [UInt8](repeating: 0, count: max(4096, count))
+            randombytes_buf(&buffer, buffer.count)
+            offset = 0
+        }
+        defer {
+            // Used bytes are wiped: the pool never holds a key that was handed out.
+            for index in offset..<offset + count { buffer[index] = 0 }
+            offset += count
+        }
+        return Array(buffer[offset..<offset + count])
     }
 }
 

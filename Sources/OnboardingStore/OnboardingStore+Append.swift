@@ -294,8 +294,9 @@ extension OnboardingStore {
         guard let database = databases.userKeys else {
             throw StoreError(.notWritable, "store at \(path) has no user_keys database")
         }
-        let key = pendingKeys.withLock { $0[ref] } ?? SecretKey.random()
-        try transaction.put(database, key: ref.bytes, value: OnboardingStore.userEntryValue(name: user, key: key))
+        let key = pendingKeys.withLock { $0[ref] } ?? SecretKey(bytes: scratch.random.take(SecretKey.byteCount))
+        try transaction.put(database, key: ref.bytes,
+                            value: OnboardingStore.userEntryValue(name: user, key: key, nonce: scratch.random.take(PersonalData.nonceByteCount)))
         scratch.added[user] = UserSeal(ref: ref, key: key)
         return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? key : nil), readsAsWritten: true)
     }
@@ -332,6 +333,8 @@ struct StageScratch {
     var head: (seq: UInt64, hash: Digest)
     /// The store's users when the group started (plus `added`, minus `forgotten`).
     var users: UserDirectory
+    /// Keys and nonces for new users.
+    var random = RandomPool()
     /// Users new in this group, by readable id, with their key.
     var added: [String: UserSeal] = [:]
     /// Users this group forgot, with the entry they had (also of a user added in this group).

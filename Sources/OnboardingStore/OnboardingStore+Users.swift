@@ -15,6 +15,10 @@ extension OnboardingStore {
         key.bytes + PersonalData.sealRandom(Array(name.utf8), key: key)
     }
 
+    static func userEntryValue(name: String, key: SecretKey, nonce: [UInt8]) -> [UInt8] {
+        key.bytes + PersonalData.seal(Array(name.utf8), key: key, randomNonce: nonce)
+    }
+
     static func userEntry(from value: UnsafeRawBufferPointer) -> UserDirectory.Entry? {
         guard value.count > SecretKey.byteCount else { return nil }
         let key = SecretKey(bytes: UnsafeRawBufferPointer(rebasing: value[..<SecretKey.byteCount]))
