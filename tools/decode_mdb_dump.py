@@ -5,6 +5,13 @@ It reads the `events` sub-database through `mdb_dump` (package lmdb-utils), chec
 record (format byte, BLAKE2b-256 hash, link to the previous record, seq), decodes the body
 and prints each event as one canonical JSON line, byte for byte what `onboard export` writes.
 
+Format 2 records name the user by a 16-byte pseudonym and seal the personal text fields with
+the user's key (docs/format.md, "Format 2"). The decoder reads `user_keys` too: for a live user
+it opens the sealed readable id and fields (XSalsa20-Poly1305, implemented below in pure Python)
+and prints them as `onboard export` does; for a forgotten user (an empty tombstone, the key
+destroyed) it prints the pseudonym literal ("~" and 32 hex digits), `display_name` as
+"[erased]" and the optional text fields as absent. Format 1 records are read as before.
+
     python3 tools/decode_mdb_dump.py STORE_DIR
     python3 tools/decode_mdb_dump.py --dump-file events.dump
 
@@ -18,6 +25,7 @@ log verifies. Only the Python 3 standard library is used.
 """
 
 import hashlib
+import hmac
 import subprocess
 import sys
 import uuid
@@ -99,11 +107,16 @@ EVENT_TYPES = [
                                  choice("reason", ACCOUNT_CREATION_FAILURE_REASON)]),
     ("account_created", []),
     ("lockout_cleared", [choice("reason", LOCKOUT_CLEAR_REASON)]),
+    ("user_forgotten", []),
 ]
 SCHEMA_VERSION = 1  # every v1 type
 
-RECORD_FORMAT = 1
-STORE_FORMAT = 1
+RECORD_FORMAT = 2         # pseudonymous records with sealed personal fields
+LEGACY_RECORD_FORMAT = 1  # readable user ids, personal fields in the clear (read too)
+STORE_FORMAT = 2
+USER_REF_BYTES = 16
+KEY_BYTES = 32
+ERASED_TEXT = "[erased]"
 HEADER = 65  # format byte, hash, previous hash
 ZERO_HASH = bytes(32)
 
@@ -117,6 +130,96 @@ DEVICE_CHARS = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456
 
 class Damaged(Exception):
     """A record that does not decode or verify."""
+
+
+# --- crypto_secretbox_open (XSalsa20-Poly1305), pure Python ------------------------------------
+# Personal fields and readable user ids are sealed with libsodium's crypto_secretbox_easy:
+# nonce (24) ‖ Poly1305 tag (16) ‖ XSalsa20 ciphertext. Small values only, so speed is no concern.
+
+_MASK32 = 0xFFFFFFFF
+_SIGMA = [0x61707865, 0x3320646E, 0x79622D32, 0x6B206574]  # "expand 32-byte k"
+
+
+def _rotl(v, n):
+    return ((v << n) & _MASK32) | (v >> (32 - n))
+
+
+def _salsa20_rounds(state):
+    x = list(state)
+    for _ in range(10):
+        for a, b, c, d in ((0, 4, 8, 12), (5, 9, 13, 1), (10, 14, 2, 6), (15, 3, 7, 11),
+                           (0, 1, 2, 3), (5, 6, 7, 4), (10, 11, 8, 9), (15, 12, 13, 14)):
+            x[b] ^= _rotl((x[a] + x[d]) & _MASK32, 7)
+            x[c] ^= _rotl((x[b] + x[a]) & _MASK32, 9)
+            x[d] ^= _rotl((x[c] + x[b]) & _MASK32, 13)
+            x[a] ^= _rotl((x[d] + x[c]) & _MASK32, 18)
+    return x
+
+
+def _words(data):
+    return [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+
+
+def _state(key, sixteen):
+    k, n = _words(key), _words(sixteen)
+    return [_SIGMA[0], k[0], k[1], k[2], k[3], _SIGMA[1], n[0], n[1], n[2], n[3],
+            _SIGMA[2], k[4], k[5], k[6], k[7], _SIGMA[3]]
+
+
+def _xsalsa20_stream(key, nonce, length):
+    x = _salsa20_rounds(_state(key, nonce[:16]))  # HSalsa20: no feed-forward
+    subkey = b"".join(x[i].to_bytes(4, "little") for i in (0, 5, 10, 15, 6, 7, 8, 9))
+    out = bytearray()
+    counter = 0
+    while len(out) < length:
+        state = _state(subkey, nonce[16:24] + counter.to_bytes(8, "little"))
+        block = _salsa20_rounds(state)
+        out += b"".join(((block[i] + state[i]) & _MASK32).to_bytes(4, "little") for i in range(16))
+        counter += 1
+    return bytes(out[:length])
+
+
+def _poly1305(key, message):
+    r = int.from_bytes(key[:16], "little") & 0x0FFFFFFC0FFFFFFC0FFFFFFC0FFFFFFF
+    s = int.from_bytes(key[16:32], "little")
+    p = (1 << 130) - 5
+    acc = 0
+    for i in range(0, len(message), 16):
+        acc = (acc + int.from_bytes(message[i:i + 16] + b"\x01", "little")) * r % p
+    return ((acc + s) & ((1 << 128) - 1)).to_bytes(16, "little")
+
+
+def secretbox_open(sealed, key):
+    """The plaintext of nonce ‖ crypto_secretbox_easy(…) under the 32-byte key, or None."""
+    if len(sealed) < 40:
+        return None
+    nonce, tag, ciphertext = sealed[:24], sealed[24:40], sealed[40:]
+    stream = _xsalsa20_stream(key, nonce, 32 + len(ciphertext))
+    if not hmac.compare_digest(_poly1305(stream[:32], ciphertext), tag):
+        return None
+    return bytes(c ^ s for c, s in zip(ciphertext, stream[32:]))
+
+
+# --- the users (user_keys) ---------------------------------------------------------------------
+
+
+def load_users(pairs):
+    """{pseudonym (16 bytes): (readable id, key)} of the live users in `user_keys`; a forgotten
+    user (an empty tombstone value) or an entry that does not open is left out, so its records
+    read as the pseudonym literal with personal fields erased."""
+    users = {}
+    for key, value in pairs:
+        if len(key) != USER_REF_BYTES or len(value) <= KEY_BYTES:
+            continue  # pseudonym_key, or a tombstone
+        user_key = value[:KEY_BYTES]
+        name = secretbox_open(value[KEY_BYTES:], user_key)
+        if name is None:
+            raise Damaged("the user_keys entry of ~%s does not open with its key" % key.hex())
+        try:
+            users[key] = (name.decode("utf-8"), user_key)
+        except UnicodeDecodeError:
+            raise Damaged("the readable id of ~%s is not valid UTF-8" % key.hex())
+    return users
 
 
 # --- reading mdb_dump output -----------------------------------------------------------------
@@ -165,7 +268,11 @@ def parse_dump(lines):
     return sections
 
 
-def run_mdb_dump(store, database):
+def run_mdb_dump(store, database, optional=False):
+    if optional:  # user_keys is absent from a format 1 store
+        listing = subprocess.run(["mdb_dump", "-l", store], capture_output=True, text=True)
+        if listing.returncode == 0 and database not in listing.stdout.split():
+            return []
     try:
         result = subprocess.run(["mdb_dump", "-s", database, store], capture_output=True, text=True)
     except FileNotFoundError:
@@ -225,12 +332,25 @@ def check_instant(ms, what):
         raise Damaged("%s %d ms lies outside years 0001-9999" % (what, ms))
 
 
-def decode_record(value):
-    """(seq, hash, previous hash, event) of one `events` value; raises Damaged."""
+def check_text(value, type_name, name):
+    if not 1 <= len(value.encode()) <= MAX_TEXT_BYTES or has_control(value):
+        raise Damaged("%s.%s breaks the text rules" % (type_name, name))
+    return value
+
+
+def event_seq(value):
+    return int.from_bytes(value[HEADER + 3:HEADER + 11], "big")
+
+
+def decode_record(value, users):
+    """(seq, hash, previous hash, event) of one `events` value; raises Damaged. `users` maps a
+    pseudonym to (readable id, key) for the users that are not forgotten."""
     if len(value) <= HEADER:
         raise Damaged("record is %d bytes, shorter than its %d-byte header" % (len(value), HEADER))
-    if value[0] != RECORD_FORMAT:
-        raise Damaged("record format version %d is not supported (this decoder reads %d)" % (value[0], RECORD_FORMAT))
+    version = value[0]
+    if version not in (RECORD_FORMAT, LEGACY_RECORD_FORMAT):
+        raise Damaged("record format version %d is not supported (this decoder reads %d and %d)"
+                      % (version, LEGACY_RECORD_FORMAT, RECORD_FORMAT))
     stored = value[1:33]
     if hashlib.blake2b(value[33:], digest_size=32).digest() != stored:
         raise Damaged("hash does not match the record's bytes (the record was modified)")
@@ -251,20 +371,55 @@ def decode_record(value):
     device = r.utf8(r.uint(1, "device length"), "device")
     if not 1 <= len(device.encode()) <= MAX_DEVICE_BYTES or any(b not in DEVICE_CHARS for b in device.encode()):
         raise Damaged("device %r breaks the device id rules" % device)
-    user = r.short_string("user") if r.presence("user") else None
-    if user is not None and (not 1 <= len(user.encode()) <= MAX_USER_BYTES or has_control(user)):
-        raise Damaged("user %r breaks the user id rules" % user)
+    ref = None
+    user_key = None
+    if version == LEGACY_RECORD_FORMAT:
+        user = r.short_string("user") if r.presence("user") else None
+        if user is not None and (not 1 <= len(user.encode()) <= MAX_USER_BYTES or has_control(user)):
+            raise Damaged("user %r breaks the user id rules" % user)
+    elif r.presence("user"):
+        # Format 2: the user's pseudonym; the readable id comes from user_keys while the user
+        # has a key, otherwise the user reads as the pseudonym literal ("~" and 32 hex digits).
+        ref = r.take(USER_REF_BYTES, "user")
+        user, user_key = users.get(ref, ("~" + ref.hex(), None))
+    else:
+        user = None
     session = r.uuid("session") if r.presence("session") else None
     event.update(device=device, at=at, user=user, session=session, type=type_name)
 
+    # Format 2, with a user: the text fields (display_name, subtitle, image_ref) are one sealed
+    # section after the session (presence byte, u16 length, nonce ‖ tag ‖ ciphertext), or absent
+    # when written for a forgotten user; the other fields follow in the clear.
+    sealed_fields = ref is not None and any(kind == "text" for _, kind, _, _ in fields)
+    personal = None
+    if sealed_fields and r.presence("sealed personal fields"):
+        sealed = r.take(r.uint(2, "sealed personal fields"), "sealed personal fields")
+        if user_key is not None:
+            plaintext = secretbox_open(sealed, user_key)
+            if plaintext is None:
+                raise Damaged("the sealed personal fields of seq %d do not open with their user's key" % event_seq(value))
+            inner = Reader(plaintext)
+            personal = {}
+            for name, kind, extra, optional in fields:
+                if kind != "text" or (optional and not inner.presence(name)):
+                    continue
+                personal[name] = check_text(inner.short_string(name), type_name, name)
+            if inner.offset != len(inner.data):
+                raise Damaged("%d unexpected bytes after the sealed personal fields" % (len(inner.data) - inner.offset))
+
     payload = []
     for name, kind, extra, optional in fields:
+        if sealed_fields and kind == "text":
+            if personal is None:  # erased: required text reads as "[erased]", optional as absent
+                if not optional:
+                    payload.append((name, kind, ERASED_TEXT))
+            elif name in personal:
+                payload.append((name, kind, personal[name]))
+            continue
         if optional and not r.presence(name):
             continue
         if kind == "text":
-            value_ = r.short_string(name)
-            if not 1 <= len(value_.encode()) <= MAX_TEXT_BYTES or has_control(value_):
-                raise Damaged("%s.%s breaks the text rules" % (type_name, name))
+            value_ = check_text(r.short_string(name), type_name, name)
         elif kind == "choice":
             index = r.uint(1, name)
             if index >= len(extra):
@@ -345,8 +500,9 @@ def to_json(seq, event):
 # --- the log ---------------------------------------------------------------------------------
 
 
-def decode_log(pairs, meta_pairs=None):
+def decode_log(pairs, meta_pairs=None, user_pairs=()):
     """Canonical JSON lines of the whole log; raises Damaged naming the seq."""
+    users = load_users(user_pairs)
     lines = []
     previous_hash = ZERO_HASH
     expected_seq = 1
@@ -357,7 +513,7 @@ def decode_log(pairs, meta_pairs=None):
         try:
             if seq != expected_seq:
                 raise Damaged("expected seq %d here (records missing or out of order)" % expected_seq)
-            body_seq, record_hash, previous, event = decode_record(value)
+            body_seq, record_hash, previous, event = decode_record(value, users)
             if body_seq != seq:
                 raise Damaged("record says seq %d but is stored at seq %d (records were moved)" % (body_seq, seq))
             if previous != previous_hash:
@@ -403,14 +559,16 @@ def main(argv):
             print("%s holds no events database" % argv[1], file=sys.stderr)
             return 2
         meta = sections.get("meta")
+        user_pairs = sections.get("user_keys", [])
     elif len(argv) == 1 and not argv[0].startswith("-"):
         pairs = run_mdb_dump(argv[0], "events")
         meta = run_mdb_dump(argv[0], "meta")
+        user_pairs = run_mdb_dump(argv[0], "user_keys", optional=True)
     else:
         print("usage: decode_mdb_dump.py STORE_DIR | --dump-file FILE", file=sys.stderr)
         return 2
     try:
-        lines = decode_log(pairs, meta)
+        lines = decode_log(pairs, meta, user_pairs)
     except Damaged as error:
         print("store is damaged: %s" % error, file=sys.stderr)
         return 1

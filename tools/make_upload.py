@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 # make_upload.py STORE DEVICE AFTER_SEQ [MAX]  ->  an upload body on stdout
-# Joins `onboard export` (the events) with `mdb_dump -s events` (each record's prev and hash).
+# Joins `onboard export` (the events) with `mdb_dump -s events` (each record's prev and hash) and
+# `mdb_dump -s user_keys` (the keys the server's replica needs: docs/sync-protocol.md § Keys).
 import hashlib, json, os, subprocess, sys
 
 store, device, after = sys.argv[1], sys.argv[2], int(sys.argv[3])
 limit = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
 lines = subprocess.run([os.environ.get("ONBOARD", "onboard"), "export", "--store", store],
                        capture_output=True, text=True, check=True).stdout.splitlines()
-dump = subprocess.run(["mdb_dump", "-s", "events", store],
-                      capture_output=True, text=True, check=True).stdout.splitlines()
-dump = dump[dump.index("HEADER=END") + 1:dump.index("DATA=END")]
-values = {int(k, 16): bytes.fromhex(v.strip()) for k, v in zip(dump[0::2], dump[1::2])}
 
-records = []
+def dump(database):
+    out = subprocess.run(["mdb_dump", "-s", database, store], capture_output=True, text=True, check=True).stdout.splitlines()
+    out = out[out.index("HEADER=END") + 1:out.index("DATA=END")]
+    return {bytes.fromhex(k.strip()): bytes.fromhex(v.strip()) for k, v in zip(out[0::2], out[1::2])}
+
+values = {int.from_bytes(k, "big"): v for k, v in dump("events").items()}
+user_keys = dump("user_keys")   # "pseudonym_key" -> 32 bytes; pseudonym (16) -> key (32) ‖ sealed id, or empty once forgotten
+
+records, refs = [], set()
 for line in lines:
     event = json.loads(line)
     seq = event["seq"]
@@ -21,5 +26,11 @@ for line in lines:
     value = values[seq]                       # format byte ‖ hash ‖ prev ‖ body
     hash_, prev = value[1:33], value[33:65]
     assert hashlib.blake2b(value[33:], digest_size=32).digest() == hash_   # hash = BLAKE2b-256(prev ‖ body)
+    body = value[65:]
+    user_at = 2 + 1 + 8 + 16 + 8 + 1 + body[35]   # type, schema, seq, id, at, device length, device
+    if body[user_at] == 1:                        # user present: its 16-byte pseudonym follows
+        refs.add(body[user_at + 1:user_at + 17])
     records.append({"event": event, "prev": prev.hex(), "hash": hash_.hex()})
-json.dump({"device": device, "records": records}, sys.stdout, separators=(",", ":"), ensure_ascii=False)
+users = {ref.hex(): user_keys[ref][:32].hex() for ref in sorted(refs) if len(user_keys.get(ref, b"")) > 32}
+keys = {"pseudonym_key": user_keys[b"pseudonym_key"].hex(), "users": users}
+json.dump({"device": device, "records": records, "keys": keys}, sys.stdout, separators=(",", ":"), ensure_ascii=False)

@@ -284,16 +284,6 @@ public final class SyncServer: Sendable {
             return failure(400, "malformed", "body.device is \(upload.device) but the path names \(device)")
         }
         let store = try replicas.store(for: device)
-        if let keys = upload.keys {
-            // The replica seals with the device's keys, so its records hash as the device's do.
-            let adopted: Result<Void, StoreError> = Result { () throws(StoreError) in
-                try store.adoptKeys(pseudonymKey: keys.pseudonymKey, userKeys: keys.users)
-            }
-            if case .failure(let error) = adopted {
-                guard error.code == .conflict else { throw error }
-                return failure(409, "keys_changed", error.message)
-            }
-        }
         let head = try store.head()
         // A device enrolled with a public key signs every batch; the heads the server accepted
         // pin the history up to them (docs/sync-protocol.md, "Signed heads").
@@ -308,6 +298,21 @@ public final class SyncServer: Sendable {
             if try store.signingPublicKey() == nil { try store.recordSigningPublicKey(registered) }
         }
         let pinnedSeq = registered == nil ? 0 : (try store.latestSignedHead()?.seq ?? 0)
+        if let keys = upload.keys {
+            // The replica seals with the device's keys, so its records hash as the device's do.
+            let adopted: Result<Void, StoreError> = Result { () throws(StoreError) in
+                try store.adoptKeys(pseudonymKey: keys.pseudonymKey, userKeys: keys.users)
+            }
+            if case .failure(let error) = adopted {
+                guard error.code == .conflict else { throw error }
+                // Another pseudonym key is another store: after a signed head was accepted that
+                // is a rewritten history, before it a replaced device store.
+                if pinnedSeq > 0 {
+                    return failure(409, "history_rewritten", "the records of \(device) are pseudonymised with another key than the history it signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed")
+                }
+                return failure(409, "keys_changed", error.message)
+            }
+        }
         var outcomes: [SyncWire.Outcome] = []
         var fresh: [Record] = []
         func refuse(_ status: Int, _ code: String, _ message: String, at index: Int, expected: UInt64? = nil) -> SyncResponse {

@@ -21,6 +21,9 @@ extension OnboardingStore {
         var directory = users
         let progress = options.migrationProgress
         do {
+            // Opened before the write transaction: opening a database begins a transaction of
+            // its own, which would wait forever for the writer lock this one holds.
+            let signed = try environment.openDatabase(StoreLayout.signedHeads, create: false)
             try environment.write { transaction in
                 directory = users // the closure may run again (map growth)
                 guard try transaction.get(databases.meta, key: StoreLayout.MetaKey.prunedThrough) == nil else {
@@ -32,7 +35,7 @@ extension OnboardingStore {
                 }
                 try transaction.removeAll(databases.byUser)
                 if let snapshots = databases.snapshots { _ = try transaction.delete(snapshots, key: StoreLayout.stateSnapshotKey) }
-                if let signed = try environment.openDatabase(StoreLayout.signedHeads, create: false) {
+                if let signed {
                     try transaction.removeAll(signed)
                 }
                 var previousOld = Digest.zero

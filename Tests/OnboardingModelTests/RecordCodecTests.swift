@@ -10,7 +10,7 @@ struct RecordCodecTests {
     func randomEventsRoundTrip() throws {
         let seed = testSeed(fallback: 0x0B0A_4D1A_6E5E_ED01)
         var generator = EventGenerator(seed: seed)
-        let count = 6_000 // 200 per event type
+        let count = 200 * EventType.allCases.count
         var previous = Digest.zero
         var perType: [EventType: Int] = [:]
         var sawMaximumText = false, sawNullUser = false, sawNullSession = false, sawAbsentOptional = false
@@ -79,7 +79,7 @@ struct RecordCodecTests {
     func fastDecoderAgreesWithReference() {
         let seed = testSeed(fallback: 0x0FA5_7DEC_0DE5_0001)
         var generator = EventGenerator(seed: seed)
-        var fastAccepted = 0, damagedAccepted = 0
+        var fastAccepted = 0, damagedAccepted = 0, deferred = 0
         func decodeBoth(_ body: [UInt8]) -> (fast: (UInt64, Event)?, reference: (UInt64, Event)?) {
             body.withUnsafeBytes { buffer in
                 (RecordCodec.fastDecodeBody(buffer, users: TestKeys.directory), try? RecordCodec.referenceDecodeBody(buffer, users: TestKeys.directory))
@@ -92,6 +92,15 @@ struct RecordCodecTests {
             let context = "seed \(seed), iteration \(iteration), \(type.rawValue)"
             let body = RecordCodec.body(of: event, seq: seq)
             let valid = decodeBoth(body)
+            if event.user != nil && type.hasPersonalFields {
+                // Sealed personal fields: the fast path leaves them to the reference decoder.
+                guard valid.fast == nil, valid.reference.map({ $0.0 == seq && $0.1 == event }) == true else {
+                    Issue.record("\(context): a sealed event was not left to the reference decoder, or it misread it")
+                    return
+                }
+                deferred += 1
+                continue
+            }
             guard let fast = valid.fast, fast.0 == seq, fast.1 == event, valid.reference.map({ $0.0 == seq && $0.1 == event }) == true else {
                 Issue.record("\(context): the decoders disagree on a valid event")
                 return
@@ -113,7 +122,8 @@ struct RecordCodecTests {
                 damagedAccepted += 1
             }
         }
-        #expect(fastAccepted == 3_000)
+        #expect(fastAccepted + deferred == 3_000)
+        #expect(deferred > 0 && fastAccepted > 2_500)
         #expect(damagedAccepted > 0, "seed \(seed): some damage (in ids, times, choices) still decodes")
     }
 
@@ -136,9 +146,13 @@ struct RecordCodecTests {
         let event = Samples.event(.userAdded(displayName: "Zoë 😀", subtitle: nil, imageRef: "img/1",
                                              passcodePolicy: .alphanumeric, passcodeMinLength: 6))
         let previous = Digest(bytes: Array(0..<32))
+        // Format 2 with the test keys (TestKeys): pseudonym key 32 × 0x5a; the user's key is
+        // BLAKE2b-256("test-user-key" ‖ pseudonym); the nonce is keyed BLAKE2b-192 under the user's
+        // key of "onboarding-nonce-v2" ‖ id ‖ seq (u64 BE) ‖ plaintext. Computed independently
+        // (Python hashlib and a pure-Python XSalsa20-Poly1305 checked against libsodium).
         let expected = [
-            "01",                                                               // record format version
-            "b01e0835d56d7103cb6a5187f7f41532cc503ebcc7e78085e189f11d30f8d983", // BLAKE2b-256(previous ‖ body)
+            "02",                                                               // record format version
+            "1e98279c121095c2ca2a0da88b4d776b24290204971ed6c81aa177744435c16a", // BLAKE2b-256(previous ‖ body)
             "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", // previous hash
             "0001",                                                             // type code: user_added
             "01",                                                               // schema version
@@ -146,20 +160,36 @@ struct RecordCodecTests {
             "0f8fad5bd9cb469fa16570867728950e",                                 // id, RFC 4122 byte order
             "000001a22808e07b",                                                 // at: 1795968000123 ms
             "07", "6b696f736b2d37",                                             // device "kiosk-7"
-            "01", "0005", "616c696365",                                         // user present: "alice"
+            "01", "0a6aa75016284b39480657ac40453740",                           // user present: pseudonym of "alice"
             "01", "7c9e6679742540de944be07fc1f90ae7",                           // session present
-            "0009", "5a6fc3ab20f09f9880",                                       // display_name "Zoë 😀"
-            "00",                                                               // subtitle absent
-            "01", "0005", "696d672f31",                                         // image_ref "img/1"
+            "01", "003c",                                                       // sealed personal fields: 60 bytes
+            "ce9ad35bf05f7257996c82e40f94e0c8b691956b05093fa6",                 //   nonce (24)
+            "272481e50909b8a06e89c9277c82d2d1",                                 //   Poly1305 tag (16)
+            "1aef1b6f57d858209e6032532f3a4673c5dc9579",                         //   secretbox of the 20 bytes below
             "01",                                                               // passcode_policy: alphanumeric
             "00000006",                                                         // passcode_min_length: 6
         ].joined()
+        // The sealed plaintext: display_name "Zoë 😀", subtitle absent, image_ref "img/1".
+        let plaintext = "0009" + "5a6fc3ab20f09f9880" + "00" + "01" + "0005" + "696d672f31"
+        let ref = UserRef(user: "alice", pseudonymKey: TestKeys.pseudonymKey)
+        #expect(ref.hex == "0a6aa75016284b39480657ac40453740")
+        let sealed = bytes(hex: expected).suffix(5 + 60)
+        #expect(sealed.withUnsafeBytes { PersonalData.open(UnsafeRawBufferPointer(rebasing: $0[..<60]), key: TestKeys.key(for: ref)) }.map { hex($0) } == plaintext)
         let encoded = RecordCodec.encode(event, seq: 7, previousHash: previous)
         #expect(hex(encoded) == expected)
+        #expect(!hex(encoded).contains("616c696365"), "the readable user id is not in the record")
         let record = try RecordCodec.decode(bytes(hex: expected), expectedSeq: 7)
         #expect(record.event == event)
         #expect(record.previousHash == previous)
-        #expect(record.hash.hex == "b01e0835d56d7103cb6a5187f7f41532cc503ebcc7e78085e189f11d30f8d983")
+        #expect(record.hash.hex == "1e98279c121095c2ca2a0da88b4d776b24290204971ed6c81aa177744435c16a")
+        // Without the user's key (forgotten) the same bytes read as the pseudonym, erased.
+        let forgotten = try bytes(hex: expected).withUnsafeBytes { buffer in
+            try RecordCodec.decode(buffer, expectedSeq: 7, users: UserDirectory(pseudonymKey: TestKeys.pseudonymKey))
+        }
+        #expect(forgotten.event.user == ref.literal)
+        #expect(forgotten.event.payload == .userAdded(displayName: "[erased]", subtitle: nil, imageRef: nil,
+                                                      passcodePolicy: .alphanumeric, passcodeMinLength: 6))
+        #expect(forgotten.hash == record.hash)
     }
 
     static let goldenBodyCases: [(Payload, UInt64, String)] = [
@@ -293,7 +323,7 @@ struct RecordCodecTests {
                 damaged[position] ^= mask
                 let message = Self.refusal(damaged, expectedSeq: 12)
                 if position == 0 {
-                    #expect(message == "record format version \(1 ^ mask) is not supported (this build reads 1)")
+                    #expect(message == "record format version \(2 ^ mask) is not supported (this build reads 2)")
                 } else {
                     #expect(message == "hash does not match the record's bytes (the record was modified)",
                             "\(type.rawValue) byte \(position) ^ \(mask)")
@@ -320,14 +350,15 @@ struct RecordCodecTests {
         }
     }
 
-    @Test("an unsupported record format byte is refused before anything else", arguments: [UInt8(0), 2, 0x7F, 0xFF])
+    @Test("an unsupported record format byte is refused before anything else", arguments: [UInt8(0), 1, 3, 0x7F, 0xFF])
     func badFormatByte(format: UInt8) {
         var record = Self.plain(.captchaPassed)
         record[0] = format
-        #expect(Self.refusal(record) == "record format version \(format) is not supported (this build reads 1)")
+        // Format 1 too: only a store's migration reads it (decodeLegacy).
+        #expect(Self.refusal(record) == "record format version \(format) is not supported (this build reads 2)")
     }
 
-    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 31, 0x0100, 0xFFFF])
+    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 32, 0x0100, 0xFFFF])
     func unknownTypeCode(code: UInt16) {
         let record = Self.forged(Self.plain(.captchaPassed)) { body in
             body[0] = UInt8(code >> 8)
@@ -415,7 +446,7 @@ struct RecordCodecTests {
         #expect(links.hash == RecordBytes.hash(record))
         #expect(links.hash == (try RecordCodec.decode(record)).hash)
 
-        let damagedHeaders: [[UInt8]] = [Array(record.prefix(65)), [2] + Array(record.dropFirst()), []]
+        let damagedHeaders: [[UInt8]] = [Array(record.prefix(65)), [1] + Array(record.dropFirst()), [3] + Array(record.dropFirst()), []]
         for damaged in damagedHeaders {
             let error = #expect(throws: RecordDecodingError.self) {
                 try damaged.withUnsafeBytes { buffer in try RecordCodec.links(of: buffer) }

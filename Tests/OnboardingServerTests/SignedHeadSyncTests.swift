@@ -45,7 +45,8 @@ import TestSupport
         case .some(let given): given
         }
         return fixture.call("POST", SyncPaths.events(device: store.deviceID), token: token,
-                            body: SyncWire.uploadBody(device: store.deviceID, records: try store.records(in: range), signedHead: head))
+                            body: SyncWire.uploadBody(device: store.deviceID, records: try store.records(in: range), signedHead: head,
+                                                          keys: try store.syncKeys(for: store.records(in: range))))
     }
 
     @Test func theServerKeepsTheSignedHeadOfEveryAcceptedBatch() async throws {

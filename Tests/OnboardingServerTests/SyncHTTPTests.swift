@@ -65,7 +65,7 @@ import TestSupport
         defer { other.close() }
         let path = SyncPaths.events(device: "kiosk-7")
         func body(_ range: ClosedRange<UInt64>) throws -> [UInt8] {
-            SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: range))
+            SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: range), keys: try store.syncKeys(for: store.records(in: range)))
         }
         func code(_ response: SyncResponse) -> String? { SyncWire.error(from: response.body)?.code }
 
@@ -80,11 +80,11 @@ import TestSupport
         #expect(gap.status == 409 && SyncWire.error(from: gap.body)?.expectedSeq == 5)
         var forkRecords = try store.records(in: 2...2)
         forkRecords[0].event.user = "someone-else"
-        let fork = try await running.send("POST", path, token: token, body: SyncWire.uploadBody(device: "kiosk-7", records: forkRecords))
+        let fork = try await running.send("POST", path, token: token, body: SyncWire.uploadBody(device: "kiosk-7", records: forkRecords, keys: store.syncKeys(for: forkRecords)))
         #expect(fork.status == 409 && code(fork) == "fork")
         var forged = try store.records(in: 5...5)
         forged[0].event.at = forged[0].event.at.adding(milliseconds: 1)
-        let chain = try await running.send("POST", path, token: token, body: SyncWire.uploadBody(device: "kiosk-7", records: forged))
+        let chain = try await running.send("POST", path, token: token, body: SyncWire.uploadBody(device: "kiosk-7", records: forged, keys: store.syncKeys(for: forged)))
         #expect(chain.status == 409 && code(chain) == "chain_broken")
         let tooLarge = try await running.send("POST", path, token: token, body: [UInt8](repeating: 0x20, count: SyncLimits.maximumBodyBytes + 10))
         #expect(tooLarge.status == 413)
@@ -115,7 +115,7 @@ import TestSupport
         defer { running.stop() }
         let (store, token) = try await running.device("kiosk-7", events: 1000)
         defer { store.close() }
-        let body = SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...1000))
+        let body = SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...1000), keys: try store.syncKeys(for: store.records(in: 1...1000)))
         // Eight identical uploads at once: one runs, any overlapping one is told to come back.
         let statuses = try await withThrowingTaskGroup(of: SyncResponse.self) { group in
             for _ in 0..<8 { group.addTask { try await running.send("POST", SyncPaths.events(device: "kiosk-7"), token: token, body: body) } }

@@ -47,7 +47,7 @@ import TestSupport
 
         func upload(_ store: OnboardingStore, _ range: ClosedRange<UInt64>, token: String) throws -> SyncResponse {
             call("POST", SyncPaths.events(device: store.deviceID), token: token,
-                 body: SyncWire.uploadBody(device: store.deviceID, records: try store.records(in: range)))
+                 body: SyncWire.uploadBody(device: store.deviceID, records: try store.records(in: range), keys: try store.syncKeys(for: store.records(in: range))))
         }
 
         func close() {
@@ -100,7 +100,7 @@ import TestSupport
         var forked = try store.records(in: 3...3)
         forked[0].event.at = forked[0].event.at.adding(milliseconds: 1)
         let fork = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                body: SyncWire.uploadBody(device: "kiosk-7", records: forked))
+                                body: SyncWire.uploadBody(device: "kiosk-7", records: forked, keys: store.syncKeys(for: forked)))
         #expect(fork.status == 409)
         #expect(Self.errorCode(fork) == "fork")
 
@@ -108,7 +108,7 @@ import TestSupport
         var forged = try store.records(in: 5...6)
         forged[1].event.user = "mallory"
         let forgery = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                   body: SyncWire.uploadBody(device: "kiosk-7", records: forged))
+                                   body: SyncWire.uploadBody(device: "kiosk-7", records: forged, keys: store.syncKeys(for: forged)))
         #expect(forgery.status == 409)
         #expect(Self.errorCode(forgery) == "chain_broken")
         let outcomes = try SyncWire.outcomes(from: forgery.body)
@@ -127,7 +127,7 @@ import TestSupport
         defer { store.close() }
         let (other, otherToken) = try await fixture.device("phone-1", events: 3)
         defer { other.close() }
-        let body = SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...3))
+        let body = SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...3), keys: try store.syncKeys(for: store.records(in: 1...3)))
         let path = SyncPaths.events(device: "kiosk-7")
 
         #expect(fixture.call("POST", path, token: nil, body: body).status == 401)
@@ -208,7 +208,7 @@ import TestSupport
             Event(id: UUID(), device: "kiosk-7", at: Self.start.adding(milliseconds: Int64(index) * 1000), user: "bob", session: nil,
                   payload: .signInFailed(method: .password, reason: .invalidPassword))
         })
-        let body = SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...6))
+        let body = SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...6), keys: try store.syncKeys(for: store.records(in: 1...6)))
         let headers = ["authorization": "Bearer \(token)", "content-type": "application/json"]
         #expect(server.handle(SyncRequest(method: "POST", path: SyncPaths.events(device: "kiosk-7"), headers: headers, body: body)).status == 200)
         server.close()

@@ -182,9 +182,14 @@ struct PruneTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let events = Self.events(120)
-        let single = try await Self.makeStore(directory.appending("single"), events: events, acknowledged: 100)
+        // One store copied: records name users by the store's own pseudonyms, so two stores
+        // made separately would hash differently.
+        let original = try await Self.makeStore(directory.appending("single"), events: events, acknowledged: 100)
+        original.close()
+        try FileManager.default.copyItem(atPath: directory.appending("single"), toPath: directory.appending("batched"))
+        let single = try OnboardingStore.open(at: directory.appending("single"), options: storeOptions { $0.snapshotEveryEvents = 10_000 })
         defer { single.close() }
-        let batched = try await Self.makeStore(directory.appending("batched"), events: events, acknowledged: 100)
+        let batched = try OnboardingStore.open(at: directory.appending("batched"), options: storeOptions { $0.snapshotEveryEvents = 10_000 })
         defer { batched.close() }
 
         _ = try single.prune(before: Self.farFuture)

@@ -85,11 +85,12 @@ struct SignedHeadTests {
         // the indexes stay consistent; only the signature over the old seq 6 tells.
         try withRawStore(directory.store) { raw in
             try raw.environment.write { transaction throws in
+                let users = try raw.users(in: transaction)
                 var previous = Digest(bytes: Array(try #require(try transaction.get(raw.events, key: Keys.seq(3)))[1...32]))
                 for seq in UInt64(4)...6 {
                     var event = events[Int(seq) - 1]
                     if seq == 4 { event.at = Timestamp(millisecondsSince1970: event.at.millisecondsSince1970 + 1) }
-                    let bytes = RecordCodec.encode(event, seq: seq, previousHash: previous)
+                    let bytes = RecordCodec.encode(event, seq: seq, previousHash: previous, seal: users.seal(for: event.user))
                     try transaction.put(raw.events, key: Keys.seq(seq), value: bytes)
                     previous = Digest(bytes: Array(bytes[1...32]))
                 }

@@ -182,10 +182,11 @@ import OnboardingStore
         try await SyncFixture.append(10, to: store)
         let server = FakeSyncServer()
         let transport = ScriptedTransport(wrapping: InMemoryTransport { server.handle($0) }) { _, request in
-            guard request.method == "POST", var records = try? SyncWire.upload(from: request.body).records else { return .forward }
+            guard request.method == "POST", let upload = try? SyncWire.uploadWithKeys(from: request.body) else { return .forward }
+            var records = upload.records
             records[3].previousHash = records[1].hash
             var tampered = request
-            tampered.body = SyncWire.uploadBody(device: SyncFixture.device, records: records)
+            tampered.body = SyncWire.uploadBody(device: SyncFixture.device, records: records, keys: upload.keys)
             return .forwardModified(tampered)
         }
         let error = await #expect(throws: SyncError.self) {

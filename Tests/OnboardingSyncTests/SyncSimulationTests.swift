@@ -43,7 +43,8 @@ import OnboardingSync
         try store.setSyncCursor(0)
         let resend = SyncRequest(method: "POST", path: SyncPaths.events(device: SyncFixture.device),
                                  headers: ["authorization": "Bearer \(server.token)", "content-type": SyncWire.contentType],
-                                 body: SyncWire.uploadBody(device: SyncFixture.device, records: try store.records(in: 1...10)))
+                                 body: SyncWire.uploadBody(device: SyncFixture.device, records: try store.records(in: 1...10),
+                                                           keys: try store.syncKeys(for: store.records(in: 1...10))))
         let response = server.handle(resend)
         #expect(response.status == 200)
         #expect(try SyncWire.outcomes(from: response.body).allSatisfy { $0.kind == .duplicate })

@@ -85,8 +85,8 @@ final class FakeSyncServer: Sendable {
                 return failure(415, "unsupported_media_type", "send application/json")
             }
             guard request.body.count <= maximumBodyBytes else { return failure(413, "too_large", "at most \(maximumBodyBytes) bytes") }
-            let upload: (device: String, records: [Record], signedHead: SignedHead?)
-            do { upload = try SyncWire.upload(from: request.body) } catch { return failure(400, "malformed", "\(error)") }
+            let upload: (device: String, records: [Record], signedHead: SignedHead?, keys: SyncWire.Keys?)
+            do { upload = try SyncWire.uploadWithKeys(from: request.body) } catch { return failure(400, "malformed", "\(error)") }
             guard upload.device == device else { return failure(400, "malformed", "body.device differs from the path") }
             return state.withLock { state in
                 var staged = state.logs[device] ?? []
@@ -102,7 +102,9 @@ final class FakeSyncServer: Sendable {
                         outcomes.append(.init(seq: record.seq, kind: .duplicate))
                     } else {
                         let previous = staged.last?.hash ?? .zero
-                        let computed = Digest.hash(previous.bytes + RecordCodec.body(of: record.event, seq: record.seq))
+                        // Sealed as the device sealed it, with the keys the upload carried.
+                        let computed = Digest.hash(previous.bytes + RecordCodec.body(of: record.event, seq: record.seq,
+                                                                                     seal: Self.seal(for: record.event, keys: upload.keys)))
                         guard record.previousHash == previous, record.hash == computed else {
                             return failure(409, "chain_broken", "seq \(record.seq) does not link or hash")
                         }
@@ -117,6 +119,15 @@ final class FakeSyncServer: Sendable {
         default:
             return failure(405, "method_not_allowed", "\(request.method) \(request.path)")
         }
+    }
+
+    /// The seal the device wrote `event` with: the pseudonym under the uploaded pseudonym key (or
+    /// the pseudonym literal itself) and, for personal fields, the uploaded user key.
+    static func seal(for event: Event, keys: SyncWire.Keys?) -> UserSeal? {
+        guard let user = event.user else { return nil }
+        guard let keys else { return TestKeys.seal(for: user) }
+        let ref = UserRef(literal: user) ?? UserRef(user: user, pseudonymKey: keys.pseudonymKey)
+        return UserSeal(ref: ref, key: event.type.hasPersonalFields ? keys.users[ref] : nil)
     }
 
     private func cursor(_ device: String, _ log: [Record]) -> SyncWire.Cursor {
