@@ -127,9 +127,16 @@ extension EventType {
 
     /// Whether events of this type carry personal text fields (`user_added`,
     /// `user_profile_updated`): the only ones whose records hold ciphertext.
-    public var hasPersonalFields: Bool { EventType.typesWithPersonalFields.contains(self) }
+    /// One array load by type code (the append path asks for every event; a `Set` would hash).
+    @inline(__always)
+    public var hasPersonalFields: Bool { EventType.personalByCode[Int(code)] }
 
-    static let typesWithPersonalFields: Set<EventType> = Set(EventType.allCases.filter { $0.fields.contains(where: isPersonal) })
+    /// Indexed by type code (index 0 unused).
+    static let personalByCode: [Bool] = {
+        var table = [Bool](repeating: false, count: EventType.allCases.count + 1)
+        for type in EventType.allCases where type.fields.contains(where: isPersonal) { table[Int(type.code)] = true }
+        return table
+    }()
 }
 
 extension Event {

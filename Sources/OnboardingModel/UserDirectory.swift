@@ -55,7 +55,13 @@ public struct UserDirectory: Sendable {
 
     public func key(of ref: UserRef) -> SecretKey? { entries[ref]?.key }
 
-    public func isForgotten(_ ref: UserRef) -> Bool { forgotten.contains(ref) }
+    public func isForgotten(_ ref: UserRef) -> Bool { !forgotten.isEmpty && forgotten.contains(ref) }
+
+    /// Makes room for `count` more users (a group commit that adds many).
+    public mutating func reserveCapacity(adding count: Int) {
+        entries.reserveCapacity(entries.count + count)
+        refsByName.reserveCapacity(refsByName.count + count)
+    }
 
     /// How `user` is known in records read back now: the readable id while the user has a key,
     /// the pseudonym literal once forgotten.
@@ -67,7 +73,7 @@ public struct UserDirectory: Sendable {
     public mutating func add(_ ref: UserRef, name: String, key: SecretKey) {
         entries[ref] = Entry(name: name, key: key)
         refsByName[name] = ref
-        forgotten.remove(ref)
+        if !forgotten.isEmpty { forgotten.remove(ref) }
     }
 
     public mutating func forget(_ ref: UserRef) {

@@ -88,6 +88,7 @@ extension OnboardingStore {
                 // The head is read once and the key buffers made once per group, not per request:
                 // 64 single-event appenders form groups of 64 requests.
                 var scratch = StageScratch(head: try readHead(transaction), users: users)
+                scratch.hasPendingKeys = hasPendingKeys.load(ordering: .relaxed)
                 let startHead = scratch.head
                 var appended: [Record] = []
                 appended.reserveCapacity(requests.reduce(0) { $0 + $1.events.count })
@@ -100,6 +101,7 @@ extension OnboardingStore {
                         return .failure(error)
                     }
                 }
+                try writeUserEntries(&scratch, in: transaction)
                 if scratch.head.seq != startHead.seq {
                     try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
                                         value: StoreLayout.headValue(seq: scratch.head.seq, hash: scratch.head.hash))
@@ -112,7 +114,7 @@ extension OnboardingStore {
                 apply(userChanges)
                 return (results, appended)
             }
-            if !userChanges.added.isEmpty {
+            if !userChanges.added.isEmpty && hasPendingKeys.load(ordering: .relaxed) {
                 pendingKeys.withLock { pending in for seal in userChanges.added.values { pending[seal.ref] = nil } }
             }
             // Before any appender resumes: a caller that awaited `append` reads state with its event.
@@ -281,24 +283,42 @@ extension OnboardingStore {
         if scratch.forgotten.isEmpty, let ref = scratch.users.liveRef(of: user) {
             return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? scratch.users.key(of: ref) : nil), readsAsWritten: true)
         }
-        if let added = scratch.added[user] {
+        // First sighting in this store, or a user this group already added or forgot. Each
+        // dictionary or set probe hashes, so the empty ones are skipped.
+        if !scratch.added.isEmpty, let added = scratch.added[user] {
             return StagedUser(seal: UserSeal(ref: added.ref, key: needsKey ? added.key : nil), readsAsWritten: true)
         }
         let ref = scratch.users.ref(of: user)
         if UserRef.isLiteral(user) || scratch.users.isForgotten(ref) || scratch.forgotten.contains(where: { $0.ref == ref }) {
             return StagedUser(seal: UserSeal(ref: ref, key: nil), readsAsWritten: false)
         }
-        if let key = scratch.users.key(of: ref) { // live, but not under this spelling (cannot happen: names are exact)
-            return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? key : nil), readsAsWritten: true)
-        }
+        // A new user: a key (the one its device sent, on a sync server's replica) and a
+        // `user_keys` entry, written with the group's others before its commit.
+        let sent = scratch.hasPendingKeys ? pendingKeys.withLock { $0[ref] } : nil
+        let key = sent ?? randomPool.withLock { SecretKey(bytes: $0.take(SecretKey.byteCount)) }
+        let nonce = randomPool.withLock { $0.take(PersonalData.nonceByteCount) }
+        scratch.newEntries.append((ref, OnboardingStore.userEntryValue(name: user, key: key, nonce: nonce)))
+        scratch.added[user] = UserSeal(ref: ref, key: key)
+        return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? key : nil), readsAsWritten: true)
+    }
+
+    /// The `user_keys` entries of the group's new users, in key order (LMDB inserts sorted keys
+    /// with fewer page splits); in the group's transaction, so a user's key commits with the
+    /// first record sealed with it.
+    func writeUserEntries(_ scratch: inout StageScratch, in transaction: Transaction) throws {
+        guard !scratch.newEntries.isEmpty else { return }
         guard let database = databases.userKeys else {
             throw StoreError(.notWritable, "store at \(path) has no user_keys database")
         }
-        let key = pendingKeys.withLock { $0[ref] } ?? SecretKey(bytes: scratch.random.take(SecretKey.byteCount))
-        try transaction.put(database, key: ref.bytes,
-                            value: OnboardingStore.userEntryValue(name: user, key: key, nonce: scratch.random.take(PersonalData.nonceByteCount)))
-        scratch.added[user] = UserSeal(ref: ref, key: key)
-        return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? key : nil), readsAsWritten: true)
+        if scratch.newEntries.count > 1 { scratch.newEntries.sort { $0.ref < $1.ref } }
+        var key: [UInt8] = []
+        key.reserveCapacity(UserRef.byteCount)
+        for entry in scratch.newEntries {
+            key.removeAll(keepingCapacity: true)
+            entry.ref.withUnsafeBytes { key.append(contentsOf: $0) }
+            try transaction.put(database, key: key, value: entry.value)
+        }
+        scratch.newEntries.removeAll()
     }
 
     /// Applies a group's user changes to the shared directory (in place: nobody else may hold
@@ -306,6 +326,7 @@ extension OnboardingStore {
     func apply(_ changes: UserChanges) {
         guard !changes.isEmpty else { return }
         userDirectory.withLock { directory in
+            if changes.added.count > 1 { directory.reserveCapacity(adding: changes.added.count) }
             for (name, seal) in changes.added { directory.add(seal.ref, name: name, key: seal.key!) }
             for forgotten in changes.forgotten { directory.forget(forgotten.ref) }
         }
@@ -333,8 +354,10 @@ struct StageScratch {
     var head: (seq: UInt64, hash: Digest)
     /// The store's users when the group started (plus `added`, minus `forgotten`).
     var users: UserDirectory
-    /// Keys and nonces for new users.
-    var random = RandomPool()
+    /// Whether a sync server's replica holds keys its device sent (rarely: skips the lookup).
+    var hasPendingKeys = false
+    /// `user_keys` entries of the group's new users, written together before the commit.
+    var newEntries: [(ref: UserRef, value: [UInt8])] = []
     /// Users new in this group, by readable id, with their key.
     var added: [String: UserSeal] = [:]
     /// Users this group forgot, with the entry they had (also of a user added in this group).

@@ -161,6 +161,7 @@ extension OnboardingStore {
             }
             userDirectory.withLock { $0 = UserDirectory(pseudonymKey: devicePseudonymKey) }
         }
+        if !userKeys.isEmpty { hasPendingKeys.store(true, ordering: .relaxed) }
         pendingKeys.withLock { pending in
             for (ref, key) in userKeys where !current.isForgotten(ref) && current.key(of: ref) == nil { pending[ref] = key }
         }

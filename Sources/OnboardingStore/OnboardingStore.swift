@@ -78,6 +78,11 @@ public final class OnboardingStore: Sendable {
     let userDirectory: Mutex<UserDirectory>
     /// User keys a device sent for users this replica has not stored yet (see `adoptKeys`).
     let pendingKeys = Mutex<[UserRef: SecretKey]>([:])
+    /// Whether `pendingKeys` was ever filled (only on a sync server's replica).
+    let hasPendingKeys = Atomic<Bool>(false)
+    /// Keys and nonces for new users, drawn from the CSPRNG 4 KiB at a time across groups
+    /// (used on the writer queue).
+    let randomPool = Mutex(RandomPool())
     private let background = Mutex<BackgroundState>(BackgroundState())
 
     struct Databases: Sendable {
