@@ -37,6 +37,12 @@ public struct UserDirectory: Sendable {
     /// computed (keyed BLAKE2b-128 under ``pseudonymKey``).
     public func ref(of user: String) -> UserRef {
         if let known = refsByName[user] { return known }
+        return newRef(of: user)
+    }
+
+    /// ``ref(of:)`` for a user known not to be live (the append path already looked it up).
+    @inline(__always)
+    public func newRef(of user: String) -> UserRef {
         if let literal = UserRef(literal: user) { return literal }
         return UserRef(user: user, pseudonymKey: pseudonymKey)
     }

@@ -27,21 +27,28 @@ public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// The ref of the readable `user` under `pseudonymKey` (a store's 32-byte secret).
+    /// Hashes the UTF-8 in place into the ref's own storage: no allocation (a new user's first
+    /// sighting on the append path).
     public init(user: String, pseudonymKey: SecretKey) {
         Sodium.ensureInitialized()
-        var output = [UInt8](repeating: 0, count: UserRef.byteCount)
-        var utf8 = Array(user.utf8)
-        if utf8.isEmpty { utf8 = [0] } // never: user ids are validated non-empty
-        let rc = pseudonymKey.withUnsafeBytes { key in
-            crypto_generichash(&output, UserRef.byteCount, utf8, UInt64(utf8.count),
-                               key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+        var text = user
+        if text.isEmpty { text = "\0" } // never: user ids are validated non-empty
+        let rc = text.withUTF8 { utf8 in
+            pseudonymKey.withUnsafeBytes { key in
+                Swift.withUnsafeMutableBytes(of: &storage) { output in
+                    crypto_generichash(output.baseAddress!.assumingMemoryBound(to: UInt8.self), UserRef.byteCount,
+                                       utf8.baseAddress!, UInt64(utf8.count),
+                                       key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+                }
+            }
         }
         precondition(rc == 0, "crypto_generichash failed")
-        self.init(bytes: output)
     }
 
     /// Parses a pseudonym literal (`~` and 32 hex digits); `nil` for anything else.
     public init?(literal: String) {
+        // Most strings are readable ids: decided by the first byte and length, no copy.
+        guard literal.utf8.first == UInt8(ascii: "~"), literal.utf8.count == 1 + UserRef.byteCount * 2 else { return nil }
         let characters = Array(literal.utf8)
         guard characters.count == 1 + UserRef.byteCount * 2, characters[0] == UInt8(ascii: "~") else { return nil }
         var bytes = [UInt8]()

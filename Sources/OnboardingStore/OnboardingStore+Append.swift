@@ -89,6 +89,7 @@ extension OnboardingStore {
                 // 64 single-event appenders form groups of 64 requests.
                 var scratch = StageScratch(head: try readHead(transaction), users: users)
                 scratch.hasPendingKeys = hasPendingKeys.load(ordering: .relaxed)
+                scratch.eventCount = requests.reduce(0) { $0 + $1.events.count }
                 let startHead = scratch.head
                 var appended: [Record] = []
                 appended.reserveCapacity(requests.reduce(0) { $0 + $1.events.count })
@@ -288,8 +289,9 @@ extension OnboardingStore {
         if !scratch.added.isEmpty, let added = scratch.added[user] {
             return StagedUser(seal: UserSeal(ref: added.ref, key: needsKey ? added.key : nil), readsAsWritten: true)
         }
-        let ref = scratch.users.ref(of: user)
-        if UserRef.isLiteral(user) || scratch.users.isForgotten(ref) || scratch.forgotten.contains(where: { $0.ref == ref }) {
+        let literal = UserRef(literal: user)
+        let ref = literal ?? scratch.users.newRef(of: user)
+        if literal != nil || scratch.users.isForgotten(ref) || scratch.forgotten.contains(where: { $0.ref == ref }) {
             return StagedUser(seal: UserSeal(ref: ref, key: nil), readsAsWritten: false)
         }
         // A new user: a key (the one its device sent, on a sync server's replica) and a
@@ -298,6 +300,7 @@ extension OnboardingStore {
         let key = sent ?? randomPool.withLock { SecretKey(bytes: $0.take(SecretKey.byteCount)) }
         let nonce = randomPool.withLock { $0.take(PersonalData.nonceByteCount) }
         scratch.newEntries.append((ref, OnboardingStore.userEntryValue(name: user, key: key, nonce: nonce)))
+        if scratch.added.isEmpty { scratch.added.reserveCapacity(scratch.eventCount) }
         scratch.added[user] = UserSeal(ref: ref, key: key)
         return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? key : nil), readsAsWritten: true)
     }
@@ -354,6 +357,8 @@ struct StageScratch {
     var head: (seq: UInt64, hash: Digest)
     /// The store's users when the group started (plus `added`, minus `forgotten`).
     var users: UserDirectory
+    /// Events in the group (room reserved for as many new users on the first one).
+    var eventCount = 0
     /// Whether a sync server's replica holds keys its device sent (rarely: skips the lookup).
     var hasPendingKeys = false
     /// `user_keys` entries of the group's new users, written together before the commit.
