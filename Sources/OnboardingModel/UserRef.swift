@@ -80,7 +80,13 @@ public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
         lhs.storage.0 == rhs.storage.0 && lhs.storage.1 == rhs.storage.1
     }
 
-    public static func < (lhs: UserRef, rhs: UserRef) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+    /// Byte order (the order of `user_keys` in LMDB), by the two words read big-endian: no
+    /// copies (a group's new users are sorted by it before their puts).
+    public static func < (lhs: UserRef, rhs: UserRef) -> Bool {
+        let left = (lhs.storage.0.bigEndian, lhs.storage.1.bigEndian)
+        let right = (rhs.storage.0.bigEndian, rhs.storage.1.bigEndian)
+        return left < right
+    }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(storage.0)

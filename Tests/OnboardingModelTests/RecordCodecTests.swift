@@ -455,3 +455,19 @@ struct RecordCodecTests {
         }
     }
 }
+
+@Suite("UserRef: pseudonym order")
+struct UserRefOrderTests {
+    @Test("refs sort in the byte order LMDB keeps user_keys in, first differing byte deciding")
+    func orderIsByteOrder() {
+        var rng = SystemRandomNumberGenerator()
+        var refs: [[UInt8]] = (0..<500).map { _ in (0..<UserRef.byteCount).map { _ in UInt8.random(in: 0...255, using: &rng) } }
+        // Refs equal up to a late byte, and differing only in the second word.
+        refs.append([UInt8](repeating: 1, count: 15) + [2])
+        refs.append([UInt8](repeating: 1, count: 15) + [1])
+        refs.append([UInt8](repeating: 1, count: 8) + [0] + [UInt8](repeating: 9, count: 7))
+        let sorted = refs.map { UserRef(bytes: $0) }.sorted().map(\.bytes)
+        #expect(sorted == refs.sorted { $0.lexicographicallyPrecedes($1) })
+        #expect(!(UserRef(bytes: refs[0]) < UserRef(bytes: refs[0])))
+    }
+}
