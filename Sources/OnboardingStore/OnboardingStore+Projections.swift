@@ -130,7 +130,8 @@ extension OnboardingStore {
         let start = query.after.map { $0.seq + 1 } ?? 1
         // Folded as the records are decoded, inside the read: no array of records in between.
         if let user = query.user {
-            try forEachIndexedRecord(in: databases.byUser, prefix: userRef(of: user).bytes, from: start, limit: .max) { record in
+            let ref = userRef(of: user)
+            try forEachIndexedRecord(in: databases.byUser, prefix: StoreLayout.userIndexPrefix(ref), user: ref, from: start, limit: .max) { record in
                 builder.add(record)
                 return !builder.isSettled
             }

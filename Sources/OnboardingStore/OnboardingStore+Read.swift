@@ -64,7 +64,8 @@ extension OnboardingStore {
 
     /// Every record of `user`, in log order, read through the `by_user` index.
     public func records(user: String, limit: Int = .max) throws(StoreError) -> [Record] {
-        try indexedRecords(in: databases.byUser, prefix: userRef(of: user).bytes, limit: limit)
+        let ref = userRef(of: user)
+        return try indexedRecords(in: databases.byUser, prefix: StoreLayout.userIndexPrefix(ref), user: ref, limit: limit)
     }
 
     /// Every record of the onboarding flow `session`, in log order, through `by_session`.
@@ -72,16 +73,17 @@ extension OnboardingStore {
         try indexedRecords(in: databases.bySession, prefix: StoreLayout.uuidBytes(session), limit: limit)
     }
 
-    private func indexedRecords(in index: Database, prefix: [UInt8], limit: Int) throws(StoreError) -> [Record] {
+    private func indexedRecords(in index: Database, prefix: [UInt8], user: UserRef? = nil, limit: Int) throws(StoreError) -> [Record] {
         var records: [Record] = []
-        try forEachIndexedRecord(in: index, prefix: prefix, limit: limit) { records.append($0); return true }
+        try forEachIndexedRecord(in: index, prefix: prefix, user: user, limit: limit) { records.append($0); return true }
         return records
     }
 
     /// Calls `body` with each record (at most `limit`) whose `index` key is `prefix` ‖ seq, in
     /// seq order, inside one read transaction; each record is checked as it is decoded. Starts
-    /// at seq `start`; `body` returns `false` to stop.
-    func forEachIndexedRecord(in index: Database, prefix: [UInt8], from start: UInt64 = 1, limit: Int,
+    /// at seq `start`; `body` returns `false` to stop. With `user` (a `by_user` read), a record
+    /// whose pseudonym is another user's that shares the key prefix is skipped.
+    func forEachIndexedRecord(in index: Database, prefix: [UInt8], user: UserRef? = nil, from start: UInt64 = 1, limit: Int,
                               _ body: (Record) -> Bool) throws(StoreError) {
         var count = 0
         defer { decodedRecordCount.add(UInt64(count), ordering: .relaxed) }
@@ -96,6 +98,10 @@ extension OnboardingStore {
                     guard let value = try transaction.value(databases.events, key: seqKey) else {
                         let seq = StoreLayout.seq(fromKey: seqKey)!
                         throw StoreError(.corrupted, "index \(index.name) points at seq \(seq), which is missing; run onboard verify", seq: seq)
+                    }
+                    if let user, (try? RecordCodec.userRef(of: value)) != user {
+                        entry = try cursor.next()
+                        continue
                     }
                     let record = try decodeStored(key: seqKey, value: value, users: users)
                     count += 1

@@ -50,7 +50,7 @@ extension OnboardingStore {
             try transaction.withCursor(databases.byUser) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {
-                    users.insert(Array(current.key.prefix(current.key.count - 9)))
+                    users.insert(Array(current.key.prefix(current.key.count - 8)))
                     entry = try cursor.next()
                 }
             }

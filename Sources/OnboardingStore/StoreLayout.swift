@@ -50,9 +50,20 @@ enum StoreLayout {
         withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
     }
 
+    /// How many leading bytes of a user's pseudonym start its `by_user` keys: 8, so a key is 16
+    /// bytes (a batch's puts land on every page of the index, and shorter keys mean fewer pages
+    /// to write). Two users sharing 8 bytes (odds about n²/2⁶⁵) share the prefix: a read by user
+    /// skips the records whose pseudonym differs.
+    static let userIndexPrefixByteCount = 8
+
+    /// The first ``userIndexPrefixByteCount`` bytes of `ref`: the prefix of its `by_user` keys.
+    static func userIndexPrefix(_ ref: UserRef) -> [UInt8] {
+        Array(ref.bytes.prefix(userIndexPrefixByteCount))
+    }
+
     static func writeUserKey(_ ref: UserRef, _ seq: UInt64, into key: inout [UInt8]) {
         key.removeAll(keepingCapacity: true)
-        ref.withUnsafeBytes { key.append(contentsOf: $0) }
+        ref.withUnsafeBytes { key.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<userIndexPrefixByteCount])) }
         withUnsafeBytes(of: seq.bigEndian) { key.append(contentsOf: $0) }
     }
 
@@ -70,9 +81,9 @@ enum StoreLayout {
         withUnsafeBytes(of: id.uuid) { Array($0) }
     }
 
-    /// user pseudonym (16 bytes) ‖ seq (u64 BE): the readable user id is never a key.
+    /// the user pseudonym's first 8 bytes ‖ seq (u64 BE): the readable user id is never a key.
     static func userKey(_ ref: UserRef, _ seq: UInt64) -> [UInt8] {
-        ref.bytes + seqKey(seq)
+        userIndexPrefix(ref) + seqKey(seq)
     }
 
     /// session UUID (16 bytes) ‖ seq (u64 BE).

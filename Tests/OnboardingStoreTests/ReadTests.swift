@@ -1,5 +1,6 @@
 import Foundation
 import OnboardingModel
+import OnboardingProjections
 import Testing
 @testable import OnboardingStore
 
@@ -123,6 +124,27 @@ struct ReadTests {
         #expect(report.isValid)
         #expect(report.recordsChecked == 0)
         #expect(report.headSeq == 0)
+    }
+
+    @Test("a by_user entry under a user's key prefix that leads to another user's record is skipped by a read of that user")
+    func userIndexPrefixSharedByAnotherUser() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let events = [Events.make(0, user: "alice", session: nil), Events.make(1, user: "bob", session: nil)]
+        var store = try OnboardingStore.open(at: directory.store)
+        _ = try await store.append(events)
+        store.close()
+        // What two users whose pseudonyms share their first 8 bytes look like: bob's prefix at alice's seq.
+        try withRawStore(directory.store) { raw in
+            try raw.environment.write { transaction throws in
+                try transaction.put(raw.byUser, key: try raw.userKey("bob", 1), value: [])
+            }
+        }
+        store = try OnboardingStore.open(at: directory.store)
+        defer { store.close() }
+        #expect(try store.records(user: "bob").map(\.seq) == [2])
+        #expect(try store.records(user: "alice").map(\.seq) == [1])
+        #expect(try store.history(HistoryQuery(user: "bob")).attempts.allSatisfy { $0.seq == 2 })
     }
 
     @Test("the on-disk layout is the documented one (docs/format.md)")

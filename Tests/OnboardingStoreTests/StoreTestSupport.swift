@@ -88,7 +88,7 @@ struct RawStore {
 
     /// The `by_user` key of `user` at `seq`: user ref ‖ seq.
     func userKey(_ user: String, _ seq: UInt64) throws -> [UInt8] {
-        UserRef(user: user, pseudonymKey: try pseudonymKey()).bytes + Keys.seq(seq)
+        Array(UserRef(user: user, pseudonymKey: try pseudonymKey()).bytes.prefix(8)) + Keys.seq(seq)
     }
 
     /// The store's users as `user_keys` holds them, for decoding records.
