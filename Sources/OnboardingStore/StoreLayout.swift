@@ -67,7 +67,9 @@ enum StoreLayout {
 
     /// `user` UTF-8 ‖ 0x00 ‖ seq (u64 BE). User ids contain no NUL, so the prefix is unambiguous.
     static func userKey(_ user: String, _ seq: UInt64) -> [UInt8] {
-        userPrefix(user) + seqKey(seq)
+        var key: [UInt8] = []
+        writeUserKey(user, seq, into: &key)
+        return key
     }
 
     static func userPrefix(_ user: String) -> [UInt8] {
@@ -76,7 +78,9 @@ enum StoreLayout {
 
     /// session UUID (16 bytes) ‖ seq (u64 BE).
     static func sessionKey(_ session: UUID, _ seq: UInt64) -> [UInt8] {
-        uuidBytes(session) + seqKey(seq)
+        var key: [UInt8] = []
+        writeSessionKey(session, seq, into: &key)
+        return key
     }
 
     /// seq (u64 BE) ‖ hash (32 bytes).
