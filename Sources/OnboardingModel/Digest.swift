@@ -23,17 +23,11 @@ public struct Digest: Sendable, Hashable, CustomStringConvertible {
         Swift.withUnsafeMutableBytes(of: &storage) { $0.copyBytes(from: bytes) }
     }
 
-    /// The digest in the first 32 bytes of `raw` (which must hold at least that many).
-    public init(_ raw: UnsafeRawBufferPointer) {
-        precondition(raw.count >= Digest.byteCount, "a digest is \(Digest.byteCount) bytes")
-        self.init()
-        Swift.withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[0..<Digest.byteCount])) }
-    }
-
     /// The digest whose 32 bytes are exactly `bytes` (e.g. read in place from a stored record).
     public init(copying bytes: UnsafeRawBufferPointer) {
         precondition(bytes.count == Digest.byteCount, "a digest is \(Digest.byteCount) bytes")
-        self.init(bytes)
+        self.init()
+        Swift.withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
     }
 
     /// The 32 bytes, as a new array.

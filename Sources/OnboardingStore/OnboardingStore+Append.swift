@@ -216,7 +216,9 @@ extension OnboardingStore {
             scratch.recordBytes.removeAll(keepingCapacity: true)
             _ = RecordCodec.encode(events[index], seq: seq, previousHash: previousHash, seal: user?.seal,
                                    appendingTo: &scratch.recordBytes)
-            let hash = scratch.recordBytes.withUnsafeBytes { Digest(UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset...])) }
+            let hash = scratch.recordBytes.withUnsafeBytes {
+                Digest(copying: UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)]))
+            }
             StoreLayout.writeSeqKey(seq, into: &scratch.seqKey)
             try transaction.put(databases.events, key: scratch.seqKey, value: scratch.recordBytes, flags: .append)
             StoreLayout.writeUUID(events[index].id, into: &scratch.idKey)

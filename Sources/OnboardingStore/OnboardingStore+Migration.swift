@@ -72,7 +72,7 @@ extension OnboardingStore {
                     }
                     bytes.removeAll(keepingCapacity: true)
                     _ = RecordCodec.encode(record.event, seq: seq, previousHash: previousNew, seal: seal, appendingTo: &bytes)
-                    previousNew = bytes.withUnsafeBytes { Digest(UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset...])) }
+                    previousNew = bytes.withUnsafeBytes { Digest(copying: UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)])) }
                     try transaction.put(databases.events, key: seqKey, value: bytes)
                     if let seal {
                         StoreLayout.writeUserKey(seal.ref, seq, into: &indexKey)

@@ -210,19 +210,25 @@ extension OnboardingStore {
     /// by slowing appends instead.
     func advanceProjections(with records: [Record]) {
         guard !records.isEmpty else { return }
-        let (schedule, overfull): (Bool, Bool) = pendingProjection.withLock { pending in
-            guard pending.isActive else { return (false, false) }
+        enum Action { case none, schedule, applyHere }
+        let action: Action = pendingProjection.withLock { pending in
+            guard pending.isActive else { return .none }
             if pending.records.isEmpty {
                 pending.records = records // shares the buffer: no copy of the records
             } else {
                 pending.records.append(contentsOf: records)
             }
+            if pending.records.count > OnboardingStore.maximumPendingRecords { return .applyHere }
+            // A few records cost less to apply than waking the projector's thread does.
+            if !pending.isScheduled && pending.records.count <= OnboardingStore.applyHereRecords { return .applyHere }
             defer { pending.isScheduled = true }
-            return (!pending.isScheduled, pending.records.count > OnboardingStore.maximumPendingRecords)
+            return pending.isScheduled ? .none : .schedule
         }
-        if overfull {
+        switch action {
+        case .none: break
+        case .applyHere:
             projections.withLock { applyPending(&$0) }
-        } else if schedule {
+        case .schedule:
             projectorQueue.async { [self] in
                 projections.withLock { applyPending(&$0) }
             }
@@ -231,6 +237,9 @@ extension OnboardingStore {
 
     /// Committed records waiting for the projector beyond which the writer applies them itself.
     static let maximumPendingRecords = 65_536
+    /// Commits this small (single appends, a group of concurrent appenders) are applied by the
+    /// writer: about 1 µs a record against the ~20 µs of waking another thread.
+    static let applyHereRecords = 16
 
     /// Applies the pending records to `cache.state` (in place: copying the state out and back
     /// would make every dictionary in it copy itself) and queues a snapshot when one is due.

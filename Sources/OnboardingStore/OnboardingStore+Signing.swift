@@ -13,7 +13,7 @@ extension StoreLayout {
 
     static func signedHead(device: String, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> SignedHead? {
         guard let seq = seq(fromKey: key), value.count == Digest.byteCount + SignedHead.signatureByteCount else { return nil }
-        return SignedHead(device: device, seq: seq, hash: Digest(value),
+        return SignedHead(device: device, seq: seq, hash: Digest(copying: UnsafeRawBufferPointer(rebasing: value[0..<Digest.byteCount])),
                           signature: Array(value[Digest.byteCount...]))
     }
 }

@@ -83,12 +83,16 @@ enum StoreLayout {
 
     /// the user pseudonym's first 8 bytes ‖ seq (u64 BE): the readable user id is never a key.
     static func userKey(_ ref: UserRef, _ seq: UInt64) -> [UInt8] {
-        userIndexPrefix(ref) + seqKey(seq)
+        var key: [UInt8] = []
+        writeUserKey(ref, seq, into: &key)
+        return key
     }
 
     /// session UUID (16 bytes) ‖ seq (u64 BE).
     static func sessionKey(_ session: UUID, _ seq: UInt64) -> [UInt8] {
-        uuidBytes(session) + seqKey(seq)
+        var key: [UInt8] = []
+        writeSessionKey(session, seq, into: &key)
+        return key
     }
 
     /// seq (u64 BE) ‖ hash (32 bytes).

@@ -150,6 +150,12 @@ import Glibc
         let demo = try CLI.run(["demo", "--store", directory.appending("demo")])
         #expect(demo.status == 0, "\(demo.stderr)")
         #expect(demo.stdout.contains("server acknowledged"), "\(demo.stdout.suffix(1500))")
+        // The device was enrolled with its key, so the server kept the signed heads it checked:
+        // the audit of its copy vouches for the whole log.
+        #expect(demo.stdout.contains("enrolled with its signing key"), "\(demo.stdout.suffix(1500))")
+        let audit = try CLI.run(["audit", "--data", directory.appending("demo") + "-server"])
+        #expect(audit.status == 0, "\(audit.stdout)\(audit.stderr)")
+        #expect(audit.stdout.contains("ok, 39 records, signed up to seq 39"), "\(audit.stdout)")
     }
 }
 

@@ -159,25 +159,27 @@ public struct LockoutEngine: Projection {
 
     /// Clears the user's keys on `device` (or on every device when `device` is nil).
     private mutating func clear(user: String?, device: String?, scope: LockoutPolicy.ClearScope) {
-        guard scope != .none else { return }
-        let touched: [LockoutKey]
-        if let device, !acrossDevices {
-            touched = LockoutFactor.allCases.map { LockoutKey(user: user, device: device, factor: $0) }.filter { keys[$0] != nil }
-        } else if acrossDevices {
-            touched = LockoutFactor.allCases.map { LockoutKey(user: user, device: nil, factor: $0) }.filter { keys[$0] != nil }
-        } else {
-            touched = keys.keys(ofUser: user)
-        }
-        for key in touched {
-            if scope == .counters, let existing = keys[key], let permanent = existing.permanentSince {
-                var kept = KeyState()
-                kept.permanentSince = permanent
-                kept.failures = existing.failures
-                keys[key] = kept
-                keys.setExtraWindows([], for: key)
-            } else {
-                keys[key] = nil
+        guard scope != .none, !keys.isEmpty else { return }
+        if device != nil || acrossDevices {
+            // The common case (every successful sign-in): one lookup per factor, no arrays.
+            let keyDevice = acrossDevices ? nil : device
+            for factor in LockoutFactor.allCases {
+                clear(LockoutKey(user: user, device: keyDevice, factor: factor), scope: scope)
             }
+        } else {
+            for key in keys.keys(ofUser: user) { clear(key, scope: scope) }
+        }
+    }
+
+    private mutating func clear(_ key: LockoutKey, scope: LockoutPolicy.ClearScope) {
+        if scope == .counters, let existing = keys[key], let permanent = existing.permanentSince {
+            var kept = KeyState()
+            kept.permanentSince = permanent
+            kept.failures = existing.failures
+            keys[key] = kept
+            keys.setExtraWindows([], for: key)
+        } else {
+            keys[key] = nil
         }
     }
 

@@ -42,6 +42,7 @@ struct LockoutKeyTable: Sendable, Equatable {
     /// The table itself: a power of two in size.
     private var slots: [Entry]
     private(set) var count = 0
+    var isEmpty: Bool { count == 0 }
     private var devices: [String?] = []
     private var deviceIDs: [String?: UInt32] = [:]
     /// Windows of tiers 3 and up (custom policies only), for the keys that have one.
@@ -173,7 +174,7 @@ struct LockoutKeyTable: Sendable, Equatable {
 
     private mutating func remove(_ key: LockoutKey) {
         guard var slot = find(key, hash: LockoutKeyTable.hash(key)) else { return }
-        extraWindows[key] = nil
+        if !extraWindows.isEmpty { extraWindows[key] = nil } // only policies of 3+ tiers keep any
         // Shift the rest of the run back one slot, up to an empty slot or an entry at home.
         let mask = slots.count - 1
         var next = (slot + 1) & mask

@@ -61,9 +61,19 @@ enum DemoCommand {
         try storeCall { try http.start() }
         defer { http.stop() }
         let base = URL(string: "http://127.0.0.1:\(http.port)")!
-        let deviceToken = try storeCall { try server.tokens.issue(role: .device, device: store.deviceID) }
+        // Enrolment as an admin does it (POST /v1/devices): the device's public key is registered,
+        // so the server checks the signed head of every batch.
+        let publicKey = try storeCall { try store.signingPublicKey() }
+        let enrolment = server.handle(SyncRequest(method: "POST", path: SyncPaths.devices,
+                                                  headers: ["authorization": "Bearer \(server.createdAdminToken ?? "")",
+                                                            "content-type": "application/json"],
+                                                  body: SyncWire.enrolBody(device: store.deviceID, publicKey: publicKey)))
+        guard enrolment.status == 201, let deviceToken = try? SyncWire.token(from: enrolment.body) else {
+            throw CLIError(ExitCode.software, "onboard demo: enrolling \(store.deviceID) failed with status \(enrolment.status): \(String(decoding: enrolment.body, as: UTF8.self))")
+        }
         let auditorToken = try storeCall { try server.tokens.issue(role: .auditor) }
-        output.line("   server on \(base.absoluteString), data in \(data); \(store.deviceID) enrolled")
+        let keyNote = publicKey.map { " with its signing key \($0.hex.prefix(16))…" } ?? ""
+        output.line("   server on \(base.absoluteString), data in \(data); \(store.deviceID) enrolled\(keyNote)")
         output.flush()
         let transport = URLSessionTransport(baseURL: base)
         let client = SyncClient(store: store, transport: transport, token: deviceToken, batchEvents: 16)
@@ -246,12 +256,17 @@ enum DemoCommand {
         output.line()
         output.line("The log: \(stats.eventCount) events, \(stats.userCount) users, head seq \(stats.headSeq)")
         output.line("hash chain: \(report.isValid ? "intact" : "BROKEN") (head \(stats.headHash.hex.prefix(16))…)")
+        if let signed = report.signedHeadSeq {
+            output.line("signed heads: \(report.signedHeadCount), valid through seq \(signed) (Ed25519; the server checked each batch's)")
+        }
         output.line("no password, passcode, code, token or CAPTCHA answer appears anywhere in it.")
         output.line()
         output.line("Explore it:")
         output.line("  onboard log --store \(path)")
         output.line("  onboard export --store \(path) --format csv")
         output.line("  onboard verify --store \(path)")
+        output.line("  onboard export --store \(path) --format ocsf   # sign-in events for a SIEM")
+        output.line("  onboard audit --data \(path)-server             # the server's copy against the signed heads")
         output.line("  onboard serve --data \(path)-server --port 8080   # the server the demo synced to")
         output.flush()
         return ExitCode.success
