@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # make_upload.py STORE DEVICE AFTER_SEQ [MAX]  ->  an upload body on stdout
 # Joins `onboard export` (the events) with `mdb_dump -s events` (each record's prev and hash) and
-# `mdb_dump -s user_keys` (the keys the server's replica needs: docs/sync-protocol.md § Keys).
+# the user entries in `mdb_dump -s by_user` and the pseudonym key in `mdb_dump -s meta` (the keys the
+# server's replica needs: docs/sync-protocol.md § Keys).
 import hashlib, json, os, subprocess, sys
 
 store, device, after = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -15,7 +16,8 @@ def dump(database):
     return {bytes.fromhex(k.strip()): bytes.fromhex(v.strip()) for k, v in zip(out[0::2], out[1::2])}
 
 values = {int.from_bytes(k, "big"): v for k, v in dump("events").items()}
-user_keys = dump("user_keys")   # "pseudonym_key" -> 32 bytes; pseudonym (16) -> key (32) ‖ sealed id, or empty once forgotten
+# A user's entry: pseudonym[:8] ‖ 0xFF ‖ pseudonym[8:] -> key (32) ‖ sealed id, or empty once forgotten.
+entries = {k[:8] + k[9:]: v for k, v in dump("by_user").items() if len(k) == 17 and k[8] == 0xFF}
 
 records, refs = [], set()
 for line in lines:
@@ -31,6 +33,6 @@ for line in lines:
     if body[user_at] == 1:                        # user present: its 16-byte pseudonym follows
         refs.add(body[user_at + 1:user_at + 17])
     records.append({"event": event, "prev": prev.hex(), "hash": hash_.hex()})
-users = {ref.hex(): user_keys[ref][:32].hex() for ref in sorted(refs) if len(user_keys.get(ref, b"")) > 32}
-keys = {"pseudonym_key": user_keys[b"pseudonym_key"].hex(), "users": users}
+users = {ref.hex(): entries[ref][:32].hex() for ref in sorted(refs) if len(entries.get(ref, b"")) > 32}
+keys = {"pseudonym_key": dump("meta")[b"pseudonym_key"].hex(), "users": users}
 json.dump({"device": device, "records": records, "keys": keys}, sys.stdout, separators=(",", ":"), ensure_ascii=False)

@@ -80,8 +80,8 @@ public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
         lhs.storage.0 == rhs.storage.0 && lhs.storage.1 == rhs.storage.1
     }
 
-    /// Byte order (the order of `user_keys` in LMDB), by the two words read big-endian: no
-    /// copies (a group's new users are sorted by it before their puts).
+    /// Byte order (the order of user entries in `by_user`), by the two words read big-endian:
+    /// no copies.
     public static func < (lhs: UserRef, rhs: UserRef) -> Bool {
         let left = (lhs.storage.0.bigEndian, lhs.storage.1.bigEndian)
         let right = (rhs.storage.0.bigEndian, rhs.storage.1.bigEndian)

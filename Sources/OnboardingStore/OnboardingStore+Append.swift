@@ -102,7 +102,7 @@ extension OnboardingStore {
                         return .failure(error)
                     }
                 }
-                try writeUserEntries(&scratch, in: transaction)
+                scratch.dropUsersWithoutRecords()
                 if scratch.head.seq != startHead.seq {
                     try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
                                         value: StoreLayout.headValue(seq: scratch.head.seq, hash: scratch.head.hash))
@@ -185,7 +185,7 @@ extension OnboardingStore {
                     let existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
                         Array($0[RecordCodec.headerByteCount...])
                     }
-                    let seal = try userSeal(events[index], scratch: &scratch, in: transaction)?.seal
+                    let seal = userSeal(events[index], scratch: &scratch, forRecord: false)?.seal
                     guard let existingBody, existingBody == RecordCodec.body(of: events[index], seq: seq, seal: seal) else {
                         throw conflict(events[index], at: seq, index: index)
                     }
@@ -212,7 +212,7 @@ extension OnboardingStore {
         var previousHash = head.hash
         for index in events.indices where !results[index].isDuplicate {
             let seq = results[index].seq
-            let user = try userSeal(events[index], scratch: &scratch, in: transaction)
+            let user = userSeal(events[index], scratch: &scratch, forRecord: true)
             scratch.recordBytes.removeAll(keepingCapacity: true)
             _ = RecordCodec.encode(events[index], seq: seq, previousHash: previousHash, seal: user?.seal,
                                    appendingTo: &scratch.recordBytes)
@@ -226,6 +226,11 @@ extension OnboardingStore {
             if let user {
                 StoreLayout.writeUserKey(user.seal.ref, seq, into: &scratch.indexKey)
                 try transaction.put(databases.byUser, key: scratch.indexKey, value: empty)
+                if let entry = user.newEntry {
+                    // Beside the key just written: the same leaf page, no other page dirtied.
+                    StoreLayout.writeUserEntryKey(user.seal.ref, into: &scratch.indexKey)
+                    try transaction.put(databases.byUser, key: scratch.indexKey, value: entry)
+                }
             }
             if let session = events[index].session {
                 StoreLayout.writeSessionKey(session, seq, into: &scratch.indexKey)
@@ -269,18 +274,21 @@ extension OnboardingStore {
 
 extension OnboardingStore {
     /// How an event's user is written: its pseudonym and (for an event with personal fields) key,
-    /// and whether it reads back as written (`false` for a forgotten user or a pseudonym literal:
-    /// it then reads as the pseudonym, erased).
+    /// whether it reads back as written (`false` for a forgotten user or a pseudonym literal: it
+    /// then reads as the pseudonym, erased), and, for the user's first record, the user's entry.
     struct StagedUser {
         var seal: UserSeal
         var readsAsWritten: Bool
+        /// key ‖ nonce ‖ sealed readable id, to put in `by_user` with this record (a new user).
+        var newEntry: [UInt8]? = nil
     }
 
     /// The seal of `event`'s user. A live user costs one dictionary lookup by name; a new one
-    /// gets a key and its `user_keys` entry (key ‖ nonce ‖ sealed readable id) in this
-    /// transaction — with the key its device sent, on a sync server's replica.
+    /// gets a key (the one its device sent, on a sync server's replica) and an entry, written
+    /// with the user's first record (`forRecord`; a lookup for a duplicate check keeps it for
+    /// the next record of the user in the group, and the group drops a user it never wrote).
     @inline(__always)
-    func userSeal(_ event: Event, scratch: inout StageScratch, in transaction: Transaction) throws -> StagedUser? {
+    func userSeal(_ event: Event, scratch: inout StageScratch, forRecord: Bool) -> StagedUser? {
         guard let user = event.user else { return nil }
         let needsKey = event.type.hasPersonalFields
         if scratch.forgotten.isEmpty, let ref = scratch.users.liveRef(of: user) {
@@ -289,41 +297,24 @@ extension OnboardingStore {
         // First sighting in this store, or a user this group already added or forgot. Each
         // dictionary or set probe hashes, so the empty ones are skipped.
         if !scratch.added.isEmpty, let added = scratch.added[user] {
-            return StagedUser(seal: UserSeal(ref: added.ref, key: needsKey ? added.key : nil), readsAsWritten: true)
+            var staged = StagedUser(seal: UserSeal(ref: added.ref, key: needsKey ? added.key : nil), readsAsWritten: true)
+            if forRecord && !scratch.unwrittenEntries.isEmpty { staged.newEntry = scratch.unwrittenEntries.removeValue(forKey: added.ref) }
+            return staged
         }
         let literal = UserRef(literal: user)
         let ref = literal ?? scratch.users.newRef(of: user)
         if literal != nil || scratch.users.isForgotten(ref) || scratch.forgotten.contains(where: { $0.ref == ref }) {
             return StagedUser(seal: UserSeal(ref: ref, key: nil), readsAsWritten: false)
         }
-        // A new user: a key (the one its device sent, on a sync server's replica) and a
-        // `user_keys` entry, written with the group's others before its commit.
         let sent = scratch.hasPendingKeys ? pendingKeys.withLock { $0[ref] } : nil
         let key = sent ?? randomPool.withLock { SecretKey(bytes: $0.take(SecretKey.byteCount)) }
         let nonce = randomPool.withLock { $0.take(PersonalData.nonceByteCount) }
-        scratch.newEntries.append((ref, OnboardingStore.userEntryValue(name: user, key: key, nonce: nonce)))
+        let entry = OnboardingStore.userEntryValue(name: user, key: key, nonce: nonce)
         if scratch.added.isEmpty { scratch.added.reserveCapacity(scratch.eventCount) }
         scratch.added[user] = UserSeal(ref: ref, key: key)
-        return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? key : nil), readsAsWritten: true)
-    }
-
-    /// The `user_keys` entries of the group's new users, in key order (LMDB inserts sorted keys
-    /// with fewer page splits); in the group's transaction, so a user's key commits with the
-    /// first record sealed with it.
-    func writeUserEntries(_ scratch: inout StageScratch, in transaction: Transaction) throws {
-        guard !scratch.newEntries.isEmpty else { return }
-        guard let database = databases.userKeys else {
-            throw StoreError(.notWritable, "store at \(path) has no user_keys database")
-        }
-        if scratch.newEntries.count > 1 { scratch.newEntries.sort { $0.ref < $1.ref } }
-        var key: [UInt8] = []
-        key.reserveCapacity(UserRef.byteCount)
-        for entry in scratch.newEntries {
-            key.removeAll(keepingCapacity: true)
-            entry.ref.withUnsafeBytes { key.append(contentsOf: $0) }
-            try transaction.put(database, key: key, value: entry.value)
-        }
-        scratch.newEntries.removeAll()
+        var staged = StagedUser(seal: UserSeal(ref: ref, key: needsKey ? key : nil), readsAsWritten: true)
+        if forRecord { staged.newEntry = entry } else { scratch.unwrittenEntries[ref] = entry }
+        return staged
     }
 
     /// Applies a group's user changes to the shared directory (in place: nobody else may hold
@@ -363,12 +354,20 @@ struct StageScratch {
     var eventCount = 0
     /// Whether a sync server's replica holds keys its device sent (rarely: skips the lookup).
     var hasPendingKeys = false
-    /// `user_keys` entries of the group's new users, written together before the commit.
-    var newEntries: [(ref: UserRef, value: [UInt8])] = []
+    /// Entries of new users first seen by a duplicate check, not yet written with a record.
+    var unwrittenEntries: [UserRef: [UInt8]] = [:]
     /// Users new in this group, by readable id, with their key.
     var added: [String: UserSeal] = [:]
     /// Users this group forgot, with the entry they had (also of a user added in this group).
     var forgotten: [(ref: UserRef, entry: UserDirectory.Entry?)] = []
+
+    /// A user first seen by a duplicate check whose request then failed has no record and no
+    /// entry: it is not added.
+    mutating func dropUsersWithoutRecords() {
+        guard !unwrittenEntries.isEmpty else { return }
+        added = added.filter { unwrittenEntries[$0.value.ref] == nil }
+        unwrittenEntries.removeAll()
+    }
 
     mutating func forget(_ ref: UserRef) {
         if let name = added.first(where: { $0.value.ref == ref })?.key {

@@ -5,8 +5,9 @@ import OnboardingModel
 extension OnboardingStore {
     /// Migrates a format 1 store to format 2 in one write transaction: each record is read with
     /// the format 1 decoder (its hash and link checked), re-encoded with the user's pseudonym (a
-    /// `user_keys` entry made for each user on first sight) and its personal fields sealed, and
-    /// the chain recomputed; `by_user` is rebuilt on pseudonyms, the projection snapshot dropped
+    /// `by_user` entry made for each user on first sight) and its personal fields sealed, and
+    /// the chain recomputed; `by_user` is rebuilt on pseudonyms, the pseudonym key stored in
+    /// `meta`, the projection snapshot dropped
     /// (rebuilt on open), the store's own signed heads dropped (they sign hashes that no longer
     /// exist; the caller signs the new head), the head and format version updated. LMDB commits
     /// all of it or none: a failure or crash leaves the format 1 store as it was.
@@ -15,7 +16,7 @@ extension OnboardingStore {
     /// of records that are gone and cannot be re-encoded (docs/format.md § Migration).
     static func migrate(_ environment: Environment, databases: Databases, users: UserDirectory, path: String,
                         options: Options) throws -> UserDirectory {
-        guard !options.readOnly, let userKeys = databases.userKeys else {
+        guard !options.readOnly else {
             throw StoreError(.needsMigration, "store at \(path) needs migration to format \(StoreLayout.formatVersion); open it writable")
         }
         var directory = users
@@ -34,6 +35,7 @@ extension OnboardingStore {
                     throw StoreError(.corrupted, "cannot migrate \(path): meta has no valid head; nothing was changed")
                 }
                 try transaction.removeAll(databases.byUser)
+                try transaction.put(databases.meta, key: StoreLayout.MetaKey.pseudonymKey, value: users.pseudonymKey.bytes)
                 if let snapshots = databases.snapshots { _ = try transaction.delete(snapshots, key: StoreLayout.stateSnapshotKey) }
                 if let signed {
                     try transaction.removeAll(signed)
@@ -61,11 +63,12 @@ extension OnboardingStore {
                     }
                     previousOld = record.hash
                     var seal: UserSeal?
+                    var newEntry: [UInt8]?
                     if let user = record.event.user {
                         let ref = directory.ref(of: user)
                         if directory.key(of: ref) == nil && !UserRef.isLiteral(user) {
                             let key = SecretKey.random()
-                            try transaction.put(userKeys, key: ref.bytes, value: userEntryValue(name: user, key: key))
+                            newEntry = userEntryValue(name: user, key: key)
                             directory.add(ref, name: user, key: key)
                         }
                         seal = directory.seal(for: user)
@@ -77,6 +80,10 @@ extension OnboardingStore {
                     if let seal {
                         StoreLayout.writeUserKey(seal.ref, seq, into: &indexKey)
                         try transaction.put(databases.byUser, key: indexKey, value: empty)
+                        if let newEntry {
+                            StoreLayout.writeUserEntryKey(seal.ref, into: &indexKey)
+                            try transaction.put(databases.byUser, key: indexKey, value: newEntry)
+                        }
                     }
                     if seq % every == 0 { progress?(seq, head.seq) }
                 }

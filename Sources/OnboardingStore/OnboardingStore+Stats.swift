@@ -46,14 +46,9 @@ extension OnboardingStore {
                     entry = try cursor.next()
                 }
             }
-            var users = Set<[UInt8]>()
-            try transaction.withCursor(databases.byUser) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    users.insert(Array(current.key.prefix(current.key.count - 8)))
-                    entry = try cursor.next()
-                }
-            }
+            // Every user the store has seen has an entry in by_user (a forgotten one a tombstone).
+            var userCount = 0
+            try Self.forEachUserEntry(databases.byUser, in: transaction) { _, _ in userCount += 1 }
             // A pruned log starts after seq 1.
             let first = try firstSeq.flatMap { try readRecord($0, in: transaction) }
             let last = head.seq > 0 ? try readRecord(head.seq, in: transaction) : nil
@@ -68,7 +63,7 @@ extension OnboardingStore {
                     let count = counts[Int(type.wireCode)]
                     return count > 0 ? (type, count) : nil
                 },
-                userCount: users.count,
+                userCount: userCount,
                 prunedThrough: try readPrunedThrough(transaction))
         }
     }

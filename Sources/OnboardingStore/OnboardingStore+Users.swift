@@ -2,13 +2,15 @@ import Foundation
 import LMDB
 import OnboardingModel
 
-/// The store's users (docs/format.md § user_keys, docs/audit.md § Erasure).
+/// The store's users (docs/format.md § Users, docs/audit.md § Erasure).
 ///
-/// `user_keys` lives beside the hashed log, never in it: the pseudonym key (under
-/// `pseudonym_key`, 32 bytes) and, per user pseudonym (16 bytes), the user's secretbox key ‖
-/// nonce ‖ the readable user id sealed with that key — or an empty value (a tombstone) once the
-/// user is forgotten. The whole table is read into a ``UserDirectory`` on open; appends add a new
-/// user's entry in the transaction of the user's first event.
+/// Each user's entry lives in `by_user`, beside the user's record keys but outside the hashed
+/// log: key = the pseudonym's first 8 bytes ‖ 0xFF ‖ its last 8 bytes, value = the user's
+/// secretbox key ‖ nonce ‖ the readable user id sealed with that key — or an empty value (a
+/// tombstone) once the user is forgotten. A new user's entry is written in the transaction of
+/// the user's first event, next to that event's index key, so it dirties no page the commit
+/// does not write anyway. The pseudonym key is in `meta`. All entries are read into a
+/// ``UserDirectory`` on open.
 extension OnboardingStore {
     /// `key ‖ nonce ‖ secretbox(readable id)`.
     static func userEntryValue(name: String, key: SecretKey) -> [UInt8] {
@@ -27,43 +29,61 @@ extension OnboardingStore {
         return UserDirectory.Entry(name: name, key: key)
     }
 
-    /// Reads the pseudonym key (creating it in a writable store that has none) and every user
-    /// entry: live users with their readable id, forgotten ones as pseudonyms only.
+    /// Reads the pseudonym key and every user entry: live users with their readable id,
+    /// forgotten ones as pseudonyms only. A format 1 store has neither: it gets a new pseudonym
+    /// key, which its migration stores (a read-only one is refused: it must be migrated first).
     static func loadUserDirectory(_ environment: Environment, databases: Databases, path: String,
-                                  readOnly: Bool) throws -> UserDirectory {
-        guard let database = databases.userKeys else {
-            // A read-only format 1 store: refused by openLayout before this is reached.
-            throw StoreError(.needsMigration, "store at \(path) has no user_keys database; open it writable once to migrate it")
-        }
-        var pseudonymKey = try environment.read { try $0.get(database, key: StoreLayout.pseudonymKeyName) }
-        if pseudonymKey?.count != SecretKey.byteCount {
+                                  readOnly: Bool, formatVersion: UInt32) throws -> UserDirectory {
+        guard formatVersion >= StoreLayout.formatVersion else {
             guard !readOnly else {
-                throw StoreError(.corrupted, "the user_keys database of \(path) has no pseudonym key; run onboard verify")
+                throw StoreError(.needsMigration, "store at \(path) is of format \(formatVersion); open it writable once to migrate it to format \(StoreLayout.formatVersion)")
             }
-            let key = SecretKey.random().bytes
-            try environment.write { try $0.put(database, key: StoreLayout.pseudonymKeyName, value: key) }
-            pseudonymKey = key
+            return UserDirectory(pseudonymKey: SecretKey.random())
         }
-        var directory = UserDirectory(pseudonymKey: SecretKey(bytes: pseudonymKey!))
-        try environment.read { transaction in
-            try transaction.withCursor(database) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    if current.key.count == UserRef.byteCount {
-                        let ref = UserRef(bytes: current.key)
-                        if current.value.isEmpty {
-                            directory.forget(ref)
-                        } else if let user = userEntry(from: current.value) {
-                            directory.add(ref, name: user.name, key: user.key)
-                        } else {
-                            throw StoreError(.corrupted, "the user_keys entry of \(ref.literal) in \(path) is damaged; run onboard verify")
-                        }
-                    }
+        return try environment.read { transaction in
+            guard let pseudonymKey = try transaction.get(databases.meta, key: StoreLayout.MetaKey.pseudonymKey),
+                  pseudonymKey.count == SecretKey.byteCount else {
+                throw StoreError(.corrupted, "the meta database of \(path) has no pseudonym key; run onboard verify")
+            }
+            var directory = UserDirectory(pseudonymKey: SecretKey(bytes: pseudonymKey))
+            try forEachUserEntry(databases.byUser, in: transaction) { ref, value in
+                if value.isEmpty {
+                    directory.forget(ref)
+                } else if let user = userEntry(from: value) {
+                    directory.add(ref, name: user.name, key: user.key)
+                } else {
+                    throw StoreError(.corrupted, "the by_user entry of user \(ref.literal) in \(path) is damaged; run onboard verify")
+                }
+            }
+            return directory
+        }
+    }
+
+    /// Calls `body` with every user entry of `by_user` (value empty for a forgotten user). Seeks
+    /// from one user's key prefix to its entries past the user's record keys: two seeks per
+    /// user, not a walk over every record key.
+    static func forEachUserEntry(_ byUser: Database, in transaction: Transaction,
+                                 _ body: (UserRef, UnsafeRawBufferPointer) throws -> Void) throws {
+        try transaction.withCursor(byUser) { cursor in
+            var entry = try cursor.first()
+            var target: [UInt8] = []
+            while let current = entry {
+                if let ref = StoreLayout.userRef(fromEntryKey: current.key) {
+                    try body(ref, current.value)
                     entry = try cursor.next()
+                    continue
+                }
+                // A record key: jump to the first entry key of its prefix (after all its records).
+                target.removeAll(keepingCapacity: true)
+                target.append(contentsOf: current.key.prefix(StoreLayout.userIndexPrefixByteCount))
+                target.append(StoreLayout.userEntryMarker)
+                if target.lexicographicallyPrecedes(current.key) || Array(current.key) == target {
+                    entry = try cursor.next() // never for a seq below 2⁵⁶; keeps the walk moving
+                } else {
+                    entry = try cursor.seek(atLeast: target)
                 }
             }
         }
-        return directory
     }
 
     static func formatVersion(_ environment: Environment, databases: Databases) throws -> UInt32 {
@@ -93,7 +113,7 @@ extension OnboardingStore {
     // MARK: Forgetting
 
     /// Forgets `user`: appends `user_forgotten` (naming only the pseudonym), which destroys the
-    /// user's entry in `user_keys` in the same transaction. Afterwards the user reads as the
+    /// user's entry in `by_user` in the same transaction. Afterwards the user reads as the
     /// pseudonym literal with personal fields erased everywhere, the chain is untouched, and the
     /// projections are rebuilt with the user known by the pseudonym (lockout state included, so
     /// ``signInDecision(user:device:factor:at:)`` for the readable id still applies it).
@@ -119,12 +139,11 @@ extension OnboardingStore {
     /// old page is freed, not wiped, until reused — `onboard forget-user` compacts the file
     /// afterwards (docs/audit.md § Erasure).
     func destroyUserEntry(_ ref: UserRef, in transaction: Transaction) throws {
-        guard let database = databases.userKeys else { return }
-        let key = ref.bytes
-        if let old = try transaction.get(database, key: key), !old.isEmpty {
-            try transaction.put(database, key: key, value: [UInt8](repeating: 0, count: old.count))
+        let key = StoreLayout.userEntryKey(ref)
+        if let old = try transaction.get(databases.byUser, key: key), !old.isEmpty {
+            try transaction.put(databases.byUser, key: key, value: [UInt8](repeating: 0, count: old.count))
         }
-        try transaction.put(database, key: key, value: [])
+        try transaction.put(databases.byUser, key: key, value: [])
     }
 
     // MARK: Sync
@@ -154,7 +173,7 @@ extension OnboardingStore {
             }
             do {
                 try environment.write { transaction in
-                    try transaction.put(databases.userKeys!, key: StoreLayout.pseudonymKeyName, value: devicePseudonymKey.bytes)
+                    try transaction.put(databases.meta, key: StoreLayout.MetaKey.pseudonymKey, value: devicePseudonymKey.bytes)
                 }
             } catch {
                 throw StoreError(.storage, "cannot store the device's pseudonym key in \(path): \(error)")

@@ -242,6 +242,7 @@ extension OnboardingStore {
                 report.add("by_id lacks the entry for event \(id.uuidString.lowercased())", seq: seq)
             }
             try checkIndex(databases.byUser, expected: expectedUserKeys, skipping: unreadable, in: transaction, report: &report)
+            try checkUserEntries(in: transaction, report: &report)
             try checkIndex(databases.bySession, expected: expectedSessionKeys, skipping: unreadable, in: transaction, report: &report)
             return report
         }
@@ -253,6 +254,10 @@ extension OnboardingStore {
         try transaction.withCursor(index) { cursor in
             var entry = try cursor.first()
             while let current = entry {
+                if index == databases.byUser, StoreLayout.userRef(fromEntryKey: current.key) != nil {
+                    entry = try cursor.next() // a user entry, checked by checkUserEntries
+                    continue
+                }
                 let key = Array(current.key)
                 if expected.contains(key) {
                     found.insert(key)
@@ -272,6 +277,23 @@ extension OnboardingStore {
         }
         for seq in missing.sorted() {
             report.add("\(index.name) lacks the entry for this record", seq: seq)
+        }
+    }
+
+    /// Every user entry in `by_user` must open with the key it holds and name the user its key
+    /// says: the readable id it seals hashes to that pseudonym under the store's pseudonym key.
+    /// A tombstone (a forgotten user) is empty.
+    private func checkUserEntries(in transaction: Transaction, report: inout VerifyReport) throws {
+        let pseudonymKey = users.pseudonymKey
+        try Self.forEachUserEntry(databases.byUser, in: transaction) { ref, value in
+            guard !value.isEmpty else { return }
+            guard let entry = Self.userEntry(from: value) else {
+                report.add("by_user's entry of user \(ref.literal) does not open with the key it holds (it was changed)")
+                return
+            }
+            if UserRef(user: entry.name, pseudonymKey: pseudonymKey) != ref {
+                report.add("by_user's entry of user \(ref.literal) names a user whose pseudonym is another (entries were swapped or replaced)")
+            }
         }
     }
 

@@ -93,9 +93,6 @@ public final class OnboardingStore: Sendable {
         let meta: Database
         /// `nil` only for a read-only store made before snapshots existed.
         let snapshots: Database?
-        /// The pseudonym key and per-user entries, outside the hashed log; `nil` only for a
-        /// read-only store of format 1 (which is refused before it is used).
-        let userKeys: Database?
     }
 
     private struct BackgroundState {
@@ -132,8 +129,10 @@ public final class OnboardingStore: Sendable {
         }
         do {
             let (databases, deviceID) = try openLayout(environment, path: path, options: options)
-            var users = try loadUserDirectory(environment, databases: databases, path: path, readOnly: options.readOnly)
-            let migrated = try formatVersion(environment, databases: databases) < StoreLayout.formatVersion
+            let version = try formatVersion(environment, databases: databases)
+            var users = try loadUserDirectory(environment, databases: databases, path: path, readOnly: options.readOnly,
+                                              formatVersion: version)
+            let migrated = version < StoreLayout.formatVersion
             if migrated {
                 users = try migrate(environment, databases: databases, users: users, path: path, options: options)
             }
@@ -271,9 +270,10 @@ public final class OnboardingStore: Sendable {
                 try transaction.put(meta, key: StoreLayout.MetaKey.deviceID, value: Array(deviceID.utf8))
                 try transaction.put(meta, key: StoreLayout.MetaKey.head, value: StoreLayout.headValue(seq: 0, hash: .zero))
                 try transaction.put(meta, key: StoreLayout.MetaKey.createdAt, value: withUnsafeBytes(of: now.bigEndian) { Array($0) })
+                try transaction.put(meta, key: StoreLayout.MetaKey.pseudonymKey, value: SecretKey.random().bytes)
             }
             databases = Databases(events: created[0], byID: created[1], byUser: created[2], bySession: created[3], meta: created[4],
-                                  snapshots: created[5], userKeys: created[StoreLayout.allDatabases.firstIndex(of: StoreLayout.userKeys)!])
+                                  snapshots: created[5])
         } else {
             func database(_ name: String) throws -> Database {
                 guard let database = try environment.openDatabase(name, create: false) else {
@@ -283,11 +283,9 @@ public final class OnboardingStore: Sendable {
             }
             // Stores made before snapshots existed gain the database on their first writable open.
             let snapshots = try environment.openDatabase(StoreLayout.snapshots, create: !options.readOnly)
-            // Stores of format 1 gain it on their first writable open, which migrates them.
-            let userKeys = try environment.openDatabase(StoreLayout.userKeys, create: !options.readOnly)
             databases = Databases(events: try database(StoreLayout.events), byID: try database(StoreLayout.byID),
                                   byUser: try database(StoreLayout.byUser), bySession: try database(StoreLayout.bySession),
-                                  meta: try database(StoreLayout.meta), snapshots: snapshots, userKeys: userKeys)
+                                  meta: try database(StoreLayout.meta), snapshots: snapshots)
         }
         let (version, deviceID) = try environment.read { transaction in
             (try transaction.get(databases.meta, key: StoreLayout.MetaKey.formatVersion),

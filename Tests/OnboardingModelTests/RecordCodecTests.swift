@@ -458,7 +458,7 @@ struct RecordCodecTests {
 
 @Suite("UserRef: pseudonym order")
 struct UserRefOrderTests {
-    @Test("refs sort in the byte order LMDB keeps user_keys in, first differing byte deciding")
+    @Test("refs sort in the byte order LMDB keeps by_user entries in, first differing byte deciding")
     func orderIsByteOrder() {
         var rng = SystemRandomNumberGenerator()
         var refs: [[UInt8]] = (0..<500).map { _ in (0..<UserRef.byteCount).map { _ in UInt8.random(in: 0...255, using: &rng) } }

@@ -122,6 +122,10 @@ struct ErasureTests {
                 }
                 // by_user keys are user refs, never the readable id.
                 #expect(try transaction.get(raw.byUser, key: try raw.userKey("alice", 1)) == [])
+                // The user's entry sits in by_user beside the user's keys: the key, then only ciphertext.
+                let entry = try #require(try transaction.get(raw.byUser, key: try raw.userEntryKey("alice")))
+                #expect(entry.count > 32 + 24 + 16)
+                #expect(Data(entry).range(of: Data("alice".utf8)) == nil)
             }
         }
     }
@@ -180,7 +184,7 @@ struct MigrationTests {
         return [1] + hash.bytes + previous.bytes + body
     }
 
-    /// A store as format 1 wrote it: the same databases without `user_keys`, records of format
+    /// A store as format 1 wrote it: no pseudonym key or user entries, records of format
     /// 1, `by_user` keyed by `user ‖ 0x00 ‖ seq`, format_version 1.
     static func writeLegacyStore(at path: String, events: [Event]) throws -> Digest {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -256,7 +260,7 @@ struct MigrationTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         _ = try Self.writeLegacyStore(at: directory.store, events: Self.events())
-        try withRawStore(directory.store, legacy: true) { raw in
+        try withRawStore(directory.store) { raw in
             try raw.environment.write { transaction in
                 var value = try #require(try transaction.get(raw.events, key: Keys.seq(3)))
                 value[value.count - 1] ^= 1
@@ -268,11 +272,11 @@ struct MigrationTests {
         #expect(error?.code == .corrupted)
         #expect(error?.message.contains("seq 3") == true)
         #expect(error?.message.contains("nothing was changed") == true)
-        let version = try withRawStore(directory.store, legacy: true) { raw in
+        let version = try withRawStore(directory.store) { raw in
             try raw.environment.read { try $0.get(raw.meta, key: Keys.formatVersion) }
         }
         #expect(version == [0, 0, 0, 1])
-        let records = try withRawStore(directory.store, legacy: true) { raw in try raw.environment.read { try $0.count(raw.events) } }
+        let records = try withRawStore(directory.store) { raw in try raw.environment.read { try $0.count(raw.events) } }
         #expect(records == 5)
         _ = before
     }

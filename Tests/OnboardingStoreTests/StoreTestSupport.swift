@@ -74,31 +74,34 @@ struct RawStore {
     let byUser: Database
     let bySession: Database
     let meta: Database
-    /// `nil` for a store of format 1 (see `withRawStore(_:legacy:_:)`).
-    let userKeysDatabase: Database?
-    var userKeys: Database { userKeysDatabase! }
 
-    /// The store's pseudonym key (read from `user_keys`).
+    /// The store's pseudonym key (read from `meta`).
     func pseudonymKey() throws -> SecretKey {
-        guard let bytes = try environment.read({ try $0.get(userKeys, key: Array("pseudonym_key".utf8)) }), bytes.count == 32 else {
+        guard let bytes = try environment.read({ try $0.get(meta, key: Array("pseudonym_key".utf8)) }), bytes.count == 32 else {
             throw TestFailure("store has no pseudonym key")
         }
         return SecretKey(bytes: bytes)
     }
 
-    /// The `by_user` key of `user` at `seq`: user ref ‖ seq.
+    /// The `by_user` key of `user` at `seq`: the pseudonym's first 8 bytes ‖ seq.
     func userKey(_ user: String, _ seq: UInt64) throws -> [UInt8] {
         Array(UserRef(user: user, pseudonymKey: try pseudonymKey()).bytes.prefix(8)) + Keys.seq(seq)
     }
 
-    /// The store's users as `user_keys` holds them, for decoding records.
+    /// The `by_user` key of `user`'s entry: the pseudonym's first 8 bytes ‖ 0xFF ‖ its last 8.
+    func userEntryKey(_ user: String) throws -> [UInt8] {
+        let bytes = UserRef(user: user, pseudonymKey: try pseudonymKey()).bytes
+        return Array(bytes.prefix(8)) + [0xFF] + Array(bytes.suffix(8))
+    }
+
+    /// The store's users as the entries in `by_user` hold them, for decoding records.
     func users(in transaction: Transaction) throws -> UserDirectory {
         var directory = UserDirectory(pseudonymKey: try pseudonymKey())
-        try transaction.withCursor(userKeys) { cursor in
+        try transaction.withCursor(byUser) { cursor in
             var entry = try cursor.first()
             while let current = entry {
-                if current.key.count == UserRef.byteCount {
-                    let ref = UserRef(bytes: current.key)
+                if current.key.count == 17, current.key[8] == 0xFF {
+                    let ref = UserRef(bytes: Array(current.key.prefix(8)) + Array(current.key.suffix(8)))
                     if let user = OnboardingStore.userEntry(from: current.value) {
                         directory.add(ref, name: user.name, key: user.key)
                     } else {
@@ -113,7 +116,7 @@ struct RawStore {
 }
 
 /// Opens the closed store at `path` with the LMDB wrapper, runs `body`, and closes it again.
-func withRawStore<R>(_ path: String, legacy: Bool = false, _ body: (RawStore) throws -> R) throws -> R {
+func withRawStore<R>(_ path: String, _ body: (RawStore) throws -> R) throws -> R {
     let environment = try Environment.open(path: path)
     defer { environment.close() }
     func database(_ name: String) throws -> Database {
@@ -124,7 +127,7 @@ func withRawStore<R>(_ path: String, legacy: Bool = false, _ body: (RawStore) th
     }
     let raw = RawStore(environment: environment, events: try database("events"), byID: try database("by_id"),
                        byUser: try database("by_user"), bySession: try database("by_session"),
-                       meta: try database("meta"), userKeysDatabase: legacy ? nil : try database("user_keys"))
+                       meta: try database("meta"))
     return try body(raw)
 }
 
