@@ -225,12 +225,19 @@ int cb_append_store(cb_store *store, const cb_event *events, size_t count) {
         MDB_val empty = {0, NULL};
         if (event->user != NULL) {
             memcpy(index_key, event->user, event->user_length);
-            index_key[event->user_length] = 0;
-            memcpy(index_key + event->user_length + 1, seq_key, CB_SEQ_BYTES);
-            key.mv_size = event->user_length + 1 + CB_SEQ_BYTES;
+            memcpy(index_key + event->user_length, seq_key, CB_SEQ_BYTES);
+            key.mv_size = event->user_length + CB_SEQ_BYTES;
             key.mv_data = index_key;
             if ((rc = mdb_put(txn, store->by_user, &key, &empty, 0)) != 0) {
                 goto abort;
+            }
+            if (event->entry_key != NULL) {
+                // The user's first record: the user's entry goes beside its index key.
+                MDB_val entry_key = {event->entry_key_length, (void *)event->entry_key};
+                MDB_val entry = {event->entry_length, (void *)event->entry};
+                if ((rc = mdb_put(txn, store->by_user, &entry_key, &entry, 0)) != 0) {
+                    goto abort;
+                }
             }
         }
         if (event->session != NULL) {
@@ -341,10 +348,9 @@ int cb_history(cb_store *store, const uint8_t *user, size_t user_length, int ver
     if (store->layout != CB_LAYOUT_STORE || user_length > CB_MAX_USER_BYTES) {
         return EINVAL;
     }
-    uint8_t prefix[CB_MAX_USER_BYTES + 1];
+    uint8_t prefix[CB_MAX_USER_BYTES];
     memcpy(prefix, user, user_length);
-    prefix[user_length] = 0;
-    size_t prefix_length = user_length + 1;
+    size_t prefix_length = user_length;
     MDB_txn *txn = NULL;
     int rc = mdb_txn_begin(store->env, NULL, MDB_RDONLY, &txn);
     if (rc != 0) {

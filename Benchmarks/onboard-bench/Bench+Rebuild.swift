@@ -64,7 +64,7 @@ extension Bench {
         // check is reported beside it, so the price of the check stays visible.
         var p50 = Paired(), p99 = Paired(), p99Unverified = Paired()
         let user = BenchEvents.historyUser
-        let userBytes = Array(user.utf8)
+        let userBytes = EncodedEvents.indexPrefix(of: user)
         func cHistory(verify: Bool) -> Double {
             var records: UInt64 = 0, bytes: UInt64 = 0
             let start = now()

@@ -63,10 +63,14 @@ public struct UserDirectory: Sendable {
 
     public func isForgotten(_ ref: UserRef) -> Bool { !forgotten.isEmpty && forgotten.contains(ref) }
 
-    /// Makes room for `count` more users (a group commit that adds many).
+    /// Makes room for `count` more users (a group commit that adds many), growing at least
+    /// twofold: reserving exactly what each group needs would rehash every entry on every group.
     public mutating func reserveCapacity(adding count: Int) {
-        entries.reserveCapacity(entries.count + count)
-        refsByName.reserveCapacity(refsByName.count + count)
+        let needed = entries.count + count
+        guard needed > entries.capacity else { return }
+        let capacity = max(needed, entries.capacity * 2)
+        entries.reserveCapacity(capacity)
+        refsByName.reserveCapacity(capacity)
     }
 
     /// How `user` is known in records read back now: the readable id while the user has a key,

@@ -14,9 +14,16 @@ typedef struct cb_event {
     size_t record_length;
     /// Event id, 16 bytes.
     const uint8_t *id;
-    /// User id UTF-8 without NUL, or NULL when the event has no user.
+    /// The prefix of the user's `by_user` keys (the pseudonym's first 8 bytes), or NULL when the
+    /// event has no user. The index key is prefix ‖ seq.
     const uint8_t *user;
     size_t user_length;
+    /// For the user's first record: the user's entry key and value in `by_user` (pseudonym
+    /// entry key ‖ key ‖ nonce ‖ sealed id); NULL otherwise.
+    const uint8_t *entry_key;
+    size_t entry_key_length;
+    const uint8_t *entry;
+    size_t entry_length;
     /// Session id, 16 bytes, or NULL.
     const uint8_t *session;
 } cb_event;
@@ -49,7 +56,7 @@ int cb_head(cb_store *store, uint64_t *seq, uint8_t *hash);
 /// A read transaction with a cursor over every record in `events`; counts records and bytes.
 int cb_scan(cb_store *store, uint64_t *records, uint64_t *bytes);
 
-/// A user's history: range scan of by_user from user ‖ 0x00, and a read of every byte of each
+/// A user's history: range scan of by_user from the user's key prefix, and a read of every byte of each
 /// record in events; with `verify`, also the store's per-record check (BLAKE2b-256 of previous
 /// hash ‖ body against the stored hash; EIO on a mismatch). Counts records and bytes.
 int cb_history(cb_store *store, const uint8_t *user, size_t user_length, int verify, uint64_t *records, uint64_t *bytes);
