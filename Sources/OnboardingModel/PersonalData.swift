@@ -110,10 +110,15 @@ public struct RandomPool {
 public struct UserSeal: Sendable, Equatable {
     public var ref: UserRef
     public var key: SecretKey?
+    /// Without a key: the sealed personal section as another store wrote it (nonce ‖
+    /// ciphertext), written unchanged so the record hashes as it did there. A device that forgot
+    /// a user before its records synced sends these; the server cannot open them either.
+    public var sealed: [UInt8]?
 
-    public init(ref: UserRef, key: SecretKey?) {
+    public init(ref: UserRef, key: SecretKey?, sealed: [UInt8]? = nil) {
         self.ref = ref
         self.key = key
+        self.sealed = sealed
     }
 }
 

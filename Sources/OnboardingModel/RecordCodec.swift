@@ -106,6 +106,10 @@ public enum RecordCodec {
                 writer.append(UInt8(1))
                 writer.append(UInt16(sealed.count))
                 writer.append(sealed)
+            } else if let sealed = seal.sealed {
+                writer.append(UInt8(1))
+                writer.append(UInt16(sealed.count))
+                writer.append(sealed)
             } else {
                 writer.append(UInt8(0))
             }
@@ -197,6 +201,25 @@ public enum RecordCodec {
         _ = try reader.take(deviceLength, field: "device")
         guard try reader.readPresence(field: "user") else { return nil }
         return UserRef(bytes: try reader.take(UserRef.byteCount, field: "user"))
+    }
+
+    /// The sealed personal section of a stored record (nonce ‖ ciphertext) when it has one: a
+    /// record that names a user, of a type with personal fields, sealed when it was written.
+    /// `nil` otherwise, also when the section was written empty (the user already forgotten).
+    public static func sealedSection(of bytes: UnsafeRawBufferPointer) throws(RecordDecodingError) -> [UInt8]? {
+        guard bytes.count > headerByteCount, bytes[0] == formatVersion else { throw RecordDecodingError("record header is damaged") }
+        var reader = BinaryReader(bytes: UnsafeRawBufferPointer(rebasing: bytes[bodyOffset...]))
+        let code = try reader.readUInt16()
+        guard let type = EventType(code: code) else { throw RecordDecodingError("unknown event type code \(code)") }
+        _ = try reader.take(1 + 8 + 16 + 8, field: "the envelope")
+        let deviceLength = Int(try reader.readUInt8())
+        _ = try reader.take(deviceLength, field: "device")
+        guard try reader.readPresence(field: "user") else { return nil }
+        _ = try reader.take(UserRef.byteCount, field: "user")
+        if try reader.readPresence(field: "session") { _ = try reader.readUUID() }
+        guard type.hasPersonalFields, try reader.readPresence(field: "sealed personal fields") else { return nil }
+        let length = Int(try reader.readUInt16())
+        return Array(try reader.take(length, field: "sealed personal fields"))
     }
 
     /// The hash and previous hash of a stored record without decoding the body.

@@ -99,6 +99,13 @@ public final class SyncServer: Sendable {
         case .cursor(let device): return readDevice(request, device) { try self.cursor(device) }
         case .upload(let device): return upload(request, device: device)
         case .history(let user): return auditor(request, user) { user in try self.history(request, user: user, device: nil) }
+        case .forgetUser(let encoded):
+            return admin(request) {
+                guard let user = SyncPaths.percentDecoded(encoded), !user.isEmpty else {
+                    return self.failure(400, "malformed", "the user in the path is not valid percent-encoded UTF-8")
+                }
+                return try self.forget(user: user)
+            }
         case .deviceHistory(let device):
             return auditor(request, device, naming: "device") { device in try self.history(request, user: nil, device: device) }
         case .audit:
@@ -126,7 +133,7 @@ public final class SyncServer: Sendable {
     enum Route: Equatable {
         case health, enrol, issueAuditorToken, audit, wrongMethod, notFound
         case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
-        case history(String), lockout(String), deviceHistory(String)
+        case history(String), lockout(String), deviceHistory(String), forgetUser(String)
     }
 
     /// The endpoint a method and path name (the query string is ignored).
@@ -147,6 +154,7 @@ public final class SyncServer: Sendable {
         case 3 where rest[0] == "devices" && rest[2] == "history": candidates = [("GET", .deviceHistory(rest[1]))]
         case 3 where rest[0] == "users" && rest[2] == "history": candidates = [("GET", .history(rest[1]))]
         case 3 where rest[0] == "users" && rest[2] == "lockout": candidates = [("GET", .lockout(rest[1]))]
+        case 3 where rest[0] == "users" && rest[2] == "forget": candidates = [("POST", .forgetUser(rest[1]))]
         default: return .notFound
         }
         return candidates.first { $0.0 == method }?.1 ?? .wrongMethod
@@ -233,8 +241,51 @@ public final class SyncServer: Sendable {
     }
 
     private func cursor(_ device: String) throws -> SyncResponse {
-        let head = try replicas.store(for: device).head()
-        return json(200, SyncWire.cursorBody(.init(device: device, acknowledgedSeq: head.seq, headHash: head.hash)))
+        json(200, SyncWire.cursorBody(try standing(of: device)))
+    }
+
+    /// Where the server stands for `device`, with the users it must still forget.
+    private func standing(of device: String) throws -> SyncWire.Cursor {
+        let store = try replicas.store(for: device)
+        let head = try store.head()
+        return SyncWire.Cursor(device: device, acknowledgedSeq: head.seq, headHash: head.hash,
+                               forgetUsers: try store.forgetRequests().map(\.literal))
+    }
+
+    /// Forgets `user` on the server: in every device replica that holds records, the user's
+    /// key is destroyed (the records stay, byte for byte, and read as erased) and a forget
+    /// request is kept, sent to the device with its cursor until the device's own
+    /// `user_forgotten` arrives. The cross-device lockout is refolded under the pseudonyms.
+    public func forgetUser(_ user: String, at: Timestamp? = nil) throws -> [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)] {
+        let now = at ?? Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        var results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)] = []
+        for device in try tokens.enrolledDevices() {
+            let store = try replicas.store(for: device)
+            // An empty replica has not received its device's pseudonym key yet: nothing to forget.
+            guard try store.head().seq > 0 else { continue }
+            let (pseudonym, outcome) = try store.forgetUserKey(user, requestedAt: now)
+            results.append((device, pseudonym, outcome))
+        }
+        let engine = try buildGlobalLockout()
+        global.withLock { $0 = engine }
+        return results
+    }
+
+    /// Where the replica of `device` lives in the data directory.
+    public func replicaPath(for device: String) -> String { replicas.path(for: device) }
+
+    private func forget(user: String) throws -> SyncResponse {
+        do { try Event.validate(userID: user) } catch { return failure(400, "malformed", "user \(error.message)") }
+        let results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)]
+        do { results = try forgetUser(user) } catch let error as StoreError where error.code == .pruned {
+            return failure(409, "pruned", error.message)
+        }
+        return json(200, SyncWire.encode(.object([
+            .init("devices", .array(results.map { result in
+                .object([.init("device", .string(result.device)), .init("pseudonym", .string(result.pseudonym)),
+                         .init("outcome", .string(result.outcome.rawValue))])
+            })),
+        ])))
     }
 
     /// The query parameters of a path (`?a=1&b=2`), percent-decoded.
@@ -343,8 +394,12 @@ public final class SyncServer: Sendable {
             if fresh.isEmpty && record.previousHash != previous && head.seq > 0 && head.seq <= pinnedSeq {
                 return refuse(409, "history_rewritten", "seq \(record.seq) does not follow seq \(head.seq), which \(device) signed and the server accepted; the device log was rewritten after its head was signed", at: index)
             }
-            guard let seal = store.checkingSeal(for: record.event) else {
+            guard var seal = store.checkingSeal(for: record.event) else {
                 return refuse(409, "chain_broken", "seq \(record.seq) names a user whose key the upload did not carry, so its hash cannot be checked; send the device's keys with its records (body.keys)", at: index)
+            }
+            if seal.seal?.key == nil, let sealed = upload.keys?.sealed[record.seq] {
+                // Sealed by the device before it forgot the user: written as the device wrote it.
+                seal.seal?.sealed = sealed
             }
             let recomputed = RecordCodec.encode(record.event, seq: record.seq, previousHash: previous, seal: seal.seal)
             guard record.previousHash == previous, Array(recomputed[1...Digest.byteCount]) == record.hash.bytes else {
@@ -356,7 +411,9 @@ public final class SyncServer: Sendable {
         if !fresh.isEmpty {
             let appendError: StoreError?
             do {
-                _ = try store.appendBlocking(fresh.map(\.event), claimedSeqs: fresh.map(\.seq), expectedHead: head.seq)
+                let sealed = upload.keys.map { keys in fresh.map { keys.sealed[$0.seq] } }
+                _ = try store.appendBlocking(fresh.map(\.event), claimedSeqs: fresh.map(\.seq), expectedHead: head.seq,
+                                             sealedSections: sealed)
                 appendError = nil
             } catch {
                 appendError = error
@@ -385,8 +442,7 @@ public final class SyncServer: Sendable {
             // Checked above and the batch is now stored: the replica keeps the device's signature.
             try store.recordSignedHead(signed)
         }
-        let now = try store.head()
-        return json(200, SyncWire.uploadResponseBody(.init(device: device, acknowledgedSeq: now.seq, headHash: now.hash), outcomes: outcomes))
+        return json(200, SyncWire.uploadResponseBody(try standing(of: device), outcomes: outcomes))
     }
 
     // MARK: Responses

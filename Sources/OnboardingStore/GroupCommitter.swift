@@ -14,7 +14,19 @@ final class GroupCommitter: Sendable {
         let events: [Event]
         let claimedSeqs: [UInt64?]?
         let expectedHead: UInt64?
+        /// Per event, a sealed personal section to write as it is (a sync server's replica
+        /// storing a device's record whose user the device had forgotten); usually `nil`.
+        var sealedSections: [[UInt8]?]? = nil
         let completion: @Sendable (Result<[AppendResult], StoreError>) -> Void
+
+        init(events: [Event], claimedSeqs: [UInt64?]?, expectedHead: UInt64?, sealedSections: [[UInt8]?]? = nil,
+             completion: @escaping @Sendable (Result<[AppendResult], StoreError>) -> Void) {
+            self.events = events
+            self.claimedSeqs = claimedSeqs
+            self.expectedHead = expectedHead
+            self.sealedSections = sealedSections
+            self.completion = completion
+        }
     }
 
     /// The most events one group commit takes: bounds a transaction's dirty pages and the
@@ -92,6 +104,13 @@ final class GroupCommitter: Sendable {
             recordCommit()
             request.completion(results[0])
         }
+    }
+
+    /// Runs `body` on the writer queue, between group commits (a change that must not interleave
+    /// with a group's staging, like erasing a user's key).
+    func runExclusive<T>(_ body: () -> T) -> T {
+        if DispatchQueue.getSpecific(key: GroupCommitter.queueKey) != nil { return body() }
+        return queue.sync(execute: body)
     }
 
     private func drain() {

@@ -46,13 +46,18 @@ extension OnboardingStore {
 
     /// The blocking form of ``append(_:claimedSeqs:expectedHead:)`` for command-line tools and
     /// other synchronous callers. Never call it from Swift concurrency's cooperative threads.
+    ///
+    /// - Parameter sealedSections: per event, the sealed personal section its device wrote, for
+    ///   an event whose user is forgotten here and whose device sealed it before forgetting
+    ///   (a sync server's replica; see ``sealedSections(for:)``). Written unchanged.
     public func appendBlocking(_ events: [Event], claimedSeqs: [UInt64?]? = nil,
-                               expectedHead: UInt64? = nil) throws(StoreError) -> [AppendResult] {
+                               expectedHead: UInt64? = nil, sealedSections: [[UInt8]?]? = nil) throws(StoreError) -> [AppendResult] {
         let request = try makeRequest(events, claimedSeqs: claimedSeqs, expectedHead: expectedHead)
         guard !events.isEmpty else { return [] }
+        if let sealedSections { precondition(sealedSections.count == events.count, "sealedSections must have one entry per event") }
         let box = ResultBox()
         committer.commitNow(GroupCommitter.Request(events: request.events, claimedSeqs: request.claimedSeqs,
-                                                   expectedHead: request.expectedHead) { box.result = $0 })
+                                                   expectedHead: request.expectedHead, sealedSections: sealedSections) { box.result = $0 })
         return try box.result!.get()
     }
 
@@ -185,7 +190,7 @@ extension OnboardingStore {
                     let existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
                         Array($0[RecordCodec.headerByteCount...])
                     }
-                    let seal = userSeal(events[index], scratch: &scratch, forRecord: false)?.seal
+                    let seal = presealed(userSeal(events[index], scratch: &scratch, forRecord: false), request, index)?.seal
                     guard let existingBody, existingBody == RecordCodec.body(of: events[index], seq: seq, seal: seal) else {
                         throw conflict(events[index], at: seq, index: index)
                     }
@@ -212,7 +217,7 @@ extension OnboardingStore {
         var previousHash = head.hash
         for index in events.indices where !results[index].isDuplicate {
             let seq = results[index].seq
-            let user = userSeal(events[index], scratch: &scratch, forRecord: true)
+            let user = presealed(userSeal(events[index], scratch: &scratch, forRecord: true), request, index)
             scratch.recordBytes.removeAll(keepingCapacity: true)
             _ = RecordCodec.encode(events[index], seq: seq, previousHash: previousHash, seal: user?.seal,
                                    appendingTo: &scratch.recordBytes)
@@ -246,6 +251,8 @@ extension OnboardingStore {
             if events[index].type == .userForgotten, let user {
                 // The entry goes in the same transaction as the event that records it.
                 try destroyUserEntry(user.seal.ref, in: transaction)
+                // A sync server's replica that forgot the user first: the device has now done it too.
+                _ = try transaction.delete(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + user.seal.ref.bytes)
                 scratch.forget(user.seal.ref)
             }
             previousHash = hash
@@ -283,6 +290,14 @@ extension OnboardingStore {
         var newEntry: [UInt8]? = nil
     }
 
+    /// `user` with the request's sealed section for event `index`, when it seals without a key.
+    @inline(__always)
+    private func presealed(_ user: StagedUser?, _ request: GroupCommitter.Request, _ index: Int) -> StagedUser? {
+        guard var user, user.seal.key == nil, let sections = request.sealedSections, let sealed = sections[index] else { return user }
+        user.seal.sealed = sealed
+        return user
+    }
+
     /// The seal of `event`'s user. A live user costs one dictionary lookup by name; a new one
     /// gets a key (the one its device sent, on a sync server's replica) and an entry, written
     /// with the user's first record (`forRecord`; a lookup for a duplicate check keeps it for
@@ -304,7 +319,11 @@ extension OnboardingStore {
         let literal = UserRef(literal: user)
         let ref = literal ?? scratch.users.newRef(of: user)
         if literal != nil || scratch.users.isForgotten(ref) || scratch.forgotten.contains(where: { $0.ref == ref }) {
-            return StagedUser(seal: UserSeal(ref: ref, key: nil), readsAsWritten: false)
+            // On a sync server's replica that forgot the user before its device did, the device
+            // still seals with the key it sent: the record is sealed the same (its hash must be
+            // the device's), the key is not kept, and the record reads as erased.
+            let sent = literal == nil && needsKey && scratch.hasPendingKeys ? pendingKeys.withLock { $0[ref] } : nil
+            return StagedUser(seal: UserSeal(ref: ref, key: sent), readsAsWritten: false)
         }
         let sent = scratch.hasPendingKeys ? pendingKeys.withLock { $0[ref] } : nil
         let key = sent ?? randomPool.withLock { SecretKey(bytes: $0.take(SecretKey.byteCount)) }

@@ -123,14 +123,87 @@ extension OnboardingStore {
     /// let (pseudonym, seq) = try store.forgetUser("alice", at: now)
     /// ```
     public func forgetUser(_ user: String, at: Timestamp) throws(StoreError) -> (pseudonym: String, seq: UInt64) {
+        let event = try forgetEvent(user, at: at)
+        return (event.user!, try appendBlocking([event])[0].seq)
+    }
+
+    /// ``forgetUser(_:at:)`` for async callers (the sync client, when the server asks).
+    public func forgetUser(_ user: String, at: Timestamp) async throws(StoreError) -> (pseudonym: String, seq: UInt64) {
+        let event = try forgetEvent(user, at: at)
+        return (event.user!, try await append(event).seq)
+    }
+
+    private func forgetEvent(_ user: String, at: Timestamp) throws(StoreError) -> Event {
         do { try Event.validate(userID: user) } catch { throw StoreError(.invalidEvent, "user \(error.message)") }
         if let point = try prunedThrough() {
             throw StoreError(.pruned, "cannot forget a user in \(path): it was pruned through seq \(point.seq), and the base snapshot kept at the prune point holds readable ids that a forget cannot rewrite; forget the user on the sync server, or in a store that was not pruned", seq: point.seq)
         }
+        return Event(id: UUID(), device: deviceID, at: at, user: userRef(of: user).literal, session: nil, payload: .userForgotten)
+    }
+
+    /// How ``forgetUserKey(_:requestedAt:)`` found the user.
+    public enum KeyErasure: String, Sendable {
+        /// The user's key was destroyed.
+        case erased
+        /// The user was already forgotten here.
+        case alreadyForgotten = "already_forgotten"
+        /// The store never held the user; a tombstone keeps later records of the user erased.
+        case neverSeen = "never_seen"
+    }
+
+    /// The sync server's forget (`POST /v1/users/{user}/forget`, `onboard forget-user --data`):
+    /// on a device's replica, destroys the user's key like ``forgetUser(_:at:)`` but appends no
+    /// event — the replica's records are the device's, and only the device extends its chain.
+    /// Instead the replica keeps a forget request for the pseudonym, which the server sends to
+    /// the device with its cursor until the device's own `user_forgotten` arrives (see
+    /// ``forgetRequests()``). Records of the user that arrive meanwhile are stored as the
+    /// device sealed them and read as erased.
+    public func forgetUserKey(_ user: String, requestedAt: Timestamp) throws(StoreError) -> (pseudonym: String, outcome: KeyErasure) {
+        do { try Event.validate(userID: user) } catch { throw StoreError(.invalidEvent, "user \(error.message)") }
+        try ensureOpen()
+        guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
+        if let point = try prunedThrough() {
+            throw StoreError(.pruned, "cannot forget a user in \(path): it was pruned through seq \(point.seq), and the base snapshot kept at the prune point holds readable ids that a forget cannot rewrite", seq: point.seq)
+        }
         let ref = userRef(of: user)
-        let event = Event(id: UUID(), device: deviceID, at: at, user: ref.literal, session: nil, payload: .userForgotten)
-        let result = try appendBlocking([event])[0]
-        return (ref.literal, result.seq)
+        let result: Result<KeyErasure, StoreError> = committer.runExclusive {
+            let before = users
+            let outcome: KeyErasure = before.key(of: ref) != nil ? .erased : before.isForgotten(ref) ? .alreadyForgotten : .neverSeen
+            holdSnapshots()
+            defer { releaseSnapshots() }
+            do {
+                try environment.write { transaction in
+                    try destroyUserEntry(ref, in: transaction)
+                    try transaction.put(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + ref.bytes,
+                                        value: withUnsafeBytes(of: UInt64(bitPattern: requestedAt.millisecondsSince1970).bigEndian) { Array($0) })
+                    if let snapshots = databases.snapshots { _ = try transaction.delete(snapshots, key: StoreLayout.stateSnapshotKey) }
+                }
+            } catch {
+                return .failure(StoreError(.storage, "cannot forget a user in \(path): \(error)"))
+            }
+            userDirectory.withLock { $0.forget(ref) }
+            resetProjectionsAfterErasure()
+            return .success(outcome)
+        }
+        return (ref.literal, try result.get())
+    }
+
+    /// The pseudonyms this replica forgot whose device has not recorded `user_forgotten` yet.
+    public func forgetRequests() throws(StoreError) -> [UserRef] {
+        let prefix = StoreLayout.MetaKey.forgetRequestPrefix
+        return try reading { transaction in
+            try transaction.withCursor(databases.meta) { cursor in
+                var refs: [UserRef] = []
+                var entry = try cursor.seek(atLeast: prefix)
+                while let current = entry, current.key.starts(with: prefix) {
+                    if current.key.count == prefix.count + UserRef.byteCount {
+                        refs.append(UserRef(bytes: UnsafeRawBufferPointer(rebasing: current.key[prefix.count...])))
+                    }
+                    entry = try cursor.next()
+                }
+                return refs
+            }
+        }
     }
 
     /// Destroys `ref`'s entry: overwrites the value (key and sealed id) with zeros in place,
@@ -157,13 +230,35 @@ extension OnboardingStore {
         return keys
     }
 
+    /// The sealed personal sections of those `records` whose user this store forgot after
+    /// sealing them, by seq: the server cannot re-encode such a record from its erased event,
+    /// so the sync client sends the section with it (docs/sync-protocol.md § Keys).
+    public func sealedSections(for records: [Record]) throws(StoreError) -> [UInt64: [UInt8]] {
+        let candidates = records.filter { record in
+            record.event.type.hasPersonalFields && record.event.user.map(UserRef.isLiteral) == true
+        }
+        guard !candidates.isEmpty else { return [:] }
+        return try reading { transaction in
+            var sections: [UInt64: [UInt8]] = [:]
+            for record in candidates {
+                let section = try transaction.withValue(databases.events, key: StoreLayout.seqKey(record.seq)) { value in
+                    try RecordCodec.sealedSection(of: value)
+                }
+                if let section = section ?? nil { sections[record.seq] = section }
+            }
+            return sections
+        }
+    }
+
     /// This store's pseudonym key (sent to the sync server's replica of this device only).
     public var pseudonymKeyForSync: SecretKey { users.pseudonymKey }
 
-    /// Takes the keys a device sent (a server replica): adopts the device's pseudonym key while
-    /// the replica is empty (refuses a different one later) and keeps the user keys for the
-    /// users the replica does not know yet (a forgotten one stays forgotten). Readable ids are
-    /// learnt from the uploaded events when they are appended.
+    /// Takes the keys a device sent with one upload (a server replica): adopts the device's
+    /// pseudonym key while the replica is empty (refuses a different one later) and holds the
+    /// user keys of this upload in memory until its records are appended: a new user's key is
+    /// stored with the user's first record; the key of a user the replica forgot only seals
+    /// (the device's records must hash the same) and is never stored. Readable ids are learnt
+    /// from the uploaded events when they are appended.
     public func adoptKeys(pseudonymKey devicePseudonymKey: SecretKey, userKeys: [UserRef: SecretKey]) throws(StoreError) {
         try ensureOpen()
         let current = users
@@ -182,7 +277,8 @@ extension OnboardingStore {
         }
         if !userKeys.isEmpty { hasPendingKeys.store(true, ordering: .relaxed) }
         pendingKeys.withLock { pending in
-            for (ref, key) in userKeys where !current.isForgotten(ref) && current.key(of: ref) == nil { pending[ref] = key }
+            pending.removeAll()
+            for (ref, key) in userKeys where current.key(of: ref) == nil { pending[ref] = key }
         }
     }
 }
@@ -251,7 +347,12 @@ extension OnboardingStore {
         guard let user = event.user else { return CheckingSeal(seal: nil) }
         let users = users
         let ref = users.ref(of: user)
-        if UserRef.isLiteral(user) || users.isForgotten(ref) { return CheckingSeal(seal: UserSeal(ref: ref, key: nil)) }
+        if UserRef.isLiteral(user) { return CheckingSeal(seal: UserSeal(ref: ref, key: nil)) }
+        if users.isForgotten(ref) {
+            // Forgotten here first: the device may still seal with the key it sent (see adoptKeys).
+            let sent = event.type.hasPersonalFields ? pendingKeys.withLock { $0[ref] } : nil
+            return CheckingSeal(seal: UserSeal(ref: ref, key: sent))
+        }
         guard let key = users.key(of: ref) ?? pendingKeys.withLock({ $0[ref] }) else { return nil }
         return CheckingSeal(seal: UserSeal(ref: ref, key: event.type.hasPersonalFields ? key : nil))
     }

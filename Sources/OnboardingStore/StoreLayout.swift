@@ -30,6 +30,9 @@ enum StoreLayout {
         static let createdAt = Array("created_at".utf8)
         /// The 32-byte secret that derives user pseudonyms (format 2).
         static let pseudonymKey = Array("pseudonym_key".utf8)
+        /// `forget_request` ‖ pseudonym (16 bytes) → u64 BE ms: on a sync server's replica, a user
+        /// the server forgot whose `user_forgotten` the device has not sent yet.
+        static let forgetRequestPrefix = Array("forget_request".utf8)
     }
 
     static func seqKey(_ seq: UInt64) -> [UInt8] {

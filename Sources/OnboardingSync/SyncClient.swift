@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import OnboardingModel
 import OnboardingStore
 
@@ -94,6 +95,7 @@ public actor SyncClient {
         }
         try await storeCursor(cursor.acknowledgedSeq)
         summary.acknowledgedSeq = cursor.acknowledgedSeq
+        await forgetOnRequest(cursor.forgetUsers, summary: &summary)
 
         // 2. Upload oldest first until the server holds the head.
         var next = cursor.acknowledgedSeq + 1
@@ -114,7 +116,7 @@ public actor SyncClient {
                 throw SyncError.store.with("the local log of \(store.path) lacks records between seq \(next) and \(end); run onboard verify")
             }
             let signedHead = try await signHead(through: end)
-            let keys = store.syncKeys(for: records)
+            let keys = try reading { try store.syncKeys(for: records) }
             let request = uploadRequest(records, signedHead: signedHead, keys: keys)
             if request.body.count > SyncLimits.maximumBodyBytes && records.count > 1 {
                 batchLimit = max(1, records.count / 2)
@@ -142,6 +144,7 @@ public actor SyncClient {
                     throw SyncError.fork.with("the server acknowledged seq \(end) of device \(device) with hash \(acknowledged.headHash.hex), this store's is \(records[records.count - 1].hash.hex); the logs have diverged — have an operator compare them before syncing again")
                 }
                 try await storeCursor(acknowledged.acknowledgedSeq)
+                await forgetOnRequest(acknowledged.forgetUsers, summary: &summary)
                 for outcome in outcomes {
                     if outcome.kind == .appended { summary.appended += 1 } else { summary.duplicates += 1 }
                 }
@@ -193,6 +196,25 @@ public actor SyncClient {
     }
 
     // MARK: Requests
+
+    /// Forgets in the local store the users the server forgot (docs/audit.md § Erasure): each
+    /// appends `user_forgotten`, which this run then uploads; the server stops asking once it
+    /// holds it. A request the store cannot carry out is reported in the summary, not thrown:
+    /// the log still syncs.
+    private func forgetOnRequest(_ pseudonyms: [String], summary: inout SyncSummary) async {
+        for pseudonym in pseudonyms where !summary.forgottenOnRequest.contains(pseudonym) {
+            do {
+                if try store.isForgotten(pseudonym) { continue } // its user_forgotten is on its way up
+                let now = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+                _ = try await store.forgetUser(pseudonym, at: now)
+                summary.forgottenOnRequest.append(pseudonym)
+            } catch {
+                if !summary.forgetFailures.contains(where: { $0.hasPrefix(pseudonym) }) {
+                    summary.forgetFailures.append("\(pseudonym): \(error.message)")
+                }
+            }
+        }
+    }
 
     private func cursorRequest() -> SyncRequest {
         SyncRequest(method: "GET", path: SyncPaths.cursor(device: device), headers: ["authorization": "Bearer \(token)"])

@@ -17,6 +17,12 @@ public struct SyncSummary: Sendable, Hashable {
     public var rewinds = 0
     /// The highest seq the server holds, as last reported.
     public var acknowledgedSeq: UInt64 = 0
+    /// Users the server had forgotten that this run forgot in the local store too (pseudonym
+    /// literals); their `user_forgotten` events are uploaded like any other record.
+    public var forgottenOnRequest: [String] = []
+    /// Forget requests from the server this store could not carry out, with the reason (a
+    /// pruned store cannot forget; see docs/audit.md § Erasure).
+    public var forgetFailures: [String] = []
     /// The run ended early because ``SyncClient/stop()`` was called or its task was cancelled.
     public var wasStopped = false
 

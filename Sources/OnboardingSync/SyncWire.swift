@@ -42,9 +42,13 @@ public enum SyncWire {
     public struct Keys: Sendable, Equatable {
         public var pseudonymKey: SecretKey
         public var users: [UserRef: SecretKey]
-        public init(pseudonymKey: SecretKey, users: [UserRef: SecretKey]) {
+        /// By seq: the sealed personal section of a record whose user the device forgot after
+        /// sealing it — the server cannot re-encode it from the erased event (§ Keys).
+        public var sealed: [UInt64: [UInt8]]
+        public init(pseudonymKey: SecretKey, users: [UserRef: SecretKey], sealed: [UInt64: [UInt8]] = [:]) {
             self.pseudonymKey = pseudonymKey
             self.users = users
+            self.sealed = sealed
         }
     }
 
@@ -56,8 +60,13 @@ public enum SyncWire {
         if let signedHead { members.append(.init("signed_head", signedHeadValue(signedHead))) }
         if let keys {
             let users = keys.users.sorted { $0.key < $1.key }.map { JSONValue.Member($0.key.hex, .string(UserRef.hex($0.value.bytes))) }
-            members.append(.init("keys", .object([.init("pseudonym_key", .string(UserRef.hex(keys.pseudonymKey.bytes))),
-                                                  .init("users", .object(users))])))
+            var keyMembers: [JSONValue.Member] = [.init("pseudonym_key", .string(UserRef.hex(keys.pseudonymKey.bytes))),
+                                                  .init("users", .object(users))]
+            if !keys.sealed.isEmpty {
+                let sealed = keys.sealed.sorted { $0.key < $1.key }.map { JSONValue.Member(String($0.key), .string(UserRef.hex($0.value))) }
+                keyMembers.append(.init("sealed", .object(sealed)))
+            }
+            members.append(.init("keys", .object(keyMembers)))
         }
         return encode(.object(members))
     }
@@ -130,30 +139,50 @@ public enum SyncWire {
         public var device: String
         public var acknowledgedSeq: UInt64
         public var headHash: Digest
-        public init(device: String, acknowledgedSeq: UInt64, headHash: Digest) {
+        /// Users the server forgot (pseudonym literals in the device's own pseudonyms) whose
+        /// `user_forgotten` the device has not sent yet: the device forgets them too.
+        public var forgetUsers: [String]
+        public init(device: String, acknowledgedSeq: UInt64, headHash: Digest, forgetUsers: [String] = []) {
             self.device = device
             self.acknowledgedSeq = acknowledgedSeq
             self.headHash = headHash
+            self.forgetUsers = forgetUsers
         }
     }
 
-    /// `{"device", "acknowledged_seq", "head_hash"}` — `GET …/cursor`.
+    /// `{"device", "acknowledged_seq", "head_hash"}`, and `"forget_users"` when the server has
+    /// forgotten users the device has not — `GET …/cursor`.
     public static func cursorBody(_ cursor: Cursor) -> [UInt8] { encode(cursorValue(cursor)) }
 
     static func cursorValue(_ cursor: Cursor) -> [JSONValue.Member] {
-        [.init("device", .string(cursor.device)), .init("acknowledged_seq", .number(String(cursor.acknowledgedSeq))),
-         .init("head_hash", .string(cursor.headHash.hex))]
+        var members: [JSONValue.Member] = [
+            .init("device", .string(cursor.device)), .init("acknowledged_seq", .number(String(cursor.acknowledgedSeq))),
+            .init("head_hash", .string(cursor.headHash.hex)),
+        ]
+        if !cursor.forgetUsers.isEmpty { members.append(.init("forget_users", .array(cursor.forgetUsers.map { .string($0) }))) }
+        return members
     }
 
     static func encode(_ members: [JSONValue.Member]) -> [UInt8] { encode(.object(members)) }
 
     public static func cursor(from body: [UInt8]) throws(SyncWireError) -> Cursor {
-        let members = try object(try parse(body), "body", allowed: ["device", "acknowledged_seq", "head_hash", "results"])
+        let members = try object(try parse(body), "body", allowed: ["device", "acknowledged_seq", "head_hash", "results", "forget_users"])
         guard case .string(let device)? = members["device"] else { throw SyncWireError("body.device is required") }
         guard case .number(let text)? = members["acknowledged_seq"], let seq = UInt64(text) else {
             throw SyncWireError("body.acknowledged_seq is required (a whole number)")
         }
-        return Cursor(device: device, acknowledgedSeq: seq, headHash: try digest(members["head_hash"], "body.head_hash"))
+        var forgetUsers: [String] = []
+        if let listed = members["forget_users"] {
+            guard case .array(let items) = listed else { throw SyncWireError("body.forget_users must be an array of pseudonyms") }
+            for item in items {
+                guard case .string(let literal) = item, UserRef.isLiteral(literal) else {
+                    throw SyncWireError("body.forget_users holds something other than a pseudonym (\"~\" and 32 hex digits)")
+                }
+                forgetUsers.append(literal)
+            }
+        }
+        return Cursor(device: device, acknowledgedSeq: seq, headHash: try digest(members["head_hash"], "body.head_hash"),
+                      forgetUsers: forgetUsers)
     }
 
     /// `{"device", "acknowledged_seq", "head_hash", "results": [{"seq", "outcome", "reason"}]}`.
@@ -284,7 +313,7 @@ public enum SyncWire {
 
     static func keys(_ value: JSONValue?) throws(SyncWireError) -> Keys? {
         guard let value, value != .null else { return nil }
-        let members = try object(value, "body.keys", allowed: ["pseudonym_key", "users"])
+        let members = try object(value, "body.keys", allowed: ["pseudonym_key", "users", "sealed"])
         func secret(_ value: JSONValue?, _ where_: String) throws(SyncWireError) -> SecretKey {
             guard case .string(let text)? = value, let bytes = UserRef.bytes(hex: text), bytes.count == SecretKey.byteCount else {
                 throw SyncWireError("\(where_) must be 64 hex digits")
@@ -300,6 +329,20 @@ public enum SyncWire {
             }
             users[ref] = try secret(entry.value, "body.keys.users.\(entry.key)")
         }
-        return Keys(pseudonymKey: pseudonymKey, users: users)
+        var sealed: [UInt64: [UInt8]] = [:]
+        if let value = members["sealed"] {
+            guard case .object(let entries) = value else { throw SyncWireError("body.keys.sealed must be an object of seq → hex") }
+            for entry in entries {
+                guard let seq = UInt64(entry.key) else {
+                    throw SyncWireError("body.keys.sealed has key \"\(entry.key)\"; its keys are the seqs of the batch's records")
+                }
+                guard case .string(let text) = entry.value, let bytes = UserRef.bytes(hex: text),
+                      bytes.count >= PersonalData.nonceByteCount + PersonalData.macByteCount, bytes.count <= Int(UInt16.max) else {
+                    throw SyncWireError("body.keys.sealed.\(entry.key) must be the record's sealed section in lowercase hex (nonce ‖ ciphertext)")
+                }
+                sealed[seq] = bytes
+            }
+        }
+        return Keys(pseudonymKey: pseudonymKey, users: users, sealed: sealed)
     }
 }

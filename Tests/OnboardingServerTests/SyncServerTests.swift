@@ -100,7 +100,7 @@ import TestSupport
         var forked = try store.records(in: 3...3)
         forked[0].event.at = forked[0].event.at.adding(milliseconds: 1)
         let fork = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                body: SyncWire.uploadBody(device: "kiosk-7", records: forked, keys: store.syncKeys(for: forked)))
+                                body: try SyncWire.uploadBody(device: "kiosk-7", records: forked, keys: store.syncKeys(for: forked)))
         #expect(fork.status == 409)
         #expect(Self.errorCode(fork) == "fork")
 
@@ -108,7 +108,7 @@ import TestSupport
         var forged = try store.records(in: 5...6)
         forged[1].event.user = "mallory"
         let forgery = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                   body: SyncWire.uploadBody(device: "kiosk-7", records: forged, keys: store.syncKeys(for: forged)))
+                                   body: try SyncWire.uploadBody(device: "kiosk-7", records: forged, keys: store.syncKeys(for: forged)))
         #expect(forgery.status == 409)
         #expect(Self.errorCode(forgery) == "chain_broken")
         let outcomes = try SyncWire.outcomes(from: forgery.body)

@@ -42,7 +42,7 @@ struct ErasureTests {
         }
         let bobHistoryBefore = try store.records(user: "bob")
 
-        let (pseudonym, seq) = try store.forgetUser("alice", at: at)
+        let (pseudonym, seq) = try await store.forgetUser("alice", at: at)
         #expect(seq == 9)
         #expect(UserRef.isLiteral(pseudonym))
         #expect(try store.isForgotten("alice"))
@@ -89,7 +89,7 @@ struct ErasureTests {
         defer { directory.remove() }
         let store = try await Self.populated(directory)
         let dataFile = directory.store + "/data.mdb"
-        _ = try store.forgetUser("alice", at: Events.start.adding(milliseconds: 10_000))
+        _ = try await store.forgetUser("alice", at: Events.start.adding(milliseconds: 10_000))
         store.close()
         try OnboardingStore.compact(at: directory.store)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: dataFile))
@@ -136,7 +136,7 @@ struct ErasureTests {
         defer { directory.remove() }
         let store = try await Self.populated(directory)
         defer { store.close() }
-        _ = try store.forgetUser("carol", at: Events.start)
+        _ = try await store.forgetUser("carol", at: Events.start)
         #expect(try store.isForgotten("carol"))
         // carol is then never stored readably.
         _ = try await store.append(Events.make(20, user: "carol"))

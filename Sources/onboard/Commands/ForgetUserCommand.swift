@@ -1,5 +1,6 @@
 import Foundation
 import OnboardingModel
+import OnboardingServer
 import OnboardingStore
 
 /// `onboard forget-user U`: erasure without breaking the chain (docs/audit.md § Erasure).
@@ -20,37 +21,87 @@ enum ForgetUserCommand {
             "key, the sealed id or a snapshot with the name are not left behind; no other process may",
             "have the store open. The next sync carries user_forgotten to the server, whose copy",
             "of the key is destroyed the same way.",
+            "",
+            "With --data PATH it forgets USER on a sync server's data directory instead (the server's",
+            "equivalent; stop the server first, or call POST /v1/users/{user}/forget on a running",
+            "one): in every device replica the key is destroyed and the records read as erased, no",
+            "event is appended (a replica holds only its device's records), each replica is",
+            "compacted, and each device is asked at its next sync to forget USER too; its",
+            "user_forgotten then arrives like any other record.",
         ],
-        options: [.store],
+        options: [.store, ServeCommand.dataOption],
         argumentCount: 1...1,
         run: run)
 
     static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
+        // USER may be a pseudonym literal: a user the sync server asked this device to forget.
         let user = invocation.arguments[0]
-        guard !UserRef.isLiteral(user) else {
-            throw .usage("onboard forget-user: \(user) is already a pseudonym; pass the readable user id")
-        }
+        if let data = invocation.values["data"] { return try forgetOnServer(user, data: data) }
         let store = try OnboardTool.openStore(invocation, writable: true)
-        let outcome: (pseudonym: String, seq: UInt64)
+        let outcome: (pseudonym: String, seq: UInt64)?
         do {
-            guard try !store.isForgotten(user) else {
-                store.close()
-                Output.error("onboard forget-user: \(user) was already forgotten; nothing to do")
-                return ExitCode.success
+            if try store.isForgotten(user) {
+                outcome = nil
+            } else {
+                let now = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+                outcome = try store.forgetUser(user, at: now)
             }
-            let now = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
-            outcome = try store.forgetUser(user, at: now)
         } catch {
             store.close()
             throw CLIError(CLIError(error).exitCode, "onboard forget-user: \(error.message)")
         }
         store.close()
+        // Also when the user was forgotten before (by a sync at the server's request, or a
+        // compaction that failed): freed pages may still hold the key; compacting removes them.
         do {
             try OnboardingStore.compact(at: store.path)
         } catch {
-            throw CLIError(CLIError(error).exitCode, "onboard forget-user: the user is forgotten (seq \(outcome.seq)) but compacting failed: \(error.message); run forget-user again when no other process has the store open")
+            throw CLIError(CLIError(error).exitCode, "onboard forget-user: the user is forgotten but compacting failed: \(error.message); run forget-user again when no other process has the store open")
+        }
+        guard let outcome else {
+            Output.error("onboard forget-user: \(user) was already forgotten; the store file was compacted")
+            return ExitCode.success
         }
         print("forgot \(user): key destroyed, user_forgotten at seq \(outcome.seq); the user now reads as \(outcome.pseudonym)")
+        return ExitCode.success
+    }
+
+    /// `--data`: the server's forget, then every replica compacted (the server is not running).
+    static func forgetOnServer(_ user: String, data: String) throws(CLIError) -> Int32 {
+        guard FileManager.default.fileExists(atPath: (data as NSString).appendingPathComponent("server")) else {
+            throw CLIError(ExitCode.noInput, "onboard forget-user: \(data) is not a sync server's data directory (no server/ in it); pass --data PATH")
+        }
+        let results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)]
+        let paths: [String]
+        do {
+            let server = try SyncServer(dataDirectory: data)
+            do {
+                results = try server.forgetUser(user)
+                paths = results.map { server.replicaPath(for: $0.device) }
+            } catch {
+                server.close()
+                throw error
+            }
+            server.close()
+        } catch let error as StoreError {
+            throw CLIError(CLIError(error).exitCode, "onboard forget-user: \(error.message)")
+        } catch {
+            throw CLIError(ExitCode.ioError, "onboard forget-user: cannot forget \(user) in \(data): \(error)")
+        }
+        for path in paths {
+            do { try OnboardingStore.compact(at: path) } catch {
+                throw CLIError(CLIError(error).exitCode, "onboard forget-user: \(user) is forgotten in every replica but compacting \(path) failed: \(error.message); run it again with the server stopped")
+            }
+        }
+        for result in results {
+            let what = switch result.outcome {
+            case .erased: "key destroyed"
+            case .alreadyForgotten: "already forgotten"
+            case .neverSeen: "never seen; later records stay erased"
+            }
+            print("\(result.device): \(what), reads as \(result.pseudonym); the device is asked to forget at its next sync")
+        }
+        print("forgot \(user) in \(results.count) replica\(results.count == 1 ? "" : "s") of \(data)")
         return ExitCode.success
     }
 }

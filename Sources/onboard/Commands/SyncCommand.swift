@@ -65,6 +65,12 @@ enum SyncCommand {
         case .success(let summary):
             let rate = Int(Double(summary.appended + summary.duplicates) / seconds)
             print("synced \(store.deviceID): \(summary.appended) appended, \(summary.duplicates) already on the server, \(summary.batches) batches, \(summary.retries) retries; the server holds seq \(summary.acknowledgedSeq) (\(rate) events/s)")
+            for pseudonym in summary.forgottenOnRequest {
+                print("forgot \(pseudonym) as the server asked (user_forgotten recorded and uploaded); run onboard forget-user \(pseudonym) later to compact the store file")
+            }
+            for failure in summary.forgetFailures {
+                Output.error("onboard sync: the server asked to forget \(failure)")
+            }
             return ExitCode.success
         case .failure(let error):
             let refusal = [SyncError.fork, .chainBroken, .historyRewritten, .badSignature, .serverAhead, .refused].contains(error)
