@@ -157,6 +157,30 @@ import Glibc
         #expect(audit.status == 0, "\(audit.stdout)\(audit.stderr)")
         #expect(audit.stdout.contains("ok, 39 records, signed up to seq 39"), "\(audit.stdout)")
     }
+
+    @Test func forgetUserOnTheServersDataErasesEveryReplicaAndKeepsItsAuditValid() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        #expect(try CLI.run(["demo", "--store", directory.appending("demo")]).status == 0)
+        let data = directory.appending("demo") + "-server"
+        let forget = try CLI.run(["forget-user", "maria.k", "--data", data])
+        #expect(forget.status == 0, "\(forget.stderr)")
+        #expect(forget.stdout.contains("ward-3-ipad: key destroyed, reads as ~"), "\(forget.stdout)")
+        #expect(forget.stdout.hasSuffix("forgot maria.k in 1 replica of \(data)\n"), "\(forget.stdout)")
+        // The chain and the device's signed heads are untouched.
+        let audit = try CLI.run(["audit", "--data", data])
+        #expect(audit.status == 0, "\(audit.stdout)")
+        #expect(audit.stdout.contains("ok, 39 records, signed up to seq 39"))
+        // Compacted: the readable id is nowhere in the replica's file any more.
+        let replicas = try FileManager.default.contentsOfDirectory(atPath: data + "/devices")
+        #expect(replicas.count == 1)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: data + "/devices/" + replicas[0] + "/data.mdb"))
+        #expect(bytes.range(of: Data("maria.k".utf8)) == nil)
+        #expect(bytes.range(of: Data("alice".utf8)) == nil, "ids are sealed even before a forget")
+        let missing = try CLI.run(["forget-user", "maria.k", "--data", directory.appending("nowhere")])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.contains("is not a sync server's data directory"))
+    }
 }
 
 /// The curl walkthrough of docs/sync-protocol.md, run as a script by a client that knows only the
