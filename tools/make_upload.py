@@ -19,7 +19,7 @@ values = {int.from_bytes(k, "big"): v for k, v in dump("events").items()}
 # A user's entry: pseudonym[:8] ‖ 0xFF ‖ pseudonym[8:] -> key (32) ‖ sealed id, or empty once forgotten.
 entries = {k[:8] + k[9:]: v for k, v in dump("by_user").items() if len(k) == 17 and k[8] == 0xFF}
 
-records, refs = [], set()
+records, refs, sealed = [], set(), {}
 for line in lines:
     event = json.loads(line)
     seq = event["seq"]
@@ -32,7 +32,16 @@ for line in lines:
     user_at = 2 + 1 + 8 + 16 + 8 + 1 + body[35]   # type, schema, seq, id, at, device length, device
     if body[user_at] == 1:                        # user present: its 16-byte pseudonym follows
         refs.add(body[user_at + 1:user_at + 17])
+        at = user_at + 17
+        at += 17 if body[at] == 1 else 1          # session presence (and session)
+        # user_added (1) / user_profile_updated (2) sealed before the user was forgotten: the
+        # event reads erased, so the server needs the sealed section as it is (§ Keys).
+        if int.from_bytes(body[0:2], "big") in (1, 2) and event["user"].startswith("~") and body[at] == 1:
+            length = int.from_bytes(body[at + 1:at + 3], "big")
+            sealed[str(seq)] = body[at + 3:at + 3 + length].hex()
     records.append({"event": event, "prev": prev.hex(), "hash": hash_.hex()})
 users = {ref.hex(): entries[ref][:32].hex() for ref in sorted(refs) if len(entries.get(ref, b"")) > 32}
 keys = {"pseudonym_key": dump("meta")[b"pseudonym_key"].hex(), "users": users}
+if sealed:
+    keys["sealed"] = sealed
 json.dump({"device": device, "records": records, "keys": keys}, sys.stdout, separators=(",", ":"), ensure_ascii=False)

@@ -186,6 +186,14 @@ import Glibc
 /// The curl walkthrough of docs/sync-protocol.md, run as a script by a client that knows only the
 /// document: curl for HTTP, python3 and mdb_dump to build the upload body.
 @Suite struct CurlWalkthroughTests {
+    @Test func theProtocolDocumentPrintsTheUploadScriptItRuns() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let document = try String(contentsOf: repository.appendingPathComponent("docs/sync-protocol.md"), encoding: .utf8)
+        let script = try String(contentsOf: repository.appendingPathComponent("tools/make_upload.py"), encoding: .utf8)
+        let body = script.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)[1] // without the #! line
+        #expect(document.contains("```python\n" + body + "```\n"), "docs/sync-protocol.md must print tools/make_upload.py as it is")
+    }
+
     @Test func aClientWrittenFromTheProtocolDocumentEnrolsUploadsAndReadsBack() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
