@@ -335,6 +335,7 @@ public final class SyncServer: Sendable {
             return failure(400, "malformed", "body.device is \(upload.device) but the path names \(device)")
         }
         let store = try replicas.store(for: device)
+        defer { store.clearPendingKeys() }
         let head = try store.head()
         // A device enrolled with a public key signs every batch; the heads the server accepted
         // pin the history up to them (docs/sync-protocol.md, "Signed heads").

@@ -250,6 +250,12 @@ extension OnboardingStore {
         }
     }
 
+    /// Drops the keys of the last upload from memory (the server calls it when the upload is
+    /// done: a forgotten user's key must not outlive the request that needed it).
+    public func clearPendingKeys() {
+        pendingKeys.withLock { $0.removeAll() }
+    }
+
     /// This store's pseudonym key (sent to the sync server's replica of this device only).
     public var pseudonymKeyForSync: SecretKey { users.pseudonymKey }
 
@@ -277,8 +283,9 @@ extension OnboardingStore {
         }
         if !userKeys.isEmpty { hasPendingKeys.store(true, ordering: .relaxed) }
         pendingKeys.withLock { pending in
-            pending.removeAll()
-            for (ref, key) in userKeys where current.key(of: ref) == nil { pending[ref] = key }
+            // All of them, also of users live here: a server forget may land between the upload's
+            // checks and its append, and the append must then still seal as the device did.
+            pending = userKeys
         }
     }
 }
