@@ -4,7 +4,7 @@ import CSodium
 /// Sealing with a user's key (libsodium `crypto_secretbox`, XSalsa20-Poly1305): the personal
 /// text fields of `user_added` / `user_profile_updated` inside a record body (before it is
 /// hashed), and the readable user id in the user's entry in `by_user`. Destroying the key
-/// erases both without touching the hash chain (docs/format.md § Erasure).
+/// erases both without touching the hash chain (docs/format.md § Format 2, docs/audit.md § Erasure).
 ///
 /// The 24-byte nonce is stored in front of the ciphertext. For record fields it is derived, not
 /// drawn: a keyed BLAKE2b-192 under the user's key of the event id, seq and plaintext, so the

@@ -20,7 +20,7 @@ import Foundation
 public enum RecordCodec {
     /// Version of the record framing. A reader refuses versions it does not know.
     /// Version 2 names the user by its pseudonym and seals the personal text fields
-    /// (docs/format.md § Erasure); version 1 records are read only by a store's migration
+    /// (docs/format.md § Format 2, docs/audit.md § Erasure); version 1 records are read only by a store's migration
     /// (``decodeLegacy(_:expectedSeq:)``).
     public static let formatVersion: UInt8 = 2
     /// The format before pseudonyms: readable user ids and personal fields in the clear.

@@ -2,7 +2,7 @@ import Foundation
 import LMDB
 import OnboardingModel
 
-/// The store's users (docs/format.md § Users, docs/audit.md § Erasure).
+/// The store's users (docs/format.md § User entries, docs/audit.md § Erasure).
 ///
 /// Each user's entry lives in `by_user`, beside the user's record keys but outside the hashed
 /// log: key = the pseudonym's first 8 bytes ‖ 0xFF ‖ its last 8 bytes, value = the user's

@@ -77,7 +77,7 @@ enum StoreLayout {
     /// A user's entry in `by_user` (outside the hashed log): the pseudonym's first 8 bytes ‖
     /// 0xFF ‖ its last 8 bytes, 17 bytes, so it shares the user's key prefix and lands on the
     /// leaf page the user's first record's index key is written to. The value is key ‖ nonce ‖
-    /// sealed readable id, or empty once the user is forgotten (docs/format.md § Users).
+    /// sealed readable id, or empty once the user is forgotten (docs/format.md § User entries).
     static func writeUserEntryKey(_ ref: UserRef, into key: inout [UInt8]) {
         key.removeAll(keepingCapacity: true)
         ref.withUnsafeBytes { bytes in

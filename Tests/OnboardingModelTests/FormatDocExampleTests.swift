@@ -54,4 +54,21 @@ struct FormatDocExampleTests {
         let missing = printed.filter { !document.contains($0) }
         #expect(missing.isEmpty, "docs/format.md does not print: \(missing)")
     }
+
+    @Test("docs/sync-protocol.md's upload example carries the hashes the encoder gives its two records")
+    func syncProtocolExampleHashes() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/sync-protocol.md")
+        let document = try String(contentsOf: url, encoding: .utf8)
+        let ref = UserRef(user: "alice", pseudonymKey: Self.pseudonymKey)
+        let first = try EventJSON.decode(line: Self.json).event
+        let second = try EventJSON.decode(line: #"{"id":"3f2b8c4e-1a6d-4e2f-9b7a-5c8d9e0f1a2b","device":"kiosk-7","seq":2,"at":"2026-11-29T16:00:09.456Z","user":"alice","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"sign_in_succeeded","method":"passcode","second_factor":false}"#).event
+        let one = RecordCodec.encode(first, seq: 1, previousHash: .zero, seal: UserSeal(ref: ref, key: nil))
+        let hash1 = Digest.hash(Array(one[33...]))
+        let two = RecordCodec.encode(second, seq: 2, previousHash: hash1, seal: UserSeal(ref: ref, key: nil))
+        let hash2 = Digest.hash(Array(two[33...]))
+        #expect(document.contains(#""prev":"\#(hash1.hex)","#))
+        #expect(document.contains(#""hash":"\#(hash2.hex)"}]"#))
+        #expect(document.contains(#""head_hash":"\#(hash2.hex)","results""#))
+    }
 }
