@@ -267,6 +267,8 @@ enum DemoCommand {
         output.line("  onboard verify --store \(path)")
         output.line("  onboard export --store \(path) --format ocsf   # sign-in events for a SIEM")
         output.line("  onboard audit --data \(path)-server             # the server's copy against the signed heads")
+        output.line("  onboard forget-user maria.k --store \(path)      # erase a user: name and profile read as erased, verify still passes")
+        output.line("  onboard forget-user maria.k --data \(path)-server   # the server's forget: every replica, then the device at its next sync")
         output.line("  onboard serve --data \(path)-server --port 8080   # the server the demo synced to")
         output.flush()
         return ExitCode.success
