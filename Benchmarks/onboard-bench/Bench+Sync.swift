@@ -18,8 +18,9 @@ extension Bench {
     /// Sync of N events to the reference server over loopback HTTP against the same server's
     /// ingest of the same upload requests called in-process, alternating A B A B.
     ///
-    /// - A: a fresh device store holding the N bench events (filled untimed, `full` durability as on
-    ///   a device); a fresh server behind `SyncHTTPHandler` on `HTTPServer` at 127.0.0.1 (ephemeral
+    /// - A: the device store holding the N bench events (filled once, untimed, `full` durability as
+    ///   on a device; every round syncs it from seq 1, since each round's server is new); a fresh
+    ///   server behind `SyncHTTPHandler` on `HTTPServer` at 127.0.0.1 (ephemeral
     ///   port); timed: `SyncClient.run()` over `URLSessionTransport` until the server acknowledged
     ///   the head (the cursor read, every upload, the client's durable cursor writes).
     /// - B: a fresh server; timed: `SyncServer.handle` of the same cursor request and the same
@@ -32,11 +33,17 @@ extension Bench {
         let count = options.syncEvents
         let batchSize = SyncLimits.maximumBatchEvents
         let events = BenchEvents.make(count: count, seed: 55)
-        let (bodies, expectedHead) = uploadBodies(events, batchSize: batchSize)
+        // One device store for every round: its pseudonym key is random, so a refilled store would
+        // hash differently from the one the baseline's bodies were built from.
+        let devicePath = freshDirectory("sync-device")
+        defer { remove(devicePath) }
+        let store = filledDeviceStore(at: devicePath, events)
+        defer { store.close() }
+        let (bodies, expectedHead) = uploadBodies(store, batchSize: batchSize)
         var paired = Paired()
 
         for round in 1...options.repetitions {
-            paired.subject.append(syncPass(events, expectedHead: expectedHead, round: round))
+            paired.subject.append(syncPass(store, eventCount: events.count, expectedHead: expectedHead, round: round))
             paired.baseline.append(localIngestPass(bodies, expectedHead: expectedHead, round: round))
         }
 
@@ -46,20 +53,15 @@ extension Bench {
                                note: "\(count) events\(sizeNote), \(batchSize)/upload, loopback HTTP vs router in-process"))
     }
 
-    /// The bodies of the uploads the client sends for `events` at seqs 1…n in batches of `batchSize`
-    /// (the bodies built from the records a store holds, exactly as `SyncClient` builds them), and
-    /// that store's head.
-    private func uploadBodies(_ events: [Event], batchSize: Int) -> (bodies: [[UInt8]], head: (seq: UInt64, hash: Digest)) {
-        let path = freshDirectory("sync-bodies")
-        defer { remove(path) }
-        let store = filledDeviceStore(at: path, events)
-        defer { store.close() }
+    /// The bodies of the uploads the client sends for `store`'s records at seqs 1…n in batches of
+    /// `batchSize` (with the keys of § Keys, exactly as `SyncClient` builds them), and its head.
+    private func uploadBodies(_ store: OnboardingStore, batchSize: Int) -> (bodies: [[UInt8]], head: (seq: UInt64, hash: Digest)) {
         do {
             let head = try store.head()
             var bodies: [[UInt8]] = []
             for start in Swift.stride(from: UInt64(1), through: head.seq, by: batchSize) {
                 let records = try store.records(in: start...min(head.seq, start + UInt64(batchSize) - 1))
-                bodies.append(SyncWire.uploadBody(device: store.deviceID, records: records))
+                bodies.append(SyncWire.uploadBody(device: store.deviceID, records: records, keys: try store.syncKeys(for: records)))
             }
             precondition(bodies.allSatisfy { $0.count <= SyncLimits.maximumBodyBytes }, "an upload body exceeds the protocol's limit")
             return (bodies, head)
@@ -118,14 +120,7 @@ extension Bench {
     }
 
     /// A: one end-to-end sync over loopback HTTP; events per second.
-    private func syncPass(_ events: [Event], expectedHead: (seq: UInt64, hash: Digest), round: Int) -> Double {
-        let devicePath = freshDirectory("sync-device")
-        defer { remove(devicePath) }
-        let store = filledDeviceStore(at: devicePath, events)
-        defer { store.close() }
-        guard let head = try? store.head(), head.seq == expectedHead.seq, head.hash == expectedHead.hash else {
-            fatalError("sync bench: round \(round): the refilled device log differs from the one the uploads were built from")
-        }
+    private func syncPass(_ store: OnboardingStore, eventCount: Int, expectedHead head: (seq: UInt64, hash: Digest), round: Int) -> Double {
         let enrolled = enrolledServer("sync-server")
         let http = HTTPServer(port: 0, limits: SyncHTTPHandler.limits, handler: SyncHTTPHandler(server: enrolled.server))
         do { try http.start() } catch { fatalError("sync bench: cannot start the HTTP server: \(error)") }
@@ -144,11 +139,11 @@ extension Bench {
         case .success(let value): summary = value
         case .failure(let error): fatalError("sync bench: round \(round): the sync failed: \(error)")
         }
-        guard summary.acknowledgedSeq == head.seq, summary.appended == events.count, summary.retries == 0, !summary.wasStopped else {
-            fatalError("sync bench: round \(round): the sync ended at seq \(summary.acknowledgedSeq) with \(summary.appended) appended, \(summary.retries) retries, stopped \(summary.wasStopped); expected seq \(head.seq), \(events.count) appended, no retries")
+        guard summary.acknowledgedSeq == head.seq, summary.appended == eventCount, summary.retries == 0, !summary.wasStopped else {
+            fatalError("sync bench: round \(round): the sync ended at seq \(summary.acknowledgedSeq) with \(summary.appended) appended, \(summary.retries) retries, stopped \(summary.wasStopped); expected seq \(head.seq), \(eventCount) appended, no retries")
         }
         checkServerHolds(enrolled, expected: (head.seq, head.hash), side: "sync", round: round)
-        return Double(events.count) / elapsed
+        return Double(eventCount) / elapsed
     }
 
     /// B: the server's ingest of the same requests through its router, in this thread; events per second.
