@@ -5,8 +5,19 @@
 // (A .c file in a system-library target is ignored, so the wrappers are `static inline`.)
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+
+/// MHD's unescape step, made a no-op: the access handler then gets the path and query arguments
+/// as sent (still percent-encoded), and the Swift side decodes them. Decoding before routing
+/// would turn an encoded `/` (`%2F`) inside a path segment into a separator.
+static inline size_t onboard_mhd_keep_escapes(void *cls, struct MHD_Connection *connection, char *text)
+{
+    (void)cls;
+    (void)connection;
+    return strlen(text);
+}
 
 /// Starts a daemon bound to `address` (the `port` argument is then ignored by MHD but kept for
 /// its error messages). Returns NULL when MHD cannot start (port in use, bad flags, no threads).
@@ -31,6 +42,7 @@ static inline struct MHD_Daemon *onboard_mhd_start_daemon(
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit_bytes,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
         MHD_OPTION_NOTIFY_COMPLETED, request_completed, request_completed_context,
+        MHD_OPTION_UNESCAPE_CALLBACK, onboard_mhd_keep_escapes, NULL,
         MHD_OPTION_END);
 }
 

@@ -8,8 +8,12 @@
 public struct HTTPRequest: Sendable, Equatable {
     /// The method exactly as sent (`GET`, `POST`, …); validating it is the handler's business.
     public var method: String
-    /// The path without the query string, percent-decoded by libmicrohttpd.
+    /// The path without the query string, percent-decoded (as sent when it is not valid
+    /// percent-encoded UTF-8).
     public var path: String
+    /// The path exactly as sent, still percent-encoded: what a router splits into segments, so
+    /// that an encoded `/` (`%2F`) stays inside its segment.
+    public var rawPath: String
     /// The query arguments, percent-decoded. A repeated name keeps its first value; a name with
     /// no `=` maps to the empty string.
     public var query: [String: String]
@@ -19,11 +23,12 @@ public struct HTTPRequest: Sendable, Equatable {
     public var remoteAddress: String
 
     public init(
-        method: String, path: String, query: [String: String] = [:], headers: HTTPHeaders = [:],
+        method: String, path: String, rawPath: String? = nil, query: [String: String] = [:], headers: HTTPHeaders = [:],
         body: [UInt8] = [], remoteAddress: String = "unknown"
     ) {
         self.method = method
         self.path = path
+        self.rawPath = rawPath ?? path
         self.query = query
         self.headers = headers
         self.body = body

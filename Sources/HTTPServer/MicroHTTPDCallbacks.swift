@@ -30,7 +30,7 @@ func onboardAccessHandler(
     guard let existing = requestPointer.pointee else {
         let context = RequestContext(
             method: method.map { String(cString: $0) } ?? "",
-            path: url.map { String(cString: $0) } ?? "",
+            rawPath: url.map { String(cString: $0) } ?? "",
             started: ContinuousClock.now)
         requestPointer.pointee = Unmanaged.passRetained(context).toOpaque()
         core.requestStarted()
@@ -53,7 +53,7 @@ func onboardAccessHandler(
             "request body is larger than \(core.limits.maximumRequestBodyBytes) bytes; send smaller batches"))
     case .receiving:
         let request = HTTPRequest(
-            method: context.method, path: context.path, query: context.query, headers: context.headers,
+            method: context.method, path: context.path, rawPath: context.rawPath, query: context.query, headers: context.headers,
             body: context.body, remoteAddress: context.remoteAddress)
         context.body = [] // the request owns the bytes now; do not hold two copies until completion
         return respond(core, connection, context, core.handler.handle(request))
@@ -190,9 +190,12 @@ private func collectQueryArgument(
 ) -> MHD_Result {
     guard let contextPointer, let key else { return .YES }
     let context = Unmanaged<RequestContext>.fromOpaque(contextPointer).takeUnretainedValue()
-    let name = String(cString: key)
+    // Arrive as sent (libmicrohttpd's unescaping is off; it has already turned `+` into a space).
+    let rawName = String(cString: key)
+    let name = PercentDecoding.decode(rawName) ?? rawName
     if context.query[name] == nil {
-        context.query[name] = value.map { String(cString: $0) } ?? ""
+        let rawValue = value.map { String(cString: $0) } ?? ""
+        context.query[name] = PercentDecoding.decode(rawValue) ?? rawValue
     }
     return .YES
 }

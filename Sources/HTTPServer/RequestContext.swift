@@ -15,7 +15,10 @@ final class RequestContext {
     }
 
     let method: String
+    /// Percent-decoded (as sent when it does not decode).
     let path: String
+    /// As sent, still percent-encoded.
+    let rawPath: String
     let started: ContinuousClock.Instant
     var phase = Phase.receiving
     var headers = HTTPHeaders()
@@ -27,9 +30,41 @@ final class RequestContext {
     var status = 0
     var responseBodyBytes = 0
 
-    init(method: String, path: String, started: ContinuousClock.Instant) {
+    init(method: String, rawPath: String, started: ContinuousClock.Instant) {
         self.method = method
-        self.path = path
+        self.rawPath = rawPath
+        self.path = PercentDecoding.decode(rawPath) ?? rawPath
         self.started = started
+    }
+}
+
+/// `%XX` escapes of a URL path or query component, decoded to UTF-8 text. libmicrohttpd's own
+/// unescaping is turned off (see `onboard_mhd_keep_escapes`) so a router can split the path as
+/// sent; components are decoded here.
+enum PercentDecoding {
+    /// `nil` when an escape is malformed or the bytes are not UTF-8.
+    static func decode(_ text: String) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -22,10 +22,9 @@ public struct SyncHTTPHandler: HTTPHandler {
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
-        // libmicrohttpd hands over the path already percent-decoded; the router decodes user ids
-        // itself, so encode each segment back once.
-        var path = request.path.split(separator: "/", omittingEmptySubsequences: false)
-            .map { SyncPaths.percentEncoded(String($0)) }.joined(separator: "/")
+        // The path as sent: the router splits it into segments and decodes a user id itself, so an
+        // encoded `/` in a user id (`corp%2Falice`) stays inside its segment.
+        var path = request.rawPath
         if !request.query.isEmpty {
             path += "?" + request.query.sorted { $0.key < $1.key }
                 .map { "\(SyncPaths.percentEncoded($0.key))=\(SyncPaths.percentEncoded($0.value))" }

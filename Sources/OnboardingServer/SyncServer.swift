@@ -141,6 +141,9 @@ public final class SyncServer: Sendable {
         let parts = path.split(separator: "?", maxSplits: 1).first.map { $0.split(separator: "/").map(String.init) } ?? []
         guard parts.first == "v1" else { return .notFound }
         let rest = Array(parts.dropFirst())
+        // Segments arrive percent-encoded; a device id is decoded here (users and the device of a
+        // history query are decoded by the auditor check, which answers 400 for a bad escape).
+        let device = rest.count > 1 ? SyncPaths.percentDecoded(rest[1]) ?? rest[1] : ""
         let candidates: [(String, Route)]
         switch rest.count {
         case 1 where rest[0] == "health": candidates = [("GET", .health)]
@@ -148,9 +151,9 @@ public final class SyncServer: Sendable {
         case 1 where rest[0] == "auditors": candidates = [("POST", .issueAuditorToken)]
         case 1 where rest[0] == "audit": candidates = [("GET", .audit)]
         case 3 where rest[0] == "devices" && rest[2] == "tokens":
-            candidates = [("POST", .issueDeviceToken(rest[1])), ("DELETE", .revokeDeviceTokens(rest[1]))]
-        case 3 where rest[0] == "devices" && rest[2] == "cursor": candidates = [("GET", .cursor(rest[1]))]
-        case 3 where rest[0] == "devices" && rest[2] == "events": candidates = [("POST", .upload(rest[1]))]
+            candidates = [("POST", .issueDeviceToken(device)), ("DELETE", .revokeDeviceTokens(device))]
+        case 3 where rest[0] == "devices" && rest[2] == "cursor": candidates = [("GET", .cursor(device))]
+        case 3 where rest[0] == "devices" && rest[2] == "events": candidates = [("POST", .upload(device))]
         case 3 where rest[0] == "devices" && rest[2] == "history": candidates = [("GET", .deviceHistory(rest[1]))]
         case 3 where rest[0] == "users" && rest[2] == "history": candidates = [("GET", .history(rest[1]))]
         case 3 where rest[0] == "users" && rest[2] == "lockout": candidates = [("GET", .lockout(rest[1]))]

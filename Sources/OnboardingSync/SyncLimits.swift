@@ -26,6 +26,7 @@ public enum SyncPaths {
     public static func history(user: String) -> String { "/v1/users/\(percentEncoded(user))/history" }
     public static func history(device: String) -> String { "/v1/devices/\(device)/history" }
     public static func lockout(user: String) -> String { "/v1/users/\(percentEncoded(user))/lockout" }
+    public static func forget(user: String) -> String { "/v1/users/\(percentEncoded(user))/forget" }
     public static let auditorTokens = "/v1/auditors"
 
     /// Percent-encodes everything but unreserved characters (RFC 3986), for user ids in paths.

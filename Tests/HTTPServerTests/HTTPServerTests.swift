@@ -15,6 +15,7 @@ struct EchoHandler: HTTPHandler {
             "Content-Type": "application/octet-stream",
             "X-Echo-Method": request.method,
             "X-Echo-Path": request.path,
+            "X-Echo-Raw-Path": request.rawPath,
             "X-Echo-Query": query,
             "X-Echo-Test-Header": request.headers["x-test-header"] ?? "(none)",
             "X-Echo-Remote": request.remoteAddress,
@@ -152,6 +153,17 @@ final class Flag: Sendable {
             #expect(response.value(forHTTPHeaderField: "X-Echo-Query") == "cursor=two words&flag=&limit=10")
             #expect(response.value(forHTTPHeaderField: "X-Echo-Test-Header") == "hello")
             #expect(response.value(forHTTPHeaderField: "X-Echo-Remote") == "127.0.0.1")
+        }
+    }
+
+    @Test func theRawPathKeepsAnEncodedSlashInsideItsSegment() async throws {
+        try await withServer { server in
+            let (response, _) = try await send(
+                "GET", port: server.port, "/v1/users/corp%2Falice/history?since=a%2Fb&who=jos%C3%A9", using: session())
+            #expect(response.statusCode == 200)
+            #expect(response.value(forHTTPHeaderField: "X-Echo-Raw-Path") == "/v1/users/corp%2Falice/history")
+            #expect(response.value(forHTTPHeaderField: "X-Echo-Path") == "/v1/users/corp/alice/history")
+            #expect(response.value(forHTTPHeaderField: "X-Echo-Query")?.removingPercentEncoding == "since=a/b&who=josé")
         }
     }
 

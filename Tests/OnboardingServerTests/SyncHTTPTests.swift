@@ -110,6 +110,34 @@ import TestSupport
         #expect(closing.status == 503 && closing.retryAfterSeconds == 5)
     }
 
+    @Test func aUserIdWithASlashOrAccentIsQueriedAndForgottenOverHTTP() async throws {
+        let running = try Running()
+        defer { running.stop() }
+        let (store, token) = try await running.device("kiosk-7", events: 0)
+        defer { store.close() }
+        let start = Timestamp(millisecondsSince1970: 1_796_054_400_000)
+        _ = try await store.append(["corp/alice", "José", "corp/alice"].enumerated().map { index, user in
+            Event(id: UUID(), device: "kiosk-7", at: start.adding(milliseconds: Int64(index) * 1000), user: user, session: nil,
+                  payload: .signInFailed(method: .password, reason: .invalidPassword))
+        })
+        let client = SyncClient(store: store, transport: running.transport, token: token)
+        #expect(try await client.run().acknowledgedSeq == 3)
+        let admin = try #require(running.server.createdAdminToken)
+        let auditor = try running.server.tokens.issue(role: .auditor)
+
+        let slashed = try await running.send("GET", SyncPaths.history(user: "corp/alice"), token: auditor)
+        #expect(slashed.status == 200, "\(String(decoding: slashed.body, as: UTF8.self))")
+        let text = String(decoding: slashed.body, as: UTF8.self)
+        #expect(text.contains(#""user":"corp/alice""#))
+        #expect(text.components(separatedBy: #""outcome":"failed""#).count - 1 == 2)
+        let accented = try await running.send("GET", SyncPaths.history(user: "José"), token: auditor)
+        #expect(String(decoding: accented.body, as: UTF8.self).components(separatedBy: #""outcome":"failed""#).count - 1 == 1)
+        let forget = try await running.send("POST", SyncPaths.forget(user: "corp/alice"), token: admin)
+        #expect(forget.status == 200)
+        #expect(try running.server.replicas.store(for: "kiosk-7").isForgotten("corp/alice"))
+        #expect(try !running.server.replicas.store(for: "kiosk-7").isForgotten("José"))
+    }
+
     @Test func concurrentUploadsOfOneDeviceGet429WithRetryAfter() async throws {
         let running = try Running()
         defer { running.stop() }
