@@ -6,7 +6,7 @@ record (format byte, BLAKE2b-256 hash, link to the previous record, seq), decode
 and prints each event as one canonical JSON line, byte for byte what `onboard export` writes.
 
 Format 2 records name the user by a 16-byte pseudonym and seal the personal text fields with
-the user's key (docs/format.md, "Format 2"). The decoder reads the user entries in `by_user`
+the user's key (docs/format.md, "Format 2"). The decoder reads the user entries in `user_keys`
 too: for a live user
 it opens the sealed readable id and fields (XSalsa20-Poly1305, implemented below in pure Python)
 and prints them as `onboard export` does; for a forgotten user (an empty tombstone, the key
@@ -117,7 +117,6 @@ LEGACY_RECORD_FORMAT = 1  # readable user ids, personal fields in the clear (rea
 STORE_FORMAT = 2
 USER_REF_BYTES = 16
 KEY_BYTES = 32
-USER_ENTRY_KEY_BYTES = 17
 ERASED_TEXT = "[erased]"
 HEADER = 65  # format byte, hash, previous hash
 ZERO_HASH = bytes(32)
@@ -202,25 +201,25 @@ def secretbox_open(sealed, key):
     return bytes(c ^ s for c, s in zip(ciphertext, stream[32:]))
 
 
-# --- the users (entries in by_user) ------------------------------------------------------------
+# --- the users (user_keys) ---------------------------------------------------------------------
 
 
 def load_users(pairs):
-    """{pseudonym (16 bytes): (readable id, key)} of the live users among the `by_user` pairs.
-    A user entry's key is the pseudonym's first 8 bytes, 0xFF, its last 8 bytes (17 bytes; a
-    record's index key is 16). A forgotten user (an empty tombstone value) is left out, so its
-    records read as the pseudonym literal with personal fields erased."""
+    """{pseudonym (16 bytes): (readable id, key)} of the live users in `user_keys`: each value is
+    pseudonym (16) ‖ key (32) ‖ nonce ‖ sealed readable id, or the pseudonym alone once the user
+    was forgotten (left out, so its records read as the pseudonym literal with personal fields
+    erased)."""
     users = {}
-    for key, value in pairs:
-        if len(key) != USER_ENTRY_KEY_BYTES or key[8] != 0xFF:
-            continue  # a record's index key (or, in a format 1 store, user ‖ 0x00 ‖ seq)
-        if len(value) <= KEY_BYTES:
+    for _, value in pairs:
+        if len(value) < USER_REF_BYTES:
+            raise Damaged("a user_keys entry is %d bytes, too short to name a user" % len(value))
+        ref = value[:USER_REF_BYTES]
+        if len(value) == USER_REF_BYTES:
             continue  # a tombstone: the user was forgotten
-        ref = key[:8] + key[9:]
-        user_key = value[:KEY_BYTES]
-        name = secretbox_open(value[KEY_BYTES:], user_key)
+        user_key = value[USER_REF_BYTES:USER_REF_BYTES + KEY_BYTES]
+        name = secretbox_open(value[USER_REF_BYTES + KEY_BYTES:], user_key)
         if name is None:
-            raise Damaged("the by_user entry of ~%s does not open with its key" % ref.hex())
+            raise Damaged("the user_keys entry of ~%s does not open with its key" % ref.hex())
         try:
             users[ref] = (name.decode("utf-8"), user_key)
         except UnicodeDecodeError:
@@ -274,7 +273,11 @@ def parse_dump(lines):
     return sections
 
 
-def run_mdb_dump(store, database):
+def run_mdb_dump(store, database, optional=False):
+    if optional:  # user_keys is absent from a format 1 store
+        listing = subprocess.run(["mdb_dump", "-l", store], capture_output=True, text=True)
+        if listing.returncode == 0 and database not in listing.stdout.split():
+            return []
     try:
         result = subprocess.run(["mdb_dump", "-s", database, store], capture_output=True, text=True)
     except FileNotFoundError:
@@ -380,7 +383,7 @@ def decode_record(value, users):
         if user is not None and (not 1 <= len(user.encode()) <= MAX_USER_BYTES or has_control(user)):
             raise Damaged("user %r breaks the user id rules" % user)
     elif r.presence("user"):
-        # Format 2: the user's pseudonym; the readable id comes from its by_user entry while the user
+        # Format 2: the user's pseudonym; the readable id comes from its user_keys entry while the user
         # has a key, otherwise the user reads as the pseudonym literal ("~" and 32 hex digits).
         ref = r.take(USER_REF_BYTES, "user")
         user, user_key = users.get(ref, ("~" + ref.hex(), None))
@@ -561,11 +564,11 @@ def main(argv):
             print("%s holds no events database" % argv[1], file=sys.stderr)
             return 2
         meta = sections.get("meta")
-        user_pairs = sections.get("by_user", [])
+        user_pairs = sections.get("user_keys", [])
     elif len(argv) == 1 and not argv[0].startswith("-"):
         pairs = run_mdb_dump(argv[0], "events")
         meta = run_mdb_dump(argv[0], "meta")
-        user_pairs = run_mdb_dump(argv[0], "by_user")
+        user_pairs = run_mdb_dump(argv[0], "user_keys", optional=True)
     else:
         print("usage: decode_mdb_dump.py STORE_DIR | --dump-file FILE", file=sys.stderr)
         return 2

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # make_upload.py STORE DEVICE AFTER_SEQ [MAX]  ->  an upload body on stdout
 # Joins `onboard export` (the events) with `mdb_dump -s events` (each record's prev and hash) and
-# the user entries in `mdb_dump -s by_user` and the pseudonym key in `mdb_dump -s meta` (the keys the
+# the user entries in `mdb_dump -s user_keys` and the pseudonym key in `mdb_dump -s meta` (the keys the
 # server's replica needs: docs/sync-protocol.md § Keys).
 import hashlib, json, os, subprocess, sys
 
@@ -16,8 +16,8 @@ def dump(database):
     return {bytes.fromhex(k.strip()): bytes.fromhex(v.strip()) for k, v in zip(out[0::2], out[1::2])}
 
 values = {int.from_bytes(k, "big"): v for k, v in dump("events").items()}
-# A user's entry: pseudonym[:8] ‖ 0xFF ‖ pseudonym[8:] -> key (32) ‖ sealed id, or empty once forgotten.
-entries = {k[:8] + k[9:]: v for k, v in dump("by_user").items() if len(k) == 17 and k[8] == 0xFF}
+# A user's entry: user number -> pseudonym (16) ‖ key (32) ‖ sealed id, or the pseudonym alone once forgotten.
+entries = {v[:16]: v[16:] for v in dump("user_keys").values()}
 
 records, refs, sealed = [], set(), {}
 for line in lines:

@@ -37,6 +37,9 @@ struct cb_store {
     MDB_dbi by_user;
     MDB_dbi by_session;
     MDB_dbi meta;
+    MDB_dbi user_keys;
+    // The last user number written (a baseline environment is always new).
+    uint64_t next_user;
     // Scratch for one record value; grows to the largest record seen.
     uint8_t *scratch;
     size_t scratch_capacity;
@@ -101,7 +104,8 @@ int cb_open(const char *path, cb_layout layout, int relaxed, size_t map_size_byt
             (rc = open_database(txn, "by_id", &store->by_id)) == 0 &&
             (rc = open_database(txn, "by_user", &store->by_user)) == 0 &&
             (rc = open_database(txn, "by_session", &store->by_session)) == 0 &&
-            (rc = open_database(txn, "meta", &store->meta)) == 0) {
+            (rc = open_database(txn, "meta", &store->meta)) == 0 &&
+            (rc = open_database(txn, "user_keys", &store->user_keys)) == 0) {
             MDB_val key = {sizeof(head_key) - 1, (void *)head_key};
             MDB_val value;
             rc = mdb_get(txn, store->meta, &key, &value);
@@ -231,11 +235,13 @@ int cb_append_store(cb_store *store, const cb_event *events, size_t count) {
             if ((rc = mdb_put(txn, store->by_user, &key, &empty, 0)) != 0) {
                 goto abort;
             }
-            if (event->entry_key != NULL) {
-                // The user's first record: the user's entry goes beside its index key.
-                MDB_val entry_key = {event->entry_key_length, (void *)event->entry_key};
+            if (event->entry != NULL) {
+                // The user's first record: its entry goes to the end of user_keys, numbered.
+                uint8_t number[CB_SEQ_BYTES];
+                put_seq(number, ++store->next_user);
+                MDB_val entry_key = {CB_SEQ_BYTES, number};
                 MDB_val entry = {event->entry_length, (void *)event->entry};
-                if ((rc = mdb_put(txn, store->by_user, &entry_key, &entry, 0)) != 0) {
+                if ((rc = mdb_put(txn, store->user_keys, &entry_key, &entry, MDB_APPEND)) != 0) {
                     goto abort;
                 }
             }

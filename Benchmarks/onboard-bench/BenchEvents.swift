@@ -80,17 +80,17 @@ final class EncodedEvents {
         records.reserveCapacity(events.count)
         var previous = Digest.zero
         // Users by pseudonym, as a store writes them (these events have no personal fields to seal),
-        // and each user's entry (key ‖ nonce ‖ sealed id) with the user's first record.
+        // and each user's entry (pseudonym ‖ key ‖ nonce ‖ sealed id) with the user's first record.
         let directory = UserDirectory(pseudonymKey: EncodedEvents.pseudonymKey)
         var refs: [String: UserRef] = [:]
-        var entries: [Int: (key: [UInt8], value: [UInt8])] = [:]
+        var entries: [Int: [UInt8]] = [:]
         for (index, event) in events.enumerated() {
             let seal = event.user.map { user in
                 if let ref = refs[user] { return UserSeal(ref: ref, key: nil) }
                 let ref = directory.ref(of: user)
                 refs[user] = ref
                 let key = SecretKey.random()
-                entries[index] = (EncodedEvents.entryKey(ref), key.bytes + PersonalData.sealRandom(Array(user.utf8), key: key))
+                entries[index] = ref.bytes + key.bytes + PersonalData.sealRandom(Array(user.utf8), key: key)
                 return UserSeal(ref: ref, key: nil)
             }
             let bytes = RecordCodec.encode(event, seq: UInt64(index + 1), previousHash: previous, seal: seal)
@@ -99,7 +99,7 @@ final class EncodedEvents {
         }
         let users = events.map { $0.user.map { EncodedEvents.indexPrefix(refs[$0]!) } }
         let total = records.reduce(0) { $0 + $1.count + 32 } + users.reduce(0) { $0 + ($1?.count ?? 0) }
-            + entries.values.reduce(0) { $0 + $1.key.count + $1.value.count }
+            + entries.values.reduce(0) { $0 + $1.count }
         arena = .allocate(byteCount: max(total, 1), alignment: 16)
         descriptors = .allocate(capacity: events.count)
         var offset = 0
@@ -117,8 +117,7 @@ final class EncodedEvents {
             let entry = entries[index]
             descriptors[index] = cb_event(seq: UInt64(index + 1), record: record, record_length: records[index].count,
                                           id: id, user: user, user_length: users[index]?.count ?? 0,
-                                          entry_key: entry.map { place($0.key) }, entry_key_length: entry?.key.count ?? 0,
-                                          entry: entry.map { place($0.value) }, entry_length: entry?.value.count ?? 0,
+                                          entry: entry.map(place), entry_length: entry?.count ?? 0,
                                           session: session)
         }
         precondition(offset <= total, "arena overrun")
@@ -132,12 +131,6 @@ final class EncodedEvents {
 
     static func indexPrefix(of user: String) -> [UInt8] {
         indexPrefix(UserDirectory(pseudonymKey: pseudonymKey).ref(of: user))
-    }
-
-    /// A user's entry key in `by_user`: the pseudonym's first 8 bytes ‖ 0xFF ‖ its last 8.
-    static func entryKey(_ ref: UserRef) -> [UInt8] {
-        let bytes = ref.bytes
-        return Array(bytes.prefix(8)) + [0xFF] + Array(bytes.suffix(8))
     }
 
     deinit {

@@ -108,6 +108,7 @@ extension OnboardingStore {
                     }
                 }
                 scratch.dropUsersWithoutRecords()
+                try appendUserEntries(scratch.newEntries, in: transaction)
                 if scratch.head.seq != startHead.seq {
                     try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
                                         value: StoreLayout.headValue(seq: scratch.head.seq, hash: scratch.head.hash))
@@ -231,11 +232,8 @@ extension OnboardingStore {
             if let user {
                 StoreLayout.writeUserKey(user.seal.ref, seq, into: &scratch.indexKey)
                 try transaction.put(databases.byUser, key: scratch.indexKey, value: empty)
-                if let entry = user.newEntry {
-                    // Beside the key just written: the same leaf page, no other page dirtied.
-                    StoreLayout.writeUserEntryKey(user.seal.ref, into: &scratch.indexKey)
-                    try transaction.put(databases.byUser, key: scratch.indexKey, value: entry)
-                }
+                // The user's first record: its entry is appended with the group's others.
+                if let entry = user.newEntry { scratch.newEntries.append(entry) }
             }
             if let session = events[index].session {
                 StoreLayout.writeSessionKey(session, seq, into: &scratch.indexKey)
@@ -286,7 +284,7 @@ extension OnboardingStore {
     struct StagedUser {
         var seal: UserSeal
         var readsAsWritten: Bool
-        /// key ‖ nonce ‖ sealed readable id, to put in `by_user` with this record (a new user).
+        /// pseudonym ‖ key ‖ nonce ‖ sealed readable id, for `user_keys` (the user's first record).
         var newEntry: [UInt8]? = nil
     }
 
@@ -328,7 +326,7 @@ extension OnboardingStore {
         let sent = scratch.hasPendingKeys ? pendingKeys.withLock { $0[ref] } : nil
         let key = sent ?? randomPool.withLock { SecretKey(bytes: $0.take(SecretKey.byteCount)) }
         let nonce = randomPool.withLock { $0.take(PersonalData.nonceByteCount) }
-        let entry = OnboardingStore.userEntryValue(name: user, key: key, nonce: nonce)
+        let entry = OnboardingStore.userEntryValue(ref: ref, name: user, key: key, nonce: nonce)
         // Room for a few new users at once; reserving one per event of a 1,000-event group cost ~3 %
         // of the append path (a large table allocated and cleared for every group).
         if scratch.added.isEmpty { scratch.added.reserveCapacity(min(scratch.eventCount, 64)) }
@@ -377,6 +375,8 @@ struct StageScratch {
     var hasPendingKeys = false
     /// Entries of new users first seen by a duplicate check, not yet written with a record.
     var unwrittenEntries: [UserRef: [UInt8]] = [:]
+    /// `user_keys` values of the group's new users, in the order of their first records.
+    var newEntries: [[UInt8]] = []
     /// Users new in this group, by readable id, with their key.
     var added: [String: UserSeal] = [:]
     /// Users this group forgot, with the entry they had (also of a user added in this group).

@@ -5,7 +5,7 @@ import OnboardingModel
 extension OnboardingStore {
     /// Migrates a format 1 store to format 2 in one write transaction: each record is read with
     /// the format 1 decoder (its hash and link checked), re-encoded with the user's pseudonym (a
-    /// `by_user` entry made for each user on first sight) and its personal fields sealed, and
+    /// `user_keys` entry made for each user on first sight) and its personal fields sealed, and
     /// the chain recomputed; `by_user` is rebuilt on pseudonyms, the pseudonym key stored in
     /// `meta`, the projection snapshot dropped
     /// (rebuilt on open), the store's own signed heads dropped (they sign hashes that no longer
@@ -16,7 +16,7 @@ extension OnboardingStore {
     /// of records that are gone and cannot be re-encoded (docs/format.md § Migration).
     static func migrate(_ environment: Environment, databases: Databases, users: UserDirectory, path: String,
                         options: Options) throws -> UserDirectory {
-        guard !options.readOnly else {
+        guard !options.readOnly, databases.userKeys != nil else {
             throw StoreError(.needsMigration, "store at \(path) needs migration to format \(StoreLayout.formatVersion); open it writable")
         }
         var directory = users
@@ -68,7 +68,7 @@ extension OnboardingStore {
                         let ref = directory.ref(of: user)
                         if directory.key(of: ref) == nil && !UserRef.isLiteral(user) {
                             let key = SecretKey.random()
-                            newEntry = userEntryValue(name: user, key: key)
+                            newEntry = userEntryValue(ref: ref, name: user, key: key)
                             directory.add(ref, name: user, key: key)
                         }
                         seal = directory.seal(for: user)
@@ -80,9 +80,8 @@ extension OnboardingStore {
                     if let seal {
                         StoreLayout.writeUserKey(seal.ref, seq, into: &indexKey)
                         try transaction.put(databases.byUser, key: indexKey, value: empty)
-                        if let newEntry {
-                            StoreLayout.writeUserEntryKey(seal.ref, into: &indexKey)
-                            try transaction.put(databases.byUser, key: indexKey, value: newEntry)
+                        if let newEntry, let userKeys = databases.userKeys {
+                            try appendUserEntries([newEntry], to: userKeys, in: transaction)
                         }
                     }
                     if seq % every == 0 { progress?(seq, head.seq) }

@@ -46,9 +46,8 @@ extension OnboardingStore {
                     entry = try cursor.next()
                 }
             }
-            // Every user the store has seen has an entry in by_user (a forgotten one a tombstone).
-            var userCount = 0
-            try Self.forEachUserEntry(databases.byUser, in: transaction) { _, _ in userCount += 1 }
+            // Every user the store has seen has an entry in user_keys (a forgotten one a tombstone).
+            let userCount = try databases.userKeys.map { try transaction.count($0) } ?? 0
             // A pruned log starts after seq 1.
             let first = try firstSeq.flatMap { try readRecord($0, in: transaction) }
             let last = head.seq > 0 ? try readRecord(head.seq, in: transaction) : nil

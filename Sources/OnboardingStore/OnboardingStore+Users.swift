@@ -4,27 +4,33 @@ import OnboardingModel
 
 /// The store's users (docs/format.md § User entries, docs/audit.md § Erasure).
 ///
-/// Each user's entry lives in `by_user`, beside the user's record keys but outside the hashed
-/// log: key = the pseudonym's first 8 bytes ‖ 0xFF ‖ its last 8 bytes, value = the user's
-/// secretbox key ‖ nonce ‖ the readable user id sealed with that key — or an empty value (a
-/// tombstone) once the user is forgotten. A new user's entry is written in the transaction of
-/// the user's first event, next to that event's index key, so it dirties no page the commit
-/// does not write anyway. The pseudonym key is in `meta`. All entries are read into a
-/// ``UserDirectory`` on open.
+/// Each user has an entry in `user_keys`, outside the hashed log, numbered in order of first
+/// sighting: value = pseudonym (16) ‖ the user's secretbox key (32) ‖ nonce (24) ‖ the readable
+/// user id sealed with that key — or the pseudonym alone (a tombstone) once the user is
+/// forgotten. A new user's entry is appended (`MDB_APPEND`) in the transaction of the user's
+/// first event: the entries of a group's new users share the tree's last page. The pseudonym key
+/// is in `meta`. All entries are read into a ``UserDirectory`` on open.
 extension OnboardingStore {
-    /// `key ‖ nonce ‖ secretbox(readable id)`.
-    static func userEntryValue(name: String, key: SecretKey) -> [UInt8] {
-        key.bytes + PersonalData.sealRandom(Array(name.utf8), key: key)
+    /// `pseudonym ‖ key ‖ nonce ‖ secretbox(readable id)`.
+    static func userEntryValue(ref: UserRef, name: String, key: SecretKey) -> [UInt8] {
+        ref.bytes + key.bytes + PersonalData.sealRandom(Array(name.utf8), key: key)
     }
 
-    static func userEntryValue(name: String, key: SecretKey, nonce: [UInt8]) -> [UInt8] {
-        key.bytes + PersonalData.seal(Array(name.utf8), key: key, randomNonce: nonce)
+    static func userEntryValue(ref: UserRef, name: String, key: SecretKey, nonce: [UInt8]) -> [UInt8] {
+        ref.bytes + key.bytes + PersonalData.seal(Array(name.utf8), key: key, randomNonce: nonce)
     }
 
+    /// The pseudonym an entry value names (its first 16 bytes), `nil` when too short.
+    static func userEntryRef(_ value: UnsafeRawBufferPointer) -> UserRef? {
+        value.count >= UserRef.byteCount ? UserRef(bytes: UnsafeRawBufferPointer(rebasing: value[..<UserRef.byteCount])) : nil
+    }
+
+    /// A live entry's readable id and key; `nil` for a tombstone or an entry that does not open.
     static func userEntry(from value: UnsafeRawBufferPointer) -> UserDirectory.Entry? {
-        guard value.count > SecretKey.byteCount else { return nil }
-        let key = SecretKey(bytes: UnsafeRawBufferPointer(rebasing: value[..<SecretKey.byteCount]))
-        guard let plaintext = PersonalData.open(UnsafeRawBufferPointer(rebasing: value[SecretKey.byteCount...]), key: key),
+        let keyStart = UserRef.byteCount
+        guard value.count > keyStart + SecretKey.byteCount else { return nil }
+        let key = SecretKey(bytes: UnsafeRawBufferPointer(rebasing: value[keyStart..<(keyStart + SecretKey.byteCount)]))
+        guard let plaintext = PersonalData.open(UnsafeRawBufferPointer(rebasing: value[(keyStart + SecretKey.byteCount)...]), key: key),
               let name = String(validating: plaintext, as: UTF8.self) else { return nil }
         return UserDirectory.Entry(name: name, key: key)
     }
@@ -34,7 +40,7 @@ extension OnboardingStore {
     /// key, which its migration stores (a read-only one is refused: it must be migrated first).
     static func loadUserDirectory(_ environment: Environment, databases: Databases, path: String,
                                   readOnly: Bool, formatVersion: UInt32) throws -> UserDirectory {
-        guard formatVersion >= StoreLayout.formatVersion else {
+        guard formatVersion >= StoreLayout.formatVersion, let userKeys = databases.userKeys else {
             guard !readOnly else {
                 throw StoreError(.needsMigration, "store at \(path) is of format \(formatVersion); open it writable once to migrate it to format \(StoreLayout.formatVersion)")
             }
@@ -46,43 +52,36 @@ extension OnboardingStore {
                 throw StoreError(.corrupted, "the meta database of \(path) has no pseudonym key; run onboard verify")
             }
             var directory = UserDirectory(pseudonymKey: SecretKey(bytes: pseudonymKey))
-            try forEachUserEntry(databases.byUser, in: transaction) { ref, value in
-                if value.isEmpty {
-                    directory.forget(ref)
-                } else if let user = userEntry(from: value) {
-                    directory.add(ref, name: user.name, key: user.key)
-                } else {
-                    throw StoreError(.corrupted, "the by_user entry of user \(ref.literal) in \(path) is damaged; run onboard verify")
+            try transaction.withCursor(userKeys) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    guard let ref = userEntryRef(current.value) else {
+                        throw StoreError(.corrupted, "user entry \(StoreLayout.seq(fromKey: current.key) ?? 0) in \(path) is damaged; run onboard verify")
+                    }
+                    if current.value.count == UserRef.byteCount {
+                        directory.forget(ref)
+                    } else if let user = userEntry(from: current.value) {
+                        directory.add(ref, name: user.name, key: user.key)
+                    } else {
+                        throw StoreError(.corrupted, "the user entry of \(ref.literal) in \(path) is damaged; run onboard verify")
+                    }
+                    entry = try cursor.next()
                 }
             }
             return directory
         }
     }
 
-    /// Calls `body` with every user entry of `by_user` (value empty for a forgotten user). Seeks
-    /// from one user's key prefix to its entries past the user's record keys: two seeks per
-    /// user, not a walk over every record key.
-    static func forEachUserEntry(_ byUser: Database, in transaction: Transaction,
-                                 _ body: (UserRef, UnsafeRawBufferPointer) throws -> Void) throws {
-        try transaction.withCursor(byUser) { cursor in
+    /// The key (user number) of `ref`'s entry in `user_keys`, by a scan: only forgetting needs it.
+    func userEntryNumber(_ ref: UserRef, in transaction: Transaction) throws -> [UInt8]? {
+        guard let userKeys = databases.userKeys else { return nil }
+        return try transaction.withCursor(userKeys) { cursor in
             var entry = try cursor.first()
-            var target: [UInt8] = []
             while let current = entry {
-                if let ref = StoreLayout.userRef(fromEntryKey: current.key) {
-                    try body(ref, current.value)
-                    entry = try cursor.next()
-                    continue
-                }
-                // A record key: jump to the first entry key of its prefix (after all its records).
-                target.removeAll(keepingCapacity: true)
-                target.append(contentsOf: current.key.prefix(StoreLayout.userIndexPrefixByteCount))
-                target.append(StoreLayout.userEntryMarker)
-                if target.lexicographicallyPrecedes(current.key) || Array(current.key) == target {
-                    entry = try cursor.next() // never for a seq below 2⁵⁶; keeps the walk moving
-                } else {
-                    entry = try cursor.seek(atLeast: target)
-                }
+                if Self.userEntryRef(current.value) == ref { return Array(current.key) }
+                entry = try cursor.next()
             }
+            return nil
         }
     }
 
@@ -113,7 +112,7 @@ extension OnboardingStore {
     // MARK: Forgetting
 
     /// Forgets `user`: appends `user_forgotten` (naming only the pseudonym), which destroys the
-    /// user's entry in `by_user` in the same transaction. Afterwards the user reads as the
+    /// user's entry in `user_keys` in the same transaction. Afterwards the user reads as the
     /// pseudonym literal with personal fields erased everywhere, the chain is untouched, and the
     /// projections are rebuilt with the user known by the pseudonym (lockout state included, so
     /// ``signInDecision(user:device:factor:at:)`` for the readable id still applies it).
@@ -212,11 +211,38 @@ extension OnboardingStore {
     /// old page is freed, not wiped, until reused — `onboard forget-user` compacts the file
     /// afterwards (docs/audit.md § Erasure).
     func destroyUserEntry(_ ref: UserRef, in transaction: Transaction) throws {
-        let key = StoreLayout.userEntryKey(ref)
-        if let old = try transaction.get(databases.byUser, key: key), !old.isEmpty {
-            try transaction.put(databases.byUser, key: key, value: [UInt8](repeating: 0, count: old.count))
+        guard let userKeys = databases.userKeys else { return }
+        if let number = try userEntryNumber(ref, in: transaction) {
+            if let old = try transaction.get(userKeys, key: number), old.count > UserRef.byteCount {
+                try transaction.put(userKeys, key: number, value: [UInt8](repeating: 0, count: old.count))
+            }
+            try transaction.put(userKeys, key: number, value: ref.bytes)
+        } else {
+            // Never seen here: a tombstone all the same, so later events of the user stay erased.
+            try appendUserEntries([ref.bytes], in: transaction)
         }
-        try transaction.put(databases.byUser, key: key, value: [])
+    }
+
+    /// Appends entries to `user_keys` under the next user numbers (the last key read in this
+    /// transaction: a retried transaction numbers them again from the same place).
+    func appendUserEntries(_ values: [[UInt8]], in transaction: Transaction) throws {
+        guard !values.isEmpty else { return }
+        guard let userKeys = databases.userKeys else {
+            throw StoreError(.notWritable, "store at \(path) has no user_keys database")
+        }
+        try Self.appendUserEntries(values, to: userKeys, in: transaction)
+    }
+
+    static func appendUserEntries(_ values: [[UInt8]], to userKeys: Database, in transaction: Transaction) throws {
+        var number = try transaction.withCursor(userKeys) { cursor in
+            try cursor.last().flatMap { StoreLayout.seq(fromKey: $0.key) } ?? 0
+        }
+        var key: [UInt8] = []
+        for value in values {
+            number += 1
+            StoreLayout.writeSeqKey(number, into: &key)
+            try transaction.put(userKeys, key: key, value: value, flags: .append)
+        }
     }
 
     // MARK: Sync

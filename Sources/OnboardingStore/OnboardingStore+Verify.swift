@@ -254,10 +254,6 @@ extension OnboardingStore {
         try transaction.withCursor(index) { cursor in
             var entry = try cursor.first()
             while let current = entry {
-                if index == databases.byUser, StoreLayout.userRef(fromEntryKey: current.key) != nil {
-                    entry = try cursor.next() // a user entry, checked by checkUserEntries
-                    continue
-                }
                 let key = Array(current.key)
                 if expected.contains(key) {
                     found.insert(key)
@@ -280,19 +276,34 @@ extension OnboardingStore {
         }
     }
 
-    /// Every user entry in `by_user` must open with the key it holds and name the user its key
-    /// says: the readable id it seals hashes to that pseudonym under the store's pseudonym key.
-    /// A tombstone (a forgotten user) is empty.
+    /// Every entry in `user_keys` must name a pseudonym once; a live one must open with the key
+    /// it holds and name the user its pseudonym says: the readable id it seals hashes to that
+    /// pseudonym under the store's pseudonym key. A tombstone (a forgotten user) is the pseudonym
+    /// alone.
     private func checkUserEntries(in transaction: Transaction, report: inout VerifyReport) throws {
+        guard let userKeys = databases.userKeys else { return }
         let pseudonymKey = users.pseudonymKey
-        try Self.forEachUserEntry(databases.byUser, in: transaction) { ref, value in
-            guard !value.isEmpty else { return }
-            guard let entry = Self.userEntry(from: value) else {
-                report.add("by_user's entry of user \(ref.literal) does not open with the key it holds (it was changed)")
-                return
-            }
-            if UserRef(user: entry.name, pseudonymKey: pseudonymKey) != ref {
-                report.add("by_user's entry of user \(ref.literal) names a user whose pseudonym is another (entries were swapped or replaced)")
+        var seen = Set<UserRef>()
+        try transaction.withCursor(userKeys) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                defer { entry = try? cursor.next() }
+                let number = StoreLayout.seq(fromKey: current.key).map(String.init) ?? "?"
+                guard let ref = Self.userEntryRef(current.value) else {
+                    report.add("user_keys entry \(number) is too short to name a user (it was changed)")
+                    continue
+                }
+                if !seen.insert(ref).inserted {
+                    report.add("user_keys holds user \(ref.literal) twice (entry \(number))")
+                }
+                guard current.value.count > UserRef.byteCount else { continue } // forgotten
+                guard let opened = Self.userEntry(from: current.value) else {
+                    report.add("user_keys entry \(number) (user \(ref.literal)) does not open with the key it holds (it was changed)")
+                    continue
+                }
+                if UserRef(user: opened.name, pseudonymKey: pseudonymKey) != ref {
+                    report.add("user_keys entry \(number) names a user whose pseudonym is not \(ref.literal) (entries were swapped or replaced)")
+                }
             }
         }
     }

@@ -93,6 +93,8 @@ public final class OnboardingStore: Sendable {
         let meta: Database
         /// `nil` only for a read-only store made before snapshots existed.
         let snapshots: Database?
+        /// `nil` only for a read-only store of format 1 (which is refused before it is used).
+        let userKeys: Database?
     }
 
     private struct BackgroundState {
@@ -273,7 +275,7 @@ public final class OnboardingStore: Sendable {
                 try transaction.put(meta, key: StoreLayout.MetaKey.pseudonymKey, value: SecretKey.random().bytes)
             }
             databases = Databases(events: created[0], byID: created[1], byUser: created[2], bySession: created[3], meta: created[4],
-                                  snapshots: created[5])
+                                  snapshots: created[5], userKeys: created[StoreLayout.allDatabases.firstIndex(of: StoreLayout.userKeys)!])
         } else {
             func database(_ name: String) throws -> Database {
                 guard let database = try environment.openDatabase(name, create: false) else {
@@ -283,9 +285,11 @@ public final class OnboardingStore: Sendable {
             }
             // Stores made before snapshots existed gain the database on their first writable open.
             let snapshots = try environment.openDatabase(StoreLayout.snapshots, create: !options.readOnly)
+            // Stores of format 1 gain it on their first writable open, which migrates them.
+            let userKeys = try environment.openDatabase(StoreLayout.userKeys, create: !options.readOnly)
             databases = Databases(events: try database(StoreLayout.events), byID: try database(StoreLayout.byID),
                                   byUser: try database(StoreLayout.byUser), bySession: try database(StoreLayout.bySession),
-                                  meta: try database(StoreLayout.meta), snapshots: snapshots)
+                                  meta: try database(StoreLayout.meta), snapshots: snapshots, userKeys: userKeys)
         }
         let (version, deviceID) = try environment.read { transaction in
             (try transaction.get(databases.meta, key: StoreLayout.MetaKey.formatVersion),

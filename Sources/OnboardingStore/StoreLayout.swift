@@ -6,7 +6,7 @@ enum StoreLayout {
     /// Version of the store layout written in `meta` under `format_version`. A store with a
     /// larger number was written by a newer build and is refused.
     /// Version 2: records name users by pseudonym, personal fields sealed per user, `by_user`
-    /// keyed by pseudonym and holding each user's sealed entry, the pseudonym key in `meta`
+    /// keyed by pseudonym, each user's sealed entry in `user_keys`, the pseudonym key in `meta`
     /// (docs/format.md § Format 2).
     static let formatVersion: UInt32 = 2
 
@@ -19,7 +19,13 @@ enum StoreLayout {
     static let snapshots = "snapshots"
     /// In the order `OnboardingStore.Databases` takes them; `signed_heads` (last) is opened by
     /// name when used (OnboardingStore+Signing.swift).
-    static let allDatabases = [events, byID, byUser, bySession, meta, snapshots, signedHeads]
+    static let allDatabases = [events, byID, byUser, bySession, meta, snapshots, signedHeads, userKeys]
+    /// Outside the hashed log, one entry per user in order of first sighting: key = user number
+    /// (`u64` BE, 1, 2, …), value = pseudonym (16) ‖ key (32) ‖ nonce (24) ‖ sealed readable id,
+    /// or the pseudonym alone once the user is forgotten. Numbered, not keyed by pseudonym, so a
+    /// new user's entry is appended to the tree's last page: a commit of many new users writes
+    /// one more page, not one per user (docs/format.md § User entries).
+    static let userKeys = "user_keys"
     /// The key of the combined projection state in `snapshots`.
     static let stateSnapshotKey = Array("onboarding_state".utf8)
 
@@ -67,38 +73,6 @@ enum StoreLayout {
         key.removeAll(keepingCapacity: true)
         ref.withUnsafeBytes { key.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<userIndexPrefixByteCount])) }
         withUnsafeBytes(of: seq.bigEndian) { key.append(contentsOf: $0) }
-    }
-
-    /// Byte 8 of a user entry key in `by_user`. A record key holds the seq there, whose first
-    /// byte is 0 for any seq below 2⁵⁶: a user's entry sorts after all of the user's records.
-    static let userEntryMarker: UInt8 = 0xFF
-    static let userEntryKeyByteCount = userIndexPrefixByteCount + 1 + (UserRef.byteCount - userIndexPrefixByteCount)
-
-    /// A user's entry in `by_user` (outside the hashed log): the pseudonym's first 8 bytes ‖
-    /// 0xFF ‖ its last 8 bytes, 17 bytes, so it shares the user's key prefix and lands on the
-    /// leaf page the user's first record's index key is written to. The value is key ‖ nonce ‖
-    /// sealed readable id, or empty once the user is forgotten (docs/format.md § User entries).
-    static func writeUserEntryKey(_ ref: UserRef, into key: inout [UInt8]) {
-        key.removeAll(keepingCapacity: true)
-        ref.withUnsafeBytes { bytes in
-            key.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[..<userIndexPrefixByteCount]))
-            key.append(userEntryMarker)
-            key.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[userIndexPrefixByteCount...]))
-        }
-    }
-
-    static func userEntryKey(_ ref: UserRef) -> [UInt8] {
-        var key: [UInt8] = []
-        writeUserEntryKey(ref, into: &key)
-        return key
-    }
-
-    /// The pseudonym a `by_user` user entry key names; `nil` for a record's index key.
-    static func userRef(fromEntryKey key: UnsafeRawBufferPointer) -> UserRef? {
-        guard key.count == userEntryKeyByteCount, key[userIndexPrefixByteCount] == userEntryMarker else { return nil }
-        var bytes = Array(key[..<userIndexPrefixByteCount])
-        bytes.append(contentsOf: key[(userIndexPrefixByteCount + 1)...])
-        return UserRef(bytes: bytes)
     }
 
     static func writeSessionKey(_ session: UUID, _ seq: UInt64, into key: inout [UInt8]) {

@@ -122,9 +122,9 @@ struct ErasureTests {
                 }
                 // by_user keys are user refs, never the readable id.
                 #expect(try transaction.get(raw.byUser, key: try raw.userKey("alice", 1)) == [])
-                // The user's entry sits in by_user beside the user's keys: the key, then only ciphertext.
-                let entry = try #require(try transaction.get(raw.byUser, key: try raw.userEntryKey("alice")))
-                #expect(entry.count > 32 + 24 + 16)
+                // The user's entry in user_keys: pseudonym, key, then only ciphertext.
+                let entry = try #require(try raw.userEntry("alice", in: transaction)).value
+                #expect(entry.count > 16 + 32 + 24 + 16)
                 #expect(Data(entry).range(of: Data("alice".utf8)) == nil)
             }
         }

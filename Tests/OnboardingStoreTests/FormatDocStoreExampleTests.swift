@@ -10,7 +10,7 @@ import OnboardingModel
 struct FormatDocStoreExampleTests {
     static let json = #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":1,"at":"2026-11-29T16:00:00.123Z","user":"alice","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"sign_in_failed","method":"passcode","reason":"invalid_passcode"}"#
 
-    @Test("by_user holds the record key then the user's entry, meta the format version and pseudonym key, as listed")
+    @Test("by_user holds the record key, user_keys the user's entry, meta the format version and pseudonym key, as listed")
     func exampleStoreMatchesTheListing() throws {
         let event = try EventJSON.decode(line: Self.json).event
         let directory = try TemporaryDirectory()
@@ -27,11 +27,14 @@ struct FormatDocStoreExampleTests {
                 #expect(record == RecordCodec.encode(event, seq: 1, previousHash: .zero, seal: UserSeal(ref: ref, key: nil)))
 
                 let byUser = try Self.entries(raw.byUser, in: transaction)
-                #expect(byUser.map(\.key) == [StoreLayout.userKey(ref, 1), StoreLayout.userEntryKey(ref)])
+                #expect(byUser.map(\.key) == [StoreLayout.userKey(ref, 1)])
                 #expect(byUser.first?.value == [])
-                // key (32) ‖ nonce (24) ‖ Poly1305 tag (16) ‖ "alice" encrypted (5).
-                let entry = try #require(byUser.last?.value)
-                #expect(entry.count == 32 + 24 + 16 + 5)
+                // User number 1: pseudonym (16) ‖ key (32) ‖ nonce (24) ‖ Poly1305 tag (16) ‖ "alice" encrypted (5).
+                let userKeys = try Self.entries(try #require(raw.userKeysDatabase), in: transaction)
+                #expect(userKeys.map(\.key) == [Keys.seq(1)])
+                let entry = try #require(userKeys.first?.value)
+                #expect(entry.count == 16 + 32 + 24 + 16 + 5)
+                #expect(Array(entry.prefix(16)) == ref.bytes)
                 #expect(entry.withUnsafeBytes { OnboardingStore.userEntry(from: $0)?.name } == "alice")
 
                 let meta = try Self.entries(raw.meta, in: transaction)
@@ -46,13 +49,13 @@ struct FormatDocStoreExampleTests {
         // The listing's keys for the document's example pseudonym key (32 × 0x07), spaced as printed.
         let example = UserRef(user: "alice", pseudonymKey: SecretKey(bytes: [UInt8](repeating: 0x07, count: 32)))
         let recordKey = StoreLayout.userKey(example, 1)
-        let entryKey = StoreLayout.userEntryKey(example)
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/format.md")
         let document = try String(contentsOf: url, encoding: .utf8)
         let printed = [
             "key   " + UserRef.hex(Array(recordKey[..<8])) + " " + UserRef.hex(Array(recordKey[8...])),
-            "key   " + UserRef.hex(Array(entryKey[..<8])) + " " + UserRef.hex([entryKey[8]]) + " " + UserRef.hex(Array(entryKey[9...])),
+            "user_keys   key   0000000000000001",
+            "value " + example.hex + " ",
             "key   " + UserRef.hex(StoreLayout.MetaKey.pseudonymKey),
             "value " + UserRef.hex(StoreLayout.uint32Value(StoreLayout.formatVersion)) + "\n",
         ]

@@ -169,10 +169,12 @@ struct ReadTests {
                 #expect(try transaction.get(raw.byID, key: Keys.uuid(events[0].id)) == Keys.seq(1))
                 #expect(try transaction.get(raw.byID, key: Keys.uuid(events[1].id)) == Keys.seq(2))
                 #expect(try transaction.get(raw.byUser, key: try raw.userKey("alice", 1)) == [])
-                #expect(try transaction.count(raw.byUser) == 2, "alice's record key and alice's entry; an event without user has none")
-                // The entry: alice's key ‖ nonce ‖ her id sealed with it.
-                let entry = try #require(try transaction.get(raw.byUser, key: try raw.userEntryKey("alice")))
-                #expect(entry.withUnsafeBytes { OnboardingStore.userEntry(from: $0) }?.name == "alice")
+                #expect(try transaction.count(raw.byUser) == 1, "an event without user has no by_user entry")
+                // Alice's entry, user number 1: pseudonym ‖ key ‖ nonce ‖ her id sealed with the key.
+                let entry = try #require(try raw.userEntry("alice", in: transaction))
+                #expect(entry.number == 1)
+                #expect(entry.value.withUnsafeBytes { OnboardingStore.userEntry(from: $0) }?.name == "alice")
+                #expect(try transaction.count(try #require(raw.userKeysDatabase)) == 1)
                 #expect(try transaction.get(raw.bySession, key: Keys.session(session, 1)) == [])
                 #expect(try transaction.count(raw.bySession) == 1)
             }

@@ -74,6 +74,8 @@ struct RawStore {
     let byUser: Database
     let bySession: Database
     let meta: Database
+    /// `nil` for a store of format 1, which has none.
+    let userKeysDatabase: Database?
 
     /// The store's pseudonym key (read from `meta`).
     func pseudonymKey() throws -> SecretKey {
@@ -88,25 +90,35 @@ struct RawStore {
         Array(UserRef(user: user, pseudonymKey: try pseudonymKey()).bytes.prefix(8)) + Keys.seq(seq)
     }
 
-    /// The `by_user` key of `user`'s entry: the pseudonym's first 8 bytes ‖ 0xFF ‖ its last 8.
-    func userEntryKey(_ user: String) throws -> [UInt8] {
-        let bytes = UserRef(user: user, pseudonymKey: try pseudonymKey()).bytes
-        return Array(bytes.prefix(8)) + [0xFF] + Array(bytes.suffix(8))
-    }
-
-    /// The store's users as the entries in `by_user` hold them, for decoding records.
-    func users(in transaction: Transaction) throws -> UserDirectory {
-        var directory = UserDirectory(pseudonymKey: try pseudonymKey())
-        try transaction.withCursor(byUser) { cursor in
+    /// The value of `user`'s entry in `user_keys` (pseudonym ‖ key ‖ nonce ‖ sealed id, or the
+    /// pseudonym alone once forgotten) and its number, found by scanning.
+    func userEntry(_ user: String, in transaction: Transaction) throws -> (number: UInt64, value: [UInt8])? {
+        let ref = UserRef(user: user, pseudonymKey: try pseudonymKey())
+        guard let userKeys = userKeysDatabase else { return nil }
+        return try transaction.withCursor(userKeys) { cursor in
             var entry = try cursor.first()
             while let current = entry {
-                if current.key.count == 17, current.key[8] == 0xFF {
-                    let ref = UserRef(bytes: Array(current.key.prefix(8)) + Array(current.key.suffix(8)))
-                    if let user = OnboardingStore.userEntry(from: current.value) {
-                        directory.add(ref, name: user.name, key: user.key)
-                    } else {
-                        directory.forget(ref)
-                    }
+                if current.value.count >= 16, Array(current.value.prefix(16)) == ref.bytes {
+                    return (number(current.key), Array(current.value))
+                }
+                entry = try cursor.next()
+            }
+            return nil
+        }
+    }
+
+    /// The store's users as `user_keys` holds them, for decoding records.
+    func users(in transaction: Transaction) throws -> UserDirectory {
+        var directory = UserDirectory(pseudonymKey: try pseudonymKey())
+        guard let userKeys = userKeysDatabase else { return directory }
+        try transaction.withCursor(userKeys) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                let ref = UserRef(bytes: Array(current.value.prefix(16)))
+                if let user = OnboardingStore.userEntry(from: current.value) {
+                    directory.add(ref, name: user.name, key: user.key)
+                } else {
+                    directory.forget(ref)
                 }
                 entry = try cursor.next()
             }
@@ -127,7 +139,7 @@ func withRawStore<R>(_ path: String, _ body: (RawStore) throws -> R) throws -> R
     }
     let raw = RawStore(environment: environment, events: try database("events"), byID: try database("by_id"),
                        byUser: try database("by_user"), bySession: try database("by_session"),
-                       meta: try database("meta"))
+                       meta: try database("meta"), userKeysDatabase: try environment.openDatabase("user_keys", create: false))
     return try body(raw)
 }
 

@@ -18,10 +18,8 @@ typedef struct cb_event {
     /// event has no user. The index key is prefix ‖ seq.
     const uint8_t *user;
     size_t user_length;
-    /// For the user's first record: the user's entry key and value in `by_user` (pseudonym
-    /// entry key ‖ key ‖ nonce ‖ sealed id); NULL otherwise.
-    const uint8_t *entry_key;
-    size_t entry_key_length;
+    /// For the user's first record: the user's entry, appended to `user_keys` under the next
+    /// user number (pseudonym ‖ key ‖ nonce ‖ sealed id); NULL otherwise.
     const uint8_t *entry;
     size_t entry_length;
     /// Session id, 16 bytes, or NULL.
