@@ -55,15 +55,14 @@ extension OnboardingStore {
             try transaction.withCursor(userKeys) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {
-                    guard let ref = userEntryRef(current.value) else {
-                        throw StoreError(.corrupted, "user entry \(StoreLayout.seq(fromKey: current.key) ?? 0) in \(path) is damaged; run onboard verify")
-                    }
-                    if current.value.count == UserRef.byteCount {
-                        directory.forget(ref)
-                    } else if let user = userEntry(from: current.value) {
-                        directory.add(ref, name: user.name, key: user.key)
-                    } else {
-                        throw StoreError(.corrupted, "the user entry of \(ref.literal) in \(path) is damaged; run onboard verify")
+                    // A damaged entry does not stop the store: its user reads as the pseudonym,
+                    // erased (as if forgotten, so no second entry is made), and verify names it.
+                    if let ref = userEntryRef(current.value) {
+                        if current.value.count > UserRef.byteCount, let user = userEntry(from: current.value) {
+                            directory.add(ref, name: user.name, key: user.key)
+                        } else {
+                            directory.forget(ref)
+                        }
                     }
                     entry = try cursor.next()
                 }

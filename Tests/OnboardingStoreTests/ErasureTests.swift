@@ -130,6 +130,31 @@ struct ErasureTests {
         }
     }
 
+    @Test("a changed user entry is named by verify; the store still opens with that user erased")
+    func aChangedUserEntryIsDetected() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await Self.populated(directory)
+        #expect(try store.verify().isValid)
+        store.close()
+        try withRawStore(directory.store) { raw in
+            try raw.environment.write { transaction in
+                let entry = try #require(try raw.userEntry("bob", in: transaction))
+                var value = entry.value
+                value[value.count - 1] ^= 1 // the last byte of bob's sealed id
+                try transaction.put(try #require(raw.userKeysDatabase), key: Keys.seq(entry.number), value: value)
+            }
+        }
+        // The store still opens: bob reads as his pseudonym, erased; alice is intact; verify names it.
+        let reopened = try OnboardingStore.open(at: directory.store)
+        defer { reopened.close() }
+        let report = try reopened.verify()
+        #expect(!report.isValid)
+        #expect(report.problems.contains { $0.message.contains("does not open with the key it holds") })
+        #expect(try reopened.records(user: "bob").allSatisfy { UserRef.isLiteral($0.event.user ?? "") })
+        #expect(try reopened.records(user: "alice").allSatisfy { $0.event.user == "alice" })
+    }
+
     @Test("forgetting twice, or an unknown user, leaves a tombstone and one event each; the chain verifies")
     func forgetUnknownAndTwice() async throws {
         let directory = try TemporaryDirectory()
