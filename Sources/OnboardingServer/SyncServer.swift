@@ -30,6 +30,10 @@ public final class SyncServer: Sendable {
     private let global: Mutex<(engine: LockoutEngine, seen: Set<UUID>)>
     /// The admin token created on first start, when there was none (written to `DATA/admin.token`).
     public let createdAdminToken: String?
+    /// Replicas whose log could not be read whole when the server started (one line each: the
+    /// device and what is wrong). The server starts anyway: their records up to the damage count
+    /// in the global views, the others' all do, and `GET /v1/audit` names the damage.
+    public let unreadableReplicas: [String]
     private let policy: LockoutPolicy
 
     public init(dataDirectory: String, policy: LockoutPolicy = .mediawiki) throws {
@@ -48,25 +52,37 @@ public final class SyncServer: Sendable {
             createdAdminToken = token
         }
         global = Mutex((LockoutEngine(policy: policy, acrossDevices: true), []))
-        let built = try buildGlobalLockout()
-        global.withLock { $0 = built }
+        let built = try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: policy)
+        unreadableReplicas = built.unreadable
+        global.withLock { $0 = (built.engine, built.seen) }
     }
 
-    /// The global lockout: every device's records, merged by time.
-    private func buildGlobalLockout() throws -> (engine: LockoutEngine, seen: Set<UUID>) {
+    /// The global lockout: every device's records, merged by time. A replica that cannot be read
+    /// whole (a damaged record) contributes its records up to the damage and is listed.
+    private func buildGlobalLockout() throws -> (engine: LockoutEngine, seen: Set<UUID>, unreadable: [String]) {
+        try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: policy)
+    }
+
+    private static func buildGlobalLockout(tokens: TokenStore, replicas: DeviceReplicas,
+                                           policy: LockoutPolicy) throws -> (engine: LockoutEngine, seen: Set<UUID>, unreadable: [String]) {
         var engine = LockoutEngine(policy: policy, acrossDevices: true)
         var all: [Record] = []
+        var unreadable: [String] = []
         for device in try tokens.enrolledDevices() {
-            let store = try replicas.store(for: device)
-            try store.forEachRecord { record in
-                all.append(record)
-                return true
+            do {
+                let store = try replicas.store(for: device)
+                try store.forEachRecord { record in
+                    all.append(record)
+                    return true
+                }
+            } catch {
+                unreadable.append("\(device): \(error.message)")
             }
         }
         all.sort { ($0.event.at, $0.event.device, $0.seq) < ($1.event.at, $1.event.device, $1.seq) }
         var seen = Set<UUID>()
         for record in all where seen.insert(record.event.id).inserted { engine.apply(record) }
-        return (engine, seen)
+        return (engine, seen, unreadable)
     }
 
     /// Refuse new requests with 503 (in-flight ones finish), then close the stores.
@@ -269,8 +285,8 @@ public final class SyncServer: Sendable {
             let (pseudonym, outcome) = try store.forgetUserKey(user, requestedAt: now)
             results.append((device, pseudonym, outcome))
         }
-        let engine = try buildGlobalLockout()
-        global.withLock { $0 = engine }
+        let built = try buildGlobalLockout()
+        global.withLock { $0 = (built.engine, built.seen) }
         return results
     }
 
@@ -434,8 +450,8 @@ public final class SyncServer: Sendable {
             }
             if fresh.contains(where: { $0.event.type == .userForgotten }) {
                 // Earlier records of the forgotten user now read by the pseudonym: refold.
-                let engine = try buildGlobalLockout()
-                global.withLock { $0 = engine }
+                let built = try buildGlobalLockout()
+                global.withLock { $0 = (built.engine, built.seen) }
             } else {
                 global.withLock { global in
                     for record in fresh where global.seen.insert(record.event.id).inserted { global.engine.apply(record) }

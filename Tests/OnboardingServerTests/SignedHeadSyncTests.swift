@@ -120,6 +120,42 @@ import TestSupport
         #expect(try Self.upload(fixture, store, 1...3, token: token).status == 200)
     }
 
+    @Test func aDamagedReplicaDoesNotKeepTheServerFromStarting() async throws {
+        let fixture = try Fixture()
+        let data = fixture.directory.appending("server-data")
+        defer { fixture.directory.remove() }
+        let (honest, honestToken) = try await Self.enrolledDevice(fixture, name: "kiosk-1", count: 4)
+        let (victim, victimToken) = try await Self.enrolledDevice(fixture, name: "kiosk-2", count: 6)
+        #expect(try Self.upload(fixture, honest, 1...4, token: honestToken).status == 200)
+        #expect(try Self.upload(fixture, victim, 1...6, token: victimToken).status == 200)
+        let user = try #require(try honest.record(at: 1)?.event.user)
+        honest.close()
+        victim.close()
+        let replicaPath = fixture.server.replicas.path(for: "kiosk-2")
+        let at = SyncServerTests.start.adding(milliseconds: 10_000)
+        fixture.server.close()
+
+        // A flipped byte in seq 5 of kiosk-2's replica (disk damage): its hash no longer matches.
+        let environment = try Environment.open(path: replicaPath)
+        let events = try #require(try environment.openDatabase("events", create: false))
+        let seqKey = withUnsafeBytes(of: UInt64(5).bigEndian) { Array($0) }
+        try environment.write { transaction in
+            var value = try #require(try transaction.get(events, key: seqKey))
+            value[value.count - 1] ^= 0x01
+            try transaction.put(events, key: seqKey, value: value)
+        }
+        environment.close()
+
+        let server = try SyncServer(dataDirectory: data)
+        defer { server.close() }
+        #expect(server.unreadableReplicas.count == 1)
+        #expect(server.unreadableReplicas.first?.hasPrefix("kiosk-2: ") == true, "\(server.unreadableReplicas)")
+        // The cross-device views still work (the readable records count), and the audit names the damage.
+        #expect(!server.globalLockoutEntries(user: user, at: at).isEmpty)
+        let audits = try ReplicaAudit.run(dataDirectory: data)
+        #expect(audits.first { $0.device == "kiosk-2" }?.firstProblem?.seq == 5)
+    }
+
     @Test func theAuditNamesATamperedReplica() async throws {
         let fixture = try Fixture()
         let data = fixture.directory.appending("server-data")

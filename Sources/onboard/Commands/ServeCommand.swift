@@ -63,6 +63,9 @@ enum ServeCommand {
         if let admin = server.createdAdminToken {
             banner.line("onboard serve: created the admin token (also in \(data)/admin.token): \(admin)")
         }
+        for problem in server.unreadableReplicas {
+            banner.line("onboard serve: warning: the replica of \(problem); its records after the damage are left out of the cross-device views — run onboard audit --data \(data)")
+        }
         banner.flush()
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
