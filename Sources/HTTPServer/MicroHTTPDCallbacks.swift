@@ -192,10 +192,10 @@ private func collectQueryArgument(
     let context = Unmanaged<RequestContext>.fromOpaque(contextPointer).takeUnretainedValue()
     // Arrive as sent (libmicrohttpd's unescaping is off; it has already turned `+` into a space).
     let rawName = String(cString: key)
-    let name = PercentDecoding.decode(rawName) ?? rawName
+    let name = rawName.removingPercentEncoding ?? rawName
     if context.query[name] == nil {
         let rawValue = value.map { String(cString: $0) } ?? ""
-        context.query[name] = PercentDecoding.decode(rawValue) ?? rawValue
+        context.query[name] = rawValue.removingPercentEncoding ?? rawValue
     }
     return .YES
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The state of one request across libmicrohttpd's repeated access-handler calls: created on the
 /// first call (headers complete), stored in MHD's per-request pointer as a retained reference, and
 /// released in the request-completed callback, which MHD runs exactly once for every request whose
@@ -33,38 +35,7 @@ final class RequestContext {
     init(method: String, rawPath: String, started: ContinuousClock.Instant) {
         self.method = method
         self.rawPath = rawPath
-        self.path = PercentDecoding.decode(rawPath) ?? rawPath
+        self.path = rawPath.removingPercentEncoding ?? rawPath
         self.started = started
-    }
-}
-
-/// `%XX` escapes of a URL path or query component, decoded to UTF-8 text. libmicrohttpd's own
-/// unescaping is turned off (see `onboard_mhd_keep_escapes`) so a router can split the path as
-/// sent; components are decoded here.
-enum PercentDecoding {
-    /// `nil` when an escape is malformed or the bytes are not UTF-8.
-    static func decode(_ text: String) -> String? {
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -78,39 +78,13 @@ public struct Digest: Sendable, Hashable, CustomStringConvertible {
         input.withUnsafeBytes { hash($0) }
     }
 
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(64)
-        withUnsafeBytes { bytes in
-            for byte in bytes {
-                text.append(digits[Int(byte >> 4)])
-                text.append(digits[Int(byte & 0xF)])
-            }
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    public var hex: String { withUnsafeBytes { HexBytes.encode($0) } }
 
     public var description: String { hex }
 
     /// Parses 64 hex digits.
     public init?(hex: String) {
-        let characters = Array(hex.utf8)
-        guard characters.count == Digest.byteCount * 2 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x61...0x66: c - 0x61 + 10
-            case 0x41...0x46: c - 0x41 + 10
-            default: nil
-            }
-        }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(Digest.byteCount)
-        for index in stride(from: 0, to: characters.count, by: 2) {
-            guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
+        guard let bytes = HexBytes.decode(hex), bytes.count == Digest.byteCount else { return nil }
         self.init(bytes: bytes)
     }
 }

@@ -119,20 +119,26 @@ extension Event {
         try validateUser(userID)
     }
 
+    /// The bytes a device id may hold: ASCII letters, digits and `- _ . :`.
+    @inline(__always)
+    static func isDeviceByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+             UInt8(ascii: "."), UInt8(ascii: ":"):
+            true
+        default:
+            false
+        }
+    }
+
     static func validateDevice(_ device: String) throws(EventValidationError) {
         let bytes = device.utf8
         guard !bytes.isEmpty, bytes.count <= Limits.maximumDeviceBytes else {
             throw EventValidationError(field: "device", "must be 1 to \(Limits.maximumDeviceBytes) bytes long")
         }
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
-                 UInt8(ascii: "."), UInt8(ascii: ":"):
-                continue
-            default:
-                throw EventValidationError(field: "device", "may only contain letters, digits and - _ . : (got \"\(device)\")")
-            }
+        guard bytes.allSatisfy(isDeviceByte) else {
+            throw EventValidationError(field: "device", "may only contain letters, digits and - _ . : (got \"\(device)\")")
         }
     }
 

@@ -203,16 +203,7 @@ private struct FastBodyReader {
     /// A device id: 1…64 bytes of `Event.validateDevice`'s characters (all ASCII).
     mutating func device(byteCount: Int) -> String? {
         guard byteCount >= 1, byteCount <= Limits.maximumDeviceBytes, let slice = take(byteCount) else { return nil }
-        for byte in slice {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
-                 UInt8(ascii: "."), UInt8(ascii: ":"):
-                continue
-            default:
-                return nil
-            }
-        }
+        guard slice.allSatisfy(Event.isDeviceByte) else { return nil }
         return Self.string(ascii: slice)
     }
 

@@ -45,18 +45,14 @@ public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
         precondition(rc == 0, "crypto_generichash failed")
     }
 
-    /// Parses a pseudonym literal (`~` and 32 hex digits); `nil` for anything else.
+    /// Parses a pseudonym literal (`~` and 32 lowercase hex digits); `nil` for anything else.
     public init?(literal: String) {
         // Most strings are readable ids: decided by the first byte and length, no copy.
         guard literal.utf8.first == UInt8(ascii: "~"), literal.utf8.count == 1 + UserRef.byteCount * 2 else { return nil }
-        let characters = Array(literal.utf8)
-        guard characters.count == 1 + UserRef.byteCount * 2, characters[0] == UInt8(ascii: "~") else { return nil }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(UserRef.byteCount)
-        for index in stride(from: 1, to: characters.count, by: 2) {
-            guard let high = Self.nibble(characters[index]), let low = Self.nibble(characters[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
+        let digits = literal.utf8.dropFirst()
+        // Lowercase only: a literal has one spelling, the one records read back as.
+        guard !digits.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) }),
+              let bytes = HexBytes.decode(String(decoding: digits, as: UTF8.self)) else { return nil }
         self.init(bytes: bytes)
     }
 
@@ -71,7 +67,7 @@ public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
         try Swift.withUnsafeBytes(of: storage) { try body($0) }
     }
 
-    public var hex: String { UserRef.lowercaseHex(bytes) }
+    public var hex: String { withUnsafeBytes { HexBytes.encode($0) } }
     /// `~` and 32 lowercase hex digits.
     public var literal: String { "~" + hex }
     public var description: String { literal }
@@ -80,8 +76,7 @@ public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
         lhs.storage.0 == rhs.storage.0 && lhs.storage.1 == rhs.storage.1
     }
 
-    /// Byte order (the order of user entries in `by_user`), by the two words read big-endian:
-    /// no copies.
+    /// Byte order, by the two words read big-endian: no copies.
     public static func < (lhs: UserRef, rhs: UserRef) -> Bool {
         let left = (lhs.storage.0.bigEndian, lhs.storage.1.bigEndian)
         let right = (rhs.storage.0.bigEndian, rhs.storage.1.bigEndian)
@@ -91,41 +86,6 @@ public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(storage.0)
         hasher.combine(storage.1)
-    }
-
-    /// Lowercase hex of `bytes`.
-    public static func hex(_ bytes: [UInt8]) -> String { lowercaseHex(bytes) }
-
-    /// The bytes of a string of hex digits (lowercase), `nil` when it is not one.
-    public static func bytes(hex: String) -> [UInt8]? {
-        let characters = Array(hex.utf8)
-        guard characters.count % 2 == 0 else { return nil }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(characters.count / 2)
-        for index in stride(from: 0, to: characters.count, by: 2) {
-            guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
-    }
-
-    static func lowercaseHex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
     }
 }
 

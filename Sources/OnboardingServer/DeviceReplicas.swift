@@ -19,7 +19,7 @@ final class DeviceReplicas: Sendable {
     /// Directory names are the device id in hex: ids may contain `.` and `:`, and `..` must not
     /// become a path.
     func path(for device: String) -> String {
-        (directory as NSString).appendingPathComponent(Digest.hexString(Array(device.utf8)))
+        (directory as NSString).appendingPathComponent(HexBytes.encode(Array(device.utf8)))
     }
 
     /// The device's replica, opened (and created) on first use and kept open.
@@ -47,15 +47,3 @@ final class DeviceReplicas: Sendable {
     }
 }
 
-extension Digest {
-    /// Lowercase hex of arbitrary bytes (not only 32-byte digests).
-    static func hexString(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-}

@@ -1,3 +1,4 @@
+import Foundation
 /// The limits of the sync protocol, shared by the client and the server so they cannot drift.
 public enum SyncLimits {
     /// Events per upload. 1,000 canonical events are about 300 KB of JSON: one durable server
@@ -45,20 +46,7 @@ public enum SyncPaths {
     }
 
     /// Decodes `%XX` escapes; `nil` for a malformed escape or invalid UTF-8.
-    public static func percentDecoded(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next(), let low = iterator.next(),
-                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
-                bytes.append(value)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
+    public static func percentDecoded(_ text: String) -> String? { text.removingPercentEncoding }
 }
 
 extension String {

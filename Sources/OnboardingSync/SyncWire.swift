@@ -59,11 +59,11 @@ public enum SyncWire {
         var members: [JSONValue.Member] = [.init("device", .string(device)), .init("records", .array(records.map(recordValue)))]
         if let signedHead { members.append(.init("signed_head", signedHeadValue(signedHead))) }
         if let keys {
-            let users = keys.users.sorted { $0.key < $1.key }.map { JSONValue.Member($0.key.hex, .string(UserRef.hex($0.value.bytes))) }
-            var keyMembers: [JSONValue.Member] = [.init("pseudonym_key", .string(UserRef.hex(keys.pseudonymKey.bytes))),
+            let users = keys.users.sorted { $0.key < $1.key }.map { JSONValue.Member($0.key.hex, .string(HexBytes.encode($0.value.bytes))) }
+            var keyMembers: [JSONValue.Member] = [.init("pseudonym_key", .string(HexBytes.encode(keys.pseudonymKey.bytes))),
                                                   .init("users", .object(users))]
             if !keys.sealed.isEmpty {
-                let sealed = keys.sealed.sorted { $0.key < $1.key }.map { JSONValue.Member(String($0.key), .string(UserRef.hex($0.value))) }
+                let sealed = keys.sealed.sorted { $0.key < $1.key }.map { JSONValue.Member(String($0.key), .string(HexBytes.encode($0.value))) }
                 keyMembers.append(.init("sealed", .object(sealed)))
             }
             members.append(.init("keys", .object(keyMembers)))
@@ -315,7 +315,7 @@ public enum SyncWire {
         guard let value, value != .null else { return nil }
         let members = try object(value, "body.keys", allowed: ["pseudonym_key", "users", "sealed"])
         func secret(_ value: JSONValue?, _ where_: String) throws(SyncWireError) -> SecretKey {
-            guard case .string(let text)? = value, let bytes = UserRef.bytes(hex: text), bytes.count == SecretKey.byteCount else {
+            guard case .string(let text)? = value, let bytes = HexBytes.decode(text), bytes.count == SecretKey.byteCount else {
                 throw SyncWireError("\(where_) must be 64 hex digits")
             }
             return SecretKey(bytes: bytes)
@@ -336,7 +336,7 @@ public enum SyncWire {
                 guard let seq = UInt64(entry.key) else {
                     throw SyncWireError("body.keys.sealed has key \"\(entry.key)\"; its keys are the seqs of the batch's records")
                 }
-                guard case .string(let text) = entry.value, let bytes = UserRef.bytes(hex: text),
+                guard case .string(let text) = entry.value, let bytes = HexBytes.decode(text),
                       bytes.count >= PersonalData.nonceByteCount + PersonalData.macByteCount, bytes.count <= Int(UInt16.max) else {
                     throw SyncWireError("body.keys.sealed.\(entry.key) must be the record's sealed section in lowercase hex (nonce ‖ ciphertext)")
                 }

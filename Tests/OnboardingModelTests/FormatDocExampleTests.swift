@@ -25,7 +25,7 @@ struct FormatDocExampleTests {
     static func hexDump(_ bytes: [UInt8]) -> String {
         stride(from: 0, to: bytes.count, by: 16).map { start in
             let offset = String(start, radix: 16)
-            let line = bytes[start..<min(start + 16, bytes.count)].map { UserRef.hex([$0]) }.joined(separator: " ")
+            let line = bytes[start..<min(start + 16, bytes.count)].map { HexBytes.encode([$0]) }.joined(separator: " ")
             return String(repeating: "0", count: 4 - offset.count) + offset + "  " + line
         }.joined(separator: "\n")
     }
@@ -38,8 +38,8 @@ struct FormatDocExampleTests {
         // A sign_in_failed has no personal fields: the store seals it with no user key.
         let bytes = RecordCodec.encode(event, seq: 1, previousHash: .zero, seal: UserSeal(ref: ref, key: nil))
         #expect(bytes.count == 144)
-        #expect(UserRef.hex(bytes) == Self.recordHex)
-        #expect(UserRef.hex(Digest.hash(Array(bytes[33...])).bytes) == Self.hashHex)
+        #expect(HexBytes.encode(bytes) == Self.recordHex)
+        #expect(HexBytes.encode(Digest.hash(Array(bytes[33...])).bytes) == Self.hashHex)
 
         var users = UserDirectory(pseudonymKey: Self.pseudonymKey)
         users.add(ref, name: "alice", key: SecretKey(bytes: [UInt8](repeating: 0x11, count: SecretKey.byteCount)))

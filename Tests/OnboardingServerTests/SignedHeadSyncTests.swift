@@ -120,18 +120,24 @@ import TestSupport
         #expect(try Self.upload(fixture, store, 1...3, token: token).status == 200)
     }
 
-    @Test func aDamagedReplicaDoesNotKeepTheServerFromStarting() async throws {
-        let fixture = try Fixture()
-        let data = fixture.directory.appending("server-data")
-        defer { fixture.directory.remove() }
-        let (honest, honestToken) = try await Self.enrolledDevice(fixture, name: "kiosk-1", count: 4)
-        let (victim, victimToken) = try await Self.enrolledDevice(fixture, name: "kiosk-2", count: 6)
-        #expect(try Self.upload(fixture, honest, 1...4, token: honestToken).status == 200)
-        #expect(try Self.upload(fixture, victim, 1...6, token: victimToken).status == 200)
-        let user = try #require(try honest.record(at: 1)?.event.user)
+    /// Two enrolled devices synced to the fixture's server: kiosk-1 with 4 events, kiosk-2 with 6
+    /// (user "alice"); the device stores are closed. Returns the server's data directory and the
+    /// path of kiosk-2's replica.
+    static func twoSyncedDevices(_ fixture: Fixture) async throws -> (data: String, victimReplica: String) {
+        let (honest, honestToken) = try await enrolledDevice(fixture, name: "kiosk-1", count: 4)
+        let (victim, victimToken) = try await enrolledDevice(fixture, name: "kiosk-2", count: 6)
+        #expect(try upload(fixture, honest, 1...4, token: honestToken).status == 200)
+        #expect(try upload(fixture, victim, 1...6, token: victimToken).status == 200)
         honest.close()
         victim.close()
-        let replicaPath = fixture.server.replicas.path(for: "kiosk-2")
+        return (fixture.directory.appending("server-data"), fixture.server.replicas.path(for: "kiosk-2"))
+    }
+
+    @Test func aDamagedReplicaDoesNotKeepTheServerFromStarting() async throws {
+        let fixture = try Fixture()
+        defer { fixture.directory.remove() }
+        let (data, replicaPath) = try await Self.twoSyncedDevices(fixture)
+        let user = "alice"
         let at = SyncServerTests.start.adding(milliseconds: 10_000)
         fixture.server.close()
 
@@ -158,15 +164,8 @@ import TestSupport
 
     @Test func theAuditNamesATamperedReplica() async throws {
         let fixture = try Fixture()
-        let data = fixture.directory.appending("server-data")
         defer { fixture.directory.remove() }
-        let (honest, honestToken) = try await Self.enrolledDevice(fixture, name: "kiosk-1", count: 4)
-        let (victim, victimToken) = try await Self.enrolledDevice(fixture, name: "kiosk-2", count: 6)
-        #expect(try Self.upload(fixture, honest, 1...4, token: honestToken).status == 200)
-        #expect(try Self.upload(fixture, victim, 1...6, token: victimToken).status == 200)
-        honest.close()
-        victim.close()
-        let replicaPath = fixture.server.replicas.path(for: "kiosk-2")
+        let (data, replicaPath) = try await Self.twoSyncedDevices(fixture)
         let auditor = try fixture.server.tokens.issue(role: .auditor)
         fixture.server.close()
 

@@ -53,11 +53,11 @@ struct FormatDocStoreExampleTests {
             .deletingLastPathComponent().appendingPathComponent("docs/format.md")
         let document = try String(contentsOf: url, encoding: .utf8)
         let printed = [
-            "key   " + UserRef.hex(Array(recordKey[..<8])) + " " + UserRef.hex(Array(recordKey[8...])),
+            "key   " + HexBytes.encode(Array(recordKey[..<8])) + " " + HexBytes.encode(Array(recordKey[8...])),
             "user_keys   key   0000000000000001",
             "value " + example.hex + " ",
-            "key   " + UserRef.hex(StoreLayout.MetaKey.pseudonymKey),
-            "value " + UserRef.hex(StoreLayout.uint32Value(StoreLayout.formatVersion)) + "\n",
+            "key   " + HexBytes.encode(StoreLayout.MetaKey.pseudonymKey),
+            "value " + HexBytes.encode(StoreLayout.uint32Value(StoreLayout.formatVersion)) + "\n",
         ]
         let missing = printed.filter { !document.contains($0) }
         #expect(missing.isEmpty, "docs/format.md's mdb_dump listing does not print: \(missing)")

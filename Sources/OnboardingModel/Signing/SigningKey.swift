@@ -87,15 +87,21 @@ extension SigningPublicKey {
 
 /// Lowercase hex of arbitrary bytes, and back.
 public enum HexBytes {
+    /// Lowercase hex.
     public static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
+        bytes.withUnsafeBytes { encode($0) }
+    }
+
+    public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            let digits: StaticString = "0123456789abcdef"
+            let table = digits.utf8Start
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = table[Int(byte >> 4)]
+                text[2 * index + 1] = table[Int(byte & 0xF)]
+            }
+            return bytes.count * 2
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// `nil` unless `text` is an even number of hex digits.
