@@ -114,6 +114,7 @@ public enum ReplicaAudit {
 extension SyncServer {
     /// Audits every replica this server holds (the open stores), as ``ReplicaAudit/run(dataDirectory:)``.
     public func audit() throws -> [DeviceAudit] {
-        try ReplicaAudit.run(tokens: tokens, open: { device throws(StoreError) in try replicas.store(for: device) }, release: { _ in })
+        try ReplicaAudit.run(tokens: tokens, open: { device throws(StoreError) in try replicas.leaseForAudit(device) },
+                             release: { store in replicas.release(store.deviceID) })
     }
 }

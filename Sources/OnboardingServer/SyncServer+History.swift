@@ -30,24 +30,22 @@ extension SyncServer {
         parameters["user"] = user
         if let pathDevice { parameters["device"] = pathDevice }
         var query: HistoryQuery
-        do { query = try HistoryQuery(parameters: parameters) } catch {
+        do { query = try HistoryQuery(parameters: parameters, maximumLimit: SyncServer.maximumHistoryLimit) } catch {
             return failure(400, "malformed", "query parameter \(error.parameter): \(error.message)")
-        }
-        if let limit = query.limit, limit > SyncServer.maximumHistoryLimit {
-            return failure(400, "malformed", "query parameter limit: at most \(SyncServer.maximumHistoryLimit) attempts per page, got \(limit)")
         }
         query.limit = query.limit ?? SyncServer.defaultHistoryLimit
 
-        let history: History
+        var history = History(user: user)
         var devices: [String] = []
         if let device = query.device {
             guard tokens.isEnrolled(device) else {
                 if pathDevice != nil { return failure(404, "not_found", "device \(device) is not enrolled") }
                 return json(200, historyBody(History(user: user), devices: []))
             }
-            let store = try replicas.store(for: device)
-            history = try store.history(query)
-            if let user, !(try store.records(user: user, limit: 1).isEmpty) { devices = [device] }
+            try replicas.withReplica(device) { store in
+                history = try store.history(query)
+                if let user, !(try store.records(user: user, limit: 1).isEmpty) { devices = [device] }
+            }
             if user == nil { devices = [device] }
         } else {
             history = try mergedHistory(query, devices: &devices)
@@ -62,7 +60,7 @@ extension SyncServer {
         var records: [Record] = []
         for device in try tokens.enrolledDevices() {
             var mentioned = false
-            let found = try replicas.store(for: device).records(user: user)
+            let found = try replicas.withReplica(device) { try $0.records(user: user) }
             for record in found {
                 mentioned = true
                 if query.covers(record.event) { records.append(record) }

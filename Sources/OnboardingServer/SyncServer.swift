@@ -16,33 +16,74 @@ import Synchronization
 /// ```
 ///
 /// Storage: `DATA/server` holds the hashed tokens and the enrolled devices; `DATA/devices/<hex id>`
-/// one replica store per device. Every acknowledged record is durable first. The server folds all
-/// devices' records into one lockout engine keyed `(user, factor)` across devices.
+/// one replica store per device (at most ``Options/maximumOpenReplicas`` open at once). Every
+/// acknowledged record is durable first. The server folds all devices' records into one lockout
+/// engine keyed `(user, factor)` across devices, in `(at, device, seq)` order whatever order they
+/// arrived in (``GlobalLockout``).
 public final class SyncServer: Sendable {
+    /// How a server runs; every default is what `onboard serve` uses.
+    ///
+    /// ```swift
+    /// var options = SyncServer.Options()
+    /// options.maximumClockSkewMilliseconds = 60_000
+    /// let server = try SyncServer(dataDirectory: data, options: options)
+    /// ```
+    public struct Options: Sendable {
+        /// The policy of the lockout across devices.
+        public var policy: LockoutPolicy = .mediawiki
+        /// 5 minutes, Kerberos' default allowance between two clocks: an upload holding an event
+        /// dated more than this after the server's clock is refused (400 `future_event`), so no
+        /// device can lock a user out beyond now + this + the policy's longest lock. An honest
+        /// device clock is within seconds; one that ran ahead syncs again once real time has
+        /// caught up to within this of its events (docs/sync-protocol.md § Event times).
+        public var maximumClockSkewMilliseconds: Int64 = 5 * 60 * 1000
+        /// Replicas kept open at once (``DeviceReplicas/defaultMaximumOpen``).
+        public var maximumOpenReplicas = DeviceReplicas.defaultMaximumOpen
+        /// The server's clock (tests and the simulator pass a manual one).
+        public var clock: @Sendable () -> Timestamp = SyncServer.systemClock
+        /// Where the server reports failures that the client sees only as 500 or 503 (the
+        /// operator's log; `onboard serve` writes it to stderr). Never a token or a body.
+        public var failureLog: (@Sendable (String) -> Void)?
+
+        public init() {}
+    }
+
+    /// The system clock, as a ``Timestamp``.
+    public static let systemClock: @Sendable () -> Timestamp = {
+        Timestamp(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+
     public let dataDirectory: String
     public let tokens: TokenStore
     let replicas: DeviceReplicas
+    public let options: Options
     /// Devices with an upload in progress: a second concurrent upload of one device gets 429.
     private let inFlight = Mutex<Set<String>>([])
     private let shuttingDown = Atomic<Bool>(false)
-    /// The cross-device lockout, and the event ids it has applied: a device log may hold events
-    /// imported from another device, and the global views count each event once.
-    private let global: Mutex<(engine: LockoutEngine, seen: Set<UUID>)>
+    /// The cross-device lockout.
+    private let global: Mutex<GlobalLockout>
     /// The admin token created on first start, when there was none (written to `DATA/admin.token`).
     public let createdAdminToken: String?
     /// Replicas whose log could not be read whole when the server started (one line each: the
     /// device and what is wrong). The server starts anyway: their records up to the damage count
     /// in the global views, the others' all do, and `GET /v1/audit` names the damage.
     public let unreadableReplicas: [String]
-    private let policy: LockoutPolicy
+    private var policy: LockoutPolicy { options.policy }
 
-    public init(dataDirectory: String, policy: LockoutPolicy = .mediawiki) throws {
+    public convenience init(dataDirectory: String, policy: LockoutPolicy = .mediawiki) throws {
+        var options = Options()
+        options.policy = policy
+        try self.init(dataDirectory: dataDirectory, options: options)
+    }
+
+    public init(dataDirectory: String, options: Options) throws {
         self.dataDirectory = dataDirectory
-        self.policy = policy
+        self.options = options
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         tokens = try TokenStore(directory: (dataDirectory as NSString).appendingPathComponent("server"))
-        replicas = try DeviceReplicas(directory: (dataDirectory as NSString).appendingPathComponent("devices"))
+        replicas = try DeviceReplicas(directory: (dataDirectory as NSString).appendingPathComponent("devices"),
+                                      maximumOpen: options.maximumOpenReplicas)
         if try tokens.hasAdmin() {
             createdAdminToken = nil
         } else {
@@ -51,38 +92,41 @@ public final class SyncServer: Sendable {
             _ = FileManager.default.createFile(atPath: file, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
             createdAdminToken = token
         }
-        global = Mutex((LockoutEngine(policy: policy, acrossDevices: true), []))
-        let built = try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: policy)
+        let built = try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: options.policy)
         unreadableReplicas = built.unreadable
-        global.withLock { $0 = (built.engine, built.seen) }
+        global = Mutex(built.lockout)
     }
 
-    /// The global lockout: every device's records, merged by time. A replica that cannot be read
-    /// whole (a damaged record) contributes its records up to the damage and is listed.
-    private func buildGlobalLockout() throws -> (engine: LockoutEngine, seen: Set<UUID>, unreadable: [String]) {
+    /// The global lockout from every replica's records. A replica that cannot be read whole (a
+    /// damaged record) contributes its records up to the damage and is listed.
+    private func buildGlobalLockout() throws -> (lockout: GlobalLockout, unreadable: [String]) {
         try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: policy)
     }
 
     private static func buildGlobalLockout(tokens: TokenStore, replicas: DeviceReplicas,
-                                           policy: LockoutPolicy) throws -> (engine: LockoutEngine, seen: Set<UUID>, unreadable: [String]) {
-        var engine = LockoutEngine(policy: policy, acrossDevices: true)
-        var all: [Record] = []
+                                           policy: LockoutPolicy) throws -> (lockout: GlobalLockout, unreadable: [String]) {
+        var relevant: [Record] = []
         var unreadable: [String] = []
         for device in try tokens.enrolledDevices() {
             do {
-                let store = try replicas.store(for: device)
-                try store.forEachRecord { record in
-                    all.append(record)
-                    return true
+                try replicas.withReplica(device) { store in
+                    try store.forEachRecord { record in
+                        if LockoutEngine.mayAffectKeys(record.event.type) { relevant.append(record) }
+                        return true
+                    }
                 }
             } catch {
-                unreadable.append("\(device): \(error.message)")
+                unreadable.append("\(device): \(error)")
             }
         }
-        all.sort { ($0.event.at, $0.event.device, $0.seq) < ($1.event.at, $1.event.device, $1.seq) }
-        var seen = Set<UUID>()
-        for record in all where seen.insert(record.event.id).inserted { engine.apply(record) }
-        return (engine, seen, unreadable)
+        return (GlobalLockout(policy: policy, records: relevant), unreadable)
+    }
+
+    /// The global lockout rebuilt from the replicas, for comparing with the one the server keeps
+    /// (tests and the simulator: the two must hold the same keys whatever the upload order).
+    public func globalLockoutMatchesRebuild() throws -> Bool {
+        let rebuilt = try buildGlobalLockout().lockout
+        return global.withLock { $0.hasSameKeys(as: rebuilt) }
     }
 
     /// Refuse new requests with 503 (in-flight ones finish), then close the stores.
@@ -103,16 +147,19 @@ public final class SyncServer: Sendable {
         switch SyncServer.route(method: request.method, path: request.path) {
         case .health: return json(200, SyncWire.encode(.object([.init("status", .string("ok"))])))
         case .enrol: return admin(request) { try self.enrol(request) }
-        case .issueDeviceToken(let device): return admin(request) { try self.issueDeviceToken(device) }
+        case .issueDeviceToken(let device):
+            return admin(request) { try self.withValidDevice(device) { try self.issueDeviceToken($0) } }
         case .revokeDeviceTokens(let device):
             return admin(request) {
-                guard self.tokens.isEnrolled(device) else { return self.failure(404, "not_found", "device \(device) is not enrolled") }
-                _ = try self.tokens.revoke(device: device)
-                return SyncResponse(status: 204)
+                try self.withValidDevice(device) { device in
+                    // Idempotent: a device that was never enrolled has no tokens to revoke.
+                    _ = try self.tokens.revoke(device: device)
+                    return SyncResponse(status: 204)
+                }
             }
         case .issueAuditorToken:
             return admin(request) { self.json(201, SyncWire.tokenBody(role: "auditor", device: nil, token: try self.tokens.issue(role: .auditor))) }
-        case .cursor(let device): return readDevice(request, device) { try self.cursor(device) }
+        case .cursor(let device): return readDevice(request, device) { try self.cursor($0) }
         case .upload(let device): return upload(request, device: device)
         case .history(let user): return auditor(request, user) { user in try self.history(request, user: user, device: nil) }
         case .forgetUser(let encoded):
@@ -123,7 +170,9 @@ public final class SyncServer: Sendable {
                 return try self.forget(user: user)
             }
         case .deviceHistory(let device):
-            return auditor(request, device, naming: "device") { device in try self.history(request, user: nil, device: device) }
+            return auditor(request, device, naming: "device") { device in
+                try self.withValidDevice(device) { try self.history(request, user: nil, device: $0) }
+            }
         case .audit:
             switch grant(request) {
             case .refused(let response): return response
@@ -133,16 +182,20 @@ public final class SyncServer: Sendable {
             }
         case .lockout(let user):
             var at: Timestamp?
-            if let text = SyncServer.query(request.path)["at"] {
+            let parameters = SyncServer.query(request.path)
+            if let unknown = parameters.keys.sorted().first(where: { $0 != "at" }) {
+                return failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes at")
+            }
+            if let text = parameters["at"] {
                 do { at = try Timestamp(iso8601: text) } catch {
                     return failure(400, "malformed", "query parameter at: \(error)")
                 }
             }
             return auditor(request, user) { user in self.json(200, SyncWire.encode(.array(self.globalLockoutEntries(user: user, at: at).map(\.jsonValue)))) }
         case .wrongMethod:
-            return failure(405, "method_not_allowed", "\(request.method) is not allowed on \(request.path); see docs/sync-protocol.md")
+            return failure(405, "method_not_allowed", "\(SyncServer.printable(request.method)) is not allowed on this path; see docs/sync-protocol.md")
         case .notFound:
-            return failure(404, "not_found", "no such endpoint \(request.path); see docs/sync-protocol.md")
+            return failure(404, "not_found", "no such endpoint; see docs/sync-protocol.md for the paths under /v1")
         }
     }
 
@@ -157,8 +210,9 @@ public final class SyncServer: Sendable {
         let parts = path.split(separator: "?", maxSplits: 1).first.map { $0.split(separator: "/").map(String.init) } ?? []
         guard parts.first == "v1" else { return .notFound }
         let rest = Array(parts.dropFirst())
-        // Segments arrive percent-encoded; a device id is decoded here (users and the device of a
-        // history query are decoded by the auditor check, which answers 400 for a bad escape).
+        // Segments arrive percent-encoded; a device id is decoded here and checked by the handler
+        // (400 for an id that is not one; an escape that does not decode stays as sent and fails
+        // that check). Users and the device of a history query are decoded by the auditor check.
         let device = rest.count > 1 ? SyncPaths.percentDecoded(rest[1]) ?? rest[1] : ""
         let candidates: [(String, Route)]
         switch rest.count {
@@ -219,23 +273,53 @@ public final class SyncServer: Sendable {
         }
     }
 
-    private func readDevice(_ request: SyncRequest, _ device: String, _ body: () throws -> SyncResponse) -> SyncResponse {
+    private func readDevice(_ request: SyncRequest, _ device: String, _ body: (String) throws -> SyncResponse) -> SyncResponse {
         switch grant(request) {
         case .refused(let response): return response
-        case .granted(let grant) where grant.role == .device && grant.device != device:
-            return failure(403, "forbidden", "this token belongs to device \(grant.device ?? "?"), not \(device)")
-        case .granted:
-            guard tokens.isEnrolled(device) else { return failure(404, "not_found", "device \(device) is not enrolled") }
-            return guarded(body)
+        case .granted(let grant):
+            return guarded {
+                try withValidDevice(device) { device in
+                    if grant.role == .device && grant.device != device {
+                        return failure(403, "forbidden", "this token belongs to device \(grant.device ?? "?"), not \(device)")
+                    }
+                    guard tokens.isEnrolled(device) else { return failure(404, "not_found", "device \(device) is not enrolled") }
+                    return try body(device)
+                }
+            }
         }
     }
 
+    /// Runs `body` with `device` when it is a valid device id, else answers 400: every endpoint
+    /// with a device in its path checks it the same way, before it looks the device up.
+    private func withValidDevice(_ device: String, _ body: (String) throws -> SyncResponse) throws -> SyncResponse {
+        do { try Event.validate(deviceID: device) } catch {
+            return failure(400, "malformed", "the device in the path: device id \(error.message)")
+        }
+        return try body(device)
+    }
+
+    /// Runs an endpoint. A protocol error is the client's (400); anything else is the server's:
+    /// 503 with Retry-After when a resource ran out (descriptors, memory, disk, open replicas),
+    /// else 500. Neither says more than that — the detail, which may name files, goes to the
+    /// operator's log (``Options/failureLog``), never to the client.
     private func guarded(_ body: () throws -> SyncResponse) -> SyncResponse {
         do { return try body() } catch let error as SyncWireError {
             return failure(400, "malformed", error.message)
         } catch {
-            return failure(500, "internal", "the server failed: \(error)")
+            let failure = ServerFailure(error)
+            options.failureLog?("onboard serve: \(failure.logLine)")
+            if failure.isResourceShortage {
+                return self.failure(503, "unavailable", "the server is short of a resource (\(failure.resource)); retry shortly",
+                                    retryAfter: ServerFailure.retryAfterSeconds)
+            }
+            return self.failure(500, "internal", "the server failed to complete the request; its operator's log has the details")
         }
+    }
+
+    /// A method name as it may appear in an answer: printable ASCII only, at most 32 bytes.
+    static func printable(_ text: String) -> String {
+        let kept = text.unicodeScalars.prefix(32).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" }
+        return String(kept)
     }
 
     // MARK: Endpoints
@@ -247,15 +331,16 @@ public final class SyncServer: Sendable {
             do { try tokens.register(publicKey: publicKey, device: device) } catch let mismatch as TokenStore.KeyMismatch {
                 return failure(409, "key_mismatch", mismatch.description)
             }
-            try replicas.store(for: device).recordSigningPublicKey(publicKey)
+            try replicas.withReplica(device) { try $0.recordSigningPublicKey(publicKey) }
         }
         return try issueDeviceToken(device)
     }
 
     private func issueDeviceToken(_ device: String) throws -> SyncResponse {
         do { try Event.validate(deviceID: device) } catch { return failure(400, "malformed", "device id \(error.message)") }
+        // The replica first: a token is only handed out for a device the server can store.
+        try replicas.withReplica(device) { _ in }
         let token = try tokens.issue(role: .device, device: device)
-        _ = try replicas.store(for: device)
         return json(201, SyncWire.tokenBody(role: "device", device: device, token: token))
     }
 
@@ -265,7 +350,10 @@ public final class SyncServer: Sendable {
 
     /// Where the server stands for `device`, with the users it must still forget.
     private func standing(of device: String) throws -> SyncWire.Cursor {
-        let store = try replicas.store(for: device)
+        try replicas.withReplica(device) { store in try standing(of: device, in: store) }
+    }
+
+    private func standing(of device: String, in store: OnboardingStore) throws -> SyncWire.Cursor {
         let head = try store.head()
         return SyncWire.Cursor(device: device, acknowledgedSeq: head.seq, headHash: head.hash,
                                forgetUsers: try store.forgetRequests().map(\.literal))
@@ -276,17 +364,20 @@ public final class SyncServer: Sendable {
     /// request is kept, sent to the device with its cursor until the device's own
     /// `user_forgotten` arrives. The cross-device lockout is refolded under the pseudonyms.
     public func forgetUser(_ user: String, at: Timestamp? = nil) throws -> [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)] {
-        let now = at ?? Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        let now = at ?? options.clock()
         var results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)] = []
         for device in try tokens.enrolledDevices() {
-            let store = try replicas.store(for: device)
-            // An empty replica has not received its device's pseudonym key yet: nothing to forget.
-            guard try store.head().seq > 0 else { continue }
-            let (pseudonym, outcome) = try store.forgetUserKey(user, requestedAt: now)
-            results.append((device, pseudonym, outcome))
+            try replicas.withReplica(device) { store in
+                // A replica without its device's pseudonym key holds no record naming a user
+                // (uploads naming one carry the keys), and a pseudonym under its own key would
+                // mean nothing to the device: nothing to forget there.
+                guard try store.holdsDevicePseudonymKey() else { return }
+                let (pseudonym, outcome) = try store.forgetUserKey(user, requestedAt: now)
+                results.append((device, pseudonym, outcome))
+            }
         }
         let built = try buildGlobalLockout()
-        global.withLock { $0 = (built.engine, built.seen) }
+        global.withLock { $0 = built.lockout }
         return results
     }
 
@@ -322,8 +413,8 @@ public final class SyncServer: Sendable {
 
     /// The cross-device lockout keys of `user` at `at` (default: now).
     public func globalLockoutEntries(user: String, at: Timestamp? = nil) -> [LockoutEngine.Entry] {
-        let now = at ?? Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
-        return global.withLock { global in global.engine.entries(at: now).filter { $0.key.user == user } }
+        let now = at ?? options.clock()
+        return global.withLock { $0.entries(user: user, at: now) }
     }
 
     /// Checks the whole batch against the replica, then appends the new suffix atomically and
@@ -335,26 +426,62 @@ public final class SyncServer: Sendable {
         case .granted(let grant): authorised = grant
         }
         guard authorised.role == .device else { return failure(403, "forbidden", "only the device's own token may upload its log") }
-        guard authorised.device == device else {
-            return failure(403, "forbidden", "this token belongs to device \(authorised.device ?? "?"), not \(device); a device may only write its own log")
+        return guarded {
+            try withValidDevice(device) { device in
+                guard authorised.device == device else {
+                    return failure(403, "forbidden", "this token belongs to device \(authorised.device ?? "?"), not \(device); a device may only write its own log")
+                }
+                if let refusal = checkJSON(request) { return refusal }
+                guard request.body.count <= SyncLimits.maximumBodyBytes else {
+                    return failure(413, "too_large", "the body is \(request.body.count) bytes; at most \(SyncLimits.maximumBodyBytes) per upload, send smaller batches")
+                }
+                let claimed = inFlight.withLock { busy in busy.insert(device).inserted }
+                guard claimed else { return failure(429, "busy", "an upload of \(device) is already in progress; retry after it", retryAfter: 1) }
+                defer { _ = inFlight.withLock { $0.remove(device) } }
+                let upload = try SyncWire.uploadWithKeys(from: request.body)
+                if let refusal = refusal(of: upload, device: device) { return refusal }
+                return try replicas.withReplica(device) { store in
+                    defer { store.clearPendingKeys() }
+                    return try ingest(upload, device: device, into: store)
+                }
+            }
         }
-        if let refusal = checkJSON(request) { return refusal }
-        guard request.body.count <= SyncLimits.maximumBodyBytes else {
-            return failure(413, "too_large", "the body is \(request.body.count) bytes; at most \(SyncLimits.maximumBodyBytes) per upload, send smaller batches")
-        }
-        let claimed = inFlight.withLock { busy in busy.insert(device).inserted }
-        guard claimed else { return failure(429, "busy", "an upload of \(device) is already in progress; retry after it", retryAfter: 1) }
-        defer { _ = inFlight.withLock { $0.remove(device) } }
-        return guarded { try self.ingest(request.body, device: device) }
     }
 
-    private func ingest(_ body: [UInt8], device: String) throws -> SyncResponse {
-        let upload = try SyncWire.uploadWithKeys(from: body)
+    /// What the server refuses in an upload before it looks at the replica: a body for another
+    /// device, a record naming another device (a device writes only its own log, so every read
+    /// may trust `device`), an event dated too far after the server's clock.
+    private func refusal(of upload: SyncWire.Upload, device: String) -> SyncResponse? {
         guard upload.device == device else {
             return failure(400, "malformed", "body.device is \(upload.device) but the path names \(device)")
         }
-        let store = try replicas.store(for: device)
-        defer { store.clearPendingKeys() }
+        if let index = upload.records.firstIndex(where: { $0.event.device != device }) {
+            let record = upload.records[index]
+            return refuse(upload, from: index, status: 400, code: "foreign_device",
+                          "seq \(record.seq) names device \(record.event.device), not \(device): a device uploads only events it recorded itself; events imported from another device's log cannot be synced from this one")
+        }
+        let now = options.clock()
+        let latest = now.adding(milliseconds: options.maximumClockSkewMilliseconds)
+        if let index = upload.records.firstIndex(where: { latest < $0.event.at }) {
+            let record = upload.records[index]
+            return refuse(upload, from: index, status: 400, code: "future_event",
+                          "seq \(record.seq) is dated \(record.event.at.iso8601), more than \(options.maximumClockSkewMilliseconds / 1000) s after the server's clock (\(now.iso8601)); the device's clock was ahead when it was recorded — nothing was stored, and the batch is accepted once the server's clock is within that of it")
+        }
+        return nil
+    }
+
+    /// A refusal of the whole batch with the per-record results: the record at `index` carries
+    /// `code`, every other record `batch_refused`.
+    private func refuse(_ upload: SyncWire.Upload, from index: Int, status: Int, code: String, _ message: String,
+                        expected: UInt64? = nil) -> SyncResponse {
+        let results = upload.records.enumerated().map { offset, record in
+            SyncWire.Outcome(seq: record.seq, kind: .refused, reason: offset == index ? code : "batch_refused")
+        }
+        return SyncResponse(status: status, headers: ["content-type": SyncWire.contentType],
+                            body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expected), results: results))
+    }
+
+    private func ingest(_ upload: SyncWire.Upload, device: String, into store: OnboardingStore) throws -> SyncResponse {
         let head = try store.head()
         // A device enrolled with a public key signs every batch; the heads the server accepted
         // pin the history up to them (docs/sync-protocol.md, "Signed heads").
@@ -387,12 +514,7 @@ public final class SyncServer: Sendable {
         var outcomes: [SyncWire.Outcome] = []
         var fresh: [Record] = []
         func refuse(_ status: Int, _ code: String, _ message: String, at index: Int, expected: UInt64? = nil) -> SyncResponse {
-            let results = outcomes.map { SyncWire.Outcome(seq: $0.seq, kind: .refused, reason: "batch_refused") }
-                + upload.records[index...].enumerated().map { offset, record in
-                    SyncWire.Outcome(seq: record.seq, kind: .refused, reason: offset == 0 ? code : "batch_refused")
-                }
-            return SyncResponse(status: status, headers: ["content-type": SyncWire.contentType],
-                                body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expected), results: results))
+            self.refuse(upload, from: index, status: status, code: code, message, expected: expected)
         }
         for (index, record) in upload.records.enumerated() {
             if record.seq <= head.seq {
@@ -451,18 +573,16 @@ public final class SyncServer: Sendable {
             if fresh.contains(where: { $0.event.type == .userForgotten }) {
                 // Earlier records of the forgotten user now read by the pseudonym: refold.
                 let built = try buildGlobalLockout()
-                global.withLock { $0 = (built.engine, built.seen) }
+                global.withLock { $0 = built.lockout }
             } else {
-                global.withLock { global in
-                    for record in fresh where global.seen.insert(record.event.id).inserted { global.engine.apply(record) }
-                }
+                global.withLock { $0.apply(fresh) }
             }
         }
         if registered != nil, let signed = upload.signedHead {
             // Checked above and the batch is now stored: the replica keeps the device's signature.
             try store.recordSignedHead(signed)
         }
-        return json(200, SyncWire.uploadResponseBody(try standing(of: device), outcomes: outcomes))
+        return json(200, SyncWire.uploadResponseBody(try standing(of: device, in: store), outcomes: outcomes))
     }
 
     // MARK: Responses

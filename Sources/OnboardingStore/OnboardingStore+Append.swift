@@ -146,7 +146,7 @@ extension OnboardingStore {
                 failure = StoreError(.transactionTooLarge,
                                      "a batch of \(requests[0].events.count) events is too large for one transaction; append it in smaller batches (onboard import --commit-every N)")
             } else {
-                failure = StoreError(.storage, "append to \(path) failed: \(error)")
+                failure = StoreError(.storage, "append to \(path) failed: \(error)", underlying: error)
             }
             return requests.map { _ in .failure(failure) }
         }

@@ -141,7 +141,7 @@ extension OnboardingStore {
         } catch let error as LMDBError where error == .closed {
             throw StoreError(.closed, "store at \(path) is closed")
         } catch {
-            throw StoreError(.storage, "reading \(path) failed: \(error)")
+            throw StoreError(.storage, "reading \(path) failed: \(error)", underlying: error)
         }
     }
 }

@@ -281,28 +281,42 @@ extension OnboardingStore {
         pendingKeys.withLock { $0.removeAll() }
     }
 
+    /// Whether this replica's pseudonyms are its device's: it adopted the device's key, or holds
+    /// user entries made with the key it has (a replica written before the adoption was
+    /// recorded). A replica that received only records naming no user has its own random key,
+    /// under which a pseudonym would mean nothing on the device.
+    public func holdsDevicePseudonymKey() throws(StoreError) -> Bool {
+        let current = users
+        if !current.entries.isEmpty || !current.forgotten.isEmpty { return true }
+        return try reading { try $0.get(databases.meta, key: StoreLayout.MetaKey.devicePseudonymKey) } != nil
+    }
+
     /// This store's pseudonym key (sent to the sync server's replica of this device only).
     public var pseudonymKeyForSync: SecretKey { users.pseudonymKey }
 
     /// Takes the keys a device sent with one upload (a server replica): adopts the device's
-    /// pseudonym key while the replica is empty (refuses a different one later) and holds the
-    /// user keys of this upload in memory until its records are appended: a new user's key is
-    /// stored with the user's first record; the key of a user the replica forgot only seals
-    /// (the device's records must hash the same) and is never stored. Readable ids are learnt
-    /// from the uploaded events when they are appended.
+    /// pseudonym key while the replica holds nothing that depends on its own (no user entry, no
+    /// tombstone; records naming no user do not: a first upload without users may come without
+    /// keys), refuses a different one once it has adopted one, and holds the user keys of this
+    /// upload in memory until its records are appended: a new user's key is stored with the
+    /// user's first record; the key of a user the replica forgot only seals (the device's
+    /// records must hash the same) and is never stored. Readable ids are learnt from the
+    /// uploaded events when they are appended.
     public func adoptKeys(pseudonymKey devicePseudonymKey: SecretKey, userKeys: [UserRef: SecretKey]) throws(StoreError) {
         try ensureOpen()
         let current = users
-        if devicePseudonymKey != current.pseudonymKey {
-            guard try head().seq == 0, current.entries.isEmpty, current.forgotten.isEmpty else {
+        let holds = try holdsDevicePseudonymKey()
+        if devicePseudonymKey != current.pseudonymKey || !holds {
+            guard !holds else {
                 throw StoreError(.conflict, "the device's pseudonym key differs from the one its replica at \(path) was written with; the device store was replaced — enroll it as a new device")
             }
             do {
                 try environment.write { transaction in
                     try transaction.put(databases.meta, key: StoreLayout.MetaKey.pseudonymKey, value: devicePseudonymKey.bytes)
+                    try transaction.put(databases.meta, key: StoreLayout.MetaKey.devicePseudonymKey, value: [1])
                 }
             } catch {
-                throw StoreError(.storage, "cannot store the device's pseudonym key in \(path): \(error)")
+                throw StoreError(.storage, "cannot store the device's pseudonym key in \(path): \(error)", underlying: error)
             }
             userDirectory.withLock { $0 = UserDirectory(pseudonymKey: devicePseudonymKey) }
         }

@@ -161,7 +161,7 @@ public final class OnboardingStore: Sendable {
             throw error
         } catch {
             environment.close()
-            throw StoreError(.storage, "cannot open store at \(path): \(error)")
+            throw StoreError(.storage, "cannot open store at \(path): \(error)", underlying: error)
         }
     }
 
@@ -210,7 +210,10 @@ public final class OnboardingStore: Sendable {
         } catch {
             try? FileManager.default.removeItem(atPath: staging)
             if let error = error as? StoreError { throw error }
-            throw StoreError(.notWritable, "cannot create store at \(path): \(error)")
+            let created = StoreError(.notWritable, "cannot create store at \(path): \(error)", underlying: error)
+            // Out of descriptors or space is not a permission problem: say which.
+            if created.isResourceShortage { throw StoreError(.storage, created.message, underlying: error) }
+            throw created
         }
         // rename(2) replaces an empty directory atomically; a non-empty one means another process
         // created the store first, which is fine: use theirs.
@@ -226,7 +229,7 @@ public final class OnboardingStore: Sendable {
 
     private static func translateOpenError(_ error: Error, path: String) -> StoreError {
         guard let lmdb = error as? LMDBError else {
-            return StoreError(.storage, "cannot open store at \(path): \(error)")
+            return StoreError(.storage, "cannot open store at \(path): \(error)", underlying: error)
         }
         switch lmdb.code {
         case LMDBError.invalid.code, LMDBError.versionMismatch.code, LMDBError.corrupted.code:
@@ -236,7 +239,7 @@ public final class OnboardingStore: Sendable {
         case ENOENT:
             return StoreError(.storeMissing, "no store at \(path)")
         default:
-            return StoreError(.storage, "cannot open store at \(path): \(lmdb.reason)")
+            return StoreError(.storage, "cannot open store at \(path): \(lmdb.reason)", systemCode: lmdb.code)
         }
     }
 
@@ -323,7 +326,7 @@ public final class OnboardingStore: Sendable {
 
     /// Flushes pending commits to disk (useful with `relaxed` durability).
     public func sync() throws(StoreError) {
-        do { try environment.sync(force: true) } catch { throw StoreError(.storage, "sync of \(path) failed: \(error)") }
+        do { try environment.sync(force: true) } catch { throw StoreError(.storage, "sync of \(path) failed: \(error)", underlying: error) }
     }
 
     /// Whether ``close()`` has run.

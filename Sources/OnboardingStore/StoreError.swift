@@ -1,3 +1,10 @@
+import LMDB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Why a store operation failed. Every message says what was wrong and what to do.
 ///
 /// Match on ``code``; new codes may be added without breaking callers:
@@ -57,17 +64,49 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let batchIndex: Int?
     /// The seq concerned, when there is one.
     public let seq: UInt64?
+    /// The operating system's `errno`, or LMDB's return code, of the failure underneath, when
+    /// there was one (``isResourceShortage`` reads it).
+    public let systemCode: Int32?
 
-    public init(_ code: Code, _ message: String, batchIndex: Int? = nil, seq: UInt64? = nil) {
+    public init(_ code: Code, _ message: String, batchIndex: Int? = nil, seq: UInt64? = nil, systemCode: Int32? = nil) {
         self.code = code
         self.message = message
         self.batchIndex = batchIndex
         self.seq = seq
+        self.systemCode = systemCode
+    }
+
+    /// A store error for `underlying` (an `LMDBError`, or a `StoreError` passed through), keeping
+    /// its system code.
+    init(_ code: Code, _ message: String, underlying: any Error, seq: UInt64? = nil) {
+        if let store = underlying as? StoreError {
+            self.init(code, message, seq: seq ?? store.seq, systemCode: store.systemCode)
+        } else {
+            self.init(code, message, seq: seq, systemCode: (underlying as? LMDBError)?.code)
+        }
+    }
+
+    /// Whether the failure is a resource running out — file descriptors, memory, disk space,
+    /// LMDB readers or map — rather than a fault of the store or the request: retrying later may
+    /// succeed (a server answers 503 with Retry-After).
+    public var isResourceShortage: Bool { resource != nil }
+
+    /// The resource that ran out, in words, when ``isResourceShortage``.
+    public var resource: String? {
+        guard let systemCode else { return nil }
+        switch systemCode {
+        case EMFILE, ENFILE: return "file descriptors"
+        case ENOMEM: return "memory"
+        case ENOSPC, EDQUOT: return "disk space"
+        case LMDBError.readersFull.code: return "LMDB reader slots"
+        case LMDBError.mapFull.code, LMDBError.mapAtMaximum.code: return "LMDB map space"
+        default: return nil
+        }
     }
 
     public var description: String { message }
 
     func at(batchIndex: Int) -> StoreError {
-        StoreError(code, message, batchIndex: batchIndex, seq: seq)
+        StoreError(code, message, batchIndex: batchIndex, seq: seq, systemCode: systemCode)
     }
 }

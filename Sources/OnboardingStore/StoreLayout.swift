@@ -39,6 +39,9 @@ enum StoreLayout {
         /// `forget_request` ‖ pseudonym (16 bytes) → u64 BE ms: on a sync server's replica, a user
         /// the server forgot whose `user_forgotten` the device has not sent yet.
         static let forgetRequestPrefix = Array("forget_request".utf8)
+        /// `[1]` once a sync server's replica took its device's pseudonym key (absent on a device
+        /// store, and on a replica that has received only records naming no user).
+        static let devicePseudonymKey = Array("device_pseudonym_key".utf8)
     }
 
     static func seqKey(_ seq: UInt64) -> [UInt8] {

@@ -94,9 +94,18 @@ public enum SyncWire {
         return (upload.device, upload.records, upload.signedHead)
     }
 
+    /// One upload as the server reads it.
+    public struct Upload: Sendable {
+        public var device: String
+        /// In seq order, consecutive, starting at 1 or later.
+        public var records: [Record]
+        public var signedHead: SignedHead?
+        /// `nil` when the device sent none (allowed while no record names a user).
+        public var keys: Keys?
+    }
+
     /// ``upload(from:)`` with the keys the device sent (`nil` when it sent none).
-    public static func uploadWithKeys(from body: [UInt8]) throws(SyncWireError)
-        -> (device: String, records: [Record], signedHead: SignedHead?, keys: Keys?) {
+    public static func uploadWithKeys(from body: [UInt8]) throws(SyncWireError) -> Upload {
         let members = try object(try parse(body), "body", allowed: ["device", "records", "signed_head", "keys"])
         guard case .string(let device)? = members["device"] else { throw SyncWireError("body.device is required (a string)") }
         guard case .array(let items)? = members["records"] else { throw SyncWireError("body.records is required (an array)") }
@@ -107,9 +116,7 @@ public enum SyncWire {
         var records: [Record] = []
         records.reserveCapacity(items.count)
         for (index, item) in items.enumerated() { records.append(try record(from: item, index: index)) }
-        for index in records.indices.dropFirst() where records[index].seq != records[index - 1].seq + 1 {
-            throw SyncWireError("records[\(index)].event.seq is \(records[index].seq); records must have consecutive seqs")
-        }
+        try checkConsecutive(records)
         var signedHead: SignedHead?
         if let value = members["signed_head"], value != .null {
             let head = try self.signedHead(from: value, device: device)
@@ -118,7 +125,21 @@ public enum SyncWire {
             }
             signedHead = head
         }
-        return (device, records, signedHead, try keys(members["keys"]))
+        return Upload(device: device, records: records, signedHead: signedHead, keys: try keys(members["keys"]))
+    }
+
+    /// Seqs start at 1 and follow one another. A client chooses every seq, so none of this may
+    /// trap: `seq + 1` is never computed for the largest seq, which no record can follow.
+    static func checkConsecutive(_ records: [Record]) throws(SyncWireError) {
+        for index in records.indices {
+            let seq = records[index].seq
+            if seq == 0 { throw SyncWireError("records[\(index)].event.seq is 0; a log's seqs start at 1") }
+            guard index > 0 else { continue }
+            let previous = records[index - 1].seq
+            if previous == UInt64.max || seq != previous + 1 {
+                throw SyncWireError("records[\(index)].event.seq is \(seq) after \(previous); records must have consecutive seqs")
+            }
+        }
     }
 
     /// What the server did with one uploaded record.
@@ -338,7 +359,7 @@ public enum SyncWire {
                 }
                 guard case .string(let text) = entry.value, let bytes = HexBytes.decode(text),
                       bytes.count >= PersonalData.nonceByteCount + PersonalData.macByteCount, bytes.count <= Int(UInt16.max) else {
-                    throw SyncWireError("body.keys.sealed.\(entry.key) must be the record's sealed section in lowercase hex (nonce ‖ ciphertext)")
+                    throw SyncWireError("body.keys.sealed.\(entry.key) must be the record's sealed section in lowercase hex (nonce (24) ‖ Poly1305 tag (16) ‖ ciphertext)")
                 }
                 sealed[seq] = bytes
             }

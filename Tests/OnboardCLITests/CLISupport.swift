@@ -124,7 +124,8 @@ enum Corpus {
     }
 
     /// `count` sign-in events over `users` users, deterministic for a seed.
-    static func generated(count: Int, seed: UInt64) -> [Event] {
+    /// The device is the one the sync tests enrol: a device uploads only its own events.
+    static func generated(count: Int, seed: UInt64, device: String = "kiosk-7") -> [Event] {
         var random = SplitMix64(seed: seed)
         let methods: [SignInMethod] = [.password, .passcode, .biometric]
         return (0..<count).map { index in
@@ -136,7 +137,7 @@ enum Corpus {
             default: .userProfileUpdated(displayName: "Name \(index) — ü", subtitle: nil, imageRef: nil)
             }
             return Event(id: UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) }),
-                         device: "bench-device", at: base.adding(milliseconds: Int64(index) * 250),
+                         device: device, at: base.adding(milliseconds: Int64(index) * 250),
                          user: user, session: nil, payload: payload)
         }
     }

@@ -22,7 +22,7 @@ import TestSupport
         #expect(try await client.run().acknowledgedSeq == 7)
 
         // The replica reads the readable ids with the keys the device sent.
-        let replica = try fixture.server.replicas.store(for: "kiosk-7")
+        let replica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")
         #expect(try replica.record(at: 1)?.event.user == "alice")
         #expect(try replica.records(in: 1...7) == (try store.records(in: 1...7)))
         #expect(!fixture.server.globalLockoutEntries(user: "alice", at: SyncServerTests.start.adding(milliseconds: 6_000)).isEmpty)
@@ -65,7 +65,7 @@ import TestSupport
         #expect(SyncServerTests.errorCode(refused) == "chain_broken")
         let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token)
         #expect(try await client.run().acknowledgedSeq == 2)
-        let replica = try fixture.server.replicas.store(for: "kiosk-7")
+        let replica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")
         #expect(try replica.records(in: 1...2) == (try store.records(in: 1...2)))
         #expect(try replica.record(at: 1)?.event.user == pseudonym)
         #expect(try replica.verify().isValid)
@@ -112,7 +112,7 @@ import TestSupport
 
         // Every replica reads alice erased now, before any device synced; bob is intact; the
         // chains still verify and the audit passes.
-        let kioskReplica = try fixture.server.replicas.store(for: "kiosk-7")
+        let kioskReplica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")
         #expect(try kioskReplica.isForgotten("alice"))
         #expect(try kioskReplica.record(at: 1)?.event.user == kioskPseudonym)
         #expect(try kioskReplica.record(at: 5)?.event.payload == bob.payload)
@@ -139,7 +139,7 @@ import TestSupport
         #expect(try kioskReplica.verify().isValid)
         #expect(try kiosk.verify().isValid)
         // The other device is still asked until it syncs.
-        let tabletReplica = try fixture.server.replicas.store(for: "tablet-2")
+        let tabletReplica = try fixture.server.replicas.pinnedStore(for: "tablet-2")
         #expect(try tabletReplica.forgetRequests().map(\.literal) == [tabletPseudonym])
         let cursor = fixture.call("GET", SyncPaths.cursor(device: "tablet-2"), token: tabletToken)
         #expect(try SyncWire.cursor(from: cursor.body).forgetUsers == [tabletPseudonym])

@@ -114,7 +114,12 @@ import TestSupport
             ("method=retina", "query parameter method: unknown method \"retina\"; expected one of password, passcode, biometric, apple, google, other, totp, sms, email, recovery_code"),
             ("since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z", "query parameter until: until (2026-11-01T00:00:00.000Z) is before since (2026-12-01T00:00:00.000Z)"),
             ("cursor=nonsense", "query parameter cursor: cursor \"nonsense\" is not a cursor this server or CLI issued; pass next_cursor from the previous page unchanged"),
-            ("limit=20000", "query parameter limit: at most 10000 attempts per page, got 20000"),
+            // The server's own maximum, whatever the number (the query type alone allows more).
+            ("limit=20000", "query parameter limit: limit \"20000\" must be a whole number from 1 to 10000"),
+            ("limit=200000", "query parameter limit: limit \"200000\" must be a whole number from 1 to 10000"),
+            ("limit=0", "query parameter limit: limit \"0\" must be a whole number from 1 to 10000"),
+            ("limit=-1", "query parameter limit: limit \"-1\" must be a whole number from 1 to 10000"),
+            ("limit=18446744073709551615", "query parameter limit: limit \"18446744073709551615\" must be a whole number from 1 to 10000"),
             ("outcomes=failed", "unknown query parameter outcomes; this endpoint takes device, since, until, outcome, factor, method, limit, cursor"),
         ] {
             let response = fixture.call("GET", path + "?" + query, token: auditor)

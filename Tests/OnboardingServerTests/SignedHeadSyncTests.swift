@@ -56,7 +56,7 @@ import TestSupport
         defer { store.close() }
         let summary = try await SyncClient(store: store, transport: InMemoryTransport(handler: fixture.server.handle), token: token, batchEvents: 3).run()
         #expect(summary.acknowledgedSeq == 8)
-        let replica = try fixture.server.replicas.store(for: "kiosk-7")
+        let replica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")
         #expect(try replica.signedHeads().map(\.seq) == [3, 6, 8])
         #expect(try replica.signingPublicKey() == store.signingPublicKey())
         let audits = try fixture.server.audit()
@@ -89,7 +89,7 @@ import TestSupport
         let tail = try Self.upload(fixture, rewritten, 6...6, token: token)
         #expect(tail.status == 409)
         #expect(SyncServerTests.errorCode(tail) == "history_rewritten")
-        #expect(try fixture.server.replicas.store(for: "kiosk-7").head().seq == 5, "nothing of the rewrite was stored")
+        #expect(try fixture.server.replicas.pinnedStore(for: "kiosk-7").head().seq == 5, "nothing of the rewrite was stored")
 
         let error = await #expect(throws: SyncError.self) {
             try await SyncClient(store: rewritten, transport: InMemoryTransport(handler: fixture.server.handle), token: token).run()
@@ -110,7 +110,7 @@ import TestSupport
         let missing = try Self.upload(fixture, store, 1...3, token: token, signedHead: .some(nil))
         #expect(missing.status == 422)
         #expect(SyncServerTests.errorCode(missing) == "signature_required")
-        #expect(try fixture.server.replicas.store(for: "kiosk-7").head().seq == 0)
+        #expect(try fixture.server.replicas.pinnedStore(for: "kiosk-7").head().seq == 0)
 
         // Re-enrolling with another key is refused; the registered key stays.
         let other = fixture.call("POST", SyncPaths.devices, token: fixture.admin,

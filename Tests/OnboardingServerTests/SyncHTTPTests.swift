@@ -101,7 +101,7 @@ import TestSupport
         #expect(try await client.run().acknowledgedSeq == 12)
         let otherClient = SyncClient(store: other, transport: running.transport, token: otherToken, seed: 2)
         #expect(try await otherClient.run().acknowledgedSeq == 5)
-        #expect(try running.server.replicas.store(for: "kiosk-7").records(in: 1...12).map(\.hash)
+        #expect(try running.server.replicas.pinnedStore(for: "kiosk-7").records(in: 1...12).map(\.hash)
                 == (try store.records(in: 1...12)).map(\.hash))
 
         // 503 with Retry-After while shutting down.
@@ -134,8 +134,8 @@ import TestSupport
         #expect(String(decoding: accented.body, as: UTF8.self).components(separatedBy: #""outcome":"failed""#).count - 1 == 1)
         let forget = try await running.send("POST", SyncPaths.forget(user: "corp/alice"), token: admin)
         #expect(forget.status == 200)
-        #expect(try running.server.replicas.store(for: "kiosk-7").isForgotten("corp/alice"))
-        #expect(try !running.server.replicas.store(for: "kiosk-7").isForgotten("José"))
+        #expect(try running.server.replicas.pinnedStore(for: "kiosk-7").isForgotten("corp/alice"))
+        #expect(try !running.server.replicas.pinnedStore(for: "kiosk-7").isForgotten("José"))
     }
 
     @Test func concurrentUploadsOfOneDeviceGet429WithRetryAfter() async throws {
@@ -153,7 +153,7 @@ import TestSupport
         }
         #expect(statuses.allSatisfy { $0.status == 200 || ($0.status == 429 && $0.retryAfterSeconds == 1) })
         #expect(statuses.contains { $0.status == 200 })
-        #expect(try running.server.replicas.store(for: "kiosk-7").head().seq == 1000)
+        #expect(try running.server.replicas.pinnedStore(for: "kiosk-7").head().seq == 1000)
     }
 
     /// 60 devices upload concurrently over loopback; bounded in count (60 × 300 events) and time.
@@ -176,7 +176,7 @@ import TestSupport
         #expect(summaries.count == 60)
         #expect(summaries.allSatisfy { $0.acknowledgedSeq == 300 })
         for (store, _) in devices {
-            let replica = try running.server.replicas.store(for: store.deviceID)
+            let replica = try running.server.replicas.pinnedStore(for: store.deviceID)
             #expect(try replica.head() == (try store.head()), "\(store.deviceID) is complete on the server")
         }
     }

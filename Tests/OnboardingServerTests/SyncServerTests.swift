@@ -77,7 +77,7 @@ import TestSupport
         #expect(outcomes.suffix(10).allSatisfy { $0.kind == .appended })
 
         // The replica is the device's log: same seqs, same hashes.
-        let replica = try fixture.server.replicas.store(for: "kiosk-7")
+        let replica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")
         #expect(try replica.records(in: 1...30).map(\.hash) == (try store.records(in: 1...30)).map(\.hash))
         #expect(try replica.head() == (try store.head()))
         let cursor = fixture.call("GET", SyncPaths.cursor(device: "kiosk-7"), token: token)
@@ -113,11 +113,11 @@ import TestSupport
         #expect(Self.errorCode(forgery) == "chain_broken")
         let outcomes = try SyncWire.outcomes(from: forgery.body)
         #expect(outcomes.map(\.kind) == [.refused, .refused], "the batch is atomic: seq 5 was not kept either")
-        #expect(try fixture.server.replicas.store(for: "kiosk-7").head().seq == 4)
+        #expect(try fixture.server.replicas.pinnedStore(for: "kiosk-7").head().seq == 4)
 
         // And the honest rest still goes through.
         #expect(try fixture.upload(store, 5...10, token: token).status == 200)
-        #expect(try fixture.server.replicas.store(for: "kiosk-7").head().seq == 10)
+        #expect(try fixture.server.replicas.pinnedStore(for: "kiosk-7").head().seq == 10)
     }
 
     @Test func everyRefusalHasItsStatus() async throws {

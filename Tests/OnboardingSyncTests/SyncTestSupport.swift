@@ -85,7 +85,7 @@ final class FakeSyncServer: Sendable {
                 return failure(415, "unsupported_media_type", "send application/json")
             }
             guard request.body.count <= maximumBodyBytes else { return failure(413, "too_large", "at most \(maximumBodyBytes) bytes") }
-            let upload: (device: String, records: [Record], signedHead: SignedHead?, keys: SyncWire.Keys?)
+            let upload: SyncWire.Upload
             do { upload = try SyncWire.uploadWithKeys(from: request.body) } catch { return failure(400, "malformed", "\(error)") }
             guard upload.device == device else { return failure(400, "malformed", "body.device differs from the path") }
             return state.withLock { state in

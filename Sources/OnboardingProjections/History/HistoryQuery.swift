@@ -59,7 +59,9 @@ public struct HistoryQuery: Sendable, Hashable {
 
     /// Builds a query from text parameters (absent or empty: no filter). `outcome`, `factor` and
     /// `method` take comma-separated lists. Throws a one-line error naming the bad parameter.
-    public init(parameters: [String: String]) throws(HistoryQueryError) {
+    ///
+    /// - Parameter maximumLimit: the largest `limit` accepted (a server pages by less).
+    public init(parameters: [String: String], maximumLimit: Int = HistoryQuery.maximumLimit) throws(HistoryQueryError) {
         func value(_ name: String) -> String? {
             guard let text = parameters[name], !text.isEmpty else { return nil }
             return text
@@ -86,8 +88,8 @@ public struct HistoryQuery: Sendable, Hashable {
         factors = try list("factor", LockoutFactor.wireNames) { LockoutFactor(rawValue: $0) }
         methods = try list("method", Self.methodNames) { Self.methodNames.contains($0) ? $0 : nil }
         if let text = value("limit") {
-            guard let limit = Int(text), (1...Self.maximumLimit).contains(limit) else {
-                throw HistoryQueryError(parameter: "limit", "limit \"\(text)\" must be a whole number from 1 to \(Self.maximumLimit)")
+            guard let limit = Int(text), (1...maximumLimit).contains(limit) else {
+                throw HistoryQueryError(parameter: "limit", "limit \"\(text)\" must be a whole number from 1 to \(maximumLimit)")
             }
             self.limit = limit
         }

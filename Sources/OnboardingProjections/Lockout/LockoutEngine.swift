@@ -217,6 +217,44 @@ public struct LockoutEngine: Projection {
         }
     }
 
+    /// The entries of `user`'s keys, sorted like ``entries(at:)``: across devices two lookups,
+    /// on a device a scan of the keys (not of the log).
+    public func entries(ofUser user: String?, at: Timestamp) -> [Entry] {
+        let candidates: [LockoutKey] = acrossDevices
+            ? LockoutFactor.allCases.map { LockoutKey(user: user, device: nil, factor: $0) }
+            : keys.keys(ofUser: user)
+        return candidates.sorted().compactMap { key in
+            guard let state = keys[key] else { return nil }
+            let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
+            return Entry(key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
+                         permanent: state.permanentSince != nil)
+        }
+    }
+
+    /// Drops every key of `user`, so that user's events can be folded again from the start (the
+    /// server does it when a device uploads, late, events older than ones already folded). Keys
+    /// of one user depend only on that user's events, so the other keys stay exact.
+    public mutating func removeKeys(ofUser user: String?) {
+        for key in keys.keys(ofUser: user) {
+            keys[key] = nil
+            keys.setExtraWindows([], for: key)
+        }
+    }
+
+    /// Whether ``apply(_:)`` may change a key for an event of `type`: a fold that keeps only
+    /// these events of a user reaches the same state as one over all of them.
+    public static func mayAffectKeys(_ type: EventType) -> Bool {
+        switch type {
+        case .signInFailed, .secondFactorFailed, .signInSucceeded, .passcodeResetCompleted, .passwordChanged, .lockoutCleared: true
+        default: false
+        }
+    }
+
+    /// Whether both engines hold the same keys in the same states (whatever seq each applied
+    /// last): what the server compares when it checks that a fold in arrival order equals one in
+    /// time order.
+    public func hasSameKeys(as other: LockoutEngine) -> Bool { keys == other.keys }
+
     /// Number of keys with state: the engine's memory grows with this, not with the log.
     public var keyCount: Int { keys.count }
 }
