@@ -304,7 +304,11 @@ extension OnboardingStore {
     func userSeal(_ event: Event, scratch: inout StageScratch, forRecord: Bool) -> StagedUser? {
         guard let user = event.user else { return nil }
         let needsKey = event.type.hasPersonalFields
-        if scratch.forgotten.isEmpty, let ref = scratch.users.liveRef(of: user) {
+        // `scratch.users` still lists users this group forgot: those are live no longer. Any other
+        // live user keeps its key (treating it as new would give it another key and leave its
+        // sealed records unreadable).
+        if let ref = scratch.users.liveRef(of: user),
+           scratch.forgotten.isEmpty || !scratch.forgotten.contains(where: { $0.ref == ref }) {
             return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? scratch.users.key(of: ref) : nil), readsAsWritten: true)
         }
         // First sighting in this store, or a user this group already added or forgot. Each
