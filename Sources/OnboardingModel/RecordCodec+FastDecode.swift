@@ -5,8 +5,8 @@ import Foundation
 /// UTF-8 validation of the reference decoder (`decodeBody`), which it mirrors field for field.
 ///
 /// It accepts only what the reference decoder accepts, and then decodes the same event: it
-/// performs every check the reference decoder and `Event.validate` perform (lengths, presence
-/// and flag bytes, choice codes, count ranges, UTF-8, device characters, control characters,
+/// performs every check the reference decoder and `Event.validate` perform (seq ≥ 1, lengths,
+/// presence and flag bytes, choice codes, count ranges, UTF-8, device characters, control characters,
 /// time range). On anything unusual it gives up (`nil`) and the caller runs the reference
 /// decoder, which names the problem — so error messages stay exactly those of `decodeBody`.
 /// `RecordCodecTests` checks the two agree on valid events of every type and on forged bodies.
@@ -17,7 +17,7 @@ extension RecordCodec {
         guard let code = reader.uint16(), code >= 1, Int(code) <= WireCases.eventTypes.count else { return nil }
         let type = WireCases.eventTypes[Int(code) - 1]
         guard let schema = reader.uint8(), schema == type.schemaVersion,
-              let seq = reader.uint64(),
+              let seq = reader.uint64(), seq >= 1,
               let id = reader.uuid(),
               let at = reader.instant(),
               let deviceLength = reader.uint8(),

@@ -240,6 +240,7 @@ public enum RecordCodec {
             throw RecordDecodingError("\(type.rawValue) schema version \(schema) is not supported (this build reads \(type.schemaVersion))")
         }
         let seq = try reader.readUInt64()
+        guard seq >= 1 else { throw RecordDecodingError("record says seq 0; a log's seqs start at 1") }
         let id = try reader.readUUID()
         let at = Timestamp(millisecondsSince1970: try reader.readInt64())
         let deviceLength = Int(try reader.readUInt8())

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+@testable import OnboardingModel
+
+/// Record bytes that the fuzz target `FuzzRecordCodec` (FuzzTesting/, docs/testing.md) found
+/// mishandled; each test is the minimal form of one finding.
+@Suite("RecordCodec: hostile record bytes")
+struct RecordCodecHostileBytesTests {
+    static let event = Event(id: UUID(uuidString: "0f8fad5b-d9cb-469f-a165-70867728950e")!, device: "kiosk-7",
+                             at: Timestamp(millisecondsSince1970: 1_795_968_000_000), user: nil, session: nil,
+                             payload: .secondFactorSucceeded(method: .totp))
+
+    /// Both decoders on `body`: the fast one's answer and the reference one's error, if any.
+    static func decodeBody(_ body: [UInt8]) -> (fast: (UInt64, Event)?, referenceError: RecordDecodingError?) {
+        body.withUnsafeBytes { raw in
+            let fast = RecordCodec.fastDecodeBody(raw, users: TestKeys.directory)
+            do throws(RecordDecodingError) {
+                _ = try RecordCodec.referenceDecodeBody(raw, users: TestKeys.directory)
+                return (fast, nil)
+            } catch {
+                return (fast, error)
+            }
+        }
+    }
+
+    @Test("a record that says seq 0 is refused by both decoders: a log counts from 1, and its export would not import")
+    func seqZeroIsRefused() throws {
+        let bytes = RecordCodec.encode(Self.event, seq: 0, previousHash: .zero)
+        #expect(throws: RecordDecodingError.self) { try RecordCodec.decode(bytes, users: TestKeys.directory) }
+        #expect(throws: RecordDecodingError.self) { try RecordCodec.decode(bytes, expectedSeq: 0, users: TestKeys.directory) }
+        let (fast, referenceError) = Self.decodeBody(Array(bytes[RecordCodec.headerByteCount...]))
+        #expect(fast == nil)
+        #expect(referenceError?.message == "record says seq 0; a log's seqs start at 1")
+        // Seq 1 and the largest seq still read.
+        for seq: UInt64 in [1, .max] {
+            #expect(try RecordCodec.decode(RecordCodec.encode(Self.event, seq: seq, previousHash: .zero), users: TestKeys.directory).seq == seq)
+        }
+    }
+}
