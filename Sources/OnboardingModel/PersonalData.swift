@@ -25,6 +25,20 @@ public enum PersonalData {
 
     /// `nonce ‖ secretbox(plaintext)` with the nonce derived from the record (see above).
     public static func seal(_ plaintext: [UInt8], key: SecretKey, eventID: UUID, seq: UInt64) -> [UInt8] {
+        seal(plaintext, key: key, nonce: recordNonce(plaintext, key: key, eventID: eventID, seq: seq))
+    }
+
+    /// Whether an opened record section (`nonce ‖ …`) carries the nonce its record derives: a
+    /// section sealed for another record (another id or seq) opens with the key as well, but
+    /// would make the record's bytes other than the encoding of the event it reads as.
+    public static func hasRecordNonce(_ sealed: UnsafeRawBufferPointer, plaintext: [UInt8], key: SecretKey,
+                                      eventID: UUID, seq: UInt64) -> Bool {
+        sealed.count >= nonceByteCount
+            && recordNonce(plaintext, key: key, eventID: eventID, seq: seq).elementsEqual(sealed.prefix(nonceByteCount))
+    }
+
+    /// Keyed BLAKE2b-192 of "onboarding-nonce-v2" ‖ event id ‖ seq (u64 BE) ‖ plaintext.
+    private static func recordNonce(_ plaintext: [UInt8], key: SecretKey, eventID: UUID, seq: UInt64) -> [UInt8] {
         var nonceInput = Array("onboarding-nonce-v2".utf8)
         withUnsafeBytes(of: eventID.uuid) { nonceInput.append(contentsOf: $0) }
         withUnsafeBytes(of: seq.bigEndian) { nonceInput.append(contentsOf: $0) }
@@ -35,7 +49,7 @@ public enum PersonalData {
                                         keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count)
             precondition(rc == 0, "crypto_generichash failed")
         }
-        return seal(plaintext, key: key, nonce: nonce)
+        return nonce
     }
 
     /// `nonce ‖ secretbox(plaintext)` with a random nonce (values outside the hashed log).

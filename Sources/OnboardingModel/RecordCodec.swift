@@ -267,6 +267,9 @@ public enum RecordCodec {
                 guard let plaintext = PersonalData.open(sealed, key: key) else {
                     throw RecordDecodingError("the sealed personal fields of seq \(seq) do not open with their user's key")
                 }
+                guard PersonalData.hasRecordNonce(sealed, plaintext: plaintext, key: key, eventID: id, seq: seq) else {
+                    throw RecordDecodingError("the sealed personal fields of seq \(seq) were sealed for another record (their nonce is not this record's)")
+                }
                 personal = try decodePersonal(plaintext, type: type)
             }
         }

@@ -36,4 +36,32 @@ struct RecordCodecHostileBytesTests {
             #expect(try RecordCodec.decode(RecordCodec.encode(Self.event, seq: seq, previousHash: .zero), users: TestKeys.directory).seq == seq)
         }
     }
+
+    /// `bytes` with its hash field set to the hash of the rest, as a forger would.
+    static func rehashed(_ bytes: [UInt8]) -> [UInt8] {
+        var bytes = bytes
+        bytes.replaceSubrange(1...Digest.byteCount, with: Digest.hash(Array(bytes[(1 + Digest.byteCount)...])).bytes)
+        return bytes
+    }
+
+    @Test("a sealed personal section moved to another record (other id or seq) is refused, though it opens with the user's key")
+    func sealedSectionOfAnotherRecordIsRefused() throws {
+        let added = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", session: nil,
+                          payload: .userAdded(displayName: "Alice", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
+        let original = RecordCodec.encode(added, seq: 5, previousHash: .zero)
+        #expect(try RecordCodec.decode(original, users: TestKeys.directory).event == added)
+        // The body: type (2) ‖ schema (1) ‖ seq (8) ‖ id (16) …; the section is left as it was.
+        let seqOffset = RecordCodec.headerByteCount + 3, idOffset = seqOffset + 8
+        var otherID = original
+        otherID[idOffset + 15] ^= 0x01
+        var otherSeq = original
+        otherSeq[seqOffset + 7] = 6
+        for forged in [otherID, otherSeq] {
+            #expect {
+                try RecordCodec.decode(Self.rehashed(forged), users: TestKeys.directory)
+            } throws: { error in
+                (error as? RecordDecodingError)?.message.contains("were sealed for another record") == true
+            }
+        }
+    }
 }
