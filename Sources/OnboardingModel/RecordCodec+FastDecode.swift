@@ -6,8 +6,8 @@ import Foundation
 ///
 /// It accepts only what the reference decoder accepts, and then decodes the same event: it
 /// performs every check the reference decoder and `Event.validate` perform (seq ≥ 1, lengths,
-/// presence and flag bytes, choice codes, count ranges, UTF-8, device characters, control characters,
-/// time range). On anything unusual it gives up (`nil`) and the caller runs the reference
+/// presence and flag bytes, choice codes, count ranges, UTF-8, device characters, control
+/// characters, time range, the user of `user_forgotten`). On anything unusual it gives up (`nil`) and the caller runs the reference
 /// decoder, which names the problem — so error messages stay exactly those of `decodeBody`.
 /// `RecordCodecTests` checks the two agree on valid events of every type and on forged bodies.
 extension RecordCodec {
@@ -30,6 +30,9 @@ extension RecordCodec {
             guard !type.hasPersonalFields, let ref = reader.userRef() else { return nil }
             user = users.displayName(of: ref)
         }
+        // `user_forgotten` names its user by the pseudonym literal (`Event.validate`): with no
+        // user, or one this directory still holds by name, the reference decoder refuses it.
+        if type == .userForgotten, !(user.map(UserRef.isLiteral) ?? false) { return nil }
         guard let hasSession = reader.presence() else { return nil }
         var session: UUID?
         if hasSession {

@@ -64,4 +64,22 @@ struct RecordCodecHostileBytesTests {
             }
         }
     }
+
+    @Test("a user_forgotten record naming a live user, or no user, is refused by both decoders (the fast one read it)")
+    func userForgottenOfALiveUserIsRefused() throws {
+        for user in ["alice", nil] {
+            let forgotten = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: user, session: nil, payload: .userForgotten)
+            let bytes = RecordCodec.encode(forgotten, seq: 3, previousHash: .zero)
+            let (fast, referenceError) = Self.decodeBody(Array(bytes[RecordCodec.headerByteCount...]))
+            #expect(fast == nil, "user \(user ?? "none")")
+            #expect(referenceError?.message.contains("user_forgotten names the user by its pseudonym") == true, "user \(user ?? "none")")
+            #expect(throws: RecordDecodingError.self) { try RecordCodec.decode(bytes, users: TestKeys.directory) }
+        }
+        // By its pseudonym literal (a user this directory does not hold): both read it.
+        let literal = UserRef(bytes: [UInt8](repeating: 0xAB, count: UserRef.byteCount)).literal
+        let forgotten = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: literal, session: nil, payload: .userForgotten)
+        let bytes = RecordCodec.encode(forgotten, seq: 3, previousHash: .zero)
+        let (fast, referenceError) = Self.decodeBody(Array(bytes[RecordCodec.headerByteCount...]))
+        #expect(fast?.1 == forgotten && referenceError == nil)
+    }
 }

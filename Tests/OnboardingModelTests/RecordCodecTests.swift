@@ -309,7 +309,9 @@ struct RecordCodecTests {
     func flippedBytesAnywhere(type: EventType) {
         var generator = EventGenerator(seed: UInt64(type.code))
         // Keep records small so every position can be tried with several masks.
-        var event = Samples.event(generator.payload(of: type))
+        // `user_forgotten` names its user by the pseudonym literal, or the record is invalid.
+        var event = Samples.event(generator.payload(of: type),
+                                  user: type == .userForgotten ? UserRef(bytes: [UInt8](repeating: 0xAB, count: 16)).literal : "alice")
         if case .userAdded(_, _, _, let policy, let length) = event.payload {
             event.payload = .userAdded(displayName: "Ana", subtitle: "x", imageRef: nil, passcodePolicy: policy, passcodeMinLength: length)
         } else if case .userProfileUpdated = event.payload {
