@@ -260,17 +260,22 @@ public enum RecordCodec {
         // The sealed personal fields (format 2, with a user): in field order, or `nil` when erased.
         var personal: [FieldValue?]?
         let sealsPersonal = ref != nil && type.hasPersonalFields
-        if let ref, let users, sealsPersonal, try reader.readPresence(field: "sealed personal fields") {
-            let length = Int(try reader.readUInt16())
-            let sealed = try reader.take(length, field: "sealed personal fields")
-            if let key = users.key(of: ref) {
-                guard let plaintext = PersonalData.open(sealed, key: key) else {
-                    throw RecordDecodingError("the sealed personal fields of seq \(seq) do not open with their user's key")
+        if let ref, let users, sealsPersonal {
+            if try reader.readPresence(field: "sealed personal fields") {
+                let length = Int(try reader.readUInt16())
+                let sealed = try reader.take(length, field: "sealed personal fields")
+                if let key = users.key(of: ref) {
+                    guard let plaintext = PersonalData.open(sealed, key: key) else {
+                        throw RecordDecodingError("the sealed personal fields of seq \(seq) do not open with their user's key")
+                    }
+                    guard PersonalData.hasRecordNonce(sealed, plaintext: plaintext, key: key, eventID: id, seq: seq) else {
+                        throw RecordDecodingError("the sealed personal fields of seq \(seq) were sealed for another record (their nonce is not this record's)")
+                    }
+                    personal = try decodePersonal(plaintext, type: type)
                 }
-                guard PersonalData.hasRecordNonce(sealed, plaintext: plaintext, key: key, eventID: id, seq: seq) else {
-                    throw RecordDecodingError("the sealed personal fields of seq \(seq) were sealed for another record (their nonce is not this record's)")
-                }
-                personal = try decodePersonal(plaintext, type: type)
+            } else if users.key(of: ref) != nil {
+                // Left out only for a user forgotten when it was written, who never has a key again.
+                throw RecordDecodingError("the sealed personal fields of seq \(seq) are missing, but its user's key is held (the record was written for a forgotten user)")
             }
         }
         var values: [FieldValue?] = []

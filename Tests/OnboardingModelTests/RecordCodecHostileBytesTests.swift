@@ -82,4 +82,25 @@ struct RecordCodecHostileBytesTests {
         let (fast, referenceError) = Self.decodeBody(Array(bytes[RecordCodec.headerByteCount...]))
         #expect(fast?.1 == forgotten && referenceError == nil)
     }
+
+    @Test("a record of a live user whose sealed personal section was left out is refused: it would read as erased while the key is held")
+    func liveUserWithoutSealedSectionIsRefused() throws {
+        let added = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", session: nil,
+                          payload: .userAdded(displayName: "Alice", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
+        guard let live = TestKeys.seal(for: "alice") else { Issue.record("alice has no seal"); return }
+        // Written as for a forgotten user: presence 0, no section.
+        let bytes = RecordCodec.encode(added, seq: 4, previousHash: .zero, seal: UserSeal(ref: live.ref, key: nil))
+        #expect {
+            try RecordCodec.decode(bytes, users: TestKeys.directory)
+        } throws: { error in
+            (error as? RecordDecodingError)?.message == "the sealed personal fields of seq 4 are missing, but its user's key is held (the record was written for a forgotten user)"
+        }
+        // For a user the directory does not hold, the same form reads as erased, by the pseudonym.
+        let stranger = UserRef(bytes: [UInt8](repeating: 0xAB, count: UserRef.byteCount))
+        let erased = try RecordCodec.decode(RecordCodec.encode(added, seq: 4, previousHash: .zero, seal: UserSeal(ref: stranger, key: nil)),
+                                            users: TestKeys.directory)
+        #expect(erased.event.user == stranger.literal)
+        #expect(erased.event.payload == .userAdded(displayName: PersonalData.erasedText, subtitle: nil, imageRef: nil,
+                                                   passcodePolicy: .numeric, passcodeMinLength: 6))
+    }
 }
