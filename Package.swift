@@ -14,6 +14,9 @@ let package = Package(
         .library(name: "OnboardingStore", targets: ["OnboardingStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        // For FuzzTesting/, a package of its own that fuzzes the sync wire format and the server.
+        .library(name: "OnboardingSync", targets: ["OnboardingSync"]),
+        .library(name: "OnboardingServer", targets: ["OnboardingServer"]),
         .executable(name: "onboard", targets: ["onboard"]),
         .executable(name: "onboard-bench", targets: ["onboard-bench"]),
     ],
