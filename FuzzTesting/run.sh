@@ -85,9 +85,9 @@ for target in "${targets[@]}"; do
         -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1
     code=$?
     set -e
-    executions[$target]=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
-    rate[$target]=$(grep -m1 'stat::average_exec_per_sec' "$log" | awk '{print $2}')
-    resets[$target]=$(grep -m1 'ServerHarness: the server was reset' "$log" | awk '{print $6}')
+    executions[$target]=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
+    rate[$target]=$(grep -m1 'stat::average_exec_per_sec' "$log" | awk '{print $2}' || true)
+    resets[$target]=$(grep -m1 'ServerHarness: the server was reset' "$log" | awk '{print $6}' || true)
     if ((code == 0)); then
         status[$target]=ok
     else
