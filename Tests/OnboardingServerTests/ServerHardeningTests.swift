@@ -115,6 +115,39 @@ import Glibc
         }
     }
 
+    @Test func historyCursorsAndLimitsAtTheEdgesNeverTrap() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start.adding(milliseconds: 3_600_000)))
+        defer { server.close() }
+        let auditor = try server.tokens.issue(role: .auditor)
+        let store = try Self.openStore("kiosk-7", in: directory)
+        defer { store.close() }
+        _ = try await store.append((0..<5).map { Self.event("kiosk-7", at: Self.start.adding(milliseconds: Int64($0))) })
+        let token = try server.tokens.issue(role: .device, device: "kiosk-7")
+        #expect(Self.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token, body: try Self.uploadBody(store, 1...5)).status == 200)
+        func encoded(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        let cursors = ["h1:9223372036854775807:18446744073709551615:kiosk-7", "h1:-9223372036854775808:0:kiosk-7",
+                       "h1:0:18446744073709551615:\u{7}", "h1:1:1:" + String(repeating: "z", count: 300)].map(encoded)
+        for path in [SyncPaths.history(user: "alice"), SyncPaths.history(device: "kiosk-7")] {
+            for cursor in cursors {
+                let response = Self.call(server, "GET", path + "?cursor=" + cursor, token: auditor)
+                #expect([200, 400].contains(response.status), "\(path) \(cursor): \(Self.text(response))")
+            }
+            for at in ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z"] {
+                let response = Self.call(server, "GET", path + "?since=\(at)&until=9999-12-31T23:59:59.999Z", token: auditor)
+                #expect(response.status == 200, "\(Self.text(response))")
+            }
+        }
+        for at in ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "10000-01-01T00:00:00Z", "-0001-01-01T00:00:00Z"] {
+            let response = Self.call(server, "GET", SyncPaths.lockout(user: "alice") + "?at=" + at, token: auditor)
+            #expect(at.hasPrefix("0") || at.hasPrefix("9") ? response.status == 200 : response.status == 400, "\(at): \(Self.text(response))")
+        }
+    }
+
     // MARK: Device ids in paths (A8)
 
     @Test func everyDeviceEndpointRefusesAnInvalidIdWith400AndRevokingIsIdempotent() throws {
