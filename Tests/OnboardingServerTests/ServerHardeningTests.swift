@@ -54,9 +54,11 @@ import Glibc
         Event(id: UUID(), device: device, at: at, user: user, session: nil, payload: payload)
     }
 
-    static func openStore(_ device: String, in directory: TemporaryDirectory) throws -> OnboardingStore {
+    /// - Parameter checksTimes: `false` for a hostile device, whose store writes whatever times it likes.
+    static func openStore(_ device: String, in directory: TemporaryDirectory, checksTimes: Bool = true) throws -> OnboardingStore {
         var options = OnboardingStore.Options()
         options.deviceID = device
+        if !checksTimes { options.maximumClockSkewMilliseconds = nil }
         return try OnboardingStore.open(at: directory.appending("device-\(device)-\(UUID().uuidString.prefix(4))"), options: options)
     }
 
@@ -240,7 +242,7 @@ import Glibc
         let clock = ManualServerClock(Self.start)
         let server = try Self.server(in: directory, clock: clock)
         defer { server.close() }
-        let attacker = try Self.openStore("kiosk-6", in: directory)
+        let attacker = try Self.openStore("kiosk-6", in: directory, checksTimes: false)
         defer { attacker.close() }
         let future = try Timestamp(iso8601: far)
         _ = try await attacker.append((0..<6).map { Self.event("kiosk-6", at: future.adding(milliseconds: -Int64($0))) })
@@ -251,7 +253,7 @@ import Glibc
 
         // The most a device can do: failures dated just inside the skew lock until at most
         // now + skew + the policy's window (5 minutes for mediawiki's first tier).
-        let edge = try Self.openStore("kiosk-8", in: directory)
+        let edge = try Self.openStore("kiosk-8", in: directory, checksTimes: false)
         defer { edge.close() }
         let skew = server.options.maximumClockSkewMilliseconds
         _ = try await edge.append((0..<6).map { Self.event("kiosk-8", at: Self.start.adding(milliseconds: skew - 5 + Int64($0))) })
@@ -422,5 +424,8 @@ import Glibc
         #expect(response.status == 500, "\(Self.text(response))")
         #expect(!Self.text(response).contains(directory.path) && !Self.text(response).contains("/"), "\(Self.text(response))")
         #expect(failures.lines.withLock { $0.contains { $0.contains(directory.path) } }, "the operator's log names the replica")
+        let audit = Self.call(server, "GET", "/v1/audit", token: try server.tokens.issue(role: .auditor))
+        #expect(audit.status == 200 && Self.text(audit).contains(#""ok":false"#), "\(Self.text(audit))")
+        #expect(!Self.text(audit).contains(directory.path), "the audit names the damage, not the files: \(Self.text(audit))")
     }
 }
