@@ -132,7 +132,8 @@ final class Acceptor: Sendable {
 
             let woke = clock.now
             if woke >= nextTick {
-                core.warnings.note(.deadline, count: core.connections.reap(now: woke))
+                let reaped = core.connections.reap(now: woke)
+                core.warnings.note(.deadline, count: reaped.overdue)
                 core.warnings.flush(now: woke)
                 if spare < 0 { spare = openSpare() }
                 nextTick = woke + Self.tickInterval

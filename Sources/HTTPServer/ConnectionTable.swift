@@ -26,7 +26,17 @@ final class ConnectionTable: Sendable {
         /// When the reaper shuts the connection down; nil while a handler works on its request
         /// (the server's time, not the client's).
         var deadline: ContinuousClock.Instant?
+        /// A handler's response is being sent: the client may have half-closed and still be
+        /// reading it.
+        var responding = false
+        /// The client's end was seen shut (POLLRDHUP) at the last tick, with no request in reach
+        /// of a handler and no response going out.
+        var hangUpSeen = false
         var reaped = false
+
+        /// Waiting for (more of) a request: the only state in which a client that has shut its
+        /// end can never be answered.
+        var awaitingRequest: Bool { attached && !reaped && deadline != nil && !responding }
     }
 
     private struct State {
@@ -97,40 +107,85 @@ final class ConnectionTable: Sendable {
 
     /// The request has been handed to a handler: its time is the server's.
     func pauseDeadline(_ descriptor: Int32) {
-        state.withLock { $0.entries[descriptor]?.deadline = nil }
+        state.withLock { state in
+            state.entries[descriptor]?.deadline = nil
+            state.entries[descriptor]?.hangUpSeen = false
+        }
     }
 
-    /// A new phase starts (sending a response, waiting for the next request): the client gets a
-    /// whole deadline for it.
-    func restartDeadline(_ descriptor: Int32) {
+    /// A new phase starts — sending a handler's response (`responding`), or waiting for the next
+    /// request — and the client gets a whole deadline for it.
+    func restartDeadline(_ descriptor: Int32, responding: Bool) {
         let next = ContinuousClock.now + deadline
         state.withLock { state in
             guard state.entries[descriptor]?.reaped == false else { return }
             state.entries[descriptor]?.deadline = next
+            state.entries[descriptor]?.responding = responding
+            state.entries[descriptor]?.hangUpSeen = false
         }
     }
 
-    /// Shuts down every attached connection past its deadline (MHD then sees the socket fail and
-    /// closes it the usual way: completion callback, CLOSED, close) and forgets entries MHD never
-    /// attached. Returns how many connections were cut.
-    func reap(now: ContinuousClock.Instant = .now) -> Int {
+    /// What one reaper pass did.
+    struct Reaped: Equatable {
+        /// Connections past their deadline, shut down.
+        var overdue = 0
+        /// Connections whose client had shut its end while a request was still to come, shut down.
+        var hungUp = 0
+    }
+
+    /// Shuts down every attached connection past its deadline, and every one whose client shut
+    /// its end (POLLRDHUP) at two ticks in a row while the server waited for a request (MHD then
+    /// sees the socket fail and closes it the usual way: completion callback, CLOSED, close); and
+    /// forgets entries MHD never attached.
+    ///
+    /// The hang-up sweep exists because libmicrohttpd 0.9.75's edge-triggered epoll misses a FIN
+    /// that arrives together with data (a client that sends half a request, or a whole one, and
+    /// closes): such a connection would keep its place until the idle timeout. Two ticks, because
+    /// a complete request is in reach of a handler a moment after its last byte arrives, and a
+    /// client may half-close after sending it.
+    func reap(now: ContinuousClock.Instant = .now) -> Reaped {
         state.withLock { state in
-            var cut = 0
+            var reaped = Reaped()
             var dropped: [Int32] = []
+            var watched: [pollfd] = []
             for (descriptor, entry) in state.entries {
                 if !entry.attached {
                     if now - entry.accepted > unattachedGrace { dropped.append(descriptor) }
                     continue
                 }
-                guard !entry.reaped, let due = entry.deadline, due <= now else { continue }
-                _ = shutdown(descriptor, Int32(SHUT_RDWR))
-                state.entries[descriptor]?.reaped = true
-                cut += 1
+                guard entry.awaitingRequest, let due = entry.deadline else { continue }
+                if due <= now {
+                    _ = shutdown(descriptor, Int32(SHUT_RDWR))
+                    state.entries[descriptor]?.reaped = true
+                    reaped.overdue += 1
+                } else {
+                    watched.append(pollfd(fd: descriptor, events: Self.hangUpEvents, revents: 0))
+                }
             }
             for descriptor in dropped { state.forget(descriptor) }
-            return cut
+            // Every descriptor polled is an attached connection's socket (checked under the lock
+            // CLOSED takes), so none can be another file's.
+            if !watched.isEmpty, poll(&watched, nfds_t(watched.count), 0) > 0 {
+                for polled in watched where polled.revents & (Self.hangUpEvents | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
+                    if state.entries[polled.fd]?.hangUpSeen == true {
+                        _ = shutdown(polled.fd, Int32(SHUT_RDWR))
+                        state.entries[polled.fd]?.reaped = true
+                        reaped.hungUp += 1
+                    } else {
+                        state.entries[polled.fd]?.hangUpSeen = true
+                    }
+                }
+            }
+            return reaped
         }
     }
+
+    #if os(Linux)
+    /// POLLRDHUP: the peer shut down its writing end. (Linux; elsewhere only a full hang-up shows.)
+    private static let hangUpEvents = Int16(0x2000)
+    #else
+    private static let hangUpEvents = Int16(POLLHUP)
+    #endif
 
     var count: Int { state.withLock { $0.entries.count } }
 

@@ -112,6 +112,9 @@ public final class HTTPServer: Sendable {
         return core.connections.count(from: parsed.s_addr)
     }
 
+    /// Requests waiting for a handler thread. For tests.
+    var queuedRequestCount: Int { core.pool.queuedCount }
+
     /// Request-body bytes held right now. For tests.
     var bufferedBodyByteCount: Int { core.bufferedBodyByteCount }
 

@@ -56,7 +56,7 @@ func onboardAccessHandler(
         return respond(core, connection, context, response)
     case .handled(let response):
         // A new phase for the client: reading the response gets a whole deadline of its own.
-        core.connections.restartDeadline(context.descriptor)
+        core.connections.restartDeadline(context.descriptor, responding: true)
         return respond(core, connection, context, response)
     case .receiving:
         let request = HTTPRequest(
@@ -112,10 +112,19 @@ private func headersArrived(
     _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, collectQueryArgument, contextPointer)
     context.remoteAddress = describe(onboard_mhd_client_address(connection))
 
+    // Two framings that disagree are how requests are smuggled past a proxy (RFC 9112 §6.3);
+    // libmicrohttpd 0.9.75 takes the first Content-Length and ignores the rest, so refuse here.
+    let declaredLengths = context.headers.values(for: "Content-Length").map { $0.trimmingASCIISpaces() }
+    if Set(declaredLengths).count > 1 {
+        return respond(core, connection, context, .error(status: 400, "the request has Content-Length headers that disagree; send one"))
+    }
+    if !declaredLengths.isEmpty, context.headers["Transfer-Encoding"] != nil {
+        return respond(core, connection, context, .error(status: 400, "the request has both Content-Length and Transfer-Encoding; send one"))
+    }
     // A declared length over the limit is refused before reading a byte of it: responding now makes
     // MHD skip the body (and the `100 Continue`) and close the connection afterwards.
-    if let declared = context.headers["Content-Length"] {
-        guard let length = UInt64(declared.trimmingASCIISpaces()) else {
+    if let declared = declaredLengths.first {
+        guard let length = UInt64(declared) else {
             return respond(core, connection, context, .error(status: 400, "Content-Length is not a number"))
         }
         if length > UInt64(core.limits.maximumRequestBodyBytes) {
@@ -251,7 +260,7 @@ func onboardRequestCompleted(
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
     core.releaseBody(of: context)
     // The next request on a kept-alive connection gets a whole deadline of its own.
-    core.connections.restartDeadline(context.descriptor)
+    core.connections.restartDeadline(context.descriptor, responding: false)
     core.accessLog?(HTTPAccessLogEntry(
         method: context.method, path: context.path, status: context.status,
         requestBodyBytes: context.bodyBytesReceived, responseBodyBytes: context.responseBodyBytes,
