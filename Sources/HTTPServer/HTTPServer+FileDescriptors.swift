@@ -78,7 +78,7 @@ extension HTTPServer {
             let needed = min(limits.connectionLimit, Limits.minimumConnectionLimit)
             guard forConnections >= needed else {
                 let suggested = inUse + reserved + own + limits.connectionLimit
-                throw HTTPServerError(.outOfFileDescriptors, "only \(max(0, forConnections)) file descriptors are left for connections (RLIMIT_NOFILE is \(softLimit), \(inUse) are open, \(reserved + own) are kept for the server's own files) but at least \(needed) are needed; raise the limit to \(suggested) (ulimit -n \(suggested), or LimitNOFILE=\(suggested) for a systemd service)")
+                throw HTTPServerError(.outOfFileDescriptors, "only \(max(0, forConnections)) file descriptors are left for connections (RLIMIT_NOFILE is \(softLimit), \(inUse) are open, \(reserved + own) are kept for the server's own files) but at least \(needed) are needed; raise the limit to at least \(suggested) (ulimit -n \(suggested), or LimitNOFILE=\(suggested) for a systemd service)")
             }
             return min(limits.connectionLimit, forConnections)
         }
