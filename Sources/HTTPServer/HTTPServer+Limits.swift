@@ -76,6 +76,11 @@ extension HTTPServer {
         public static let minimumConnectionLimit = 64
         /// 2^20: Linux's default `fs.nr_open`, the most descriptors a process can have.
         public static let maximumConnectionLimit = 1 << 20
+        /// 2 s: after the handler threads are joined, how long `stop()` lets the answers they made
+        /// (and the 503s for requests still queued) go out before it closes every connection.
+        /// Loopback and LAN clients read them in milliseconds; one that does not read cannot hold
+        /// up a shutdown for longer.
+        public static let stopAnswerFlushTimeout = Duration.seconds(2)
         /// 1 s: the `Retry-After` of every 503 the HTTP layer sends when a resource runs out. The
         /// handler queue drains in about a second (``defaultMaximumQueuedRequests``) and a
         /// deadline frees a trickling client's place within ``requestDeadlineSeconds``; clients

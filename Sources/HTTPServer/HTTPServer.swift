@@ -186,8 +186,9 @@ public final class HTTPServer: Sendable {
 
     /// Stops gracefully and blocks until done: new connections are refused at once, requests
     /// already being handled get up to ``Limits/stopDrainTimeout`` to finish (requests still
-    /// queued after that get 503 without reaching the handler), then every connection is closed
-    /// and every server thread joined. Does nothing if not running.
+    /// queued after that get 503 without reaching the handler), the answers get up to
+    /// ``Limits/stopAnswerFlushTimeout`` to go out, then every connection is closed and every
+    /// server thread joined. Does nothing if not running.
     ///
     /// Never call it from a handler: it waits for that very handler and then joins its thread.
     public func stop() {
@@ -209,6 +210,12 @@ public final class HTTPServer: Sendable {
         // Every suspended connection must be resumed before MHD_stop_daemon (MHD's rule): the
         // workers finish or refuse what is left and resume each one, then are joined.
         core.pool.stop(refusingQueued: true)
+        // A resume only asks the polling thread to send the answer; give it the moment it needs,
+        // or MHD_stop_daemon would close those connections with their answers unsent.
+        let flushDeadline = clock.now.advanced(by: Limits.stopAnswerFlushTimeout)
+        while core.inFlight > 0, clock.now < flushDeadline {
+            usleep(1_000)
+        }
         MHD_stop_daemon(running.daemon)
         running.acceptor.close()
     }

@@ -25,7 +25,9 @@ final class HandlerPool: Sendable {
     }
 
     private struct State {
-        var jobs: [Job] = []
+        /// Taken jobs are set to nil at once: a job holds its request's body, which must go with
+        /// the handler's return, not whenever the array is next compacted.
+        var jobs: [Job?] = []
         /// Index of the oldest job in `jobs`; the array is compacted as the front empties.
         var head = 0
         var stopping = false
@@ -38,6 +40,7 @@ final class HandlerPool: Sendable {
         mutating func pop() -> Job? {
             guard head < jobs.count else { return nil }
             let job = jobs[head]
+            jobs[head] = nil
             head += 1
             // Compact once the consumed front is at least half the storage (amortised O(1)).
             if head >= 64, head * 2 >= jobs.count {

@@ -271,16 +271,30 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
 
     /// `stop()` with requests still queued behind a blocked handler: the drain timeout passes,
     /// the queued ones get 503 without reaching the handler, every suspended connection is
-    /// resumed before libmicrohttpd stops, and nothing leaks.
+    /// resumed before libmicrohttpd stops, every answer goes out, and nothing leaks.
+    ///
+    /// The polling thread is kept busy (one thread, held up in the access log of an unrelated
+    /// request) while the worker resumes the connections, as on a loaded machine: stopping the
+    /// daemon as soon as the workers were joined closed the connections with their answers unsent.
     @Test func stopAnswersQueuedRequestsAndResumesEverySuspendedConnection() async throws {
         var limits = HTTPServer.Limits()
         limits.handlerThreadCount = 1
+        limits.pollingThreadCount = 1
         limits.stopDrainTimeout = .milliseconds(300)
         let handler = GatedHandler()
-        let server = HTTPServer(port: 0, limits: limits, handler: handler)
+        let server = HTTPServer(port: 0, limits: limits, handler: handler, accessLog: { entry in
+            if entry.path == "/busy" { Thread.sleep(forTimeInterval: 1) }
+        })
         try server.start()
         let answers = Collected()
-        try await onOwnThread {
+        let busyAnswer = try await onOwnThread { () -> String in
+            // A kept-alive connection, opened before the stop, for the request that keeps the
+            // polling thread busy.
+            let keptAlive = try #require(LoopbackClient.connect(port: server.port))
+            defer { close(keptAlive) }
+            LoopbackClient.send(keptAlive, Array("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            #expect(recv(keptAlive, &buffer, buffer.count, 0) > 0)
             let done = DispatchSemaphore(value: 0)
             for _ in 0..<3 {
                 sendInBackground(port: server.port, "GET /block HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", into: answers, done: done)
@@ -293,13 +307,17 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
             }
             Thread.sleep(forTimeInterval: 0.6) // past the drain timeout: stop() now waits on the handler
             #expect(stopped.wait(timeout: .now()) == .timedOut)
+            LoopbackClient.send(keptAlive, Array("GET /busy HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            Thread.sleep(forTimeInterval: 0.2) // the polling thread is now in /busy's access log
             handler.open(1)
             #expect(stopped.wait(timeout: .now() + 10) == .success)
             for _ in 0..<3 { #expect(done.wait(timeout: .now() + 10) == .success) }
+            return String(decoding: LoopbackClient.readToEnd(keptAlive), as: UTF8.self)
         }
         let all = answers.all
-        #expect(all.filter { $0.contains("unblocked") }.count == 1)
-        #expect(all.filter { $0.hasPrefix("HTTP/1.1 503") && $0.contains("shutting down") }.count == 2)
+        #expect(all.filter { $0.contains("unblocked") }.count == 1, "\(all)")
+        #expect(all.filter { $0.hasPrefix("HTTP/1.1 503") && $0.contains("shutting down") }.count == 2, "\(all)")
+        #expect(busyAnswer.hasPrefix("HTTP/1.1 503"))
         #expect(handler.enteredCount == 1)
         #expect(server.inFlightRequestCount == 0)
         #expect(server.openConnectionCount == 0)
