@@ -36,8 +36,9 @@ let healthHandler = ClosureHTTPHandler { _ in .json(#"{"status":"ok"}"#) }
             let probes = ProbeSeries(port: port, from: "127.0.0.2", every: .milliseconds(500), timeout: .seconds(2), for: .seconds(40))
             tricklers.sendNextByte()
             var report = LoadReport()
-            // Let the acceptor see every connection, then check who holds what (bounded: 5 s).
-            for _ in 0..<50 where server.openConnectionCount(from: "127.0.0.1") != 64 || tricklers.answers().count < 6 {
+            // Let the acceptor see every connection, then check who holds what (bounded: 10 s).
+            let idleHeld = { idleSources.map { server.openConnectionCount(from: $0) }.reduce(0, +) }
+            for _ in 0..<100 where server.openConnectionCount(from: "127.0.0.1") != 64 || tricklers.answers().count < 6 || idleHeld() != 500 {
                 Thread.sleep(forTimeInterval: 0.1)
             }
             report.heldFromTricklerAddress = server.openConnectionCount(from: "127.0.0.1")

@@ -2,6 +2,15 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+private let streamSocket = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
+private let sendFlags = Int32(MSG_NOSIGNAL)
+private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(socket, address, length) }
+private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(socket, bytes, count, sendFlags) }
+#elseif canImport(Darwin)
+import Darwin
+private let streamSocket = SOCK_STREAM
+private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(socket, address, length) }
+private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(socket, bytes, count, 0) }
 #endif
 
 /// Blocking TCP on loopback for load and hostile-client tests: connections from a chosen source
@@ -12,8 +21,12 @@ public enum LoopbackClient {
     /// A connected socket to 127.0.0.1:`port` from `source`, or nil when the connection is not
     /// established within `timeout`. Blocking, with send and receive timeouts of `timeout`.
     public static func connect(port: UInt16, from source: String = "127.0.0.1", timeout: Duration = .seconds(5)) -> Int32? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        let socket = makeSocket()
         guard socket >= 0 else { return nil }
+        #if canImport(Darwin)
+        var one: Int32 = 1
+        setsockopt(socket, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         local.sin_addr.s_addr = inet_addr(source)
@@ -31,7 +44,7 @@ public enum LoopbackClient {
         // take longer than the timeout.
         let flags = fcntl(socket, F_GETFL)
         _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
-        let started = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, size) } }
+        let started = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(socket, $0, size) } }
         if started != 0 {
             guard errno == EINPROGRESS else {
                 close(socket)
@@ -56,7 +69,7 @@ public enum LoopbackClient {
     public static func send(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let result = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let result = bytes[sent...].withUnsafeBytes { systemSend(socket, $0.baseAddress, $0.count) }
             if result <= 0 { return false }
             sent += result
         }
@@ -119,6 +132,8 @@ public enum LoopbackClient {
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
+
+    private static func makeSocket() -> Int32 { socket(AF_INET, streamSocket, 0) }
 
     static func milliseconds(_ duration: Duration) -> Int32 {
         Int32(clamping: max(0, Int((duration / .milliseconds(1)).rounded(.up))))
