@@ -192,15 +192,20 @@ public final class SyncServer: Sendable {
                 }
             }
             return auditor(request, user) { user in self.json(200, SyncWire.encode(.array(self.globalLockoutEntries(user: user, at: at).map(\.jsonValue)))) }
-        case .wrongMethod:
-            return failure(405, "method_not_allowed", "\(SyncServer.printable(request.method)) is not allowed on this path; see docs/sync-protocol.md")
+        case .wrongMethod(let allowed):
+            // RFC 9110 § 15.5.6: a 405 names the methods the path takes.
+            var response = failure(405, "method_not_allowed", "\(SyncServer.printable(request.method)) is not allowed on this path (it takes \(allowed.joined(separator: ", "))); see docs/sync-protocol.md")
+            response.headers["allow"] = allowed.joined(separator: ", ")
+            return response
         case .notFound:
             return failure(404, "not_found", "no such endpoint; see docs/sync-protocol.md for the paths under /v1")
         }
     }
 
     enum Route: Equatable {
-        case health, enrol, issueAuditorToken, audit, wrongMethod, notFound
+        case health, enrol, issueAuditorToken, audit, notFound
+        /// A known path with a method it does not take; the methods it takes, for `Allow`.
+        case wrongMethod(allowed: [String])
         case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
         case history(String), lockout(String), deviceHistory(String), forgetUser(String)
     }
@@ -230,7 +235,7 @@ public final class SyncServer: Sendable {
         case 3 where rest[0] == "users" && rest[2] == "forget": candidates = [("POST", .forgetUser(rest[1]))]
         default: return .notFound
         }
-        return candidates.first { $0.0 == method }?.1 ?? .wrongMethod
+        return candidates.first { $0.0 == method }?.1 ?? .wrongMethod(allowed: candidates.map(\.0))
     }
 
     // MARK: Authorisation
