@@ -30,6 +30,26 @@ import Testing
         #expect(unknown.status == 404 && unknown.headers["allow"] == nil)
     }
 
+    /// Every endpoint with `{user}` in its path checks it as the envelope's `user`: 1–256 bytes
+    /// of UTF-8 without a control character, else 400 — a history or lockout of an id that no
+    /// event can carry is a client bug, not an empty answer.
+    @Test func everyUserEndpointRefusesAnInvalidUserIdWith400() throws {
+        let fixture = try Fixture()
+        defer { fixture.close() }
+        let auditor = try fixture.server.tokens.issue(role: .auditor)
+        let longest = String(repeating: "é", count: Limits.maximumUserBytes / 2)
+        for (user, valid) in [("alice", true), (longest, true), (longest + "x", false), ("a\u{1B}b", false),
+                              ("a\u{85}", false), ("a\u{7F}", false), ("a\nb", false), ("\u{9F}", false)] {
+            let encoded = SyncPaths.percentEncoded(user)
+            for (method, path, token) in [("GET", "/v1/users/\(encoded)/history", auditor), ("GET", "/v1/users/\(encoded)/lockout", auditor),
+                                          ("POST", "/v1/users/\(encoded)/forget", fixture.admin)] {
+                let response = fixture.call(method, path, token: token)
+                #expect(response.status == (valid ? 200 : 400), "\(method) \(path)")
+                if !valid { #expect(SyncWire.error(from: response.body)?.message.hasPrefix("user must ") == true) }
+            }
+        }
+    }
+
     /// `device=` of a user's history is a device id like the one in a path: an id no device can
     /// have is 400, a valid one that never uploaded is an empty page, an empty one no filter.
     @Test func theHistoryDeviceParameterIsCheckedLikeAPathDevice() async throws {
