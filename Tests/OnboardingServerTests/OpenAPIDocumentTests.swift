@@ -96,6 +96,17 @@ import Testing
         }
     }
 
+    /// The document writes the time pattern out where OpenAPI 3.0 cannot reuse it (a filter that
+    /// may be empty, a nullable time): each copy is the Timestamp's.
+    @Test func everyTimePatternIsTheTimestampPattern() throws {
+        let timestamp = try Self.pattern(of: "Timestamp").pattern
+        let body = String(timestamp.dropFirst().dropLast(2)) // without ^ and \z
+        #expect(try Self.pattern(of: "NullableTimestamp").pattern == timestamp)
+        for filter in ["HistorySince", "HistoryUntil"] {
+            #expect(try Self.pattern(of: filter).pattern == "^(?:" + body + ")?\\z", "\(filter)")
+        }
+    }
+
     @Test func theDevicePatternIsExactlyTheValidator() throws {
         let pattern = try Self.pattern(of: "DeviceID")
         var samples = Self.allScalars.map { "a" + String($0) }
