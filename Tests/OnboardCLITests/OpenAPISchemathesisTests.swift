@@ -158,6 +158,9 @@ import Testing
         process.currentDirectoryURL = repository
         var variables = ProcessInfo.processInfo.environment
         variables["NO_COLOR"] = "1"
+        // Hypothesis caches Unicode tables and constants in ./.hypothesis: in the test's directory
+        // instead of the repository.
+        variables["HYPOTHESIS_STORAGE_DIRECTORY"] = directory.appending("hypothesis")
         for (name, value) in environment { variables[name] = value }
         process.environment = variables
         process.standardInput = FileHandle.nullDevice
