@@ -98,6 +98,9 @@ public final class SyncServer: Sendable {
         let built = try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: options.policy)
         unreadableReplicas = built.unreadable
         global = Mutex(built.lockout)
+        // The start-up scan needs no replica afterwards: their descriptors go back before the
+        // HTTP layer counts what it may use.
+        replicas.closeIdle()
     }
 
     /// The global lockout from every replica's records. A replica that cannot be read whole (a
@@ -185,19 +188,20 @@ public final class SyncServer: Sendable {
             case .granted: return guarded { json(200, ReplicaAudit.body(try self.audit())) }
             }
         case .lockout(let user):
-            var at: Timestamp?
-            let parameters = SyncServer.query(request.path)
-            if let unknown = parameters.keys.sorted().first(where: { $0 != "at" }) {
-                return failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes at")
-            }
-            if let text = parameters["at"] {
-                do { at = try Timestamp(iso8601: text) } catch {
-                    return failure(400, "malformed", "query parameter at: \(error)")
-                }
-            }
             return auditor(request, user) { user in
                 try self.withValidUser(user) { user in
-                    self.json(200, SyncWire.encode(.array(self.globalLockoutEntries(user: user, at: at).map(\.jsonValue))))
+                    // The query after the token: an unauthenticated request learns nothing of it.
+                    var at: Timestamp?
+                    let parameters = SyncServer.query(request.path)
+                    if let unknown = parameters.keys.sorted().first(where: { $0 != "at" }) {
+                        return self.failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes at")
+                    }
+                    if let text = parameters["at"] {
+                        do { at = try Timestamp(iso8601: text) } catch {
+                            return self.failure(400, "malformed", "query parameter at: \(error)")
+                        }
+                    }
+                    return self.json(200, SyncWire.encode(.array(self.globalLockoutEntries(user: user, at: at).map(\.jsonValue))))
                 }
             }
         case .wrongMethod(let allowed):
