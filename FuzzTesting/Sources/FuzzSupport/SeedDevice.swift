@@ -71,6 +71,8 @@ public enum SeedDevice {
         options.deviceID = FuzzFixtures.device
         options.durability = .relaxed
         options.signsHeads = false
+        // The story's fixed dates must be in the past on any machine's clock.
+        options.clock = { ServerHarness.now }
         let store = try OnboardingStore.open(at: (directory as NSString).appendingPathComponent("device.lmdb"), options: options)
         defer { store.close() }
         var userKeys: [UserRef: SecretKey] = [FuzzFixtures.ref(of: FuzzFixtures.forgottenUser): forgottenUserKey]
