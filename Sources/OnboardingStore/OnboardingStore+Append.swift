@@ -304,7 +304,9 @@ extension OnboardingStore {
     func userSeal(_ event: Event, scratch: inout StageScratch, forRecord: Bool) -> StagedUser? {
         guard let user = event.user else { return nil }
         let needsKey = event.type.hasPersonalFields
-        if scratch.forgotten.isEmpty, let ref = scratch.users.liveRef(of: user) {
+        // A user live when the group began, unless this group forgot them: a group that forgets
+        // one user must not take the others for new ones (a second entry, another key).
+        if let ref = scratch.users.liveRef(of: user), scratch.forgotten.isEmpty || !scratch.forgotten.contains(where: { $0.ref == ref }) {
             return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? scratch.users.key(of: ref) : nil), readsAsWritten: true)
         }
         // First sighting in this store, or a user this group already added or forgot. Each
