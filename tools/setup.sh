@@ -3,8 +3,15 @@
 # (or with sudo). Used by both README commands and by .ci/run.
 set -euo pipefail
 
-# libsqlite3-dev: the SQLite baseline of onboard-bench (Benchmarks/CSQLite).
-packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libsqlite3-dev pkg-config python3 curl)
+# libsqlite3-dev: the SQLite baseline of onboard-bench (Benchmarks/CSQLite). python3-venv: the
+# environment of the Python test tools below.
+packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libsqlite3-dev pkg-config python3 python3-venv curl)
+
+if [[ $(id -u) -ne 0 ]]; then
+    sudo=sudo
+else
+    sudo=
+fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -12,14 +19,25 @@ for package in "${packages[@]}"; do
 done
 
 if ((${#missing[@]})); then
-    if [[ $(id -u) -ne 0 ]]; then
-        sudo=sudo
-    else
-        sudo=
-    fi
     echo "setup: installing ${missing[*]}" >&2
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python test tools from PyPI, pinned with their dependencies, in a virtual environment of their
+# own (Debian's python3 refuses system-wide pip installs): the official OCSF 1.8.0 schema and the
+# JSON Schema validator that tools/validate_ocsf.py applies to `onboard export --format ocsf`.
+# The tests run this environment's python3 (Tests/OnboardCLITests/OCSFValidator.swift); the
+# list is written last, so an interrupted install is redone on the next run.
+venv=/opt/onboardingstore/venv
+python_packages=(ocsf-json-schema==1.2.0 jsonschema==4.26.0 attrs==26.1.0 jsonschema-specifications==2025.9.1
+                 referencing==0.37.0 rpds-py==2026.9.1 typing_extensions==4.16.0)
+if [[ $(cat "$venv/installed.txt" 2>/dev/null) != "$(printf '%s\n' "${python_packages[@]}")" ]]; then
+    echo "setup: installing ${python_packages[*]} into $venv" >&2
+    $sudo /usr/bin/python3 -m venv --clear "$venv"
+    $sudo "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check --no-input --only-binary=:all: \
+        "${python_packages[@]}"
+    printf '%s\n' "${python_packages[@]}" | $sudo tee "$venv/installed.txt" >/dev/null
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

@@ -126,6 +126,8 @@ final class DeviceReplicas: Sendable {
             // A replica keeps the heads its device signed; it has no key of its own.
             options.signsHeads = false
             options.initialMapSizeBytes = initialMapSizeBytes
+            // The server checks uploaded times against its own clock (SyncServer.Options).
+            options.maximumClockSkewMilliseconds = nil
             let store = try OnboardingStore.open(at: path(for: device), options: options)
             state.open[device] = Entry(store: store, leases: 1, lastUse: state.clock)
             state.opened += 1

@@ -70,7 +70,10 @@ public enum ReplicaAudit {
 
     /// Audits each enrolled device's replica as `open` returns it (`nil`: the device never
     /// uploaded, so there is nothing to check); `release` is called on every opened store.
-    static func run(tokens: TokenStore, open: (String) throws(StoreError) -> OnboardingStore?,
+    ///
+    /// - Parameter detailed: whether problems may quote the store's errors, which name files
+    ///   (`onboard audit --data`, on the operator's machine); not in `GET /v1/audit`.
+    static func run(tokens: TokenStore, detailed: Bool = true, open: (String) throws(StoreError) -> OnboardingStore?,
                     release: (OnboardingStore) -> Void) throws -> [DeviceAudit] {
         var audits: [DeviceAudit] = []
         for device in try tokens.enrolledDevices() {
@@ -97,7 +100,13 @@ public enum ReplicaAudit {
                                                 message: "the replica keeps signed heads but \(device) has no key registered at enrolment (the registration was removed)"), at: 0)
                 }
             } catch {
-                audit.problems.append(.init(seq: nil, kind: .damaged, message: "the replica cannot be read: \(error)"))
+                if detailed {
+                    audit.problems.append(.init(seq: nil, kind: .damaged, message: "the replica cannot be read: \(error)"))
+                } else {
+                    // Not the store's own words, which name its directory: this audit goes to clients.
+                    let reason = "\(error.code)"
+                    audit.problems.append(.init(seq: nil, kind: .damaged, message: "the replica cannot be read (\(reason)); run onboard audit --data on the server for the details"))
+                }
             }
             audits.append(audit)
         }
@@ -114,7 +123,7 @@ public enum ReplicaAudit {
 extension SyncServer {
     /// Audits every replica this server holds (the open stores), as ``ReplicaAudit/run(dataDirectory:)``.
     public func audit() throws -> [DeviceAudit] {
-        try ReplicaAudit.run(tokens: tokens, open: { device throws(StoreError) in try replicas.leaseForAudit(device) },
+        try ReplicaAudit.run(tokens: tokens, detailed: false, open: { device throws(StoreError) in try replicas.leaseForAudit(device) },
                              release: { store in replicas.release(store.deviceID) })
     }
 }

@@ -434,7 +434,8 @@ public final class SyncServer: Sendable {
         do { try Event.validate(userID: user) } catch { return failure(400, "malformed", "user \(error.message)") }
         let results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)]
         do { results = try forgetUser(user) } catch let error as StoreError where error.code == .pruned {
-            return failure(409, "pruned", error.message)
+            // The store's message names the replica's directory: the client gets the facts only.
+            return failure(409, "pruned", "a replica of this server was pruned through seq \(error.seq.map(String.init) ?? "?"), and its base snapshot holds readable ids a forget cannot rewrite; forget the user with the server stopped (onboard forget-user --data) after restoring that replica unpruned")
         }
         return json(200, SyncWire.encode(.object([
             .init("devices", .array(results.map { result in

@@ -73,6 +73,13 @@ extension OnboardingStore {
                 throw StoreError(.invalidEvent, "event \(index + 1) of the batch: \(error)", batchIndex: index)
             }
         }
+        if let skew = options.maximumClockSkewMilliseconds {
+            let now = options.clock()
+            let latest = now.adding(milliseconds: skew)
+            if let index = events.firstIndex(where: { latest < $0.at }) {
+                throw StoreError(.invalidEvent, "event \(index + 1) of the batch is dated \(events[index].at.iso8601), more than \(skew / 1000) s after this store's clock (\(now.iso8601)): an event cannot have happened yet; fix the clock that dated it", batchIndex: index)
+            }
+        }
         return (events, claimedSeqs, expectedHead)
     }
 

@@ -127,6 +127,8 @@ extension OnboardingStore {
     public func history(_ query: HistoryQuery) throws(StoreError) -> History {
         do { try query.validate() } catch { throw StoreError(.invalidQuery, error.message) }
         var builder = History.Builder(query: query)
+        // A cursor comes from a client: one at the largest seq has nothing after it.
+        if let after = query.after, after.seq == .max { return builder.history }
         let start = query.after.map { $0.seq + 1 } ?? 1
         // Folded as the records are decoded, inside the read: no array of records in between.
         if let user = query.user {

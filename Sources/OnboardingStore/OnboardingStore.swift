@@ -46,7 +46,20 @@ public final class OnboardingStore: Sendable {
         /// Called during a migration to the current format with (records done, records in all),
         /// about a hundred times over the log (`onboard` prints it for large stores).
         public var migrationProgress: (@Sendable (UInt64, UInt64) -> Void)?
+        /// 5 minutes, as the sync server allows (docs/sync-protocol.md § Event times): an append
+        /// holding an event dated more than this after ``clock`` is refused
+        /// (``StoreError/Code/invalidEvent``), so no log holds a failure that would lock its key
+        /// from a time that has not come. `nil`: no such check (a sync server's replica: the
+        /// server checks uploads against its own clock).
+        public var maximumClockSkewMilliseconds: Int64? = 5 * 60 * 1000
+        /// The clock appends are checked against (tests and simulations pass a manual one).
+        public var clock: @Sendable () -> Timestamp = OnboardingStore.systemClock
         public init() {}
+    }
+
+    /// The system clock, as a ``Timestamp``.
+    public static let systemClock: @Sendable () -> Timestamp = {
+        Timestamp(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     }
 
     /// The store's directory.

@@ -19,4 +19,6 @@ enum ExitCode {
     static let ioError: Int32 = 74
     /// Nothing can be done yet: `prune` before the sync server acknowledged any event.
     static let tempFail: Int32 = 75
+    /// Not permitted: `sync` with a token the server refused (unknown, revoked, another device's).
+    static let noPermission: Int32 = 77
 }

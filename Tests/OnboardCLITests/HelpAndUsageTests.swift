@@ -84,7 +84,10 @@ import Testing
             (["export", "--store"], "onboard export: --store needs a value (PATH)\n"),
             (["import", "x.jsonl", "--commit-every", "0"], "onboard import: --commit-every needs a whole number above 0, got \"0\"\n"),
             (["verify", "extra"], "onboard verify: expected no arguments, got 1 argument(s); usage: onboard verify [--store PATH]\n"),
-        ]
+        ] + ["-1", "86401", "18446744073709551616", "5m", ""].map { value in
+            (["serve", "--port", "0", "--max-clock-skew", value],
+             "onboard serve: --max-clock-skew must be a whole number of seconds from 0 to 86400, got \"\(value)\"\n")
+        }
         for (arguments, message) in cases {
             let result = try CLI.run(arguments)
             #expect(result.status == 64, "\(arguments)")

@@ -144,6 +144,25 @@ import Glibc
         #expect(try setup.replicaLines() == setup.lines, "nothing lost, nothing doubled")
     }
 
+    @Test func aRevokedTokenExits77WithWhatToDo() throws {
+        let setup = try Setup(seed: 3, count: 20)
+        defer { setup.directory.remove() }
+        let revoked = try CLI.run(["enroll", "--data", setup.data, "--device", "kiosk-7", "--revoke"])
+        #expect(revoked.status == 0, "\(revoked.stderr)")
+        let server = try Server(data: setup.data, scratch: setup.directory)
+        defer { server.stop() }
+        let sync = try CLI.run(["sync", "--store", setup.device, "--server", server.url, "--token", setup.token])
+        #expect(sync.status == 77, "authentication failures have their own code: \(sync.stderr)")
+        #expect(sync.stderr.hasPrefix("onboard sync: ") && sync.stderr.contains("revoked"), "\(sync.stderr)")
+        #expect(sync.stderr.split(separator: "\n").count == 1)
+        // Another device's valid token: forbidden, the same code.
+        let other = try CLI.run(["enroll", "--data", setup.data, "--device", "kiosk-8"])
+        let wrong = try CLI.run(["sync", "--store", setup.device, "--server", server.url, "--token",
+                                 other.stdout.trimmingCharacters(in: .whitespacesAndNewlines)])
+        #expect(wrong.status == 77, "\(wrong.stderr)")
+        #expect(try setup.replicaLines().isEmpty, "nothing was uploaded")
+    }
+
     @Test func demoEndsWithASyncToALoopbackServer() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

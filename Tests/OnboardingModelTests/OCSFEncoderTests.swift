@@ -84,6 +84,10 @@ struct OCSFEncoderTests {
               statusDetail: "PASSWORD_RESET", severity: 3, isMFA: nil),
     ]
 
+    /// The OCSF 1.8.0 schema's caption of each `type_uid` the export writes: `type_name` must be
+    /// exactly this, whatever the event's own `activity_name`.
+    static let typeNames = [300201: "Authentication: Logon", 300202: "Authentication: Logoff", 300299: "Authentication: Other"]
+
     static let unrelated: [Payload] = [
         .userAdded(displayName: "Zoë", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6),
         .userProfileUpdated(displayName: "Zoë Å.", subtitle: nil, imageRef: nil), .userSelected, .userRemoved(reason: .admin),
@@ -108,6 +112,7 @@ struct OCSFEncoderTests {
         #expect(value["category_uid"] == .number("3"))
         #expect(value["activity_id"] == .number(String(expected.activity)))
         #expect(value["type_uid"] == .number(String(expected.typeUID)))
+        #expect(value["type_name"] == .string(try #require(Self.typeNames[expected.typeUID])))
         #expect(value["status_id"] == .number(String(expected.status)))
         #expect(value["status_detail"]?.stringValue == expected.statusDetail)
         #expect(value["severity_id"] == .number(String(expected.severity)))
@@ -142,6 +147,7 @@ struct OCSFEncoderTests {
         #expect(value["class_uid"] == .number("3002"))
         #expect(value["activity_id"] == .number("99"))
         #expect(value["type_uid"] == .number("300299"))
+        #expect(value["type_name"] == .string("Authentication: Other"))
         #expect(value["activity_name"] == .string(OCSFClassification.words(payload.type.rawValue)))
         #expect(value["status_id"] == .number(payload.type == .accountCreationFailed ? "2" : "1"))
     }
@@ -153,10 +159,13 @@ struct OCSFEncoderTests {
         }
     }
 
+    /// The schema wants a user with an account, a name or a uid; the empty uid can be no real
+    /// user's (user ids are never empty).
     @Test func withoutUserOrSessionTheUserIsUnknownAndThereIsNoCorrelation() throws {
         let line = try #require(Self.line(Self.record(.captchaFailed, user: nil, session: nil)))
         let value = try JSONValue.parse(String(line.dropLast()))
-        #expect(value["user"] == .object([.init("type_id", .number("0")), .init("type", .string("Unknown"))]))
+        #expect(value["user"] == .object([.init("type_id", .number("0")), .init("type", .string("Unknown")),
+                                          .init("uid", .string(""))]))
         #expect(value["metadata"]?["correlation_uid"] == nil)
         #expect(value["metadata"]?["uid"] == .string("0f8fad5b-d9cb-469f-a165-70867728950e"))
     }
@@ -170,9 +179,10 @@ struct OCSFEncoderTests {
         #expect(value["user"]?["name"] == .string(user))
     }
 
-    @Test func typeUIDIsClassTimesHundredPlusActivity() {
+    @Test func typeUIDIsClassTimesHundredPlusActivityAndTypeNameItsCaption() {
         for activity in OCSFSchema.Activity.allCases {
             #expect(activity.typeUID == 3002 * 100 + activity.rawValue)
+            #expect(activity.typeName == Self.typeNames[activity.typeUID])
         }
     }
 }

@@ -54,9 +54,11 @@ import Glibc
         Event(id: UUID(), device: device, at: at, user: user, session: nil, payload: payload)
     }
 
-    static func openStore(_ device: String, in directory: TemporaryDirectory) throws -> OnboardingStore {
+    /// - Parameter checksTimes: `false` for a hostile device, whose store writes whatever times it likes.
+    static func openStore(_ device: String, in directory: TemporaryDirectory, checksTimes: Bool = true) throws -> OnboardingStore {
         var options = OnboardingStore.Options()
         options.deviceID = device
+        if !checksTimes { options.maximumClockSkewMilliseconds = nil }
         return try OnboardingStore.open(at: directory.appending("device-\(device)-\(UUID().uuidString.prefix(4))"), options: options)
     }
 
@@ -112,6 +114,39 @@ import Glibc
             _ = try SyncWire.upload(from: Self.crafted(seqs: [UInt64.max, UInt64.max]))
         } catch {
             #expect(error.message == "records[1].event.seq is 18446744073709551615 after 18446744073709551615; records must have consecutive seqs")
+        }
+    }
+
+    @Test func historyCursorsAndLimitsAtTheEdgesNeverTrap() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start.adding(milliseconds: 3_600_000)))
+        defer { server.close() }
+        let auditor = try server.tokens.issue(role: .auditor)
+        let store = try Self.openStore("kiosk-7", in: directory)
+        defer { store.close() }
+        _ = try await store.append((0..<5).map { Self.event("kiosk-7", at: Self.start.adding(milliseconds: Int64($0))) })
+        let token = try server.tokens.issue(role: .device, device: "kiosk-7")
+        #expect(Self.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token, body: try Self.uploadBody(store, 1...5)).status == 200)
+        func encoded(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        let cursors = ["h1:9223372036854775807:18446744073709551615:kiosk-7", "h1:-9223372036854775808:0:kiosk-7",
+                       "h1:0:18446744073709551615:\u{7}", "h1:1:1:" + String(repeating: "z", count: 300)].map(encoded)
+        for path in [SyncPaths.history(user: "alice"), SyncPaths.history(device: "kiosk-7")] {
+            for cursor in cursors {
+                let response = Self.call(server, "GET", path + "?cursor=" + cursor, token: auditor)
+                #expect([200, 400].contains(response.status), "\(path) \(cursor): \(Self.text(response))")
+            }
+            for at in ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z"] {
+                let response = Self.call(server, "GET", path + "?since=\(at)&until=9999-12-31T23:59:59.999Z", token: auditor)
+                #expect(response.status == 200, "\(Self.text(response))")
+            }
+        }
+        for at in ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "10000-01-01T00:00:00Z", "-0001-01-01T00:00:00Z"] {
+            let response = Self.call(server, "GET", SyncPaths.lockout(user: "alice") + "?at=" + at, token: auditor)
+            #expect(at.hasPrefix("0") || at.hasPrefix("9") ? response.status == 200 : response.status == 400, "\(at): \(Self.text(response))")
         }
     }
 
@@ -207,7 +242,7 @@ import Glibc
         let clock = ManualServerClock(Self.start)
         let server = try Self.server(in: directory, clock: clock)
         defer { server.close() }
-        let attacker = try Self.openStore("kiosk-6", in: directory)
+        let attacker = try Self.openStore("kiosk-6", in: directory, checksTimes: false)
         defer { attacker.close() }
         let future = try Timestamp(iso8601: far)
         _ = try await attacker.append((0..<6).map { Self.event("kiosk-6", at: future.adding(milliseconds: -Int64($0))) })
@@ -218,7 +253,7 @@ import Glibc
 
         // The most a device can do: failures dated just inside the skew lock until at most
         // now + skew + the policy's window (5 minutes for mediawiki's first tier).
-        let edge = try Self.openStore("kiosk-8", in: directory)
+        let edge = try Self.openStore("kiosk-8", in: directory, checksTimes: false)
         defer { edge.close() }
         let skew = server.options.maximumClockSkewMilliseconds
         _ = try await edge.append((0..<6).map { Self.event("kiosk-8", at: Self.start.adding(milliseconds: skew - 5 + Int64($0))) })
@@ -389,5 +424,8 @@ import Glibc
         #expect(response.status == 500, "\(Self.text(response))")
         #expect(!Self.text(response).contains(directory.path) && !Self.text(response).contains("/"), "\(Self.text(response))")
         #expect(failures.lines.withLock { $0.contains { $0.contains(directory.path) } }, "the operator's log names the replica")
+        let audit = Self.call(server, "GET", "/v1/audit", token: try server.tokens.issue(role: .auditor))
+        #expect(audit.status == 200 && Self.text(audit).contains(#""ok":false"#), "\(Self.text(audit))")
+        #expect(!Self.text(audit).contains(directory.path), "the audit names the damage, not the files: \(Self.text(audit))")
     }
 }

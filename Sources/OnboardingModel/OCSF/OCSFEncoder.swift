@@ -55,7 +55,7 @@ public struct OCSFEncoder: Sendable {
             .init("class_uid", number(OCSFSchema.classUID)),
             .init("class_name", .string(OCSFSchema.className)),
             .init("type_uid", number(classification.activity.typeUID)),
-            .init("type_name", .string("\(OCSFSchema.className): \(classification.activityName)")),
+            .init("type_name", .string(classification.activity.typeName)),
             .init("severity_id", number(classification.severity.rawValue)),
             .init("severity", .string(classification.severity.caption)),
             .init("status_id", number(classification.status.rawValue)),
@@ -118,12 +118,14 @@ public struct OCSFEncoder: Sendable {
     }
 
     /// The account as both `name` and `uid` (the log's user is one identifier: an id, a user
-    /// name or an email address). Without one, only `type_id` Unknown: the schema requires a
-    /// `user`, and inventing a name would mislead a search by name.
+    /// name or an email address). Without one, `type_id` Unknown and the empty `uid`: the class
+    /// requires a `user` that names an account, a name or a uid, and inventing a name would
+    /// mislead a search by name.
     private func user(_ user: String?) -> JSONValue {
         guard let user else {
             return .object([.init("type_id", number(OCSFSchema.unknownUserTypeID)),
-                            .init("type", .string(OCSFSchema.unknownCaption))])
+                            .init("type", .string(OCSFSchema.unknownCaption)),
+                            .init("uid", .string(OCSFSchema.unknownUserUID))])
         }
         return .object([.init("name", .string(user)), .init("uid", .string(user))])
     }

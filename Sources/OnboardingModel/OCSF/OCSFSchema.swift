@@ -36,6 +36,12 @@ public enum OCSFSchema {
 
         /// `type_uid` = `class_uid` × 100 + `activity_id`.
         public var typeUID: Int { OCSFSchema.classUID * 100 + rawValue }
+
+        /// `type_name`: the schema's caption of `type_uid`, always the class and the activity's
+        /// caption ("Authentication: Other"), never the name we give an Other activity: the
+        /// OCSF validator flags a sibling that is not its enum value's caption, for every
+        /// value but 99.
+        public var typeName: String { "\(OCSFSchema.className): \(caption)" }
     }
 
     /// `status_id` of the base event.
@@ -95,5 +101,9 @@ public enum OCSFSchema {
     public static let unknownDeviceTypeID = 0
     /// `user.type_id` when the event has no user (before the account is known).
     public static let unknownUserTypeID = 0
+    /// `user.uid` when the event has no user. The schema wants a `user` with an `account`, a
+    /// `name` or a `uid`; no user id is ever empty, so the empty uid matches no real account
+    /// (an invented name such as "Unknown" could) and reads as no id to a SIEM.
+    public static let unknownUserUID = ""
     public static let unknownCaption = "Unknown"
 }

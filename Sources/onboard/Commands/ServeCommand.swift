@@ -12,6 +12,10 @@ enum ServeCommand {
     static let portOption = OptionSpec(name: "port", valueName: "N", help: "TCP port (default 8080; 0 picks a free one and prints it)")
     static let dataOption = OptionSpec(name: "data", valueName: "PATH", help: "the server's data directory (default ./onboard-server)")
     static let hostOption = OptionSpec(name: "host", valueName: "ADDRESS", help: "IPv4 address to listen on (default 127.0.0.1)")
+    static let skewOption = OptionSpec(name: "max-clock-skew", valueName: "SECONDS",
+                                       help: "refuse uploads holding events dated more than this after the server's clock (default 300)")
+    /// A day: more would let any device lock users out for that long (docs/sync-protocol.md § Event times).
+    static let maximumClockSkewSeconds = 86_400
 
     static let spec = CommandSpec(
         name: "serve",
@@ -23,7 +27,7 @@ enum ServeCommand {
             "it creates an admin token in DATA/admin.token. One access-log line per request on stderr",
             "(no tokens, no bodies). SIGINT or SIGTERM: finish in-flight requests, close, exit 0.",
         ],
-        options: [portOption, dataOption, hostOption],
+        options: [portOption, dataOption, hostOption, skewOption],
         argumentCount: 0...0,
         run: run)
 
@@ -46,8 +50,16 @@ enum ServeCommand {
         sigaddset(&stopSignals, SIGTERM)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
+        var options = SyncServer.Options()
+        if let text = invocation.values["max-clock-skew"] {
+            guard let seconds = Int(text), (0...maximumClockSkewSeconds).contains(seconds) else {
+                throw .usage("onboard serve: --max-clock-skew must be a whole number of seconds from 0 to \(maximumClockSkewSeconds), got \"\(text)\"")
+            }
+            options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
+        }
+        options.failureLog = { line in Output.error("\(Clock.now().iso8601) \(line)") }
         let server: SyncServer
-        do { server = try SyncServer(dataDirectory: data) } catch {
+        do { server = try SyncServer(dataDirectory: data, options: options) } catch {
             throw CLIError(ExitCode.cannotCreate, "onboard serve: cannot open data directory \(data): \(error)")
         }
         let http = HTTPServer(host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: SyncHTTPHandler.limits,

@@ -75,7 +75,7 @@ enum SyncCommand {
         case .failure(let error):
             let refusal = [SyncError.fork, .chainBroken, .historyRewritten, .badSignature, .serverAhead, .refused].contains(error)
             let denied = [SyncError.unauthorized, .forbidden].contains(error)
-            throw CLIError(refusal ? ExitCode.dataError : denied ? ExitCode.usage : ExitCode.unavailable, "onboard sync: \(error.message)")
+            throw CLIError(refusal ? ExitCode.dataError : denied ? ExitCode.noPermission : ExitCode.unavailable, "onboard sync: \(error.message)")
         }
     }
 
