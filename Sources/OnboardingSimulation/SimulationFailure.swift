@@ -12,6 +12,13 @@ public struct SimulationFailure: Error, Sendable, CustomStringConvertible {
     public let invariant: String
     public let message: String
 
+    public init(seed: UInt64, step: Int, invariant: String, message: String) {
+        self.seed = seed
+        self.step = step
+        self.invariant = invariant
+        self.message = message
+    }
+
     public var description: String {
         "seed \(seed) step \(step): \(invariant): \(message)\nreplay: onboard-sim --seed \(seed) --steps \(step)"
     }

@@ -20,6 +20,9 @@ public struct SimulationStatistics: Sendable, Hashable, CustomStringConvertible 
     /// LMDB map growths after `MAP_FULL`, on devices and on replicas.
     public var mapGrowths = 0
     public var futureEventRefusals = 0
+    /// Uploads that reached the server without `keys` (an older client's batches of records
+    /// that name no user).
+    public var keylessUploads = 0
     public var historyQueries = 0
     public var invariantChecks = 0
 
@@ -30,7 +33,7 @@ public struct SimulationStatistics: Sendable, Hashable, CustomStringConvertible 
             + "\(deviceCrashes) device crashes, \(deviceRestarts) device restarts, \(serverRestarts) server restarts, "
             + "\(enrolments) enrolments, \(deviceForgets)+\(serverForgets) forgets (device+server), "
             + "\(prunes) prunes (\(prunedRecords) records), \(partitions) partitions, \(clockJumps) clock jumps, "
-            + "\(convergences) convergences, \(mapGrowths) map growths, \(futureEventRefusals) future_event refusals, "
+            + "\(convergences) convergences, \(mapGrowths) map growths, \(futureEventRefusals) future_event refusals, \(keylessUploads) keyless uploads, "
             + "\(historyQueries) history queries, \(invariantChecks) invariant checks"
     }
 }

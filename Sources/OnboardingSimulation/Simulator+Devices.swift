@@ -24,6 +24,9 @@ extension Simulator {
         // depend on it.
         storeOptions.snapshotEveryEvents = Int.max
         let skew = drawSkew()
+        let deviceClock = DeviceClock(base: clock, skewMilliseconds: skew)
+        // The store refuses events dated past its clock's allowance: its clock is the device's.
+        storeOptions.clock = { deviceClock.now }
         let residents = kind == .personal ? [pool[random.below(pool.count)]] : []
         let script = DeviceScript(kind: kind, device: id, residents: residents,
                                   beginsAnonymously: keysOnlyWhenNeeded || chance(200))
@@ -37,7 +40,7 @@ extension Simulator {
             reorder: Double(random.below(100)) / 1000, maximumDelay: .seconds(5))
         let device = try expect("creating the store of \(id)") {
             try SimulatedDevice(index: index, id: id, path: path, storeOptions: storeOptions,
-                                clock: DeviceClock(base: clock, skewMilliseconds: skew), link: SimulatedLink(device: id, clock: clock),
+                                clock: deviceClock, link: SimulatedLink(device: id, clock: clock),
                                 script: script, sendsKeysOnlyWhenNeeded: keysOnlyWhenNeeded, enrolsWithSigningKey: chance(700),
                                 batchEvents: batchEvents, faults: faults)
         }

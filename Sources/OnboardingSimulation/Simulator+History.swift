@@ -74,8 +74,8 @@ extension Simulator {
         var devicesAnswered: [String] = []
         repeat {
             pages += 1
-            guard pages <= Self.maximumHistoryPages else {
-                throw failure("history", "the server's history of \(user) did not end after \(pages - 1) pages")
+            guard pages <= Self.pageBound(query, expected, serverDefault: true) else {
+                throw failure("history", "the server's history of \(UserRef.isLiteral(user) ? "a pseudonym" : user) did not end after \(pages - 1) pages; \(expected.attempts.count) attempts match")
             }
             let response = server.handle(SyncRequest(method: "GET", path: Self.historyPath(query, cursor: cursor),
                                                      headers: ["authorization": "Bearer \(auditorToken)"]))
@@ -127,8 +127,8 @@ extension Simulator {
         var pages = 0
         repeat {
             pages += 1
-            guard pages <= Self.maximumHistoryPages else {
-                throw failure("history", "the history of \(device.id) did not end after \(pages - 1) pages")
+            guard pages <= Self.pageBound(query, expected) else {
+                throw failure("history", "the history of \(device.id) did not end after \(pages - 1) pages; \(expected.attempts.count) attempts match")
             }
             let page = try expect("reading the history of \(device.id)") { try device.store.history(query) }
             let rows = HistoryModel.rows(of: page)
@@ -140,6 +140,15 @@ extension Simulator {
         guard actual == expected else {
             throw failure("history", "the history of \(user.map { UserRef.isLiteral($0) ? "a pseudonym" : $0 } ?? "every user") on \(device.id) (\(Self.describe(query))) differs from a filter over its records: \(HistoryModel.difference(expected, actual))")
         }
+    }
+
+    /// The server's page without a `limit` (docs/sync-protocol.md § history).
+    static let serverDefaultHistoryLimit = 1000
+
+    /// The pages a history may take: every full page, one more for the rest, one to spare.
+    static func pageBound(_ query: HistoryQuery, _ expected: HistoryModel.Answer, serverDefault: Bool = false) -> Int {
+        guard let limit = query.limit ?? (serverDefault ? serverDefaultHistoryLimit : nil) else { return 1 }
+        return expected.attempts.count / limit + 2
     }
 
     static func historyPath(_ query: HistoryQuery, cursor: String?) -> String {

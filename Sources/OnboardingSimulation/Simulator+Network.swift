@@ -108,6 +108,9 @@ extension Simulator {
     func observe(_ request: SyncRequest, _ response: SyncResponse, _ device: SimulatedDevice) throws {
         statistics.requestsDelivered += 1
         touchReplica(device)
+        if request.method == "POST", let upload = try? SyncWire.uploadWithKeys(from: request.body), upload.keys == nil {
+            statistics.keylessUploads += 1
+        }
         let error = SyncWire.error(from: response.body)
         note("\(device.id): server answers \(response.status)" + (error.map { " \($0.code)" } ?? ""))
         switch (response.status, error?.code) {

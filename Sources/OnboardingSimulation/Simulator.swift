@@ -35,8 +35,6 @@ public final class Simulator {
     static let convergenceRounds = 5
     /// Activations of one client within one step, beyond which it is spinning.
     static let maximumActivationsPerStep = 10_000
-    /// Pages one history comparison follows at most.
-    static let maximumHistoryPages = 200
 
     let options: SimulationOptions
     let directory: String
