@@ -563,7 +563,8 @@ public final class SyncServer: Sendable {
                 if pinnedSeq > 0 {
                     return failure(409, "history_rewritten", "the records of \(device) are pseudonymised with another key than the history it signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed")
                 }
-                return failure(409, "keys_changed", error.message)
+                // In our words: the store's message names the replica's path.
+                return failure(409, "keys_changed", "the records of \(device) are pseudonymised with another key than the ones its replica holds; the device store was replaced — enroll it as a new device")
             }
         }
         var outcomes: [SyncWire.Outcome] = []

@@ -79,6 +79,9 @@ extension Simulator {
             }
             let response = server.handle(SyncRequest(method: "GET", path: Self.historyPath(query, cursor: cursor),
                                                      headers: ["authorization": "Bearer \(auditorToken)"]))
+            guard !String(decoding: response.body, as: UTF8.self).contains(directory) else {
+                throw failure("no paths in answers", "the server's history answer names a path of its data directory")
+            }
             guard response.status == 200, let page = HistoryModel.rows(ofJSON: response.body) else {
                 throw failure("history", "the server answered \(response.status) to a history query: \(String(decoding: response.body.prefix(300), as: UTF8.self))")
             }

@@ -113,6 +113,9 @@ extension Simulator {
         }
         let error = SyncWire.error(from: response.body)
         note("\(device.id): server answers \(response.status)" + (error.map { " \($0.code)" } ?? ""))
+        if response.body.count >= directory.utf8.count, String(decoding: response.body, as: UTF8.self).contains(directory) {
+            throw failure("no paths in answers", "the server's answer to \(Self.describe(request)) of \(device.id) names a path of its data directory: \(String(decoding: response.body.prefix(300), as: UTF8.self))")
+        }
         switch (response.status, error?.code) {
         case (200, _):
             guard let cursor = try? SyncWire.cursor(from: response.body) else {
