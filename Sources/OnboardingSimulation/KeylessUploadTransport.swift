@@ -3,8 +3,8 @@ import OnboardingSync
 
 /// An older or third-party client: it sends `keys` only with an upload whose records name a
 /// user, so a batch of records without users (a first sync before anyone signed in) goes
-/// without them. The sync protocol allows that (docs/sync-protocol.md § Keys); the reference
-/// client always sends keys, so without this the simulator would never send such a batch.
+/// without them, which the server accepts: no record of it needs a key. The reference client
+/// always sends keys, so without this the simulator would never send such a batch.
 struct KeylessUploadTransport: SyncTransport {
     let inner: any SyncTransport
 
