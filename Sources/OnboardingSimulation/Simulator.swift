@@ -133,7 +133,8 @@ public final class Simulator {
         } catch let error as SimulationFailure {
             failure = error
         } catch {
-            failure = SimulationFailure(seed: options.seed, step: step, invariant: "unexpected error", message: "\(error)")
+            failure = SimulationFailure(seed: options.seed, step: step, invariant: "unexpected error", message: "\(error)",
+                                        replaySteps: min(step, options.steps), devices: options.devices)
         }
         tearDown()
         return SimulationReport(seed: options.seed, stepsRun: step, traceDigest: trace.digest, traceLineCount: trace.lineCount,
@@ -214,7 +215,8 @@ public final class Simulator {
         var detail = message
         let logged = serverLog.lines
         if !logged.isEmpty { detail += "\nserver log: " + logged.suffix(5).joined(separator: " | ") }
-        return SimulationFailure(seed: options.seed, step: step, invariant: invariant, message: detail)
+        return SimulationFailure(seed: options.seed, step: step, invariant: invariant, message: detail, replaySteps: min(step, options.steps),
+                                 devices: options.devices)
     }
 
     /// Runs an operation of the code under test that must not fail here.
