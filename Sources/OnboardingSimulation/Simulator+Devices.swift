@@ -62,10 +62,13 @@ extension Simulator {
     // MARK: What people do
 
     /// A device records one to three events of its people's current flows, each when it happens
-    /// (a second or so apart).
+    /// (a second or so apart) — or, one time in five, writes them in one append (the app's queue
+    /// flushed at once: one commit with several events, perhaps several new users).
     func record() throws {
         guard let device = pick({ _ in true }) else { return }
         var types: [String] = []
+        var queued: [Event] = []
+        let batched = chance(200)
         for _ in 0..<(1 + random.below(3)) {
             let at = device.clock.now
             var decisionError: StoreError?
@@ -77,21 +80,29 @@ extension Simulator {
             }
             if let decisionError { throw failure("operation failed", "the lockout decision on \(device.id): \(decisionError)") }
             if let newUser, newUser.contains("-new") { pool.append(newUser) }
-            let results = try expect("appending to \(device.id)") { try device.store.appendBlocking([event]) }
-            let seq = results[0].seq
-            guard !results[0].isDuplicate, seq == UInt64(device.log.count + 1) else {
-                throw failure("device log", "\(device.id) stored a new event at seq \(seq) (duplicate: \(results[0].isDuplicate)); its log had \(device.log.count) records")
-            }
-            let stored = try expect("reading seq \(seq) of \(device.id)") { try device.store.record(at: seq) }
-            guard let stored else { throw failure("device log", "\(device.id) lacks seq \(seq) right after appending it") }
-            device.log.append(ModelRecord(seq: seq, hash: stored.hash, event: event, forgets: nil))
-            if let user = event.user { device.notePseudonym(of: user) }
+            queued.append(event)
+            if !batched { try append(queued, to: device); queued = [] }
             types.append(event.type.rawValue + (event.user.map { " \($0)" } ?? ""))
-            statistics.events += 1
             clock.advance(milliseconds: random.between(200...3_000))
         }
+        if batched { try append(queued, to: device) }
         touch(device)
-        note("\(device.id) records " + types.joined(separator: ", "))
+        note("\(device.id) records " + types.joined(separator: ", ") + (batched && types.count > 1 ? " (one append)" : ""))
+    }
+
+    /// Appends `events` in one commit and adds them to the model with the hashes they got.
+    private func append(_ events: [Event], to device: SimulatedDevice) throws {
+        let results = try expect("appending to \(device.id)") { try device.store.appendBlocking(events) }
+        for (event, result) in zip(events, results) {
+            guard !result.isDuplicate, result.seq == UInt64(device.log.count + 1) else {
+                throw failure("device log", "\(device.id) stored a new event at seq \(result.seq) (duplicate: \(result.isDuplicate)); its log had \(device.log.count) records")
+            }
+            let stored = try expect("reading seq \(result.seq) of \(device.id)") { try device.store.record(at: result.seq) }
+            guard let stored else { throw failure("device log", "\(device.id) lacks seq \(result.seq) right after appending it") }
+            device.log.append(ModelRecord(seq: result.seq, hash: stored.hash, event: event, forgets: nil))
+            if let user = event.user { device.notePseudonym(of: user) }
+            statistics.events += 1
+        }
     }
 
     /// Records the client wrote itself (a `user_forgotten` the server asked for) join the model.

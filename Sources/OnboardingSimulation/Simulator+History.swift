@@ -46,6 +46,8 @@ extension Simulator {
     }
 
     private func checkServerHistory() throws {
+        // One query in ten is a device's history of every user (`GET /v1/devices/{device}/history`).
+        if chance(100), let device = pick({ $0.isEnrolled }) { return try checkServerDeviceHistory(device) }
         guard let user = drawUser() else { return }
         let deviceFilter = chance(150) ? pick({ $0.isEnrolled })?.id : nil
         let query = drawQuery(user: user, device: deviceFilter)
@@ -104,6 +106,34 @@ extension Simulator {
         }
     }
 
+    /// `GET /v1/devices/{device}/history` (every user, the replica's log order) against the model.
+    private func checkServerDeviceHistory(_ device: SimulatedDevice) throws {
+        let query = drawQuery(user: nil, device: device.id)
+        let readings = device.replicaView.enumerated().map { HistoryModel.Reading(seq: UInt64($0.offset + 1), event: $0.element) }
+        let expected = HistoryModel.answer(query, records: readings)
+        var actual = HistoryModel.Answer()
+        var cursor: String?
+        var pages = 0
+        repeat {
+            pages += 1
+            guard pages <= Self.pageBound(query, expected, serverDefault: true) else {
+                throw failure("history", "the server's history of \(device.id) did not end after \(pages - 1) pages; \(expected.attempts.count) attempts match")
+            }
+            let path = Self.historyPath(query, cursor: cursor)
+            let response = server.handle(SyncRequest(method: "GET", path: path, headers: ["authorization": "Bearer \(auditorToken)"]))
+            guard response.status == 200, let page = HistoryModel.rows(ofJSON: response.body) else {
+                throw failure("history", "the server answered \(response.status) to \(path): \(String(decoding: response.body.prefix(300), as: UTF8.self))")
+            }
+            actual.attempts += page.page.attempts
+            actual.sessions += page.page.sessions
+            cursor = page.nextCursor
+        } while cursor != nil
+        statistics.historyQueries += 1
+        guard actual == expected else {
+            throw failure("history", "the server's history of \(device.id) (\(Self.describe(query))) differs from a filter over its replica's records: \(HistoryModel.difference(expected, actual))")
+        }
+    }
+
     /// Every replica's records, as they read there, in (at, device, seq) order (kept until a
     /// replica changes).
     private func mergedReadings() -> [HistoryModel.Reading] {
@@ -159,7 +189,8 @@ extension Simulator {
         func add(_ name: String, _ value: String?) {
             if let value { parameters.append("\(name)=\(SyncPaths.percentEncoded(value))") }
         }
-        add("device", query.device)
+        // A user's history takes the device as a filter; a device's history names it in the path.
+        if query.user != nil { add("device", query.device) }
         add("since", query.since?.iso8601)
         add("until", query.until?.iso8601)
         add("outcome", query.outcomes.map { $0.map(\.rawValue).sorted().joined(separator: ",") })
@@ -167,7 +198,7 @@ extension Simulator {
         add("method", query.methods.map { $0.sorted().joined(separator: ",") })
         add("limit", query.limit.map(String.init))
         add("cursor", cursor)
-        let path = SyncPaths.history(user: query.user!)
+        let path = query.user.map { SyncPaths.history(user: $0) } ?? SyncPaths.history(device: query.device!)
         return parameters.isEmpty ? path : path + "?" + parameters.joined(separator: "&")
     }
 

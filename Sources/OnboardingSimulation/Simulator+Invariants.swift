@@ -27,6 +27,27 @@ extension Simulator {
             try checkGlobalLockout()
         }
         try checkHistories()
+        if checking.everything { try checkVerification() }
+    }
+
+    /// Every store passes its own verification (chain, indexes, user entries, the projection
+    /// snapshot, signed heads) and the server's audit of every replica (`GET /v1/audit`) passes:
+    /// read in full, so only in the full sweeps.
+    private func checkVerification() throws {
+        for device in devices {
+            let report = try expect("verifying \(device.id)") { try device.store.verify() }
+            guard report.isValid else {
+                throw failure("verify", "onboard verify of \(device.id) finds: \(report.problems.prefix(3).map(\.description).joined(separator: "; "))")
+            }
+        }
+        let response = server.handle(SyncRequest(method: "GET", path: "/v1/audit", headers: ["authorization": "Bearer \(auditorToken)"]))
+        guard response.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+              let ok = object["ok"] as? Bool else {
+            throw failure("audit", "GET /v1/audit answered \(response.status): \(String(decoding: response.body.prefix(300), as: UTF8.self))")
+        }
+        guard ok else {
+            throw failure("audit", "the server's audit of its replicas fails: \(String(decoding: response.body.prefix(600), as: UTF8.self))")
+        }
     }
 
     /// The device's log is the model's from its prune point on, with the same hashes, each
