@@ -26,6 +26,8 @@ final class SimulatedDevice {
 
     /// Set once enrolled.
     var token: String?
+    /// The token the run in progress uses (an admin may have replaced ``token`` meanwhile).
+    var runToken: String?
     /// Created at enrolment and kept across crashes: the network, not the device, holds the
     /// copies it replays.
     var network: FaultyTransport?

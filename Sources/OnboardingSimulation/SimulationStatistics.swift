@@ -10,6 +10,7 @@ public struct SimulationStatistics: Sendable, Hashable, CustomStringConvertible 
     public var deviceRestarts = 0
     public var serverRestarts = 0
     public var enrolments = 0
+    public var tokenReplacements = 0
     public var deviceForgets = 0
     public var serverForgets = 0
     public var prunes = 0
@@ -31,7 +32,7 @@ public struct SimulationStatistics: Sendable, Hashable, CustomStringConvertible 
     public var description: String {
         "\(events) events, \(syncRuns) sync runs, \(requestsDelivered) requests delivered, \(requestsFailed) failed, "
             + "\(deviceCrashes) device crashes, \(deviceRestarts) device restarts, \(serverRestarts) server restarts, "
-            + "\(enrolments) enrolments, \(deviceForgets)+\(serverForgets) forgets (device+server), "
+            + "\(enrolments) enrolments, \(tokenReplacements) token replacements, \(deviceForgets)+\(serverForgets) forgets (device+server), "
             + "\(prunes) prunes (\(prunedRecords) records), \(partitions) partitions, \(clockJumps) clock jumps, "
             + "\(convergences) convergences, \(mapGrowths) map growths, \(futureEventRefusals) future_event refusals, \(keylessUploads) keyless uploads, "
             + "\(historyQueries) history queries, \(invariantChecks) invariant checks"

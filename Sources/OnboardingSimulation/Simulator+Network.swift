@@ -13,6 +13,7 @@ extension Simulator {
         let network: any SyncTransport = device.network!
         let transport: any SyncTransport = device.sendsKeysOnlyWhenNeeded ? KeylessUploadTransport(inner: network) : network
         device.runCount += 1
+        device.runToken = device.token
         return SyncClient(store: device.store, transport: transport, token: device.token!, batchEvents: device.batchEvents,
                           sleep: { duration in await link.sleep(duration) }, now: { deviceClock.now },
                           seed: options.seed ^ (UInt64(device.index) << 40) ^ UInt64(device.runCount))
@@ -69,6 +70,8 @@ extension Simulator {
             if !summary.forgetFailures.isEmpty && device.prunedThrough == 0 {
                 throw failure("erasure", "\(device.id) could not carry out the server's forget requests though it never pruned: \(summary.forgetFailures.joined(separator: "; "))")
             }
+        case .failure(let error) where error == .unauthorized && device.runToken != device.token:
+            note("\(device.id) sync run ends: its token was revoked during the run")
         case .failure(let error) where error == .unavailable:
             note("\(device.id) sync run ends: the network failed it too often")
         case .failure(let error) where error == .refused && error.message.contains("future_event"):
@@ -131,6 +134,8 @@ extension Simulator {
             }
         case (409, "gap"):
             break
+        case (401, _) where request.bearerToken != device.token:
+            break // a request made with a token revoked since
         case (400, "future_event"):
             let latest = server.options.clock().adding(milliseconds: server.options.maximumClockSkewMilliseconds)
             let upload = try? SyncWire.upload(from: request.body)

@@ -44,6 +44,22 @@ extension Simulator {
         return true
     }
 
+    /// An admin revokes a device's tokens and issues it a new one (a lost phone found again): a
+    /// run in progress ends with 401, the next one uses the new token.
+    func replaceToken() throws -> Bool {
+        guard let device = pick({ $0.isEnrolled }) else { return false }
+        let headers = ["authorization": "Bearer \(adminToken)"]
+        let revoked = server.handle(SyncRequest(method: "DELETE", path: SyncPaths.tokens(device: device.id), headers: headers))
+        let issued = server.handle(SyncRequest(method: "POST", path: SyncPaths.tokens(device: device.id), headers: headers))
+        guard revoked.status == 204, issued.status == 201, let token = try? SyncWire.token(from: issued.body) else {
+            throw failure("enrolment", "replacing the token of \(device.id) was answered \(revoked.status) and \(issued.status)")
+        }
+        device.token = token
+        statistics.tokenReplacements += 1
+        note("\(device.id) gets a new token (the old ones are revoked)")
+        return true
+    }
+
     /// An admin forgets a user on the server: every replica that holds the device's pseudonym
     /// key destroys the user's key and asks its device to forget the user too.
     func forgetOnServer() throws -> Bool {

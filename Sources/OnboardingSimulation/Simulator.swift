@@ -155,14 +155,14 @@ public final class Simulator {
 
     enum Action: CaseIterable {
         case record, startSync, deliver, tick, crashDevice, restartDevice, restartServer, createDevice, enrol,
-             forgetOnDevice, forgetOnServer, prune, partition, clockJump, converge
+             forgetOnDevice, forgetOnServer, prune, partition, clockJump, converge, replaceToken
     }
 
     /// Weights per mille of each action (an action that cannot happen now falls back to recording).
     static let weights: [(Action, Int)] = [
         (.record, 330), (.startSync, 130), (.deliver, 250), (.tick, 130), (.crashDevice, 20), (.restartDevice, 10),
         (.restartServer, 15), (.createDevice, 10), (.enrol, 25), (.forgetOnDevice, 8), (.forgetOnServer, 8),
-        (.prune, 15), (.partition, 25), (.clockJump, 6), (.converge, 8),
+        (.prune, 15), (.partition, 25), (.clockJump, 6), (.converge, 8), (.replaceToken, 5),
     ]
 
     private func runStep() throws {
@@ -198,6 +198,7 @@ public final class Simulator {
         case .prune: return try prune()
         case .partition: try partition()
         case .clockJump: return clockJump()
+        case .replaceToken: return try replaceToken()
         case .converge:
             note("convergence")
             try converge()
