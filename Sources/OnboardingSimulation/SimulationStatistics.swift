@@ -29,6 +29,31 @@ public struct SimulationStatistics: Sendable, Hashable, CustomStringConvertible 
 
     public init() {}
 
+    /// Adds `other`'s counts to these (the figures of several runs together).
+    public mutating func add(_ other: SimulationStatistics) {
+        events += other.events
+        syncRuns += other.syncRuns
+        requestsDelivered += other.requestsDelivered
+        requestsFailed += other.requestsFailed
+        deviceCrashes += other.deviceCrashes
+        deviceRestarts += other.deviceRestarts
+        serverRestarts += other.serverRestarts
+        enrolments += other.enrolments
+        tokenReplacements += other.tokenReplacements
+        deviceForgets += other.deviceForgets
+        serverForgets += other.serverForgets
+        prunes += other.prunes
+        prunedRecords += other.prunedRecords
+        partitions += other.partitions
+        clockJumps += other.clockJumps
+        convergences += other.convergences
+        mapGrowths += other.mapGrowths
+        futureEventRefusals += other.futureEventRefusals
+        keylessUploads += other.keylessUploads
+        historyQueries += other.historyQueries
+        invariantChecks += other.invariantChecks
+    }
+
     public var description: String {
         "\(events) events, \(syncRuns) sync runs, \(requestsDelivered) requests delivered, \(requestsFailed) failed, "
             + "\(deviceCrashes) device crashes, \(deviceRestarts) device restarts, \(serverRestarts) server restarts, "
