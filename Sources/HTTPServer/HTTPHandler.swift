@@ -1,15 +1,16 @@
 /// Answers requests for an ``HTTPServer``.
 ///
 /// Every conformer must satisfy:
-/// - `handle` is **synchronous** and runs on one of libmicrohttpd's connection threads (one thread
-///   per connection, never the Swift cooperative pool), possibly on many threads at once. It may
-///   block — on a lock, a disk write, an fsync — without stalling other connections, but every
-///   blocked call holds a connection slot (see ``HTTPServer/Limits/connectionLimit``), so keep it
-///   bounded. Do not `await` into an actor from here by blocking on a semaphore while that actor
-///   could be waiting on this thread.
+/// - `handle` is **synchronous** and runs on one of the server's handler threads
+///   (``HTTPServer/Limits/handlerThreadCount`` of them, never the Swift cooperative pool nor
+///   libmicrohttpd's polling threads), possibly on all of them at once. It may block — on a lock,
+///   a disk write, an fsync — without stalling any connection, but every blocked call holds a
+///   handler thread, and when all are held requests queue (then get 503), so keep it bounded. Do
+///   not `await` into an actor from here by blocking on a semaphore while that actor could be
+///   waiting on this thread.
 /// - It never traps on bad input: malformed paths, methods, headers or bodies get a 4xx response.
 /// - It returns a response for every request; status codes and bodies are its business (the
-///   server only answers 413 / 431 itself, before the handler runs).
+///   server answers 400 / 413 / 431 / 503 itself, before the handler runs, see ``HTTPServer``).
 ///
 /// ```swift
 /// struct Hello: HTTPHandler {

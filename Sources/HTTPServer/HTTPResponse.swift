@@ -51,6 +51,14 @@ public struct HTTPResponse: Sendable, Equatable {
         return json(status: status, body)
     }
 
+    /// 503 in the uniform error shape with `Retry-After`: a resource of the HTTP layer ran out (a
+    /// connection place, the handler queue, body memory); the client waits and sends again.
+    static func unavailable(_ message: String) -> HTTPResponse {
+        var response = error(status: 503, message)
+        response.headers.add(name: "Retry-After", value: String(HTTPServer.Limits.busyRetryAfterSeconds))
+        return response
+    }
+
     /// The machine code of an error the HTTP layer answers itself.
     static func errorCode(_ status: Int) -> String {
         switch status {
@@ -58,6 +66,7 @@ public struct HTTPResponse: Sendable, Equatable {
         case 413: "too_large"
         case 431: "too_many_headers"
         case 500: "internal"
+        case 503: "unavailable"
         default: "http_\(status)"
         }
     }

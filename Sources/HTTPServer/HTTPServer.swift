@@ -9,20 +9,29 @@ import Darwin
 /// A small HTTP/1.1 server on libmicrohttpd that reads each request in full (bounded by
 /// ``Limits``) and hands it to a synchronous ``HTTPHandler``.
 ///
-/// Threading: one thread per connection (`MHD_USE_THREAD_PER_CONNECTION` with an internal polling
-/// thread for `accept`). Handlers are synchronous and may block on disk or locks; with a thread
-/// pool, one blocked handler would stall every connection multiplexed on its thread, whereas here
-/// it stalls only its own. The cost, a thread per connection, is bounded by
-/// ``Limits/connectionLimit``.
+/// Threading — event-driven I/O, handlers on a bounded pool of their own:
+/// - one **acceptor** thread owns the listening socket: it refuses connections over
+///   ``Limits/connectionLimit`` or ``Limits/perAddressConnectionLimit`` with a 503, survives
+///   running out of descriptors without spinning, hands every other socket to libmicrohttpd, and
+///   enforces ``Limits/requestDeadlineSeconds`` (it shuts down the socket of a connection past
+///   its deadline);
+/// - ``Limits/pollingThreadCount`` libmicrohttpd **polling** threads (epoll on Linux) read and
+///   parse every connection and write every response; they never block, so a waiting or
+///   trickling client costs a socket and a little memory, not a thread;
+/// - ``Limits/handlerThreadCount`` **handler** threads run ``HTTPHandler/handle(_:)``: a complete
+///   request is queued (at most ``Limits/maximumQueuedRequests``, then 503) and its connection
+///   suspended until the handler's answer is ready, so a handler blocked on the disk stalls no
+///   other connection.
 ///
 /// Binds to loopback by default; pass another IPv4 `host` deliberately.
 ///
 /// ```swift
+/// HTTPServer.raiseFileDescriptorLimit()
 /// let server = HTTPServer(port: 0, handler: ClosureHTTPHandler { request in
 ///     .json(#"{"path":"\#(request.path)"}"#)
 /// })
 /// try server.start()
-/// print("listening on 127.0.0.1:\(server.port)")
+/// print("listening on 127.0.0.1:\(server.port), up to \(server.connectionLimit) connections")
 /// defer { server.stop() }
 /// ```
 public final class HTTPServer: Sendable {
@@ -36,26 +45,30 @@ public final class HTTPServer: Sendable {
 
     private enum State {
         case idle
-        /// `daemon` is used only by `stop()` (and deinit), which first moves the state out of
-        /// `.running` under the lock, so exactly one caller ever stops a daemon.
-        case running(daemon: OpaquePointer, port: UInt16)
-        case stopped(port: UInt16)
+        /// `daemon` and `acceptor` are used only by `stop()` (and deinit), which first moves the
+        /// state out of `.running` under the lock, so exactly one caller ever stops them.
+        case running(daemon: OpaquePointer, acceptor: Acceptor, connectionLimit: Int)
+        case stopped(port: UInt16, connectionLimit: Int)
     }
 
     private let state = Mutex(State.idle)
 
     /// - Parameters:
-    ///   - accessLog: called once per finished request, on the connection's thread, with no
-    ///     headers or body (they carry tokens). Keep it quick; it delays the next request on
-    ///     that connection.
+    ///   - accessLog: called once per finished request, on a polling thread, with no headers or
+    ///     body (they carry tokens). Keep it quick: that thread serves other connections.
+    ///   - warningLog: called at most every few seconds per kind, on the acceptor thread, with a
+    ///     line for the operator when a resource runs out (connections refused for a limit or
+    ///     for want of descriptors, 503s for a full handler queue or body budget, connections
+    ///     cut at their deadline). Holds no addresses, paths or secrets.
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, limits: Limits = Limits(),
-        handler: any HTTPHandler, accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)? = nil
+        handler: any HTTPHandler, accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)? = nil,
+        warningLog: (@Sendable (String) -> Void)? = nil
     ) {
         self.host = host
         self.requestedPort = port
         self.limits = limits
-        self.core = ServerCore(handler: handler, limits: limits, accessLog: accessLog)
+        self.core = ServerCore(handler: handler, limits: limits, accessLog: accessLog, warningLog: warningLog)
     }
 
     deinit {
@@ -68,7 +81,19 @@ public final class HTTPServer: Sendable {
         state.withLock { state in
             switch state {
             case .idle: requestedPort
-            case .running(_, let port), .stopped(let port): port
+            case .running(_, let acceptor, _): acceptor.port
+            case .stopped(let port, _): port
+            }
+        }
+    }
+
+    /// The connection limit in force: ``Limits/connectionLimit``, or less when the process may
+    /// not open that many descriptors (see ``start()``).
+    public var connectionLimit: Int {
+        state.withLock { state in
+            switch state {
+            case .idle: limits.connectionLimit
+            case .running(_, _, let limit), .stopped(_, let limit): limit
             }
         }
     }
@@ -77,7 +102,30 @@ public final class HTTPServer: Sendable {
     /// a retained request context, so 0 after `stop()` means none leaked. For tests.
     var inFlightRequestCount: Int { core.inFlight }
 
+    /// Connections accepted and not yet closed (the connection table). For tests.
+    var openConnectionCount: Int { core.connections.count }
+
+    /// Open connections from one IPv4 address (dotted form). For tests.
+    func openConnectionCount(from address: String) -> Int {
+        var parsed = in_addr()
+        guard inet_pton(AF_INET, address, &parsed) == 1 else { return 0 }
+        return core.connections.count(from: parsed.s_addr)
+    }
+
+    /// Requests waiting for a handler thread. For tests.
+    var queuedRequestCount: Int { core.pool.queuedCount }
+
+    /// Request-body bytes held right now. For tests.
+    var bufferedBodyByteCount: Int { core.bufferedBodyByteCount }
+
     /// Starts listening. A server starts once; make a new one to listen again.
+    ///
+    /// Every connection is a file descriptor, so the connection limit is checked against the
+    /// process's `RLIMIT_NOFILE` (call ``raiseFileDescriptorLimit()`` first): what is left after
+    /// the descriptors already open, ``Limits/reservedFileDescriptors`` and the server's own
+    /// lowers the limit (see ``connectionLimit``); when that is below
+    /// ``Limits/minimumConnectionLimit`` the server refuses to start
+    /// (``HTTPServerError/outOfFileDescriptors``, saying what to raise the limit to).
     public func start() throws(HTTPServerError) {
         try state.withLock { (state: inout State) throws(HTTPServerError) in
             guard case .idle = state else {
@@ -86,70 +134,89 @@ public final class HTTPServer: Sendable {
             if let problem = limits.problem() {
                 throw HTTPServerError(.invalidLimits, "invalid HTTPServer.Limits: \(problem)")
             }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = requestedPort.bigEndian
-            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            var address = in_addr()
+            guard inet_pton(AF_INET, host, &address) == 1 else {
                 throw HTTPServerError(.invalidHost, "'\(host)' is not an IPv4 address such as 127.0.0.1; pass a numeric address")
             }
+            let budget = DescriptorBudget(softLimit: Self.fileDescriptorLimit(), inUse: Self.fileDescriptorsInUse(), limits: limits)
+            let connectionLimit = try budget.connectionLimit(for: limits)
+            core.warnings.configure(.init(connectionLimit: connectionLimit, descriptorLimit: budget.softLimit))
+
+            let acceptor = try Acceptor.listen(on: address, host: host, port: requestedPort, limits: limits)
             let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
-                | MHD_USE_THREAD_PER_CONNECTION.rawValue
-                | MHD_USE_ITC.rawValue // required by MHD_quiesce_daemon in stop()
-                | MHD_USE_AUTO.rawValue // poll() rather than select(), so descriptors above 1023 work
+                | MHD_USE_NO_LISTEN_SOCKET.rawValue // the acceptor accepts (see Acceptor)
+                | MHD_ALLOW_SUSPEND_RESUME.rawValue // handlers run on the pool; includes MHD_USE_ITC
+                | MHD_USE_AUTO.rawValue // epoll on Linux, poll elsewhere: no FD_SETSIZE ceiling
             let corePointer = Unmanaged.passUnretained(core).toOpaque()
-            let daemon = withUnsafePointer(to: &address) { ipv4 in
-                ipv4.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                    onboard_mhd_start_daemon(
-                        flags, requestedPort, generic,
-                        onboardAccessHandler, corePointer,
-                        onboardRequestCompleted, corePointer,
-                        UInt32(limits.connectionLimit), limits.connectionMemoryLimitBytes,
-                        UInt32(limits.connectionTimeoutSeconds))
-                }
+            // MHD's own limit is only a backstop (the acceptor enforces the real one) and applies
+            // per polling thread, which MHD picks by descriptor number: each must hold them all.
+            let backstop = UInt32(clamping: connectionLimit * limits.pollingThreadCount)
+            guard let daemon = onboard_mhd_start_daemon(
+                flags,
+                onboardAccessHandler, corePointer,
+                onboardRequestCompleted, corePointer,
+                onboardConnectionNotified, corePointer,
+                UInt32(limits.pollingThreadCount), backstop,
+                limits.connectionMemoryLimitBytes, UInt32(limits.connectionTimeoutSeconds))
+            else {
+                acceptor.close()
+                throw HTTPServerError(.addressUnavailable, "libmicrohttpd could not start its \(limits.pollingThreadCount) polling threads on \(host):\(requestedPort) (out of threads or memory); lower pollingThreadCount or free resources")
             }
-            guard let daemon else {
-                throw HTTPServerError(.addressUnavailable, "could not listen on \(host):\(requestedPort); the port may be in use or need privileges — choose another port, or 0 for any free one")
-            }
-            let bound = onboard_mhd_bound_port(daemon)
-            guard bound != 0 else {
+            // The threads hold the core, not the server, so dropping the server still runs deinit
+            // (and stop(), which joins them).
+            let core = self.core
+            do throws(ServerThread.StartError) {
+                try core.pool.start { job, refusing in runHandlerJob(core, job, refusing: refusing) }
+            } catch {
                 MHD_stop_daemon(daemon)
-                throw HTTPServerError(.addressUnavailable, "listening on \(host) but libmicrohttpd cannot report the port; upgrade libmicrohttpd to 0.9.71 or later")
+                acceptor.close()
+                throw HTTPServerError(.outOfThreads, "could not start \(limits.handlerThreadCount) handler threads (\(error.message)); lower handlerThreadCount or raise the process's thread limit")
             }
-            state = .running(daemon: daemon, port: bound)
+            do throws(ServerThread.StartError) {
+                try acceptor.start(core: core, daemon: Acceptor.Daemon(pointer: daemon), connectionLimit: connectionLimit)
+            } catch {
+                core.pool.stop(refusingQueued: true)
+                MHD_stop_daemon(daemon)
+                acceptor.close()
+                throw HTTPServerError(.outOfThreads, "could not start the accept thread (\(error.message)); raise the process's thread limit")
+            }
+            state = .running(daemon: daemon, acceptor: acceptor, connectionLimit: connectionLimit)
         }
     }
 
     /// Stops gracefully and blocks until done: new connections are refused at once, requests
-    /// already being handled get up to ``Limits/stopDrainTimeout`` to finish, then every
-    /// connection is closed and every server thread joined. Does nothing if not running.
+    /// already being handled get up to ``Limits/stopDrainTimeout`` to finish (requests still
+    /// queued after that get 503 without reaching the handler), the answers get up to
+    /// ``Limits/stopAnswerFlushTimeout`` to go out, then every connection is closed and every
+    /// server thread joined. Does nothing if not running.
     ///
     /// Never call it from a handler: it waits for that very handler and then joins its thread.
     public func stop() {
-        let daemon: OpaquePointer? = state.withLock { state in
-            guard case .running(let daemon, let port) = state else { return nil }
-            state = .stopped(port: port)
-            return daemon
+        let running: (daemon: OpaquePointer, acceptor: Acceptor)? = state.withLock { state in
+            guard case .running(let daemon, let acceptor, let connectionLimit) = state else { return nil }
+            state = .stopped(port: acceptor.port, connectionLimit: connectionLimit)
+            return (daemon, acceptor)
         }
-        guard let daemon else { return }
+        guard let running else { return }
 
         core.beginDraining()
-        // Quiesce hands the listening socket to us. MHD's thread may still hold it for a moment, so
-        // it is not closed until MHD_stop_daemon has joined that thread; shutting it down now makes
-        // the kernel refuse new connections instead of queueing them in the backlog.
-        let listener = MHD_quiesce_daemon(daemon)
-        if listener >= 0 {
-            // Failure only means connections queue (and are then reset) instead of being refused.
-            _ = shutdown(listener, Int32(SHUT_RDWR))
-        }
+        running.acceptor.stop()
 
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: limits.stopDrainTimeout)
         while core.inFlight > 0, clock.now < deadline {
             usleep(1_000)
         }
-        MHD_stop_daemon(daemon)
-        if listener >= 0 {
-            _ = close(listener) // nothing useful to do if it fails: the descriptor is gone either way
+        // Every suspended connection must be resumed before MHD_stop_daemon (MHD's rule): the
+        // workers finish or refuse what is left and resume each one, then are joined.
+        core.pool.stop(refusingQueued: true)
+        // A resume only asks the polling thread to send the answer; give it the moment it needs,
+        // or MHD_stop_daemon would close those connections with their answers unsent.
+        let flushDeadline = clock.now.advanced(by: Limits.stopAnswerFlushTimeout)
+        while core.inFlight > 0, clock.now < flushDeadline {
+            usleep(1_000)
         }
+        MHD_stop_daemon(running.daemon)
+        running.acceptor.close()
     }
 }

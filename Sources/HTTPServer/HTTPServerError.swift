@@ -6,6 +6,8 @@ public struct HTTPServerError: Error, Equatable, CustomStringConvertible {
         case alreadyStarted
         case addressUnavailable
         case invalidLimits
+        case outOfFileDescriptors
+        case outOfThreads
     }
 
     let code: Code
@@ -21,10 +23,15 @@ public struct HTTPServerError: Error, Equatable, CustomStringConvertible {
     public static let invalidHost = HTTPServerError(.invalidHost, "invalid host")
     /// `start()` was called on a server that is running or has been stopped.
     public static let alreadyStarted = HTTPServerError(.alreadyStarted, "already started")
-    /// libmicrohttpd could not listen (port in use, no permission, out of threads or descriptors).
+    /// The address cannot be listened on (port in use, no permission), or libmicrohttpd cannot start.
     public static let addressUnavailable = HTTPServerError(.addressUnavailable, "address unavailable")
     /// A limit is zero, negative or too large for libmicrohttpd.
     public static let invalidLimits = HTTPServerError(.invalidLimits, "invalid limits")
+    /// The process may open too few files (`RLIMIT_NOFILE`) for a working connection limit; the
+    /// message says how many there are and what to raise the limit to.
+    public static let outOfFileDescriptors = HTTPServerError(.outOfFileDescriptors, "out of file descriptors")
+    /// The system refused to create the server's threads.
+    public static let outOfThreads = HTTPServerError(.outOfThreads, "out of threads")
 
     public var description: String { message }
 

@@ -5,15 +5,18 @@ import Glibc
 import Darwin
 #endif
 
-// The C callbacks libmicrohttpd calls on its connection threads. They must not capture context
+// The C callbacks libmicrohttpd calls on its polling threads. They must not capture context
 // (they are C function pointers): the server reaches them through the `cls` pointer (an unretained
-// `ServerCore`) and the per-request pointer (a retained `RequestContext`). They never trap on
-// input: every failure becomes an HTTP error response or, when even that fails, `MHD_NO`, which
-// makes libmicrohttpd close the connection.
+// `ServerCore`) and the per-request pointer (a retained `RequestContext`). They never block: a
+// complete request goes to the handler pool while its connection is suspended. They never trap
+// on input: every failure becomes an HTTP error response or, when even that fails, `MHD_NO`,
+// which makes libmicrohttpd close the connection.
 
 /// MHD calls this once when a request's headers are complete (`*requestPointer == nil`), then once
 /// per chunk of body (`*uploadSize > 0`; we must consume it and set it to 0), then once with
-/// `*uploadSize == 0` when the body is complete — that is when the handler runs.
+/// `*uploadSize == 0` when the body is complete — that is when the request goes to the handler
+/// pool and the connection is suspended — and once more after the worker resumes it, to send the
+/// handler's response.
 func onboardAccessHandler(
     _ serverPointer: UnsafeMutableRawPointer?,
     _ connection: OpaquePointer?,
@@ -31,6 +34,7 @@ func onboardAccessHandler(
         let context = RequestContext(
             method: method.map { String(cString: $0) } ?? "",
             rawPath: url.map { String(cString: $0) } ?? "",
+            descriptor: onboard_mhd_connection_fd(connection),
             started: ContinuousClock.now)
         requestPointer.pointee = Unmanaged.passRetained(context).toOpaque()
         core.requestStarted()
@@ -45,19 +49,53 @@ func onboardAccessHandler(
     }
 
     switch context.phase {
-    case .responded:
+    case .responded, .queued:
+        // `.queued`: the connection is suspended; MHD does not call back until the resume.
         return .YES
-    case .discarding:
-        return respond(core, connection, context, .error(
-            status: 413,
-            "request body is larger than \(core.limits.maximumRequestBodyBytes) bytes; send smaller batches"))
+    case .discarding(let response):
+        return respond(core, connection, context, response)
+    case .handled(let response):
+        // A new phase for the client: reading the response gets a whole deadline of its own.
+        core.connections.restartDeadline(context.descriptor, responding: true)
+        return respond(core, connection, context, response)
     case .receiving:
         let request = HTTPRequest(
             method: context.method, path: context.path, rawPath: context.rawPath, query: context.query, headers: context.headers,
             body: context.body, remoteAddress: context.remoteAddress)
         context.body = [] // the request owns the bytes now; do not hold two copies until completion
-        return respond(core, connection, context, core.handler.handle(request))
+        let job = HandlerPool.Job(context: context, connection: connection, request: request)
+        let submitted = core.pool.submit(job) {
+            context.phase = .queued
+            // The handler's time is the server's, not the client's.
+            core.connections.pauseDeadline(context.descriptor)
+            MHD_suspend_connection(connection)
+        }
+        switch submitted {
+        case .queued:
+            return .YES
+        case .full:
+            core.releaseBody(of: context)
+            core.warnings.note(.handlerQueue)
+            return respond(core, connection, context, .unavailable(
+                "the server is busy: \(core.limits.maximumQueuedRequests) requests are waiting for a handler; retry in \(HTTPServer.Limits.busyRetryAfterSeconds) s"))
+        case .stopping:
+            core.releaseBody(of: context)
+            return respond(core, connection, context, .unavailable("the server is shutting down; retry shortly"))
+        }
     }
+}
+
+/// A handler worker's part of a request: run the handler (or, when the pool is refusing because
+/// `stop()` ran out of patience, answer 503), give back the body budget, and resume the
+/// connection so MHD calls the access handler again and sends the answer. After the resume the
+/// worker must not touch the connection or the context again.
+func runHandlerJob(_ core: ServerCore, _ job: HandlerPool.Job, refusing: Bool) {
+    let response = refusing
+        ? HTTPResponse.unavailable("the server is shutting down; retry shortly")
+        : core.handler.handle(job.request)
+    core.releaseBody(of: job.context)
+    job.context.phase = .handled(response)
+    MHD_resume_connection(job.connection)
 }
 
 private func headersArrived(
@@ -74,10 +112,19 @@ private func headersArrived(
     _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, collectQueryArgument, contextPointer)
     context.remoteAddress = describe(onboard_mhd_client_address(connection))
 
+    // Two framings that disagree are how requests are smuggled past a proxy (RFC 9112 §6.3);
+    // libmicrohttpd 0.9.75 takes the first Content-Length and ignores the rest, so refuse here.
+    let declaredLengths = context.headers.values(for: "Content-Length").map { $0.trimmingASCIISpaces() }
+    if Set(declaredLengths).count > 1 {
+        return respond(core, connection, context, .error(status: 400, "the request has Content-Length headers that disagree; send one"))
+    }
+    if !declaredLengths.isEmpty, context.headers["Transfer-Encoding"] != nil {
+        return respond(core, connection, context, .error(status: 400, "the request has both Content-Length and Transfer-Encoding; send one"))
+    }
     // A declared length over the limit is refused before reading a byte of it: responding now makes
     // MHD skip the body (and the `100 Continue`) and close the connection afterwards.
-    if let declared = context.headers["Content-Length"] {
-        guard let length = UInt64(declared.trimmingASCIISpaces()) else {
+    if let declared = declaredLengths.first {
+        guard let length = UInt64(declared) else {
             return respond(core, connection, context, .error(status: 400, "Content-Length is not a number"))
         }
         if length > UInt64(core.limits.maximumRequestBodyBytes) {
@@ -85,7 +132,12 @@ private func headersArrived(
                 status: 413,
                 "request body is \(length) bytes; at most \(core.limits.maximumRequestBodyBytes) are accepted; send smaller batches"))
         }
-        context.body.reserveCapacity(Int(length))
+        // Refused now, before a byte is read, when it plainly cannot fit; nothing is reserved, so
+        // a client that declares a large body and then trickles holds none of the budget.
+        if !core.bodyBudgetAllows(Int(length)) {
+            core.warnings.note(.bodyMemory)
+            return respond(core, connection, context, .unavailable(bodyBudgetMessage(core)))
+        }
     }
     return .YES
 }
@@ -95,38 +147,60 @@ private func bodyChunkArrived(
 ) -> MHD_Result {
     context.bodyBytesReceived += byteCount
     switch context.phase {
-    case .responded:
+    case .responded, .queued, .handled:
         return .YES
     case .receiving:
-        // Only a chunked body (no Content-Length) can get here over the limit.
         if context.body.count + byteCount > core.limits.maximumRequestBodyBytes {
-            context.phase = .discarding
-            context.body = []
+            // Only a chunked body (no Content-Length) can get here over the limit.
+            discard(core, context, .error(
+                status: 413, "request body is larger than \(core.limits.maximumRequestBodyBytes) bytes; send smaller batches"))
+        } else if !core.chargeBody(byteCount, to: context) {
+            core.warnings.note(.bodyMemory)
+            discard(core, context, .unavailable(bodyBudgetMessage(core)))
         } else {
             guard let data else { return .NO }
             context.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: byteCount))
             return .YES
         }
-        fallthrough
+        return keepDiscarding(core, context)
     case .discarding:
-        let discarded = context.bodyBytesReceived - core.limits.maximumRequestBodyBytes
-        // Past the discard bound we stop reading: MHD_NO closes the connection without a response.
-        return discarded > core.limits.maximumDiscardedBodyBytes ? .NO : .YES
+        return keepDiscarding(core, context)
     }
 }
 
-/// Sends `response`, replacing it with a 500 when libmicrohttpd refuses its status or a header.
+/// Drops what was kept of the body and answers `response` once the rest has been read.
+private func discard(_ core: ServerCore, _ context: RequestContext, _ response: HTTPResponse) {
+    context.phase = .discarding(response)
+    context.body = []
+    core.releaseBody(of: context)
+}
+
+/// Past the discard bound we stop reading: MHD_NO closes the connection without a response.
+private func keepDiscarding(_ core: ServerCore, _ context: RequestContext) -> MHD_Result {
+    let discarded = context.bodyBytesReceived - min(context.bodyBytesReceived, core.limits.maximumRequestBodyBytes)
+    return discarded > core.limits.maximumDiscardedBodyBytes ? .NO : .YES
+}
+
+private func bodyBudgetMessage(_ core: ServerCore) -> String {
+    "the server is busy: it already holds \(core.limits.maximumBufferedBodyBytes >> 20) MiB of request bodies; retry in \(HTTPServer.Limits.busyRetryAfterSeconds) s"
+}
+
+/// Sends `response`. One libmicrohttpd cannot take becomes a 500 when the handler built it wrong
+/// (a status outside 200...599, a header MHD refuses), and a 503 with `Retry-After` when MHD could
+/// not allocate it: running out of memory is the server's trouble, and passes.
 private func respond(
     _ core: ServerCore, _ connection: OpaquePointer, _ context: RequestContext, _ response: HTTPResponse
 ) -> MHD_Result {
     var response = response
     if !(200...599).contains(response.status) {
         response = .error(status: 500, "the handler answered with status \(response.status), which is not in 200...599")
+    } else if let problem = headerProblem(response.headers) {
+        response = .error(status: 500, "the handler's response has \(problem)")
     }
     if core.draining { response.headers.replaceOrAdd(name: "Connection", value: "close") }
 
-    guard let built = makeResponse(response) ?? makeResponse(.error(
-        status: 500, "the handler's response had a header libmicrohttpd refused (Content-Length, or a newline in a name or value)"))
+    guard let built = makeResponse(response)
+        ?? makeResponse(.unavailable("the server is out of memory; retry in \(HTTPServer.Limits.busyRetryAfterSeconds) s"))
     else { return .NO }
     defer { MHD_destroy_response(built.pointer) }
     let queued = MHD_queue_response(connection, UInt32(built.status), built.pointer)
@@ -136,6 +210,24 @@ private func respond(
         context.responseBodyBytes = built.bodyBytes
     }
     return queued
+}
+
+/// What libmicrohttpd (0.9.75) would refuse in these headers, or nil: it sets the framing headers
+/// itself, and refuses names with spaces or control characters and values with line breaks.
+func headerProblem(_ headers: HTTPHeaders) -> String? {
+    for (name, value) in headers {
+        let lowered = name.lowercased()
+        if lowered == "content-length" || lowered == "transfer-encoding" {
+            return "a \(name) header, which the server sets itself"
+        }
+        if name.isEmpty || name.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: ":") }) {
+            return "a header name that is empty or holds a space, colon or control character"
+        }
+        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
+            return "a header value with a line break or NUL"
+        }
+    }
+    return nil
 }
 
 private func makeResponse(_ response: HTTPResponse) -> (pointer: OpaquePointer, status: Int, bodyBytes: Int)? {
@@ -166,12 +258,42 @@ func onboardRequestCompleted(
     requestPointer.pointee = nil
     let core = Unmanaged<ServerCore>.fromOpaque(serverPointer).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+    core.releaseBody(of: context)
+    // The next request on a kept-alive connection gets a whole deadline of its own.
+    core.connections.restartDeadline(context.descriptor, responding: false)
     core.accessLog?(HTTPAccessLogEntry(
         method: context.method, path: context.path, status: context.status,
         requestBodyBytes: context.bodyBytesReceived, responseBodyBytes: context.responseBodyBytes,
         duration: ContinuousClock.now - context.started,
-        completed: termination == .REQUEST_TERMINATED_COMPLETED_OK))
+        completed: termination == .REQUEST_TERMINATED_COMPLETED_OK, rawPath: context.rawPath))
     core.requestFinished()
+}
+
+/// MHD's connection notifications. STARTED attaches the acceptor's table entry (from then on MHD
+/// reports CLOSED before it closes the socket, which is what makes the reaper's shutdown safe);
+/// CLOSED removes it, under the table's lock, while the socket is still open. The socket's number
+/// travels in MHD's per-socket pointer (plus one, so that 0 stays "none").
+func onboardConnectionNotified(
+    _ serverPointer: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_ConnectionNotificationCode
+) {
+    guard let serverPointer, let connection, let socketContext else { return }
+    let core = Unmanaged<ServerCore>.fromOpaque(serverPointer).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        let descriptor = onboard_mhd_connection_fd(connection)
+        guard descriptor >= 0 else { return }
+        socketContext.pointee = UnsafeMutableRawPointer(bitPattern: Int(descriptor) + 1)
+        core.connections.attach(descriptor)
+    case .CONNECTION_NOTIFY_CLOSED:
+        guard let stored = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        core.connections.remove(Int32(truncatingIfNeeded: Int(bitPattern: stored) - 1))
+    default:
+        return
+    }
 }
 
 private func collectHeader(

@@ -5,13 +5,20 @@ import Foundation
 /// released in the request-completed callback, which MHD runs exactly once for every request whose
 /// handler was called — so it neither leaks nor dangles.
 ///
-/// Not `Sendable`: one connection's calls all run on that connection's thread, one at a time.
-final class RequestContext {
+/// `@unchecked Sendable`: it is used by one thread at a time. MHD calls back for one connection on
+/// one polling thread; while the request is `.queued` the connection is suspended and only the
+/// handler worker touches the context, handing it back through MHD_resume_connection.
+final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// Collecting the body.
         case receiving
-        /// The body outgrew the limit; bytes are counted and dropped, a 413 follows.
-        case discarding
+        /// The body cannot be kept (over the size limit, or no room in the body budget); bytes
+        /// are counted and dropped, and this response follows.
+        case discarding(HTTPResponse)
+        /// Handed to a handler worker; the connection is suspended.
+        case queued
+        /// The worker's answer, to be sent when MHD calls back after the resume.
+        case handled(HTTPResponse)
         /// A response has been queued; nothing more to do until completion.
         case responded
     }
@@ -22,6 +29,8 @@ final class RequestContext {
     /// As sent, still percent-encoded.
     let rawPath: String
     let started: ContinuousClock.Instant
+    /// The connection's socket: the key of its entry in the connection table.
+    let descriptor: Int32
     var phase = Phase.receiving
     var headers = HTTPHeaders()
     var query: [String: String] = [:]
@@ -29,13 +38,17 @@ final class RequestContext {
     var body: [UInt8] = []
     /// Every body byte received, kept or discarded.
     var bodyBytesReceived = 0
+    /// Bytes of `body` counted against the server's body budget, given back once the handler
+    /// has returned (or the request ends without one).
+    var chargedBodyBytes = 0
     var status = 0
     var responseBodyBytes = 0
 
-    init(method: String, rawPath: String, started: ContinuousClock.Instant) {
+    init(method: String, rawPath: String, descriptor: Int32, started: ContinuousClock.Instant) {
         self.method = method
         self.rawPath = rawPath
         self.path = rawPath.removingPercentEncoding ?? rawPath
+        self.descriptor = descriptor
         self.started = started
     }
 }

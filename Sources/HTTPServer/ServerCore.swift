@@ -1,12 +1,15 @@
 import Synchronization
 
-/// What the C callbacks need, shared by every connection thread. `HTTPServer` owns it and keeps it
-/// alive until after `MHD_stop_daemon` returns, which joins every thread that could call back; the
-/// callbacks therefore use an unretained pointer to it.
+/// What the C callbacks, the acceptor and the handler workers share. `HTTPServer` owns it and
+/// keeps it alive until after `MHD_stop_daemon` returns, which joins every thread that could call
+/// back; the callbacks therefore use an unretained pointer to it.
 final class ServerCore: Sendable {
     let handler: any HTTPHandler
     let limits: HTTPServer.Limits
     let accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)?
+    let warnings: ServerWarnings
+    let connections: ConnectionTable
+    let pool: HandlerPool
 
     private struct Counters {
         /// Requests whose headers have arrived and whose completion callback has not yet run.
@@ -16,12 +19,17 @@ final class ServerCore: Sendable {
     }
 
     private let counters = Mutex(Counters())
+    /// Request-body bytes held across all connections (see ``HTTPServer/Limits/maximumBufferedBodyBytes``).
+    private let bufferedBodyBytes = Atomic<Int>(0)
 
     init(handler: any HTTPHandler, limits: HTTPServer.Limits,
-         accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)?) {
+         accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)?, warningLog: (@Sendable (String) -> Void)?) {
         self.handler = handler
         self.limits = limits
         self.accessLog = accessLog
+        warnings = ServerWarnings(limits: limits, sink: warningLog)
+        connections = ConnectionTable(requestDeadline: .seconds(limits.requestDeadlineSeconds))
+        pool = HandlerPool(threadCount: limits.handlerThreadCount, capacity: limits.maximumQueuedRequests)
     }
 
     func requestStarted() { counters.withLock { $0.inFlight += 1 } }
@@ -35,9 +43,33 @@ final class ServerCore: Sendable {
 
     var inFlight: Int { counters.withLock { $0.inFlight } }
 
-    var draining: Bool {
-        get { counters.withLock { $0.draining } }
-    }
+    var draining: Bool { counters.withLock { $0.draining } }
 
     func beginDraining() { counters.withLock { $0.draining = true } }
+
+    /// Whether `byteCount` more body bytes fit in the budget right now (nothing is reserved).
+    func bodyBudgetAllows(_ byteCount: Int) -> Bool {
+        bufferedBodyBytes.load(ordering: .relaxed) + byteCount <= limits.maximumBufferedBodyBytes
+    }
+
+    /// Counts `byteCount` body bytes of `context` against the budget; false (and nothing counted)
+    /// when they do not fit.
+    func chargeBody(_ byteCount: Int, to context: RequestContext) -> Bool {
+        let after = bufferedBodyBytes.wrappingAdd(byteCount, ordering: .relaxed).newValue
+        guard after <= limits.maximumBufferedBodyBytes else {
+            bufferedBodyBytes.wrappingSubtract(byteCount, ordering: .relaxed)
+            return false
+        }
+        context.chargedBodyBytes += byteCount
+        return true
+    }
+
+    /// Gives back whatever `context` holds of the budget.
+    func releaseBody(of context: RequestContext) {
+        guard context.chargedBodyBytes > 0 else { return }
+        bufferedBodyBytes.wrappingSubtract(context.chargedBodyBytes, ordering: .relaxed)
+        context.chargedBodyBytes = 0
+    }
+
+    var bufferedBodyByteCount: Int { bufferedBodyBytes.load(ordering: .relaxed) }
 }

@@ -37,11 +37,14 @@ public final class SyncServer: Sendable {
         /// device clock is within seconds; one that ran ahead syncs again once real time has
         /// caught up to within this of its events (docs/sync-protocol.md § Event times).
         public var maximumClockSkewMilliseconds: Int64 = 5 * 60 * 1000
-        /// Replicas kept open at once (``DeviceReplicas/defaultMaximumOpen``).
+        /// Replicas kept open at once (1,024 by default, ``DeviceReplicas/defaultMaximumOpen``).
         public var maximumOpenReplicas = DeviceReplicas.defaultMaximumOpen
         /// The map size a replica opens with; it doubles when full (the simulator starts tiny so
         /// that growth happens often).
         public var replicaInitialMapSizeBytes = OnboardingStore.Options().initialMapSizeBytes
+        /// What one open replica costs in file descriptors (LMDB's data file, lock file and one
+        /// descriptor for synchronous writes), for sizing ``maximumOpenReplicas``.
+        public static let descriptorsPerReplica = 3
         /// The server's clock (tests and the simulator pass a manual one).
         public var clock: @Sendable () -> Timestamp = SyncServer.systemClock
         /// Where the server reports failures that the client sees only as 500 or 503 (the

@@ -55,7 +55,7 @@ enum RawHTTPClient {
         try parse(try exchangeBlocking(port: port, [Array(text.utf8)], halfClose: false))
     }
 
-    private static func exchangeBlocking(port: UInt16, _ pieces: [[UInt8]], halfClose: Bool) throws -> [UInt8] {
+    static func exchangeBlocking(port: UInt16, _ pieces: [[UInt8]], halfClose: Bool) throws -> [UInt8] {
         let socketDescriptor = try connected(port: port)
         defer { close(socketDescriptor) }
         for (index, piece) in pieces.enumerated() {

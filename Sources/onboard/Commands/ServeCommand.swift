@@ -16,6 +16,9 @@ enum ServeCommand {
                                        help: "refuse uploads holding events dated more than this after the server's clock (default 300)")
     /// A day: more would let any device lock users out for that long (docs/sync-protocol.md § Event times).
     static let maximumClockSkewSeconds = 86_400
+    static let perAddressOption = OptionSpec(
+        name: "connections-per-address", valueName: "N",
+        help: "connections one client address may hold at once (default \(HTTPServer.Limits.defaultPerAddressConnectionLimit); behind a reverse proxy, the connection limit)")
 
     static let spec = CommandSpec(
         name: "serve",
@@ -25,9 +28,12 @@ enum ServeCommand {
             "Receives device logs (docs/sync-protocol.md), stores each device's log exactly, durable",
             "before acknowledging, keeps a lockout across devices and answers auditors. On first start",
             "it creates an admin token in DATA/admin.token. One access-log line per request on stderr",
-            "(no tokens, no bodies). SIGINT or SIGTERM: finish in-flight requests, close, exit 0.",
+            "(no tokens, bodies or queries; user ids as keyed pseudonyms, key in DATA/log.key; control",
+            "characters escaped). Raises its open-file limit to the hard limit and sizes the connection",
+            "limit to it; refuses to start when too few descriptors are left. SIGINT or SIGTERM: finish",
+            "in-flight requests, close, exit 0. Limits: docs/sync-protocol.md.",
         ],
-        options: [portOption, dataOption, hostOption, skewOption],
+        options: [portOption, dataOption, hostOption, skewOption, perAddressOption],
         argumentCount: 0...0,
         run: run)
 
@@ -41,7 +47,17 @@ enum ServeCommand {
         } else {
             port = 8080
         }
+        var limits = SyncHTTPHandler.limits
+        if let perAddress = try invocation.positiveInteger("connections-per-address") {
+            guard perAddress <= limits.connectionLimit else {
+                throw .usage("onboard serve: --connections-per-address must be at most the connection limit, \(limits.connectionLimit); got \(perAddress)")
+            }
+            limits.perAddressConnectionLimit = perAddress
+        }
         let data = dataDirectory(invocation)
+        // Before any file is opened: every connection and every replica is a descriptor, and the
+        // usual soft limit (1,024) is far below the usual hard one.
+        let descriptorLimit = HTTPServer.raiseFileDescriptorLimit()
         // Block the stop signals before any thread starts, so every thread inherits the mask and
         // only `sigwait` below receives them.
         var stopSignals = sigset_t()
@@ -58,20 +74,33 @@ enum ServeCommand {
             options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
         }
         options.failureLog = { line in Output.error("\(Clock.now().iso8601) \(line)") }
+        // Replicas and connections share the descriptors: a quarter for open replicas (three
+        // each, never more than the default bound), kept out of the connection budget together
+        // with the server's other files.
+        let replicaBudget = descriptorLimit > 0 ? max(1, descriptorLimit / 4 / SyncServer.Options.descriptorsPerReplica) : options.maximumOpenReplicas
+        options.maximumOpenReplicas = min(options.maximumOpenReplicas, replicaBudget)
+        limits.reservedFileDescriptors = max(limits.reservedFileDescriptors,
+                                             options.maximumOpenReplicas * SyncServer.Options.descriptorsPerReplica + 64)
         let server: SyncServer
         do { server = try SyncServer(dataDirectory: data, options: options) } catch {
             throw CLIError(ExitCode.cannotCreate, "onboard serve: cannot open data directory \(data): \(error)")
         }
-        let http = HTTPServer(host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: SyncHTTPHandler.limits,
-                              handler: SyncHTTPHandler(server: server)) { entry in
-            Output.error("\(Clock.now().iso8601) \(entry.method) \(entry.path) \(entry.status) \(entry.responseBodyBytes)B \(entry.duration.milliseconds)ms")
+        let accessLog: SyncServer.AccessLog
+        do { accessLog = try SyncServer.AccessLog(dataDirectory: data) } catch {
+            server.close()
+            throw CLIError(ExitCode.cannotCreate, "onboard serve: \(error)")
         }
+        let http = HTTPServer(
+            host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits, handler: SyncHTTPHandler(server: server),
+            accessLog: { entry in Output.error(accessLog.line(for: entry, at: Clock.now().iso8601)) },
+            warningLog: { warning in Output.error("onboard serve: warning: \(warning)") })
         do { try http.start() } catch {
             server.close()
             throw CLIError(ExitCode.unavailable, "onboard serve: \(error)")
         }
         var banner = Output.standardOutput()
         banner.line("onboard serve: listening on http://\(http.host):\(http.port), data in \(data)")
+        banner.line("onboard serve: up to \(http.connectionLimit) connections, \(limits.perAddressConnectionLimit) per address, \(options.maximumOpenReplicas) open replicas (open-file limit \(descriptorLimit))")
         if let admin = server.createdAdminToken {
             banner.line("onboard serve: created the admin token (also in \(data)/admin.token): \(admin)")
         }
@@ -88,8 +117,4 @@ enum ServeCommand {
         Output.error("onboard serve: stopped cleanly")
         return ExitCode.success
     }
-}
-
-extension Duration {
-    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
