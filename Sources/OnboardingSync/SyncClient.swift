@@ -36,13 +36,13 @@ public actor SyncClient {
     /// - Parameters:
     ///   - batchEvents: records per upload, 1…``SyncLimits/maximumBatchEvents``.
     ///   - sleep: how the client waits between retries (tests pass a manual clock).
-    ///   - now: the device's clock, which dates the `user_forgotten` events the server asks for
-    ///     (tests and the simulator pass a manual one).
+    ///   - now: the device's clock, which dates the `user_forgotten` events the server asks for;
+    ///     by default the store's (``OnboardingStore/Options/clock``), which checks them.
     ///   - seed: seeds the back-off jitter (a fixed seed makes the waits reproducible).
     public init(store: OnboardingStore, transport: any SyncTransport, device: String? = nil, token: String,
                 batchEvents: Int = SyncLimits.maximumBatchEvents,
                 sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-                now: @escaping @Sendable () -> Timestamp = SyncClient.systemClock,
+                now: (@Sendable () -> Timestamp)? = nil,
                 seed: UInt64 = UInt64.random(in: .min ... .max)) {
         precondition((1...SyncLimits.maximumBatchEvents).contains(batchEvents),
                       "batchEvents must be 1…\(SyncLimits.maximumBatchEvents), got \(batchEvents)")
@@ -52,13 +52,8 @@ public actor SyncClient {
         self.token = token
         self.batchEvents = batchEvents
         self.sleep = sleep
-        self.now = now
+        self.now = now ?? store.options.clock
         self.random = SyncRandom(seed: seed)
-    }
-
-    /// The system clock, as a ``Timestamp``.
-    public static let systemClock: @Sendable () -> Timestamp = {
-        Timestamp(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     }
 
     /// Makes a run in progress return cleanly (``SyncSummary/wasStopped``) once its current request

@@ -94,6 +94,30 @@ import TestSupport
         #expect(try SyncWire.cursor(from: cursor.body).forgetUsers.isEmpty)
     }
 
+    /// The user_forgotten a client writes when the server asks is dated by the device's clock
+    /// (the store's), which the store checks it against — not by the machine's: a device on a
+    /// clock of its own (a simulation, a test) would have it refused as dated in the future.
+    @Test func aForgetOnRequestIsDatedByTheStoresClock() async throws {
+        let fixture = try Fixture()
+        defer { fixture.close() }
+        var options = OnboardingStore.Options()
+        options.deviceID = "kiosk-7"
+        let deviceNow = Self.start.adding(milliseconds: 60_000)
+        options.clock = { deviceNow }
+        let store = try OnboardingStore.open(at: fixture.directory.appending("device-clocked"), options: options)
+        defer { store.close() }
+        _ = try await store.append(Self.failure("kiosk-7", 0))
+        let token = try fixture.server.tokens.issue(role: .device, device: "kiosk-7")
+        let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token)
+        #expect(try await client.run().acknowledgedSeq == 1)
+        _ = try fixture.server.forgetUser("alice")
+        let summary = try await client.run()
+        #expect(summary.forgetFailures.isEmpty, "\(summary.forgetFailures)")
+        #expect(summary.forgottenOnRequest == [store.userRef(of: "alice").literal])
+        #expect(try store.record(at: 2)?.event.type == .userForgotten)
+        #expect(try store.record(at: 2)?.event.at == deviceNow)
+    }
+
     /// A user_forgotten arrives while the upload holds its replica and the server may open only
     /// one: the refold of the global lockout must still read every replica.
     @Test func theRefoldAfterAUserForgottenReadsEveryReplica() async throws {

