@@ -24,20 +24,21 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python test tools from PyPI, pinned with their dependencies, in a virtual environment of their
-# own (Debian's python3 refuses system-wide pip installs): the official OCSF 1.8.0 schema and the
-# JSON Schema validator that tools/validate_ocsf.py applies to `onboard export --format ocsf`.
-# The tests run this environment's python3 (Tests/OnboardCLITests/OCSFValidator.swift); the
-# list is written last, so an interrupted install is redone on the next run.
+# Python test tools from PyPI, pinned with their dependencies in tools/test-requirements.txt, in a
+# virtual environment of their own (Debian's python3 refuses system-wide pip installs): the
+# official OCSF 1.8.0 schema and the JSON Schema validator that tools/validate_ocsf.py applies to
+# `onboard export --format ocsf`, and schemathesis, which checks docs/openapi.yaml against
+# `onboard serve`. The tests run this environment's programs (Tests/OnboardCLITests/OCSFValidator.swift,
+# OpenAPISchemathesisTests.swift); the list is copied in last, so an interrupted install is redone
+# on the next run.
 venv=/opt/onboardingstore/venv
-python_packages=(ocsf-json-schema==1.2.0 jsonschema==4.26.0 attrs==26.1.0 jsonschema-specifications==2025.9.1
-                 referencing==0.37.0 rpds-py==2026.9.1 typing_extensions==4.16.0)
-if [[ $(cat "$venv/installed.txt" 2>/dev/null) != "$(printf '%s\n' "${python_packages[@]}")" ]]; then
-    echo "setup: installing ${python_packages[*]} into $venv" >&2
+requirements="$(dirname "${BASH_SOURCE[0]}")/test-requirements.txt"
+if ! cmp -s "$requirements" "$venv/installed.txt"; then
+    echo "setup: installing $requirements into $venv" >&2
     $sudo /usr/bin/python3 -m venv --clear "$venv"
     $sudo "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check --no-input --only-binary=:all: \
-        "${python_packages[@]}"
-    printf '%s\n' "${python_packages[@]}" | $sudo tee "$venv/installed.txt" >/dev/null
+        --no-deps -r "$requirements"
+    $sudo cp "$requirements" "$venv/installed.txt"
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

@@ -236,10 +236,24 @@ public enum EventJSON {
 
     static func uuid(_ raw: JSONValue, field: String) throws(EventValidationError) -> UUID {
         let text = try string(raw, field: field)
-        guard let uuid = UUID(uuidString: text) else {
+        // Foundation's parser on Linux reads each byte pair with sscanf("%2hhx"), so it also takes
+        // " f", "+f", "0x" or "-e" and misreads them; only 8-4-4-4-12 hex digits reach it.
+        guard isUUIDShaped(text), let uuid = UUID(uuidString: text) else {
             throw EventValidationError(field: field, "\"\(text)\" is not a UUID like 0f8fad5b-d9cb-469f-a165-70867728950e")
         }
         return uuid
+    }
+
+    /// 36 bytes: hex digits (either case) with `-` at offsets 8, 13, 18 and 23.
+    static func isUUIDShaped(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard bytes.count == 36 else { return false }
+        return bytes.enumerated().allSatisfy { offset, byte in
+            switch offset {
+            case 8, 13, 18, 23: byte == UInt8(ascii: "-")
+            default: (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte)
+            }
+        }
     }
 
     static func instant(_ raw: JSONValue, field: String) throws(EventValidationError) -> Timestamp {

@@ -34,6 +34,13 @@ extension SyncServer {
             return failure(400, "malformed", "query parameter \(error.parameter): \(error.message)")
         }
         query.limit = query.limit ?? SyncServer.defaultHistoryLimit
+        if pathDevice == nil, let device = query.device {
+            // Checked like a device in the path: an id no device can have is a client bug (400),
+            // not a device that merely has no records (200, empty).
+            do { try Event.validate(deviceID: device) } catch {
+                return failure(400, "malformed", "query parameter device: device id \(error.message)")
+            }
+        }
 
         var history = History(user: user)
         var devices: [String] = []

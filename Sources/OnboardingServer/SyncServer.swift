@@ -106,6 +106,9 @@ public final class SyncServer: Sendable {
         let built = try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: options.policy)
         unreadableReplicas = built.unreadable
         global = Mutex(built.lockout)
+        // The start-up scan needs no replica afterwards: their descriptors go back before the
+        // HTTP layer counts what it may use.
+        replicas.closeIdle()
     }
 
     /// The global lockout from every replica's records. A replica that cannot be read whole (a
@@ -200,13 +203,14 @@ public final class SyncServer: Sendable {
             return admin(request) { self.json(201, SyncWire.tokenBody(role: "auditor", device: nil, token: try self.tokens.issue(role: .auditor))) }
         case .cursor(let device): return readDevice(request, device) { try self.cursor($0) }
         case .upload(let device): return upload(request, device: device)
-        case .history(let user): return auditor(request, user) { user in try self.history(request, user: user, device: nil) }
+        case .history(let user):
+            return auditor(request, user) { user in try self.withValidUser(user) { try self.history(request, user: $0, device: nil) } }
         case .forgetUser(let encoded):
             return admin(request) {
                 guard let user = SyncPaths.percentDecoded(encoded), !user.isEmpty else {
                     return self.failure(400, "malformed", "the user in the path is not valid percent-encoded UTF-8")
                 }
-                return try self.forget(user: user)
+                return try self.withValidUser(user) { try self.forget(user: $0) }
             }
         case .deviceHistory(let device):
             return auditor(request, device, naming: "device") { device in
@@ -220,26 +224,36 @@ public final class SyncServer: Sendable {
             case .granted: return guarded { json(200, ReplicaAudit.body(try self.audit())) }
             }
         case .lockout(let user):
-            var at: Timestamp?
-            let parameters = SyncServer.query(request.path)
-            if let unknown = parameters.keys.sorted().first(where: { $0 != "at" }) {
-                return failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes at")
-            }
-            if let text = parameters["at"] {
-                do { at = try Timestamp(iso8601: text) } catch {
-                    return failure(400, "malformed", "query parameter at: \(error)")
+            return auditor(request, user) { user in
+                try self.withValidUser(user) { user in
+                    // The query after the token: an unauthenticated request learns nothing of it.
+                    var at: Timestamp?
+                    let parameters = SyncServer.query(request.path)
+                    if let unknown = parameters.keys.sorted().first(where: { $0 != "at" }) {
+                        return self.failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes at")
+                    }
+                    if let text = parameters["at"] {
+                        do { at = try Timestamp(iso8601: text) } catch {
+                            return self.failure(400, "malformed", "query parameter at: \(error)")
+                        }
+                    }
+                    return self.json(200, SyncWire.encode(.array(self.globalLockoutEntries(user: user, at: at).map(\.jsonValue))))
                 }
             }
-            return auditor(request, user) { user in self.json(200, SyncWire.encode(.array(self.globalLockoutEntries(user: user, at: at).map(\.jsonValue)))) }
-        case .wrongMethod:
-            return failure(405, "method_not_allowed", "\(SyncServer.printable(request.method)) is not allowed on this path; see docs/sync-protocol.md")
+        case .wrongMethod(let allowed):
+            // RFC 9110 § 15.5.6: a 405 names the methods the path takes.
+            var response = failure(405, "method_not_allowed", "\(SyncServer.printable(request.method)) is not allowed on this path (it takes \(allowed.joined(separator: ", "))); see docs/sync-protocol.md")
+            response.headers["allow"] = allowed.joined(separator: ", ")
+            return response
         case .notFound:
             return failure(404, "not_found", "no such endpoint; see docs/sync-protocol.md for the paths under /v1")
         }
     }
 
     enum Route: Equatable {
-        case health, enrol, issueAuditorToken, audit, wrongMethod, notFound
+        case health, enrol, issueAuditorToken, audit, notFound
+        /// A known path with a method it does not take; the methods it takes, for `Allow`.
+        case wrongMethod(allowed: [String])
         case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
         case history(String), lockout(String), deviceHistory(String), forgetUser(String)
     }
@@ -269,7 +283,7 @@ public final class SyncServer: Sendable {
         case 3 where rest[0] == "users" && rest[2] == "forget": candidates = [("POST", .forgetUser(rest[1]))]
         default: return .notFound
         }
-        return candidates.first { $0.0 == method }?.1 ?? .wrongMethod
+        return candidates.first { $0.0 == method }?.1 ?? .wrongMethod(allowed: candidates.map(\.0))
     }
 
     // MARK: Authorisation
@@ -335,6 +349,13 @@ public final class SyncServer: Sendable {
             return failure(400, "malformed", "the device in the path: device id \(error.message)")
         }
         return try body(device)
+    }
+
+    /// Runs `body` with `user` when it is a valid user id (1–256 bytes, no control character),
+    /// else answers 400: an id no event can carry has no history and no lockout to read.
+    private func withValidUser(_ user: String, _ body: (String) throws -> SyncResponse) throws -> SyncResponse {
+        do { try Event.validate(userID: user) } catch { return failure(400, "malformed", "user \(error.message)") }
+        return try body(user)
     }
 
     /// Runs an endpoint. A protocol error is the client's (400); anything else is the server's:
@@ -434,7 +455,6 @@ public final class SyncServer: Sendable {
     }
 
     private func forget(user: String) throws -> SyncResponse {
-        do { try Event.validate(userID: user) } catch { return failure(400, "malformed", "user \(error.message)") }
         let results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)]
         do { results = try forgetUser(user) } catch let error as StoreError where error.code == .pruned {
             // The store's message names the replica's directory: the client gets the facts only.

@@ -338,6 +338,11 @@ struct EventJSONTests {
         Refusal(line([("id", #""not-a-uuid""#)]), "id", #""not-a-uuid" \#(uuidHint)"#),
         Refusal(line([("id", #""0f8fad5b-d9cb-469f-a165-70867728950""#)]), "id", "\"0f8fad5b-d9cb-469f-a165-70867728950\" \(uuidHint)"),
         Refusal(line([("id", #""""#)]), "id", #""" \#(uuidHint)"#),
+        // Foundation's parser alone would misread these (sscanf "%2hhx" per byte pair).
+        Refusal(line([("id", #""0x8fad5b-d9cb-469f-a165-70867728950e""#)]), "id", "\"0x8fad5b-d9cb-469f-a165-70867728950e\" \(uuidHint)"),
+        Refusal(line([("id", #"" f8fad5b-d9cb-469f-a165-70867728950e""#)]), "id", "\" f8fad5b-d9cb-469f-a165-70867728950e\" \(uuidHint)"),
+        Refusal(line([("session", #""0f8fad5b-d9cb-469f-a165-7086772895-e""#)]), "session", "\"0f8fad5b-d9cb-469f-a165-7086772895-e\" \(uuidHint)"),
+        Refusal(line([("session", #""0f8fad5b-d9cb-469f-a165-7086772895+e""#)]), "session", "\"0f8fad5b-d9cb-469f-a165-7086772895+e\" \(uuidHint)"),
         Refusal(line([("id", "12")]), "id", "must be a string, got a number"),
         Refusal(line([("id", "null")]), "id", "must be a string, got null"),
         Refusal(line([("session", #""abc""#)]), "session", #""abc" \#(uuidHint)"#),

@@ -150,6 +150,18 @@ import Glibc
         }
     }
 
+    @Test func aQueryIsLookedAtOnlyAfterTheToken() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start))
+        defer { server.close() }
+        for path in [SyncPaths.lockout(user: "alice") + "?bogus=1", SyncPaths.lockout(user: "alice") + "?at=yesterday",
+                     SyncPaths.history(user: "alice") + "?bogus=1"] {
+            #expect(Self.call(server, "GET", path, token: nil).status == 401, "\(path)")
+            #expect(Self.call(server, "GET", path, token: "obt_nobody").status == 401, "\(path)")
+        }
+    }
+
     // MARK: Device ids in paths (A8)
 
     @Test func everyDeviceEndpointRefusesAnInvalidIdWith400AndRevokingIsIdempotent() throws {

@@ -69,7 +69,7 @@ import Testing
         var workload = Workload(seed: seed)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        var options = OnboardingStore.Options()
+        var options = storeOptions()
         options.snapshotEveryEvents = 997
         options.durability = .relaxed
         var store = try OnboardingStore.open(at: directory.store, options: options)
@@ -114,7 +114,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         var workload = Workload(seed: 42)
-        var options = OnboardingStore.Options()
+        var options = storeOptions()
         options.snapshotEveryEvents = 50
         let store = try OnboardingStore.open(at: directory.store, options: options)
         _ = try await store.append((0..<300).map { _ in workload.event() })

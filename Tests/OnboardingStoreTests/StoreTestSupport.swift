@@ -12,8 +12,12 @@ extension TemporaryDirectory {
     var store: String { appending("store") }
 }
 
+/// Options for a test store. Its clock stands at the end of time: tests date events on fixed
+/// timelines (some running past the day they run), and only ``ClockSkewTests`` are about the
+/// store's refusal of events from the future.
 func storeOptions(_ configure: (inout OnboardingStore.Options) -> Void = { _ in }) -> OnboardingStore.Options {
     var options = OnboardingStore.Options()
+    options.clock = { Timestamp.maximum }
     configure(&options)
     return options
 }

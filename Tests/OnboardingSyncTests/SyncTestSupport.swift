@@ -197,7 +197,10 @@ final class ManualClock: Sendable {
 }
 
 /// Waits (really) until `condition` holds, polling every 10 ms for at most `timeout`.
-func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
+/// Waits for `condition`. The bound is generous: on a 2-core machine the suite's synchronous
+/// tests (child processes, sockets) can hold both cooperative threads for tens of seconds, and
+/// the agent being watched runs on those threads; a test that fails waits the whole bound.
+func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while clock.now < deadline {

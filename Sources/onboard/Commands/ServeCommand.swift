@@ -16,6 +16,11 @@ enum ServeCommand {
                                        help: "refuse uploads holding events dated more than this after the server's clock (default 300)")
     /// A day: more would let any device lock users out for that long (docs/sync-protocol.md § Event times).
     static let maximumClockSkewSeconds = 86_400
+    static let openReplicasOption = OptionSpec(
+        name: "max-open-replicas", valueName: "N",
+        help: "device replicas kept open at once (default: a quarter of the open-file limit / 3, at most 1024)")
+    /// A million replicas would need three million descriptors: more than Linux lets a process have.
+    static let maximumOpenReplicas = 1_000_000
     static let perAddressOption = OptionSpec(
         name: "connections-per-address", valueName: "N",
         help: "connections one client address may hold at once (default \(HTTPServer.Limits.defaultPerAddressConnectionLimit); behind a reverse proxy, the connection limit)")
@@ -33,7 +38,7 @@ enum ServeCommand {
             "limit to it; refuses to start when too few descriptors are left. SIGINT or SIGTERM: finish",
             "in-flight requests, close, exit 0. Limits: docs/sync-protocol.md.",
         ],
-        options: [portOption, dataOption, hostOption, skewOption, perAddressOption],
+        options: [portOption, dataOption, hostOption, skewOption, perAddressOption, openReplicasOption],
         argumentCount: 0...0,
         run: run)
 
@@ -74,13 +79,27 @@ enum ServeCommand {
             options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
         }
         options.failureLog = { line in Output.error("\(Clock.now().iso8601) \(line)") }
-        // Replicas and connections share the descriptors: a quarter for open replicas (three
-        // each, never more than the default bound), kept out of the connection budget together
-        // with the server's other files.
-        let replicaBudget = descriptorLimit > 0 ? max(1, descriptorLimit / 4 / SyncServer.Options.descriptorsPerReplica) : options.maximumOpenReplicas
-        options.maximumOpenReplicas = min(options.maximumOpenReplicas, replicaBudget)
+        // Replicas and connections share the descriptors: by default a quarter for open replicas
+        // (three each, never more than the default bound), kept out of the connection budget
+        // together with the server's other files, so that neither can starve the other.
+        let perReplica = SyncServer.Options.descriptorsPerReplica
+        var overcommitted = false
+        if let asked = try invocation.positiveInteger("max-open-replicas") {
+            guard asked <= maximumOpenReplicas else {
+                throw .usage("onboard serve: --max-open-replicas must be from 1 to \(maximumOpenReplicas), got \(asked)")
+            }
+            options.maximumOpenReplicas = asked
+            // Taken as asked, but never allowed to leave the connections less than half.
+            overcommitted = descriptorLimit > 0 && asked * perReplica + 64 > descriptorLimit / 2
+        } else if descriptorLimit > 0 {
+            options.maximumOpenReplicas = min(options.maximumOpenReplicas, max(1, descriptorLimit / 4 / perReplica))
+        }
+        let replicaDescriptors = options.maximumOpenReplicas * perReplica + 64
         limits.reservedFileDescriptors = max(limits.reservedFileDescriptors,
-                                             options.maximumOpenReplicas * SyncServer.Options.descriptorsPerReplica + 64)
+                                             overcommitted ? descriptorLimit / 2 : replicaDescriptors)
+        if overcommitted {
+            Output.error("onboard serve: warning: --max-open-replicas \(options.maximumOpenReplicas) needs about \(replicaDescriptors) file descriptors, more than half the open-file limit (\(descriptorLimit)); when they run out, requests get 503 — raise ulimit -n or lower --max-open-replicas")
+        }
         let server: SyncServer
         do { server = try SyncServer(dataDirectory: data, options: options) } catch {
             throw CLIError(ExitCode.cannotCreate, "onboard serve: cannot open data directory \(data): \(error)")
