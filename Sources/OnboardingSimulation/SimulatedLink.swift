@@ -35,9 +35,11 @@ final class SimulatedLink: Sendable {
         let description: String
     }
 
-    /// A client that neither parks nor finishes within this much real time is hung: a simulated
-    /// run does no real waiting, so even a slow machine parks within milliseconds.
-    static let hangTimeoutSeconds = 60
+    /// A client that neither parks nor finishes within this much real time is hung. A simulated
+    /// run does no real waiting and parks within milliseconds, but the client runs on Swift
+    /// concurrency's shared threads, which other blocking work in the process may hold: in a full
+    /// `swift test` on 2 cores they were held for over a minute. Ten minutes is a hang anywhere.
+    static let hangTimeoutSeconds = 600
 
     private struct State {
         var parked: Parked = .idle
