@@ -46,7 +46,11 @@ extension Simulator {
             throw failure("audit", "GET /v1/audit answered \(response.status): \(String(decoding: response.body.prefix(300), as: UTF8.self))")
         }
         guard ok else {
-            throw failure("audit", "the server's audit of its replicas fails: \(String(decoding: response.body.prefix(600), as: UTF8.self))")
+            let failing = (object["devices"] as? [[String: Any]] ?? []).filter { ($0["ok"] as? Bool) == false }.map { device in
+                let problems = (device["problems"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+                return "\(device["device"] as? String ?? "?"): " + problems.prefix(3).joined(separator: "; ")
+            }
+            throw failure("audit", "the server's audit of its replicas fails: \(failing.joined(separator: " | "))")
         }
     }
 
