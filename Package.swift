@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "OnboardingServer", targets: ["OnboardingServer"]),
         .executable(name: "onboard", targets: ["onboard"]),
         .executable(name: "onboard-bench", targets: ["onboard-bench"]),
+        .executable(name: "onboard-sim", targets: ["onboard-sim"]),
     ],
     targets: [
         .systemLibrary(
@@ -48,6 +49,10 @@ let package = Package(
         .target(name: "OnboardingSync", dependencies: ["OnboardingModel", "OnboardingStore", "OnboardingProjections"]),
         // The reference sync server: routes, token store, per-device replicas, global lockout.
         .target(name: "OnboardingServer", dependencies: ["OnboardingSync", "OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer"]),
+        // The deterministic simulation of devices, network and server (docs/testing.md).
+        .target(name: "OnboardingSimulation", dependencies: ["OnboardingServer", "OnboardingSync", "OnboardingStore", "OnboardingModel",
+                                                             "OnboardingProjections", "OnboardingWorkload"]),
+        .executableTarget(name: "onboard-sim", dependencies: ["OnboardingSimulation"]),
         .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
         .target(name: "TestSupport", dependencies: ["OnboardingModel"], path: "Tests/TestSupport"),
@@ -72,6 +77,7 @@ let package = Package(
         .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingSync", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
         .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingWorkloadTests", dependencies: ["OnboardingWorkload", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
+        .testTarget(name: "OnboardingSimulationTests", dependencies: ["OnboardingSimulation", "TestSupport"]),
         .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel", "LMDB", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -28,6 +28,8 @@ final class DeviceReplicas: Sendable {
 
     let directory: String
     let maximumOpen: Int
+    /// The map size a replica opens with (it grows by doubling when full).
+    let initialMapSizeBytes: Int
 
     private struct Entry {
         let store: OnboardingStore
@@ -50,10 +52,12 @@ final class DeviceReplicas: Sendable {
     // millisecond, so serialising them costs little next to the request's own commit.
     private let state = Mutex(State())
 
-    init(directory: String, maximumOpen: Int = DeviceReplicas.defaultMaximumOpen) throws {
+    init(directory: String, maximumOpen: Int = DeviceReplicas.defaultMaximumOpen,
+         initialMapSizeBytes: Int = OnboardingStore.Options().initialMapSizeBytes) throws {
         precondition(maximumOpen >= 1, "at least one replica must be allowed open")
         self.directory = directory
         self.maximumOpen = maximumOpen
+        self.initialMapSizeBytes = initialMapSizeBytes
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
     }
@@ -121,6 +125,7 @@ final class DeviceReplicas: Sendable {
             options.maintainProjections = false
             // A replica keeps the heads its device signed; it has no key of its own.
             options.signsHeads = false
+            options.initialMapSizeBytes = initialMapSizeBytes
             // The server checks uploaded times against its own clock (SyncServer.Options).
             options.maximumClockSkewMilliseconds = nil
             let store = try OnboardingStore.open(at: path(for: device), options: options)

@@ -39,6 +39,9 @@ public final class SyncServer: Sendable {
         public var maximumClockSkewMilliseconds: Int64 = 5 * 60 * 1000
         /// Replicas kept open at once (1,024 by default, ``DeviceReplicas/defaultMaximumOpen``).
         public var maximumOpenReplicas = DeviceReplicas.defaultMaximumOpen
+        /// The map size a replica opens with; it doubles when full (the simulator starts tiny so
+        /// that growth happens often).
+        public var replicaInitialMapSizeBytes = OnboardingStore.Options().initialMapSizeBytes
         /// What one open replica costs in file descriptors (LMDB's data file, lock file and one
         /// descriptor for synchronous writes), for sizing ``maximumOpenReplicas``.
         public static let descriptorsPerReplica = 3
@@ -65,6 +68,10 @@ public final class SyncServer: Sendable {
     private let shuttingDown = Atomic<Bool>(false)
     /// The cross-device lockout.
     private let global: Mutex<GlobalLockout>
+    /// A refold of ``global`` could not read some replica for want of a resource (every replica
+    /// the server may open was leased): ``global`` is stale until a refold succeeds, which every
+    /// later upload, forget and lockout query tries first.
+    private let refoldPending = Atomic<Bool>(false)
     /// The admin token created on first start, when there was none (written to `DATA/admin.token`).
     public let createdAdminToken: String?
     /// Replicas whose log could not be read whole when the server started (one line each: the
@@ -86,7 +93,8 @@ public final class SyncServer: Sendable {
                                                 attributes: [.posixPermissions: 0o700])
         tokens = try TokenStore(directory: (dataDirectory as NSString).appendingPathComponent("server"))
         replicas = try DeviceReplicas(directory: (dataDirectory as NSString).appendingPathComponent("devices"),
-                                      maximumOpen: options.maximumOpenReplicas)
+                                      maximumOpen: options.maximumOpenReplicas,
+                                      initialMapSizeBytes: options.replicaInitialMapSizeBytes)
         if try tokens.hasAdmin() {
             createdAdminToken = nil
         } else {
@@ -104,15 +112,17 @@ public final class SyncServer: Sendable {
     }
 
     /// The global lockout from every replica's records. A replica that cannot be read whole (a
-    /// damaged record) contributes its records up to the damage and is listed.
-    private func buildGlobalLockout() throws -> (lockout: GlobalLockout, unreadable: [String]) {
+    /// damaged record) contributes its records up to the damage and is listed; `isPartial` says
+    /// that a replica could not be read now for want of a resource (it would be read later).
+    private func buildGlobalLockout() throws -> (lockout: GlobalLockout, unreadable: [String], isPartial: Bool) {
         try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: policy)
     }
 
     private static func buildGlobalLockout(tokens: TokenStore, replicas: DeviceReplicas,
-                                           policy: LockoutPolicy) throws -> (lockout: GlobalLockout, unreadable: [String]) {
+                                           policy: LockoutPolicy) throws -> (lockout: GlobalLockout, unreadable: [String], isPartial: Bool) {
         var relevant: [Record] = []
         var unreadable: [String] = []
+        var isPartial = false
         for device in try tokens.enrolledDevices() {
             do {
                 try replicas.withReplica(device) { store in
@@ -123,9 +133,35 @@ public final class SyncServer: Sendable {
                 }
             } catch {
                 unreadable.append("\(device): \(error)")
+                if ServerFailure(error).isResourceShortage { isPartial = true }
             }
         }
-        return (GlobalLockout(policy: policy, records: relevant), unreadable)
+        return (GlobalLockout(policy: policy, records: relevant), unreadable, isPartial)
+    }
+
+    /// Replaces the global lockout with a rebuild from every replica. A rebuild that could not
+    /// read a replica now (every replica the server may open is leased) never stands for all of
+    /// them: the current lockout stays, and the refold is tried again by the next upload, forget
+    /// or lockout query. Call it without holding a replica lease (with one open replica allowed,
+    /// a held lease would keep every other replica from opening).
+    private func refoldGlobalLockout() {
+        do {
+            let built = try buildGlobalLockout()
+            guard !built.isPartial else {
+                refoldPending.store(true, ordering: .sequentiallyConsistent)
+                options.failureLog?("onboard serve: the global lockout could not be refolded now (\(built.unreadable.count) replicas could not be opened); it is refolded on the next request")
+                return
+            }
+            global.withLock { $0 = built.lockout }
+            refoldPending.store(false, ordering: .sequentiallyConsistent)
+        } catch {
+            refoldPending.store(true, ordering: .sequentiallyConsistent)
+            options.failureLog?("onboard serve: the global lockout could not be refolded now (\(ServerFailure(error).logLine)); it is refolded on the next request")
+        }
+    }
+
+    private func refoldIfPending() {
+        if refoldPending.load(ordering: .sequentiallyConsistent) { refoldGlobalLockout() }
     }
 
     /// The global lockout rebuilt from the replicas, for comparing with the one the server keeps
@@ -400,13 +436,23 @@ public final class SyncServer: Sendable {
                 results.append((device, pseudonym, outcome))
             }
         }
-        let built = try buildGlobalLockout()
-        global.withLock { $0 = built.lockout }
+        refoldGlobalLockout()
         return results
     }
 
     /// Where the replica of `device` lives in the data directory.
     public func replicaPath(for device: String) -> String { replicas.path(for: device) }
+
+    /// Runs `body` with the replica of an enrolled `device`, leased as a request leases it: for
+    /// checks that read what the server holds (tests and the simulator compare it with the
+    /// device's log). Read only through it: writes belong to the upload path. Throws
+    /// ``StoreError/Code/storeMissing`` for a device that is not enrolled (no replica is made).
+    public func withReplica<R>(of device: String, _ body: (OnboardingStore) throws -> R) throws -> R {
+        guard tokens.isEnrolled(device) else {
+            throw StoreError(.storeMissing, "device \(device) is not enrolled; it has no replica")
+        }
+        return try replicas.withReplica(device, body)
+    }
 
     private func forget(user: String) throws -> SyncResponse {
         let results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)]
@@ -437,6 +483,7 @@ public final class SyncServer: Sendable {
 
     /// The cross-device lockout keys of `user` at `at` (default: now).
     public func globalLockoutEntries(user: String, at: Timestamp? = nil) -> [LockoutEngine.Entry] {
+        refoldIfPending()
         let now = at ?? options.clock()
         return global.withLock { $0.entries(user: user, at: now) }
     }
@@ -464,10 +511,15 @@ public final class SyncServer: Sendable {
                 defer { _ = inFlight.withLock { $0.remove(device) } }
                 let upload = try SyncWire.uploadWithKeys(from: request.body)
                 if let refusal = refusal(of: upload, device: device) { return refusal }
-                return try replicas.withReplica(device) { store in
+                refoldIfPending()
+                var refold = false
+                let response = try replicas.withReplica(device) { store in
                     defer { store.clearPendingKeys() }
-                    return try ingest(upload, device: device, into: store)
+                    return try ingest(upload, device: device, into: store, refold: &refold)
                 }
+                // Outside the lease: the refold opens every replica.
+                if refold { refoldGlobalLockout() }
+                return response
             }
         }
     }
@@ -505,7 +557,9 @@ public final class SyncServer: Sendable {
                             body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expected), results: results))
     }
 
-    private func ingest(_ upload: SyncWire.Upload, device: String, into store: OnboardingStore) throws -> SyncResponse {
+    /// Sets `refold` when the global lockout must be folded again from every replica (after the
+    /// caller released the replica).
+    private func ingest(_ upload: SyncWire.Upload, device: String, into store: OnboardingStore, refold: inout Bool) throws -> SyncResponse {
         let head = try store.head()
         // A device enrolled with a public key signs every batch; the heads the server accepted
         // pin the history up to them (docs/sync-protocol.md, "Signed heads").
@@ -544,7 +598,7 @@ public final class SyncServer: Sendable {
         for (index, record) in upload.records.enumerated() {
             if record.seq <= head.seq {
                 let stored = try store.record(at: record.seq)
-                guard let stored, stored.hash == record.hash, stored.event == record.event else {
+                guard let stored, stored.hash == record.hash, Self.isSameRecord(stored.event, resent: record.event, in: store) else {
                     if record.seq <= pinnedSeq {
                         return refuse(409, "history_rewritten", "seq \(record.seq) differs from the history \(device) signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed", at: index)
                     }
@@ -597,10 +651,12 @@ public final class SyncServer: Sendable {
             }
             if fresh.contains(where: { $0.event.type == .userForgotten }) {
                 // Earlier records of the forgotten user now read by the pseudonym: refold.
-                let built = try buildGlobalLockout()
-                global.withLock { $0 = built.lockout }
+                refold = true
             } else {
-                global.withLock { $0.apply(fresh) }
+                // Folded as the replica reads them, as a rebuild does: a user the server forgot
+                // before the device did arrives by name and is stored under the pseudonym.
+                let stored = try store.records(in: fresh[0].seq...fresh[fresh.count - 1].seq)
+                global.withLock { $0.apply(stored) }
             }
         }
         if registered != nil, let signed = upload.signedHead {
@@ -608,6 +664,19 @@ public final class SyncServer: Sendable {
             try store.recordSignedHead(signed)
         }
         return json(200, SyncWire.uploadResponseBody(try standing(of: device, in: store), outcomes: outcomes))
+    }
+
+    /// Whether a resent record (same seq, same hash) is the one the replica stores: the same
+    /// event, or the same but for how its user reads — by name on one side, by pseudonym with
+    /// personal fields erased on the other, when one side forgot the user before the other did
+    /// (a resend after a lost answer, a stale copy). The hash covers the sealed bytes either way.
+    static func isSameRecord(_ stored: Event, resent: Event, in store: OnboardingStore) -> Bool {
+        if stored == resent { return true }
+        guard let storedUser = stored.user, let resentUser = resent.user,
+              UserRef.isLiteral(storedUser) != UserRef.isLiteral(resentUser) else { return false }
+        let ref = store.userRef(of: storedUser)
+        guard store.userRef(of: resentUser) == ref else { return false }
+        return stored.erasingPersonalData(ref: ref) == resent.erasingPersonalData(ref: ref)
     }
 
     // MARK: Responses

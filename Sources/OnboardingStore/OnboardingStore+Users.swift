@@ -164,6 +164,9 @@ extension OnboardingStore {
             throw StoreError(.pruned, "cannot forget a user in \(path): it was pruned through seq \(point.seq), and the base snapshot kept at the prune point holds readable ids that a forget cannot rewrite", seq: point.seq)
         }
         let ref = userRef(of: user)
+        // The device recorded user_forgotten already (it forgot the user first): nothing to ask of
+        // it, and a request would never end, since only that event ends one.
+        let deviceForgot = try records(user: ref.literal).contains { $0.event.type == .userForgotten }
         let result: Result<KeyErasure, StoreError> = committer.runExclusive {
             let before = users
             let outcome: KeyErasure = before.key(of: ref) != nil ? .erased : before.isForgotten(ref) ? .alreadyForgotten : .neverSeen
@@ -172,8 +175,10 @@ extension OnboardingStore {
             do {
                 try environment.write { transaction in
                     try destroyUserEntry(ref, in: transaction)
-                    try transaction.put(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + ref.bytes,
-                                        value: withUnsafeBytes(of: UInt64(bitPattern: requestedAt.millisecondsSince1970).bigEndian) { Array($0) })
+                    if !deviceForgot {
+                        try transaction.put(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + ref.bytes,
+                                            value: withUnsafeBytes(of: UInt64(bitPattern: requestedAt.millisecondsSince1970).bigEndian) { Array($0) })
+                    }
                     if let snapshots = databases.snapshots { _ = try transaction.delete(snapshots, key: StoreLayout.stateSnapshotKey) }
                 }
             } catch {

@@ -24,6 +24,8 @@ public actor SyncClient {
     private let token: String
     private let batchEvents: Int
     private let sleep: @Sendable (Duration) async throws -> Void
+    /// The device's clock: the time of the `user_forgotten` a forget request makes.
+    private let now: @Sendable () -> Timestamp
     private var random: SyncRandom
     private var isRunning = false
     private var stopRequested = false
@@ -34,10 +36,13 @@ public actor SyncClient {
     /// - Parameters:
     ///   - batchEvents: records per upload, 1…``SyncLimits/maximumBatchEvents``.
     ///   - sleep: how the client waits between retries (tests pass a manual clock).
+    ///   - now: the device's clock, which dates the `user_forgotten` events the server asks for;
+    ///     by default the store's (``OnboardingStore/Options/clock``), which checks them.
     ///   - seed: seeds the back-off jitter (a fixed seed makes the waits reproducible).
     public init(store: OnboardingStore, transport: any SyncTransport, device: String? = nil, token: String,
                 batchEvents: Int = SyncLimits.maximumBatchEvents,
                 sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+                now: (@Sendable () -> Timestamp)? = nil,
                 seed: UInt64 = UInt64.random(in: .min ... .max)) {
         precondition((1...SyncLimits.maximumBatchEvents).contains(batchEvents),
                       "batchEvents must be 1…\(SyncLimits.maximumBatchEvents), got \(batchEvents)")
@@ -47,6 +52,7 @@ public actor SyncClient {
         self.token = token
         self.batchEvents = batchEvents
         self.sleep = sleep
+        self.now = now ?? store.options.clock
         self.random = SyncRandom(seed: seed)
     }
 
@@ -205,8 +211,7 @@ public actor SyncClient {
         for pseudonym in pseudonyms where !summary.forgottenOnRequest.contains(pseudonym) {
             do {
                 if try store.isForgotten(pseudonym) { continue } // its user_forgotten is on its way up
-                let now = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
-                _ = try await store.forgetUser(pseudonym, at: now)
+                _ = try await store.forgetUser(pseudonym, at: now())
                 summary.forgottenOnRequest.append(pseudonym)
             } catch {
                 if !summary.forgetFailures.contains(where: { $0.hasPrefix(pseudonym) }) {
