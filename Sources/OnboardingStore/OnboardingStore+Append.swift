@@ -85,11 +85,8 @@ extension OnboardingStore {
         let erases = requests.contains { $0.events.contains { $0.type == .userForgotten } }
         if erases { holdSnapshots() }
         defer { if erases { releaseSnapshots() } }
-        // The directory changes the group made, applied before its commit (a reader of the new
-        // records finds their users) and undone if the commit fails.
-        var userChanges = UserChanges()
         do {
-            let (results, appended) = try environment.write { transaction in
+            let (results, appended, userChanges) = try environment.write { transaction in
                 // The head is read once and the key buffers made once per group, not per request:
                 // 64 single-event appenders form groups of 64 requests.
                 var scratch = StageScratch(head: try readHead(transaction), users: users)
@@ -116,10 +113,15 @@ extension OnboardingStore {
                 if !scratch.forgotten.isEmpty, let snapshots = databases.snapshots {
                     _ = try transaction.delete(snapshots, key: StoreLayout.stateSnapshotKey)
                 }
-                userChanges = UserChanges(added: scratch.added, forgotten: scratch.forgotten)
+                // The directory changes go in before the commit, so a reader of the new records
+                // finds their users. The closure runs again when the map fills (even at the commit,
+                // after this point): the rollback action undoes them first, so the next run sees
+                // the group's users as new again and writes their entries.
+                let userChanges = UserChanges(added: scratch.added, forgotten: scratch.forgotten)
                 scratch.users = UserDirectory(pseudonymKey: scratch.users.pseudonymKey) // drop the copy before mutating
                 apply(userChanges)
-                return (results, appended)
+                transaction.onRollback { self.revert(userChanges) }
+                return (results, appended, userChanges)
             }
             if !userChanges.added.isEmpty && hasPendingKeys.load(ordering: .relaxed) {
                 pendingKeys.withLock { pending in for seal in userChanges.added.values { pending[seal.ref] = nil } }
@@ -133,7 +135,6 @@ extension OnboardingStore {
             notifyObservers(appended)
             return results
         } catch {
-            revert(userChanges)
             if requests.count > 1 {
                 return requests.flatMap { commitGroup([$0]) }
             }

@@ -46,6 +46,9 @@ public final class OnboardingStore: Sendable {
         /// Called during a migration to the current format with (records done, records in all),
         /// about a hundred times over the log (`onboard` prints it for large stores).
         public var migrationProgress: (@Sendable (UInt64, UInt64) -> Void)?
+        /// Test-only LMDB failures (a commit that fills the map, an fsync that fails); `nil` in
+        /// every real use. Package-only, like ``FaultPoint``.
+        package var storageFaults: FaultInjector?
         public init() {}
     }
 
@@ -123,6 +126,7 @@ public final class OnboardingStore: Sendable {
         environmentOptions.readOnly = options.readOnly
         environmentOptions.noSync = options.durability == .relaxed
         environmentOptions.mapSizeBytes = options.initialMapSizeBytes
+        environmentOptions.faults = options.storageFaults
         let environment: Environment
         do {
             environment = try Environment.open(path: path, options: environmentOptions)
