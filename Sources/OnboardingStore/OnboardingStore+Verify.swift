@@ -152,6 +152,9 @@ extension OnboardingStore {
             var hashesAtSignedSeqs: [UInt64: Digest] = [:]
 
             let users = users
+            // Every pseudonym a record names must have an entry (live or a tombstone): without
+            // one the user's readable id and key are lost and the records read as the pseudonym.
+            let entryRefs = try userEntryRefs(in: transaction)
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {
@@ -186,7 +189,12 @@ extension OnboardingStore {
                             report.add("event id \(event.id.uuidString.lowercased()) also stored at seq \(other)", seq: seq)
                         }
                         expectedIDs[event.id] = seq
-                        if let ref = try RecordCodec.userRef(of: current.value) { expectedUserKeys.insert(StoreLayout.userKey(ref, seq)) }
+                        if let ref = try RecordCodec.userRef(of: current.value) {
+                            expectedUserKeys.insert(StoreLayout.userKey(ref, seq))
+                            if let entryRefs, !entryRefs.contains(ref) {
+                                report.add("the record's user \(ref.literal) has no entry in user_keys: the user's readable id and key are lost, so the record reads as the pseudonym with its personal fields erased", seq: seq)
+                            }
+                        }
                         if let session = event.session { expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
                     } catch {
                         switch (error as? RecordDecodingError)?.reason ?? .damaged {
@@ -306,6 +314,21 @@ extension OnboardingStore {
                 }
             }
         }
+    }
+
+    /// The pseudonyms `user_keys` has an entry for (live, tombstone, or one that does not open:
+    /// that one `checkUserEntries` reports); `nil` for a store without the database.
+    private func userEntryRefs(in transaction: Transaction) throws -> Set<UserRef>? {
+        guard let userKeys = databases.userKeys else { return nil }
+        var refs = Set<UserRef>()
+        try transaction.withCursor(userKeys) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                if let ref = Self.userEntryRef(current.value) { refs.insert(ref) }
+                entry = try cursor.next()
+            }
+        }
+        return refs
     }
 
     /// "seq 4" or "seq 4…7".
