@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "OnboardingSync", dependencies: ["OnboardingModel", "OnboardingStore", "OnboardingProjections"]),
         // The reference sync server: routes, token store, per-device replicas, global lockout.
         .target(name: "OnboardingServer", dependencies: ["OnboardingSync", "OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer"]),
-        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
+        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
         .target(name: "TestSupport", dependencies: ["OnboardingModel"], path: "Tests/TestSupport"),
         // Benchmarks (issue 5): the store against the same LMDB writes in C and against SQLite.
