@@ -65,6 +65,7 @@ extension OnboardingStore {
                              expectedHead: UInt64?) throws(StoreError) -> (events: [Event], claimedSeqs: [UInt64?]?, expectedHead: UInt64?) {
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
+        try throwIfFlushFailed()
         if let claimedSeqs {
             precondition(claimedSeqs.count == events.count, "claimedSeqs must have one entry per event")
         }
