@@ -61,6 +61,9 @@ public final class Environment: Sendable {
     let transactionLock = ReadWriteLock()
     /// Serialises write transactions within this process (LMDB allows one writer at a time).
     let writerLock = ReadWriteLock()
+    /// The thread inside a write closure, if any: a second write transaction begun on it would
+    /// wait for itself forever (LMDB's writer mutex, and `writerLock`, are not recursive).
+    private let writerThread = Mutex<pthread_t?>(nil)
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -171,6 +174,7 @@ public final class Environment: Sendable {
         let flags = UInt32(create ? MDB_CREATE : 0)
         let database: Database?
         if options.readOnly || !create {
+            if !options.readOnly { refuseNestedWrite("open database \(name)") }
             // A handle opened in a read transaction must be committed to outlive it.
             database = try transactionLock.withShared {
                 var txn: OpaquePointer?
@@ -270,7 +274,10 @@ public final class Environment: Sendable {
     /// environment.
     public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
         precondition(!options.readOnly, "write transaction on read-only environment \(path)")
+        refuseNestedWrite("write transaction")
         return try writerLock.withExclusive {
+            writerThread.withLock { $0 = pthread_self() }
+            defer { writerThread.withLock { $0 = nil } }
             while true {
                 let attempt: WriteAttempt<R> = try transactionLock.withShared {
                     try throwIfClosed()
@@ -323,6 +330,14 @@ public final class Environment: Sendable {
                 }
             }
         }
+    }
+
+    /// A write transaction (or a database opened writable) inside a write closure, or in one of
+    /// its actions, on the same thread deadlocks: it is a programmer error, said here instead.
+    private func refuseNestedWrite(_ operation: @autoclosure () -> String) {
+        let current = pthread_self()
+        precondition(writerThread.withLock { $0.map { pthread_equal($0, current) == 0 } ?? true },
+                     "\(operation()) on \(path) inside a write closure on the same thread would wait for itself; open databases before the write")
     }
 
     /// How one run of a write closure ended. The transaction travels out of the lock so its

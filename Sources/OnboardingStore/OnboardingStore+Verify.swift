@@ -57,9 +57,19 @@ public struct VerifyReport: Sendable {
 
     /// The public key the signed heads were checked against (`nil`: the store has none yet).
     public var signingPublicKey: SigningPublicKey?
-    /// How many signed heads the store keeps, and the highest seq one of them vouches for.
+    /// How many signed heads the store keeps, and the highest seq one of them vouches for: a
+    /// valid head checked against the record the log holds at its seq, or, at the prune point,
+    /// against the hash `pruned_through` keeps.
     public var signedHeadCount = 0
     public var signedHeadSeq: UInt64?
+    /// The seqs of valid signed heads below the prune point. Each signature is valid for
+    /// (device, seq, hash), but the record it names was pruned: the hash cannot be compared with
+    /// anything the store holds, so such a head proves only that the device once signed that
+    /// hash at that seq, not that the kept log continues it (see ``prunePointIsSigned``).
+    public var prunedSignedHeadSeqs: [UInt64] = []
+    /// A valid signed head sits exactly at the prune point and signs the hash `pruned_through`
+    /// keeps, to which the first kept record links: the kept chain continues the signed history.
+    public var prunePointIsSigned = false
 
     public var isValid: Bool { problems.isEmpty }
 
@@ -358,9 +368,10 @@ extension OnboardingStore {
     /// Every signed head must verify with the public key in `meta`, which must be the key of
     /// `signing.key` when that file is present, and must name a record the log holds with the
     /// signed hash: a head beyond the log's end means records were removed from the tail, a
-    /// different hash that the signed history was rewritten. A head over a pruned seq is checked
-    /// for its signature, and at the prune point against the hash `pruned_through` keeps; the
-    /// records below are gone, and with them what the head could be compared with.
+    /// different hash that the signed history was rewritten. A head at the prune point is checked
+    /// against the hash `pruned_through` keeps; one below it only for its signature (the record it
+    /// names is gone, and with it what the hash could be compared with): it is listed in
+    /// `prunedSignedHeadSeqs`, not counted in `signedHeadSeq`.
     private func checkSignedHeads(_ heads: [SignedHead], hashes: [UInt64: Digest], lastSeq: UInt64, unreadable: Set<UInt64>,
                                   prunedThrough point: PrunePoint?, in transaction: Transaction, report: inout VerifyReport) throws {
         report.signedHeadCount = heads.count
@@ -385,11 +396,15 @@ extension OnboardingStore {
                            seq: head.seq, kind: .badSignature)
                 continue
             }
-            if let point, head.seq <= point.seq {
-                if head.seq == point.seq, head.hash != point.hash {
+            if let point, head.seq < point.seq {
+                // Nothing left to compare the hash with: the signature is all that can be checked.
+                report.prunedSignedHeadSeqs.append(head.seq)
+            } else if let point, head.seq == point.seq {
+                if head.hash != point.hash {
                     report.add("the prune point's kept hash differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), kept \(point.hash.hex)): the prune point was rewritten",
                                seq: head.seq, kind: .modified)
                 } else {
+                    report.prunePointIsSigned = true
                     report.signedHeadSeq = max(report.signedHeadSeq ?? 0, head.seq)
                 }
             } else if head.seq > lastSeq {

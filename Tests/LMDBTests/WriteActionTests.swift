@@ -184,3 +184,21 @@ struct WriteActionTests {
         #expect(faults.calls(at: .sync) == 2)
     }
 }
+
+@Suite("LMDB nested writes")
+struct NestedWriteTests {
+    @Test("a write, or a database opened writable, inside a write closure stops the process with a reason instead of hanging")
+    func nestedWriteIsRefused() async {
+        await #expect(processExitsWith: .failure) {
+            let directory = try TemporaryDirectory()
+            let environment = try Environment.open(path: directory.path)
+            // Not opened yet in this process: opening it begins a transaction of its own.
+            try environment.write { _ in _ = try environment.openDatabase("items", create: false) }
+        }
+        await #expect(processExitsWith: .failure) {
+            let directory = try TemporaryDirectory()
+            let environment = try Environment.open(path: directory.path)
+            try environment.write { _ in try environment.write { _ in } }
+        }
+    }
+}
