@@ -170,6 +170,12 @@ extension OnboardingStore {
                              seq: head.seq)
         }
         let events = request.events
+        // Seqs up to 2^64 − 2 are assigned, so the next seq is always representable. A head this
+        // high is a damaged meta (2^64 appends would take millions of years): refuse, never wrap.
+        guard head.seq < UInt64.max - UInt64(events.count) else {
+            throw StoreError(.corrupted, "the log's head is seq \(head.seq), too close to 2^64 − 1 to append \(events.count) more (meta's head was changed); nothing was appended — run onboard verify",
+                             seq: head.seq)
+        }
         var results: [AppendResult] = []
         results.reserveCapacity(events.count)
         // Index in `events` of the first event with each new id (finds a repeat within the batch).

@@ -145,14 +145,22 @@ extension OnboardingStore {
             var expectedUserKeys = Set<[UInt8]>()
             var expectedSessionKeys = Set<[UInt8]>()
             // A pruned log starts after its prune point, linked to the hash the pruned records left.
-            let point = try readPrunedThrough(transaction)
+            // Damaged meta values are findings like any other, not a reason to stop checking.
+            let point: PrunePoint?
+            do { point = try readPrunedThrough(transaction) } catch let error as StoreError {
+                report.add(error.message)
+                point = nil
+            }
             report.prunedThrough = point
-            report.acknowledgedSeq = try readSyncCursor(transaction)
+            do { report.acknowledgedSeq = try readSyncCursor(transaction) } catch let error as StoreError {
+                report.add(error.message)
+            }
             if let point, point.seq > report.acknowledgedSeq {
                 report.add("pruned through seq \(point.seq) but the sync server acknowledged only seq \(report.acknowledgedSeq): records were removed before the server held them", seq: point.seq)
             }
             var previousHash = point?.hash ?? .zero
-            var expectedSeq: UInt64 = (point?.seq ?? 0) + 1
+            // `nil` after seq 2^64 − 1: no record may follow it (seqs come from disk: never `+ 1` blindly).
+            var expectedSeq: UInt64? = StoreLayout.successor(of: point?.seq ?? 0)
             var lastSeq: UInt64 = point?.seq ?? 0
             // Records that cannot be decoded are reported once; their index entries are not
             // reported again as strays.
@@ -178,16 +186,16 @@ extension OnboardingStore {
                     let followsGap = seq != expectedSeq
                     if let point, seq <= point.seq {
                         report.add("record is still stored although the log was pruned through seq \(point.seq)", seq: seq, kind: .damaged)
-                    } else if seq > expectedSeq {
-                        report.add("\(Self.seqRange(expectedSeq, seq - 1)) deleted from the log (seq \(seq) follows seq \(expectedSeq - 1))", seq: expectedSeq, kind: .missing)
-                    } else if seq < expectedSeq {
+                    } else if let expected = expectedSeq, seq > expected {
+                        report.add("\(Self.seqRange(expected, seq - 1)) deleted from the log (seq \(seq) follows seq \(expected - 1))", seq: expected, kind: .missing)
+                    } else if expectedSeq.map({ seq < $0 }) ?? true {
                         report.add("record stored out of order", seq: seq, kind: .reordered)
                     }
-                    expectedSeq = seq + 1
+                    expectedSeq = StoreLayout.successor(of: seq)
                     lastSeq = seq
                     do {
                         let record = try RecordCodec.decode(current.value, expectedSeq: seq, users: users)
-                        if record.previousHash != previousHash, let point, seq == point.seq + 1 {
+                        if record.previousHash != previousHash, let point, StoreLayout.successor(of: point.seq) == seq {
                             report.add("the first record after the prune point does not link to the hash pruned_through keeps for seq \(point.seq) (the prune point or the record was changed)", seq: seq, kind: .modified)
                         } else if record.previousHash != previousHash && !followsGap {
                             report.add("previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)", seq: seq, kind: .modified)
@@ -222,7 +230,11 @@ extension OnboardingStore {
                 }
             }
 
-            let head = try readHead(transaction)
+            let head: (seq: UInt64, hash: Digest)
+            do { head = try readHead(transaction) } catch let error as StoreError {
+                report.add(error.message)
+                head = (lastSeq, previousHash) // checked against nothing: the damage is reported
+            }
             report.headSeq = head.seq
             report.headHash = head.hash
             if head.seq > lastSeq {
