@@ -174,6 +174,73 @@ struct HostileNumbersTests {
         #expect(report.problems.contains { $0.message.contains("sync_cursor of 9 bytes (expected 8)") }, "\(report.problems)")
     }
 
+    /// What a snapshot file can hold that the projections' arithmetic must survive: times at
+    /// Int64's ends (refused on decoding: the snapshot is rebuilt from the log) and counters at
+    /// Int32's end (kept: they stop there instead of overflowing).
+    enum SnapshotTampering: String, CaseIterable, CustomTestStringConvertible {
+        case windowStartAtMaximum, lastFailureAtMinimum, failuresAtMaximum, windowCountAtMaximum
+        var testDescription: String { rawValue }
+
+        func apply(to json: String) -> String {
+            func replacing(_ pattern: String, _ template: String) -> String {
+                json.replacingOccurrences(of: pattern, with: template, options: .regularExpression)
+            }
+            switch self {
+            case .windowStartAtMaximum: return replacing(#""windows":\[\[[0-9]+,"#, #""windows":[[9223372036854775807,"#)
+            case .lastFailureAtMinimum: return replacing(#""lastFailureAt":[0-9]+"#, #""lastFailureAt":-9223372036854775808"#)
+            case .failuresAtMaximum: return replacing(#""failures":[0-9]+"#, #""failures":2147483647"#)
+            case .windowCountAtMaximum: return replacing(#""windows":\[\[([0-9]+),[0-9]+\]"#, #""windows":[[$1,2147483647]"#)
+            }
+        }
+
+        /// Whether the tampered snapshot still decodes (counters in range) or is refused (times).
+        var decodes: Bool { self == .failuresAtMaximum || self == .windowCountAtMaximum }
+
+        /// MediaWiki counts failures in windows; Keycloak's back-off subtracts the last failure's
+        /// time from the next one's.
+        var policy: LockoutPolicy {
+            switch self {
+            case .windowStartAtMaximum, .windowCountAtMaximum: .mediawiki
+            case .lastFailureAtMinimum, .failuresAtMaximum: .keycloak
+            }
+        }
+    }
+
+    @Test("a projection snapshot with numbers at the ends of their types never traps the store", arguments: SnapshotTampering.allCases)
+    func hostileSnapshot(_ tampering: SnapshotTampering) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let options = storeOptions { $0.lockoutPolicy = tampering.policy }
+        let failures = (0..<3).map { Events.make($0, payload: .signInFailed(method: .password, reason: .invalidPassword)) }
+        do {
+            let store = try OnboardingStore.open(at: directory.store, options: options)
+            _ = try store.appendBlocking(failures)
+            store.close()
+        }
+        try withRawStore(directory.store) { raw in
+            let snapshots = try #require(try raw.environment.openDatabase("snapshots", create: false))
+            try raw.environment.write { transaction in
+                let key = Array("onboarding_state".utf8)
+                let value = try #require(try transaction.get(snapshots, key: key))
+                let json = String(decoding: value[12...], as: UTF8.self)
+                let tampered = tampering.apply(to: json)
+                try #require(tampered != json, "the snapshot holds the value to change: \(json)")
+                try transaction.put(snapshots, key: key, value: Array(value[..<12]) + Array(tampered.utf8))
+            }
+        }
+        let store = try OnboardingStore.open(at: directory.store, options: options)
+        defer { store.close() }
+        _ = try store.appendBlocking([Events.make(10, payload: .signInFailed(method: .password, reason: .invalidPassword)),
+                                      Events.make(11, payload: .signInFailed(method: .password, reason: .invalidPassword))])
+        _ = try store.signInDecision(user: "alice", device: Events.device, at: Events.start.adding(milliseconds: 20_000))
+        let report = try store.verify()
+        // The open store still keeps the tampered snapshot (a new one is written later): verify
+        // names it, as differing from a rebuild or as refused.
+        let snapshot = report.problems.filter { $0.kind == .snapshot }.map(\.message)
+        #expect(snapshot.count == 1, "\(report.problems)")
+        #expect(snapshot.allSatisfy { $0.contains(tampering.decodes ? "differs from a rebuild" : "cannot be decoded") }, "\(snapshot)")
+    }
+
     @Test("a truncated record is named by verify and is .corrupted for every reader; nothing traps", arguments: [0, 1, 33, 65, 66, 80])
     func truncatedRecord(keptBytes: Int) throws {
         let directory = try TemporaryDirectory()
