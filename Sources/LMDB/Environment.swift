@@ -61,9 +61,10 @@ public final class Environment: Sendable {
     let transactionLock = ReadWriteLock()
     /// Serialises write transactions within this process (LMDB allows one writer at a time).
     let writerLock = ReadWriteLock()
-    /// The thread inside a write closure, if any: a second write transaction begun on it would
-    /// wait for itself forever (LMDB's writer mutex, and `writerLock`, are not recursive).
-    private let writerThread = Mutex<pthread_t?>(nil)
+    /// The thread inside a write closure (its `pthread_self` as a number, 0: none): a second
+    /// write transaction begun on it would wait for itself forever (LMDB's writer mutex, and
+    /// `writerLock`, are not recursive). An atomic, not a mutex: it is set twice per commit.
+    private let writerThread = Atomic<UInt>(0)
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -276,8 +277,8 @@ public final class Environment: Sendable {
         precondition(!options.readOnly, "write transaction on read-only environment \(path)")
         refuseNestedWrite("write transaction")
         return try writerLock.withExclusive {
-            writerThread.withLock { $0 = pthread_self() }
-            defer { writerThread.withLock { $0 = nil } }
+            writerThread.store(Environment.currentThread, ordering: .relaxed)
+            defer { writerThread.store(0, ordering: .relaxed) }
             while true {
                 let attempt: WriteAttempt<R> = try transactionLock.withShared {
                     try throwIfClosed()
@@ -335,9 +336,18 @@ public final class Environment: Sendable {
     /// A write transaction (or a database opened writable) inside a write closure, or in one of
     /// its actions, on the same thread deadlocks: it is a programmer error, said here instead.
     private func refuseNestedWrite(_ operation: @autoclosure () -> String) {
-        let current = pthread_self()
-        precondition(writerThread.withLock { $0.map { pthread_equal($0, current) == 0 } ?? true },
+        // Only the writing thread itself can read its own id here: relaxed ordering suffices.
+        precondition(writerThread.load(ordering: .relaxed) != Environment.currentThread,
                      "\(operation()) on \(path) inside a write closure on the same thread would wait for itself; open databases before the write")
+    }
+
+    /// This thread's `pthread_self`, as a number (never 0 for a running thread).
+    private static var currentThread: UInt {
+        #if canImport(Glibc)
+        UInt(pthread_self())
+        #else
+        UInt(bitPattern: pthread_self())
+        #endif
     }
 
     /// How one run of a write closure ended. The transaction travels out of the lock so its

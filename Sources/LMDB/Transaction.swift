@@ -71,6 +71,7 @@ public final class Transaction {
     }
 
     func runRollbackActions() {
+        guard !rollbackActions.isEmpty || !commitActions.isEmpty else { return }
         let actions = rollbackActions
         rollbackActions = []
         commitActions = []
@@ -78,6 +79,7 @@ public final class Transaction {
     }
 
     func runCommitActions() {
+        guard !rollbackActions.isEmpty || !commitActions.isEmpty else { return }
         let actions = commitActions
         rollbackActions = []
         commitActions = []

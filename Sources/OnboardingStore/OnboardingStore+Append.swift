@@ -120,8 +120,10 @@ extension OnboardingStore {
                 // the group's users as new again and writes their entries.
                 let userChanges = UserChanges(added: scratch.added, forgotten: scratch.forgotten, tombstones: scratch.tombstones)
                 scratch.users = UserDirectory(pseudonymKey: scratch.users.pseudonymKey) // drop the copy before mutating
-                apply(userChanges)
-                transaction.onRollback { self.revert(userChanges) }
+                if !userChanges.isEmpty {
+                    apply(userChanges)
+                    transaction.onRollback { self.revert(userChanges) }
+                }
                 return (results, appended, userChanges)
             }
             if !userChanges.added.isEmpty && hasPendingKeys.load(ordering: .relaxed) {

@@ -87,6 +87,8 @@ public final class OnboardingStore: Sendable {
     /// (used on the writer queue).
     let randomPool = Mutex(RandomPool())
     private let background = Mutex<BackgroundState>(BackgroundState())
+    /// Set once a flush failed (see ``sync()``): every append checks it, without the lock.
+    private let hasFlushFailure = Atomic<Bool>(false)
 
     struct Databases: Sendable {
         let events: Database
@@ -361,6 +363,7 @@ public final class OnboardingStore: Sendable {
             let failure = StoreError(.notDurable, "flushing \(path) to disk failed (\(error)): the commits acknowledged \(since) may not be on disk and a power loss may lose them; appends are refused until the store is opened again — check the disk (free space, I/O errors), then close the store, open it again and run onboard verify")
             return try background.withLock { state throws(StoreError) in
                 if state.flushFailure == nil { state.flushFailure = failure }
+                hasFlushFailure.store(true, ordering: .releasing)
                 throw state.flushFailure!
             }
         }
@@ -370,6 +373,7 @@ public final class OnboardingStore: Sendable {
 
     /// Throws the sticky flush failure, if a flush failed since the store was opened.
     func throwIfFlushFailed() throws(StoreError) {
+        guard hasFlushFailure.load(ordering: .acquiring) else { return }
         if let failure = background.withLock({ $0.flushFailure }) { throw failure }
     }
 
