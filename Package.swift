@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "OnboardingSimulation", dependencies: ["OnboardingServer", "OnboardingSync", "OnboardingStore", "OnboardingModel",
                                                              "OnboardingProjections", "OnboardingWorkload"]),
         .executableTarget(name: "onboard-sim", dependencies: ["OnboardingSimulation"]),
-        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
+        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
         .target(name: "TestSupport", dependencies: ["OnboardingModel"], path: "Tests/TestSupport"),
         // Benchmarks (issue 5): the store against the same LMDB writes in C and against SQLite.

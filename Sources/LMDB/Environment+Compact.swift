@@ -25,7 +25,7 @@ extension Transaction {
     /// Deletes every entry of `database` (`mdb_drop` with `del` = 0: the database stays).
     public func removeAll(_ database: Database) throws {
         precondition(!isReadOnly, "removeAll in a read-only transaction")
-        try check(mdb_drop(handle, database.handle, 0), "empty \(database.name)")
+        try checkWrite(mdb_drop(handle, database.handle, 0), "empty \(database.name)")
     }
 }
 

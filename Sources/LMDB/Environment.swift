@@ -22,8 +22,10 @@ import Darwin
 /// ```
 ///
 /// A write that fills the map aborts, grows the map geometrically (doubling, bounded by
-/// ``Options/maximumMapSizeBytes``) while no transaction is open, and runs the closure again, so
-/// write closures must not have side effects outside the transaction.
+/// ``Options/maximumMapSizeBytes``) while no transaction is open, and runs the closure again.
+/// A write closure may therefore run more than once, and only the last run commits: it must have
+/// no effect outside its transaction, or register the effect's undo with
+/// ``Transaction/onRollback(_:)`` (or defer the effect with ``Transaction/afterCommit(_:)``).
 public final class Environment: Sendable {
     /// How to open an environment.
     public struct Options: Sendable {
@@ -43,6 +45,8 @@ public final class Environment: Sendable {
         public var noSync = false
         /// Permissions of created files.
         public var fileMode: mode_t = 0o600
+        /// Test-only failures at chosen points (see ``FaultPoint``); `nil` in every real use.
+        package var faults: FaultInjector?
 
         public init() {}
     }
@@ -57,6 +61,10 @@ public final class Environment: Sendable {
     let transactionLock = ReadWriteLock()
     /// Serialises write transactions within this process (LMDB allows one writer at a time).
     let writerLock = ReadWriteLock()
+    /// The thread inside a write closure (its `pthread_self` as a number, 0: none): a second
+    /// write transaction begun on it would wait for itself forever (LMDB's writer mutex, and
+    /// `writerLock`, are not recursive). An atomic, not a mutex: it is set twice per commit.
+    private let writerThread = Atomic<UInt>(0)
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -167,6 +175,7 @@ public final class Environment: Sendable {
         let flags = UInt32(create ? MDB_CREATE : 0)
         let database: Database?
         if options.readOnly || !create {
+            if !options.readOnly { refuseNestedWrite("open database \(name)") }
             // A handle opened in a read transaction must be committed to outlive it.
             database = try transactionLock.withShared {
                 var txn: OpaquePointer?
@@ -188,7 +197,7 @@ public final class Environment: Sendable {
         } else {
             database = try write { transaction in
                 var dbi: MDB_dbi = 0
-                try check(mdb_dbi_open(transaction.handle, name, flags, &dbi), "open database \(name)")
+                try transaction.checkWrite(mdb_dbi_open(transaction.handle, name, flags, &dbi), "open database \(name)")
                 return Database(handle: dbi, name: name)
             }
         }
@@ -205,7 +214,7 @@ public final class Environment: Sendable {
         let databases = try write { transaction in
             let databases = try names.map { name in
                 var dbi: MDB_dbi = 0
-                try check(mdb_dbi_open(transaction.handle, name, UInt32(MDB_CREATE), &dbi), "create database \(name)")
+                try transaction.checkWrite(mdb_dbi_open(transaction.handle, name, UInt32(MDB_CREATE), &dbi), "create database \(name)")
                 return Database(handle: dbi, name: name)
             }
             try body(transaction, databases)
@@ -254,10 +263,22 @@ public final class Environment: Sendable {
 
     /// Runs `body` in a write transaction and commits it; any thrown error aborts it.
     ///
-    /// When the map fills, the transaction is aborted, the map doubles and `body` runs again.
+    /// When the map fills (a put, or the commit itself, returns `MDB_MAP_FULL`), the transaction
+    /// is aborted, the map doubles and `body` runs again in a new transaction. So `body` may run
+    /// several times, and every run but the last is rolled back: an effect outside the
+    /// transaction (a change to memory others read, a message sent) must be undone by an action
+    /// registered with ``Transaction/onRollback(_:)``, or made by one registered with
+    /// ``Transaction/afterCommit(_:)``. The rollback actions of an attempt run before the next
+    /// attempt starts and before an error is thrown; the commit actions run once, after the
+    /// commit. Both run with this environment's writer lock held (no other write of this process
+    /// in between) and outside the transaction: they may read, but must not write to this
+    /// environment.
     public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
         precondition(!options.readOnly, "write transaction on read-only environment \(path)")
+        refuseNestedWrite("write transaction")
         return try writerLock.withExclusive {
+            writerThread.store(Environment.currentThread, ordering: .relaxed)
+            defer { writerThread.store(0, ordering: .relaxed) }
             while true {
                 let attempt: WriteAttempt<R> = try transactionLock.withShared {
                     try throwIfClosed()
@@ -265,33 +286,78 @@ public final class Environment: Sendable {
                     let rc = mdb_txn_begin(handle, nil, 0, &txn)
                     if rc == MDB_MAP_RESIZED { return .adoptMap }
                     try check(rc, "mdb_txn_begin (write)")
-                    let transaction = Transaction(handle: txn!, isReadOnly: false)
+                    let transaction = Transaction(handle: txn!, isReadOnly: false, faults: options.faults)
                     let result: R
                     do {
                         result = try body(transaction)
                     } catch {
                         transaction.invalidate()
                         mdb_txn_abort(txn)
-                        if transaction.sawMapFull { return .growMap }
-                        throw error
+                        return transaction.sawMapFull ? .growMap(transaction) : .failed(error, transaction)
                     }
                     transaction.invalidate()
+                    // A MAP_FULL the body caught and went on from leaves LMDB's transaction
+                    // unusable (its commit would fail): grow and run again all the same.
+                    if transaction.sawMapFull {
+                        mdb_txn_abort(txn)
+                        return .growMap(transaction)
+                    }
                     // mdb_txn_commit frees the transaction even when it fails: never abort after.
-                    let commit = mdb_txn_commit(txn)
-                    if commit == MDB_MAP_FULL { return .growMap }
-                    try check(commit, "mdb_txn_commit")
-                    return .done(result)
+                    let commit: Int32
+                    if let faults = options.faults, let injected = faults(.commit) {
+                        mdb_txn_abort(txn)
+                        commit = injected
+                    } else {
+                        commit = mdb_txn_commit(txn)
+                    }
+                    if commit == MDB_MAP_FULL { return .growMap(transaction) }
+                    if commit != MDB_SUCCESS {
+                        return .failed(LMDBError(code: commit, operation: "mdb_txn_commit"), transaction)
+                    }
+                    return .done(result, transaction)
                 }
                 switch attempt {
-                case .done(let result): return result
-                case .growMap: try growMap()
-                case .adoptMap: try adoptResizedMap()
+                case .done(let result, let transaction):
+                    transaction.runCommitActions()
+                    return result
+                case .growMap(let transaction):
+                    transaction.runRollbackActions()
+                    try growMap()
+                case .failed(let error, let transaction):
+                    transaction.runRollbackActions()
+                    throw error
+                case .adoptMap:
+                    try adoptResizedMap()
                 }
             }
         }
     }
 
-    private enum WriteAttempt<R> { case done(R), growMap, adoptMap }
+    /// A write transaction (or a database opened writable) inside a write closure, or in one of
+    /// its actions, on the same thread deadlocks: it is a programmer error, said here instead.
+    private func refuseNestedWrite(_ operation: @autoclosure () -> String) {
+        // Only the writing thread itself can read its own id here: relaxed ordering suffices.
+        precondition(writerThread.load(ordering: .relaxed) != Environment.currentThread,
+                     "\(operation()) on \(path) inside a write closure on the same thread would wait for itself; open databases before the write")
+    }
+
+    /// This thread's `pthread_self`, as a number (never 0 for a running thread).
+    private static var currentThread: UInt {
+        #if canImport(Glibc)
+        UInt(pthread_self())
+        #else
+        UInt(bitPattern: pthread_self())
+        #endif
+    }
+
+    /// How one run of a write closure ended. The transaction travels out of the lock so its
+    /// actions run outside it.
+    private enum WriteAttempt<R> {
+        case done(R, Transaction)
+        case growMap(Transaction)
+        case failed(Error, Transaction)
+        case adoptMap
+    }
 
     /// Doubles the map, bounded by the maximum. Runs with no transaction of this process open.
     private func growMap() throws {
@@ -321,6 +387,7 @@ public final class Environment: Sendable {
     public func sync(force: Bool = true) throws {
         try transactionLock.withShared {
             guard !isClosed else { return }
+            if let faults = options.faults, let injected = faults(.sync) { try check(injected, "mdb_env_sync") }
             try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync")
         }
     }

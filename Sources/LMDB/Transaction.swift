@@ -12,18 +12,78 @@ public final class Transaction {
     let handle: OpaquePointer
     public let isReadOnly: Bool
     private(set) var isValid = true
-    /// A put returned `MDB_MAP_FULL`; the environment grows the map and retries.
+    /// A write returned `MDB_MAP_FULL`; the environment grows the map and retries.
     private(set) var sawMapFull = false
+    private let faults: FaultInjector?
+    private var rollbackActions: [() -> Void] = []
+    private var commitActions: [() -> Void] = []
 
-    init(handle: OpaquePointer, isReadOnly: Bool) {
+    init(handle: OpaquePointer, isReadOnly: Bool, faults: FaultInjector? = nil) {
         self.handle = handle
         self.isReadOnly = isReadOnly
+        self.faults = faults
     }
 
     func invalidate() { isValid = false }
 
     private func ensureValid() {
         precondition(isValid, "LMDB transaction used outside its read { } / write { } closure")
+    }
+
+    /// Checks the result of an LMDB call that writes: every one of them (put, delete, drop,
+    /// creating a database) can fill the map, and each must say so for the retry to happen.
+    func checkWrite(_ code: Int32, _ operation: @autoclosure () -> String) throws {
+        if code == MDB_MAP_FULL { sawMapFull = true }
+        try check(code, operation())
+    }
+
+    // MARK: Effects outside the transaction
+
+    /// Registers `undo` to run if this transaction does not commit: the closure threw, the map
+    /// filled and the closure is about to run again, or the commit failed. A write closure that
+    /// changes something outside the transaction (memory that others read while the commit is
+    /// pending) registers the undo right after the change, so every attempt that does not commit
+    /// leaves no trace and the next attempt starts from the state the first one saw.
+    ///
+    /// Actions run in reverse order of registration, after the transaction has ended, with the
+    /// environment's writer lock still held; they must not write to the environment.
+    ///
+    /// ```swift
+    /// try environment.write { transaction in
+    ///     try transaction.put(users, key: key, value: value)
+    ///     directory.add(user)                                  // readers see it before the commit
+    ///     transaction.onRollback { directory.remove(user) }    // … and never if it does not commit
+    /// }
+    /// ```
+    public func onRollback(_ undo: @escaping () -> Void) {
+        ensureValid()
+        precondition(!isReadOnly, "onRollback in a read-only transaction: it never commits")
+        rollbackActions.append(undo)
+    }
+
+    /// Registers `action` to run once this transaction has committed, never for an attempt that
+    /// does not commit (a retried or failed one). Actions run in order of registration, with the
+    /// environment's writer lock still held; they must not write to the environment.
+    public func afterCommit(_ action: @escaping () -> Void) {
+        ensureValid()
+        precondition(!isReadOnly, "afterCommit in a read-only transaction: it never commits")
+        commitActions.append(action)
+    }
+
+    func runRollbackActions() {
+        guard !rollbackActions.isEmpty || !commitActions.isEmpty else { return }
+        let actions = rollbackActions
+        rollbackActions = []
+        commitActions = []
+        for action in actions.reversed() { action() }
+    }
+
+    func runCommitActions() {
+        guard !rollbackActions.isEmpty || !commitActions.isEmpty else { return }
+        let actions = commitActions
+        rollbackActions = []
+        commitActions = []
+        for action in actions { action() }
     }
 
     /// Flags of ``put(_:key:value:flags:)``.
@@ -74,6 +134,9 @@ public final class Transaction {
     public func put(_ database: Database, key: [UInt8], value: [UInt8], flags: PutFlags = []) throws {
         ensureValid()
         precondition(!isReadOnly, "put in a read-only transaction")
+        if let faults, let injected = faults(.put(database: database.name)) {
+            try checkWrite(injected, "put into \(database.name)")
+        }
         let rc = key.withUnsafeBytes { keyBytes in
             value.withUnsafeBytes { valueBytes in
                 var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
@@ -81,8 +144,7 @@ public final class Transaction {
                 return mdb_put(handle, database.handle, &keyValue, &dataValue, flags.rawValue)
             }
         }
-        if rc == MDB_MAP_FULL { sawMapFull = true }
-        try check(rc, "put into \(database.name)")
+        try checkWrite(rc, "put into \(database.name)")
     }
 
     /// Removes `key`; returns whether it was there.
@@ -95,7 +157,7 @@ public final class Transaction {
             return mdb_del(handle, database.handle, &keyValue, nil)
         }
         if rc == MDB_NOTFOUND { return false }
-        try check(rc, "delete from \(database.name)")
+        try checkWrite(rc, "delete from \(database.name)")
         return true
     }
 

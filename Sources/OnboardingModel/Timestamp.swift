@@ -150,9 +150,23 @@ private func pad(_ value: Int64, _ width: Int) -> String {
 }
 
 extension Timestamp: Codable {
-    /// Encoded as milliseconds since 1970 (snapshots are compact and exact).
+    /// The largest distance from 1970 a decoded time may have: 2^53 ms, about 285,000 years, far
+    /// past any event (years 0001…9999) plus any lockout duration, and far enough from Int64's
+    /// ends that adding a duration to such a time, or subtracting two of them, cannot overflow.
+    /// (It is also where JSON numbers stop being exact in most readers.)
+    public static let maximumDecodedMagnitudeMilliseconds: Int64 = 1 << 53
+
+    /// Encoded as milliseconds since 1970 (snapshots are compact and exact). A snapshot is read
+    /// from a file: a time beyond ``maximumDecodedMagnitudeMilliseconds`` is refused instead of
+    /// reaching the projections' time arithmetic, where it would overflow.
     public init(from decoder: Decoder) throws {
-        millisecondsSince1970 = try decoder.singleValueContainer().decode(Int64.self)
+        let container = try decoder.singleValueContainer()
+        let milliseconds = try container.decode(Int64.self)
+        let bound = Timestamp.maximumDecodedMagnitudeMilliseconds
+        guard milliseconds >= -bound && milliseconds <= bound else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "a time of \(milliseconds) ms since 1970 is beyond ±2^53 ms")
+        }
+        millisecondsSince1970 = milliseconds
     }
 
     public func encode(to encoder: Encoder) throws {

@@ -76,6 +76,11 @@ final class GroupCommitter: Sendable {
         }
     }
 
+    /// Marks commits as not flushed again (the flush that took the mark failed: retry it).
+    func markUnsynced() {
+        state.withLock { $0.hasUnsyncedCommits = true }
+    }
+
     func submit(_ request: Request) {
         enum Action { case drain, refuse, none }
         let action: Action = state.withLock { state in

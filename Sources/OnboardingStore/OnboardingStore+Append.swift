@@ -65,6 +65,7 @@ extension OnboardingStore {
                              expectedHead: UInt64?) throws(StoreError) -> (events: [Event], claimedSeqs: [UInt64?]?, expectedHead: UInt64?) {
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
+        try throwIfFlushFailed()
         if let claimedSeqs {
             precondition(claimedSeqs.count == events.count, "claimedSeqs must have one entry per event")
         }
@@ -92,11 +93,8 @@ extension OnboardingStore {
         let erases = requests.contains { $0.events.contains { $0.type == .userForgotten } }
         if erases { holdSnapshots() }
         defer { if erases { releaseSnapshots() } }
-        // The directory changes the group made, applied before its commit (a reader of the new
-        // records finds their users) and undone if the commit fails.
-        var userChanges = UserChanges()
         do {
-            let (results, appended) = try environment.write { transaction in
+            let (results, appended, userChanges) = try environment.write { transaction in
                 // The head is read once and the key buffers made once per group, not per request:
                 // 64 single-event appenders form groups of 64 requests.
                 var scratch = StageScratch(head: try readHead(transaction), users: users)
@@ -123,10 +121,17 @@ extension OnboardingStore {
                 if !scratch.forgotten.isEmpty, let snapshots = databases.snapshots {
                     _ = try transaction.delete(snapshots, key: StoreLayout.stateSnapshotKey)
                 }
-                userChanges = UserChanges(added: scratch.added, forgotten: scratch.forgotten)
+                // The directory changes go in before the commit, so a reader of the new records
+                // finds their users. The closure runs again when the map fills (even at the commit,
+                // after this point): the rollback action undoes them first, so the next run sees
+                // the group's users as new again and writes their entries.
+                let userChanges = UserChanges(added: scratch.added, forgotten: scratch.forgotten, tombstones: scratch.tombstones)
                 scratch.users = UserDirectory(pseudonymKey: scratch.users.pseudonymKey) // drop the copy before mutating
-                apply(userChanges)
-                return (results, appended)
+                if !userChanges.isEmpty {
+                    apply(userChanges)
+                    transaction.onRollback { self.revert(userChanges) }
+                }
+                return (results, appended, userChanges)
             }
             if !userChanges.added.isEmpty && hasPendingKeys.load(ordering: .relaxed) {
                 pendingKeys.withLock { pending in for seal in userChanges.added.values { pending[seal.ref] = nil } }
@@ -140,7 +145,6 @@ extension OnboardingStore {
             notifyObservers(appended)
             return results
         } catch {
-            revert(userChanges)
             if requests.count > 1 {
                 return requests.flatMap { commitGroup([$0]) }
             }
@@ -175,6 +179,12 @@ extension OnboardingStore {
                              seq: head.seq)
         }
         let events = request.events
+        // Seqs up to 2^64 − 2 are assigned, so the next seq is always representable. A head this
+        // high is a damaged meta (2^64 appends would take millions of years): refuse, never wrap.
+        guard head.seq < UInt64.max - UInt64(events.count) else {
+            throw StoreError(.corrupted, "the log's head is seq \(head.seq), too close to 2^64 − 1 to append \(events.count) more (meta's head was changed); nothing was appended — run onboard verify",
+                             seq: head.seq)
+        }
         var results: [AppendResult] = []
         results.reserveCapacity(events.count)
         // Index in `events` of the first event with each new id (finds a repeat within the batch).
@@ -254,8 +264,16 @@ extension OnboardingStore {
                 appended.append(Record(seq: seq, event: events[index], previousHash: previousHash, hash: hash))
             }
             if events[index].type == .userForgotten, let user {
-                // The entry goes in the same transaction as the event that records it.
-                try destroyUserEntry(user.seal.ref, in: transaction)
+                // The entry goes in the same transaction as the event that records it. A user this
+                // group saw first has its entry among the group's, not written yet: the tombstone
+                // takes its place (destroying it in user_keys would miss it, and the live entry
+                // appended after the tombstone would bring the user back on the next open).
+                let ref = user.seal.ref
+                if let staged = scratch.newEntries.firstIndex(where: { $0.starts(with: ref.bytes) }) {
+                    scratch.newEntries[staged] = ref.bytes
+                } else {
+                    try destroyUserEntry(ref, in: transaction)
+                }
                 // A sync server's replica that forgot the user first: the device has now done it too.
                 _ = try transaction.delete(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + user.seal.ref.bytes)
                 scratch.forget(user.seal.ref)
@@ -332,7 +350,17 @@ extension OnboardingStore {
             // still seals with the key it sent: the record is sealed the same (its hash must be
             // the device's), the key is not kept, and the record reads as erased.
             let sent = literal == nil && needsKey && scratch.hasPendingKeys ? pendingKeys.withLock { $0[ref] } : nil
-            return StagedUser(seal: UserSeal(ref: ref, key: sent), readsAsWritten: false)
+            var staged = StagedUser(seal: UserSeal(ref: ref, key: sent), readsAsWritten: false)
+            // A pseudonym literal this store has no entry for (an erased record imported or
+            // synced) gets a tombstone with its first record: every pseudonym a record names has
+            // an entry, so verify can tell a lost entry from one never made.
+            if forRecord, literal != nil, scratch.users.entries[ref] == nil, !scratch.users.isForgotten(ref),
+               !scratch.tombstones.contains(ref), !scratch.forgotten.contains(where: { $0.ref == ref }),
+               !scratch.added.values.contains(where: { $0.ref == ref }) {
+                staged.newEntry = ref.bytes
+                scratch.tombstones.append(ref)
+            }
+            return staged
         }
         let sent = scratch.hasPendingKeys ? pendingKeys.withLock { $0[ref] } : nil
         let key = sent ?? randomPool.withLock { SecretKey(bytes: $0.take(SecretKey.byteCount)) }
@@ -355,23 +383,27 @@ extension OnboardingStore {
             if changes.added.count > 1 { directory.reserveCapacity(adding: changes.added.count) }
             for (name, seal) in changes.added { directory.add(seal.ref, name: name, key: seal.key!) }
             for forgotten in changes.forgotten { directory.forget(forgotten.ref) }
+            for ref in changes.tombstones { directory.forget(ref) }
         }
     }
 
     func revert(_ changes: UserChanges) {
         guard !changes.isEmpty else { return }
         userDirectory.withLock { directory in
+            for ref in changes.tombstones { directory.unforget(ref, entry: nil) }
             for forgotten in changes.forgotten.reversed() { directory.unforget(forgotten.ref, entry: forgotten.entry) }
             for seal in changes.added.values { directory.remove(seal.ref) }
         }
     }
 }
 
-/// Users a group commit added (by readable id) and forgot (with the entry it had, to undo).
+/// Users a group commit added (by readable id) and forgot (with the entry it had, to undo), and
+/// pseudonym literals it gave a tombstone.
 struct UserChanges {
     var added: [String: UserSeal] = [:]
     var forgotten: [(ref: UserRef, entry: UserDirectory.Entry?)] = []
-    var isEmpty: Bool { added.isEmpty && forgotten.isEmpty }
+    var tombstones: [UserRef] = []
+    var isEmpty: Bool { added.isEmpty && forgotten.isEmpty && tombstones.isEmpty }
 }
 
 /// What the requests of one group commit share: the head as the group's staged requests leave
@@ -392,6 +424,9 @@ struct StageScratch {
     var added: [String: UserSeal] = [:]
     /// Users this group forgot, with the entry they had (also of a user added in this group).
     var forgotten: [(ref: UserRef, entry: UserDirectory.Entry?)] = []
+    /// Pseudonym literals first seen in this group, with no entry in the store: each gets a
+    /// tombstone.
+    var tombstones: [UserRef] = []
 
     /// A user first seen by a duplicate check whose request then failed has no record and no
     /// entry: it is not added.

@@ -19,14 +19,16 @@ extension OnboardingStore {
         guard !options.readOnly, databases.userKeys != nil else {
             throw StoreError(.needsMigration, "store at \(path) needs migration to format \(StoreLayout.formatVersion); open it writable")
         }
-        var directory = users
+        let directory: UserDirectory
         let progress = options.migrationProgress
         do {
             // Opened before the write transaction: opening a database begins a transaction of
             // its own, which would wait forever for the writer lock this one holds.
             let signed = try environment.openDatabase(StoreLayout.signedHeads, create: false)
-            try environment.write { transaction in
-                directory = users // the closure may run again (map growth)
+            // The closure may run again (map growth): it builds the directory in its own copy and
+            // returns it, and reports progress from the start again.
+            directory = try environment.write { transaction in
+                var directory = users
                 guard try transaction.get(databases.meta, key: StoreLayout.MetaKey.prunedThrough) == nil else {
                     throw StoreError(.pruned, "store at \(path) was pruned and cannot be migrated to format \(StoreLayout.formatVersion); export it with the previous onboard and import it into a new store (the sync server keeps the full history)")
                 }
@@ -70,6 +72,11 @@ extension OnboardingStore {
                             let key = SecretKey.random()
                             newEntry = userEntryValue(ref: ref, name: user, key: key)
                             directory.add(ref, name: user, key: key)
+                        } else if directory.key(of: ref) == nil && !directory.isForgotten(ref) {
+                            // A pseudonym literal: a tombstone, as on append (every pseudonym a
+                            // record names has an entry).
+                            newEntry = ref.bytes
+                            directory.forget(ref)
                         }
                         seal = directory.seal(for: user)
                     }
@@ -92,6 +99,7 @@ extension OnboardingStore {
                 try transaction.put(databases.meta, key: StoreLayout.MetaKey.head, value: StoreLayout.headValue(seq: head.seq, hash: previousNew))
                 try transaction.put(databases.meta, key: StoreLayout.MetaKey.formatVersion,
                                     value: StoreLayout.uint32Value(StoreLayout.formatVersion))
+                return directory
             }
             try environment.sync(force: true)
         } catch let error as StoreError {

@@ -21,7 +21,7 @@ struct ProjectionCache: Sendable {
     func snapshotDue(every events: Int) -> Bool {
         guard let state else { return false }
         let breakEven = snapshotNanoseconds / ProjectionCache.replayNanosecondsPerEvent
-        return state.seq - snapshotSeq >= max(UInt64(events), breakEven)
+        return state.seq > snapshotSeq && state.seq - snapshotSeq >= max(UInt64(events), breakEven)
     }
 }
 
@@ -127,9 +127,8 @@ extension OnboardingStore {
     public func history(_ query: HistoryQuery) throws(StoreError) -> History {
         do { try query.validate() } catch { throw StoreError(.invalidQuery, error.message) }
         var builder = History.Builder(query: query)
-        // A cursor comes from a client: one at the largest seq has nothing after it.
-        if let after = query.after, after.seq == .max { return builder.history }
-        let start = query.after.map { $0.seq + 1 } ?? 1
+        // A cursor comes from a caller (a sync server's client): nothing follows seq 2^64 − 1.
+        guard let start = query.after.map({ StoreLayout.successor(of: $0.seq) }) ?? 1 else { return builder.history }
         // Folded as the records are decoded, inside the read: no array of records in between.
         if let user = query.user {
             let ref = userRef(of: user)
@@ -255,11 +254,11 @@ extension OnboardingStore {
             return pending.records
         }
         guard cache.state != nil, let first = records.first else { return }
-        if cache.state!.seq + 1 < first.seq {
+        if cache.state!.seq < first.seq - 1 {
             // Another process appended in between: replay its records from the log first.
             try? replay(into: &cache.state!, through: first.seq - 1)
         }
-        guard cache.state!.seq + 1 >= first.seq else { return } // could not catch up; the next query will
+        guard cache.state!.seq >= first.seq - 1 else { return } // could not catch up; the next query will
         for record in records where record.seq > cache.state!.seq { cache.state!.apply(record) }
         guard cache.snapshotDue(every: options.snapshotEveryEvents),
               !snapshotPending.withLock({ pending in defer { pending = true }; return pending }) else { return }
@@ -274,7 +273,7 @@ extension OnboardingStore {
     func writeSnapshotIfBehind(minimumEvents: UInt64) throws(StoreError) {
         guard let snapshots = databases.snapshots, !options.readOnly else { return }
         guard let (state, previous) = projections.withLock({ cache in cache.state.map { ($0, cache.snapshotSeq) } }),
-              state.seq >= previous + minimumEvents else { return }
+              state.seq > previous, state.seq - previous >= minimumEvents else { return }
         let started = DispatchTime.now().uptimeNanoseconds
         let value = try OnboardingStore.snapshotValue(state)
         do {

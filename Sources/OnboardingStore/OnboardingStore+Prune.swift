@@ -24,6 +24,12 @@ public struct PrunePoint: Sendable, Hashable {
         self.seq = seq
         self.hash = hash
     }
+
+    /// The first seq the log may still hold, "seq N" (the prune point comes from disk: at
+    /// 2^64 − 1 no seq follows, and the text says so instead of computing one).
+    public var firstKeptSeqText: String {
+        StoreLayout.successor(of: seq).map { "seq \($0)" } ?? "no seq (nothing follows seq \(seq))"
+    }
 }
 
 /// What ``OnboardingStore/prune(before:batchRecords:progress:)`` removed, or what
@@ -87,7 +93,8 @@ extension OnboardingStore {
                 result.limit = .nothingAcknowledged
                 return result
             }
-            let first = (point?.seq ?? 0) + 1
+            // A prune point at 2^64 − 1 leaves nothing after it to remove.
+            guard let first = StoreLayout.successor(of: point?.seq ?? 0) else { return result }
             var last: UInt64 = 0
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.seek(atLeast: StoreLayout.seqKey(first))
@@ -136,14 +143,17 @@ extension OnboardingStore {
         var result = plan
         result.recordCount = 0
         var next = range.lowerBound
-        while next <= range.upperBound {
-            let end = min(range.upperBound, next + UInt64(batchRecords) - 1)
+        while true {
+            // Seqs near 2^64 − 1 come only from a damaged store, but must not trap either.
+            let (last, overflow) = next.addingReportingOverflow(UInt64(batchRecords) - 1)
+            let end = overflow ? range.upperBound : min(range.upperBound, last)
             let (state, point) = try pruneBatch(next...end, from: base)
             base = state
             result.prunedThrough = point
             result.recordCount += Int(end - next + 1)
-            next = end + 1
             progress?(PruneProgress(removedRecords: result.recordCount, totalRecords: plan.recordCount, throughSeq: end))
+            guard end < range.upperBound else { break }
+            next = end + 1
         }
         // The regular snapshot may be older than the prune point; a newer one spares the next
         // open the replay from the base.
@@ -180,7 +190,7 @@ extension OnboardingStore {
                 try transaction.withCursor(databases.events) { cursor in
                     var entry = try cursor.seek(atLeast: StoreLayout.seqKey(seqs.lowerBound))
                     var expected = seqs.lowerBound
-                    while expected <= seqs.upperBound {
+                    while true {
                         guard let current = entry, StoreLayout.seq(fromKey: current.key) == expected else {
                             throw StoreError(.corrupted, "seq \(expected) is missing from the log; run onboard verify — nothing of seq \(seqs.lowerBound)…\(seqs.upperBound) was pruned", seq: expected)
                         }
@@ -192,6 +202,7 @@ extension OnboardingStore {
                         state.apply(record)
                         removed.append(record)
                         removedRefs.append(try RecordCodec.userRef(of: current.value))
+                        guard expected < seqs.upperBound else { break }
                         expected += 1
                         entry = try cursor.next()
                     }
@@ -245,8 +256,11 @@ extension OnboardingStore {
     }
 
     func readSyncCursor(_ transaction: Transaction) throws -> UInt64 {
-        try transaction.get(databases.meta, key: StoreLayout.MetaKey.syncCursor)
-            .map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
+        guard let value = try transaction.get(databases.meta, key: StoreLayout.MetaKey.syncCursor) else { return 0 }
+        guard let seq = StoreLayout.uint64(fromValue: value) else {
+            throw StoreError(.corrupted, "store at \(path) has a sync_cursor of \(value.count) bytes (expected 8); run onboard verify, then sync again")
+        }
+        return seq
     }
 
     /// The projection state at the prune point, under `policy` (any when `nil`). Throws
@@ -280,14 +294,15 @@ extension OnboardingStore {
             if let point = try readPrunedThrough(transaction), state.seq < point.seq {
                 state = try readBase(transaction, at: point, policy: state.lockout.policy)
             }
-            guard state.seq < end else { return }
+            guard state.seq < end, let first = StoreLayout.successor(of: state.seq) else { return }
             try transaction.withCursor(databases.events) { cursor in
-                var entry = try cursor.seek(atLeast: StoreLayout.seqKey(state.seq + 1))
+                var entry = try cursor.seek(atLeast: StoreLayout.seqKey(first))
                 while let current = entry {
                     if let seq = StoreLayout.seq(fromKey: current.key), seq > end { return }
                     let record = try decodeStored(key: current.key, value: current.value, users: users)
+                    // `state.seq` < `record.seq` here (the cursor started after it): no overflow.
                     guard record.seq == state.seq + 1 else {
-                        throw StoreError(.corrupted, "seq \(state.seq + 1)…\(record.seq - 1) are missing from the log; run onboard verify", seq: state.seq + 1)
+                        throw StoreError(.corrupted, "\(Self.seqRange(state.seq + 1, record.seq - 1)) missing from the log; run onboard verify", seq: state.seq + 1)
                     }
                     state.apply(record)
                     entry = try cursor.next()

@@ -99,7 +99,9 @@ extension OnboardingStore {
                         let seq = StoreLayout.seq(fromKey: seqKey)!
                         throw StoreError(.corrupted, "index \(index.name) points at seq \(seq), which is missing; run onboard verify", seq: seq)
                     }
-                    if let user, (try? RecordCodec.userRef(of: value)) != user {
+                    // Another user's record sharing the key prefix is skipped; a damaged one is not
+                    // (decoding it below throws .corrupted naming its seq): a read never hides damage.
+                    if let user, case .success(let ref) = Result(catching: { try RecordCodec.userRef(of: value) }), ref != user {
                         entry = try cursor.next()
                         continue
                     }

@@ -11,10 +11,7 @@ extension StoreLayout.MetaKey {
 extension OnboardingStore {
     /// The highest seq the sync server has acknowledged as durably stored (0 before any sync).
     public func syncCursor() throws(StoreError) -> UInt64 {
-        try reading { transaction in
-            try transaction.get(databases.meta, key: StoreLayout.MetaKey.syncCursor)
-                .map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
-        }
+        try reading { transaction in try readSyncCursor(transaction) }
     }
 
     /// Records the server's acknowledgement durably (its own commit). The cursor may move back:

@@ -241,6 +241,9 @@ extension OnboardingStore {
         var number = try transaction.withCursor(userKeys) { cursor in
             try cursor.last().flatMap { StoreLayout.seq(fromKey: $0.key) } ?? 0
         }
+        guard number <= UInt64.max - UInt64(values.count) else {
+            throw StoreError(.corrupted, "user_keys holds an entry numbered \(number), too close to 2^64 − 1 to number \(values.count) more (the database was changed); run onboard verify")
+        }
         var key: [UInt8] = []
         for value in values {
             number += 1

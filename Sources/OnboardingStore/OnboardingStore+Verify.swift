@@ -57,9 +57,19 @@ public struct VerifyReport: Sendable {
 
     /// The public key the signed heads were checked against (`nil`: the store has none yet).
     public var signingPublicKey: SigningPublicKey?
-    /// How many signed heads the store keeps, and the highest seq one of them vouches for.
+    /// How many signed heads the store keeps, and the highest seq one of them vouches for: a
+    /// valid head checked against the record the log holds at its seq, or, at the prune point,
+    /// against the hash `pruned_through` keeps.
     public var signedHeadCount = 0
     public var signedHeadSeq: UInt64?
+    /// The seqs of valid signed heads below the prune point. Each signature is valid for
+    /// (device, seq, hash), but the record it names was pruned: the hash cannot be compared with
+    /// anything the store holds, so such a head proves only that the device once signed that
+    /// hash at that seq, not that the kept log continues it (see ``prunePointIsSigned``).
+    public var prunedSignedHeadSeqs: [UInt64] = []
+    /// A valid signed head sits exactly at the prune point and signs the hash `pruned_through`
+    /// keeps, to which the first kept record links: the kept chain continues the signed history.
+    public var prunePointIsSigned = false
 
     public var isValid: Bool { problems.isEmpty }
 
@@ -135,14 +145,22 @@ extension OnboardingStore {
             var expectedUserKeys = Set<[UInt8]>()
             var expectedSessionKeys = Set<[UInt8]>()
             // A pruned log starts after its prune point, linked to the hash the pruned records left.
-            let point = try readPrunedThrough(transaction)
+            // Damaged meta values are findings like any other, not a reason to stop checking.
+            let point: PrunePoint?
+            do { point = try readPrunedThrough(transaction) } catch let error as StoreError {
+                report.add(error.message)
+                point = nil
+            }
             report.prunedThrough = point
-            report.acknowledgedSeq = try readSyncCursor(transaction)
+            do { report.acknowledgedSeq = try readSyncCursor(transaction) } catch let error as StoreError {
+                report.add(error.message)
+            }
             if let point, point.seq > report.acknowledgedSeq {
                 report.add("pruned through seq \(point.seq) but the sync server acknowledged only seq \(report.acknowledgedSeq): records were removed before the server held them", seq: point.seq)
             }
             var previousHash = point?.hash ?? .zero
-            var expectedSeq: UInt64 = (point?.seq ?? 0) + 1
+            // `nil` after seq 2^64 − 1: no record may follow it (seqs come from disk: never `+ 1` blindly).
+            var expectedSeq: UInt64? = StoreLayout.successor(of: point?.seq ?? 0)
             var lastSeq: UInt64 = point?.seq ?? 0
             // Records that cannot be decoded are reported once; their index entries are not
             // reported again as strays.
@@ -152,6 +170,9 @@ extension OnboardingStore {
             var hashesAtSignedSeqs: [UInt64: Digest] = [:]
 
             let users = users
+            // Every pseudonym a record names must have an entry (live or a tombstone): without
+            // one the user's readable id and key are lost and the records read as the pseudonym.
+            let entryRefs = try userEntryRefs(in: transaction)
             try transaction.withCursor(databases.events) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {
@@ -165,16 +186,16 @@ extension OnboardingStore {
                     let followsGap = seq != expectedSeq
                     if let point, seq <= point.seq {
                         report.add("record is still stored although the log was pruned through seq \(point.seq)", seq: seq, kind: .damaged)
-                    } else if seq > expectedSeq {
-                        report.add("\(Self.seqRange(expectedSeq, seq - 1)) deleted from the log (seq \(seq) follows seq \(expectedSeq - 1))", seq: expectedSeq, kind: .missing)
-                    } else if seq < expectedSeq {
+                    } else if let expected = expectedSeq, seq > expected {
+                        report.add("\(Self.seqRange(expected, seq - 1)) deleted from the log (seq \(seq) follows seq \(expected - 1))", seq: expected, kind: .missing)
+                    } else if expectedSeq.map({ seq < $0 }) ?? true {
                         report.add("record stored out of order", seq: seq, kind: .reordered)
                     }
-                    expectedSeq = seq + 1
+                    expectedSeq = StoreLayout.successor(of: seq)
                     lastSeq = seq
                     do {
                         let record = try RecordCodec.decode(current.value, expectedSeq: seq, users: users)
-                        if record.previousHash != previousHash, let point, seq == point.seq + 1 {
+                        if record.previousHash != previousHash, let point, StoreLayout.successor(of: point.seq) == seq {
                             report.add("the first record after the prune point does not link to the hash pruned_through keeps for seq \(point.seq) (the prune point or the record was changed)", seq: seq, kind: .modified)
                         } else if record.previousHash != previousHash && !followsGap {
                             report.add("previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)", seq: seq, kind: .modified)
@@ -186,7 +207,12 @@ extension OnboardingStore {
                             report.add("event id \(event.id.uuidString.lowercased()) also stored at seq \(other)", seq: seq)
                         }
                         expectedIDs[event.id] = seq
-                        if let ref = try RecordCodec.userRef(of: current.value) { expectedUserKeys.insert(StoreLayout.userKey(ref, seq)) }
+                        if let ref = try RecordCodec.userRef(of: current.value) {
+                            expectedUserKeys.insert(StoreLayout.userKey(ref, seq))
+                            if let entryRefs, !entryRefs.contains(ref) {
+                                report.add("the record's user \(ref.literal) has no entry in user_keys: the user's readable id and key are lost, so the record reads as the pseudonym with its personal fields erased", seq: seq)
+                            }
+                        }
                         if let session = event.session { expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
                     } catch {
                         switch (error as? RecordDecodingError)?.reason ?? .damaged {
@@ -204,7 +230,11 @@ extension OnboardingStore {
                 }
             }
 
-            let head = try readHead(transaction)
+            let head: (seq: UInt64, hash: Digest)
+            do { head = try readHead(transaction) } catch let error as StoreError {
+                report.add(error.message)
+                head = (lastSeq, previousHash) // checked against nothing: the damage is reported
+            }
             report.headSeq = head.seq
             report.headHash = head.hash
             if head.seq > lastSeq {
@@ -308,6 +338,21 @@ extension OnboardingStore {
         }
     }
 
+    /// The pseudonyms `user_keys` has an entry for (live, tombstone, or one that does not open:
+    /// that one `checkUserEntries` reports); `nil` for a store without the database.
+    private func userEntryRefs(in transaction: Transaction) throws -> Set<UserRef>? {
+        guard let userKeys = databases.userKeys else { return nil }
+        var refs = Set<UserRef>()
+        try transaction.withCursor(userKeys) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                if let ref = Self.userEntryRef(current.value) { refs.insert(ref) }
+                entry = try cursor.next()
+            }
+        }
+        return refs
+    }
+
     /// "seq 4" or "seq 4…7".
     static func seqRange(_ first: UInt64, _ last: UInt64) -> String {
         first == last ? "seq \(first)" : "seq \(first)…\(last)"
@@ -335,9 +380,10 @@ extension OnboardingStore {
     /// Every signed head must verify with the public key in `meta`, which must be the key of
     /// `signing.key` when that file is present, and must name a record the log holds with the
     /// signed hash: a head beyond the log's end means records were removed from the tail, a
-    /// different hash that the signed history was rewritten. A head over a pruned seq is checked
-    /// for its signature, and at the prune point against the hash `pruned_through` keeps; the
-    /// records below are gone, and with them what the head could be compared with.
+    /// different hash that the signed history was rewritten. A head at the prune point is checked
+    /// against the hash `pruned_through` keeps; one below it only for its signature (the record it
+    /// names is gone, and with it what the hash could be compared with): it is listed in
+    /// `prunedSignedHeadSeqs`, not counted in `signedHeadSeq`.
     private func checkSignedHeads(_ heads: [SignedHead], hashes: [UInt64: Digest], lastSeq: UInt64, unreadable: Set<UInt64>,
                                   prunedThrough point: PrunePoint?, in transaction: Transaction, report: inout VerifyReport) throws {
         report.signedHeadCount = heads.count
@@ -362,11 +408,15 @@ extension OnboardingStore {
                            seq: head.seq, kind: .badSignature)
                 continue
             }
-            if let point, head.seq <= point.seq {
-                if head.seq == point.seq, head.hash != point.hash {
+            if let point, head.seq < point.seq {
+                // Nothing left to compare the hash with: the signature is all that can be checked.
+                report.prunedSignedHeadSeqs.append(head.seq)
+            } else if let point, head.seq == point.seq {
+                if head.hash != point.hash {
                     report.add("the prune point's kept hash differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), kept \(point.hash.hex)): the prune point was rewritten",
                                seq: head.seq, kind: .modified)
                 } else {
+                    report.prunePointIsSigned = true
                     report.signedHeadSeq = max(report.signedHeadSeq ?? 0, head.seq)
                 }
             } else if head.seq > lastSeq {

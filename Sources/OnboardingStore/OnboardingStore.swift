@@ -54,6 +54,9 @@ public final class OnboardingStore: Sendable {
         public var maximumClockSkewMilliseconds: Int64? = 5 * 60 * 1000
         /// The clock appends are checked against (tests and simulations pass a manual one).
         public var clock: @Sendable () -> Timestamp = OnboardingStore.systemClock
+        /// Test-only LMDB failures (a commit that fills the map, an fsync that fails); `nil` in
+        /// every real use. Package-only, like ``FaultPoint``.
+        package var storageFaults: FaultInjector?
         public init() {}
     }
 
@@ -97,6 +100,8 @@ public final class OnboardingStore: Sendable {
     /// (used on the writer queue).
     let randomPool = Mutex(RandomPool())
     private let background = Mutex<BackgroundState>(BackgroundState())
+    /// Set once a flush failed (see ``sync()``): every append checks it, without the lock.
+    private let hasFlushFailure = Atomic<Bool>(false)
 
     struct Databases: Sendable {
         let events: Database
@@ -112,6 +117,10 @@ public final class OnboardingStore: Sendable {
 
     private struct BackgroundState {
         var isClosed = false
+        /// The first flush that failed in `relaxed` durability (see ``sync()``).
+        var flushFailure: StoreError?
+        /// When a flush last succeeded (`nil`: none since the store was opened).
+        var lastFlush: Timestamp?
     }
 
     private init(path: String, deviceID: String, options: Options, environment: Environment, databases: Databases,
@@ -136,6 +145,7 @@ public final class OnboardingStore: Sendable {
         environmentOptions.readOnly = options.readOnly
         environmentOptions.noSync = options.durability == .relaxed
         environmentOptions.mapSizeBytes = options.initialMapSizeBytes
+        environmentOptions.faults = options.storageFaults
         let environment: Environment
         do {
             environment = try Environment.open(path: path, options: environmentOptions)
@@ -327,19 +337,60 @@ public final class OnboardingStore: Sendable {
 
     // MARK: Lifecycle
 
-    /// Flushes relaxed commits every interval until the store closes.
+    /// Flushes relaxed commits every interval until the store closes. A flush that fails is kept
+    /// as the store's flush failure (see ``sync()``), and the commits are flushed again on the next
+    /// tick: the failure must neither be lost nor stop the retries.
     private func startRelaxedSync() {
         let interval = DispatchTimeInterval.milliseconds(options.relaxedSyncIntervalMilliseconds)
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + interval) { [weak self] in
             guard let self, !self.isClosed else { return }
-            if self.committer.takeUnsyncedCommits() { try? self.environment.sync(force: true) }
+            if self.committer.takeUnsyncedCommits() {
+                do throws(StoreError) { try self.flush() } catch { self.committer.markUnsynced() }
+            }
             self.startRelaxedSync()
         }
     }
 
-    /// Flushes pending commits to disk (useful with `relaxed` durability).
+    /// Flushes pending commits to disk (with `relaxed` durability, what the background flush does
+    /// every interval).
+    ///
+    /// With `relaxed` durability a failed flush is sticky: once one failed (here or in the
+    /// background), this and every append of the open store throw ``StoreError/Code/notDurable``,
+    /// even after a later flush succeeds, because a successful fsync after a failed one does not
+    /// prove the earlier pages reached the disk (Linux may drop dirty pages whose write-back
+    /// failed and report it only once). The background flush keeps retrying; closing the store
+    /// and opening it again clears the failure.
     public func sync() throws(StoreError) {
-        do { try environment.sync(force: true) } catch { throw StoreError(.storage, "sync of \(path) failed: \(error)", underlying: error) }
+        try flush()
+        try throwIfFlushFailed()
+    }
+
+    /// One flush. In `relaxed` durability a failure becomes the store's sticky flush failure.
+    func flush() throws(StoreError) {
+        do {
+            try environment.sync(force: true)
+        } catch {
+            guard options.durability == .relaxed else {
+                // Every full-durability commit was on disk when it returned: nothing acknowledged is at risk.
+                throw StoreError(.storage, "sync of \(path) failed: \(error)", underlying: error)
+            }
+            let since = background.withLock { $0.lastFlush }.map { "since the last successful flush at \($0.iso8601)" }
+                ?? "since the store was opened"
+            let failure = StoreError(.notDurable, "flushing \(path) to disk failed (\(error)): the commits acknowledged \(since) may not be on disk and a power loss may lose them; appends are refused until the store is opened again — check the disk (free space, I/O errors), then close the store, open it again and run onboard verify")
+            return try background.withLock { state throws(StoreError) in
+                if state.flushFailure == nil { state.flushFailure = failure }
+                hasFlushFailure.store(true, ordering: .releasing)
+                throw state.flushFailure!
+            }
+        }
+        let now = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        background.withLock { $0.lastFlush = now }
+    }
+
+    /// Throws the sticky flush failure, if a flush failed since the store was opened.
+    func throwIfFlushFailed() throws(StoreError) {
+        guard hasFlushFailure.load(ordering: .acquiring) else { return }
+        if let failure = background.withLock({ $0.flushFailure }) { throw failure }
     }
 
     /// Whether ``close()`` has run.

@@ -17,7 +17,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
-                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey, pruned, needsMigration
+                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey, pruned, needsMigration,
+                 notDurable
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -48,6 +49,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let storage = Code(.storage)
         /// The store was closed.
         public static let closed = Code(.closed)
+        /// A flush to disk failed with `relaxed` durability: commits already acknowledged may
+        /// not be on disk. Sticky: every later append and `sync()` of the open store throws it
+        /// (see ``OnboardingStore/sync()``).
+        public static let notDurable = Code(.notDurable)
         /// A query's parameters contradict each other (a time range ending before it starts, …).
         public static let invalidQuery = Code(.invalidQuery)
         /// The signing key file is missing, unreadable, open to others, or not this store's.

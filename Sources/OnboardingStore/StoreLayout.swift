@@ -83,6 +83,17 @@ enum StoreLayout {
         withUnsafeBytes(of: seq.bigEndian) { key.append(contentsOf: $0) }
     }
 
+    /// The seq after `seq`, `nil` after 2^64 − 1. Seqs come from disk, an import or a request:
+    /// `seq + 1` must never trap on one.
+    static func successor(of seq: UInt64) -> UInt64? {
+        seq == .max ? nil : seq + 1
+    }
+
+    /// A `u64` BE value (the sync cursor); `nil` unless it is exactly 8 bytes.
+    static func uint64(fromValue value: [UInt8]) -> UInt64? {
+        value.count == 8 ? value.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } : nil
+    }
+
     static func seq(fromKey key: UnsafeRawBufferPointer) -> UInt64? {
         guard key.count == 8 else { return nil }
         return key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }

@@ -78,6 +78,9 @@ enum OnboardTool {
         options.createIfMissing = writable
         options.deviceID = deviceID
         options.durability = durability
+        #if DEBUG
+        options.storageFaults = TestFaults.injector(invocation.environment)
+        #endif
         options.migrationProgress = { done, total in
             // Small stores migrate in a blink; large ones say how far they are.
             if total >= 10_000 { Output.error("migrating \(invocation.storePath) to format 2: \(done)/\(total) records") }

@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import OnboardingModel
 import Testing
 
@@ -68,6 +69,43 @@ import Testing
         #expect(second.stdout.contains("pruned 100 events (seq 401…500"), "\(second.stdout)\(second.stderr)")
         #expect(try CLI.run(["verify", "--store", device.store]).status == 0)
         #expect(try device.setup.replicaLines() == lines, "the server keeps the full history")
+    }
+
+    /// Heads signed below the prune point name records that are gone: verify says what they prove
+    /// and what not, and does not count them as checked against the log.
+    @Test func verifySaysWhatSignedHeadsBelowThePrunePointProve() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("store")
+        let lines = Corpus.jsonl(Corpus.generated(count: 30, seed: 5)).split(separator: "\n").map { String($0) + "\n" }
+        // Each import signs the head on close: signed heads at seq 10, 20, 25 and 30.
+        for range in [0..<10, 10..<20, 20..<25, 25..<30] {
+            let file = try directory.write("part-\(range.lowerBound).jsonl", lines[range].joined())
+            #expect(try CLI.run(["import", file, "--store", store]).status == 0)
+        }
+        try acknowledge(store, through: 25) // what a sync would record
+        #expect(try CLI.run(["prune", "--before", "2100-01-01", "--store", store]).status == 0)
+
+        let verify = try CLI.run(["verify", "--store", store])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        let output = verify.stdout.split(separator: "\n").map(String.init)
+        #expect(output.count == 2, "\(verify.stdout)")
+        #expect(output.first?.contains("4 signed heads (key ") == true, "\(verify.stdout)")
+        #expect(output.first?.contains("2 checked against the log up to seq 30, 2 below the prune point with only their signature checked") == true,
+                "\(verify.stdout)")
+        let note = output.last ?? ""
+        #expect(note.hasPrefix("note: the signed heads at seq 10, 20 are below the prune point (seq 25): their signatures are valid for (device, seq, hash), but their records were pruned"), "\(note)")
+        #expect(note.contains("cannot be compared with any record the store holds"), "\(note)")
+        #expect(note.contains("not that the kept log continues from them"), "\(note)")
+        #expect(note.contains("to which the first kept record links; a signed head at the prune point vouches for that hash."), "\(note)")
+    }
+
+    /// Records a sync cursor of `seq` in the closed store's meta, as `onboard sync` does.
+    private func acknowledge(_ store: String, through seq: UInt64) throws {
+        let environment = try Environment.open(path: store)
+        defer { environment.close() }
+        let meta = try #require(try environment.openDatabase("meta", create: false))
+        try environment.write { try $0.put(meta, key: Array("sync_cursor".utf8), value: withUnsafeBytes(of: seq.bigEndian) { Array($0) }) }
     }
 
     @Test func aBadDateIsAUsageErrorAndNothingAcknowledgedPrunesNothing() throws {

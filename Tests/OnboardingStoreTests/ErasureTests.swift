@@ -280,6 +280,22 @@ struct MigrationTests {
         #expect(try store.verify().isValid)
     }
 
+    @Test("a format 1 record naming a pseudonym literal gets a tombstone on migration: every record's user has an entry")
+    func literalUserMigrates() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let literal = UserRef(user: "erased elsewhere", pseudonymKey: .random()).literal
+        let events = Self.events() + [Events.make(5, user: literal), Events.make(6, user: literal)]
+        _ = try Self.writeLegacyStore(at: directory.store, events: events)
+        let store = try OnboardingStore.open(at: directory.store)
+        defer { store.close() }
+        #expect(try store.isForgotten(literal))
+        #expect(try store.records(user: literal).map(\.event.user) == [literal, literal])
+        #expect(try store.stats().userCount == 3, "zoë, bob, and the literal's tombstone")
+        let report = try store.verify()
+        #expect(report.isValid, "\(report.problems)")
+    }
+
     @Test("a format 1 store with a broken chain is refused and left exactly as it was")
     func brokenLegacyStoreIsLeftIntact() throws {
         let directory = try TemporaryDirectory()

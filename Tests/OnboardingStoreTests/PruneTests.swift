@@ -137,6 +137,37 @@ struct PruneTests {
         #expect(report.snapshotSeq != nil, "the snapshot is checked against the base snapshot and the log")
     }
 
+    @Test("signed heads below the prune point are listed as signature-only, not counted as checked; one at the prune point is")
+    func signedHeadsBelowThePrunePoint() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await Self.makeStore(directory.store, events: Self.events(60), acknowledged: 40)
+        for seq: UInt64 in [10, 20, 40, 50] { _ = try store.signHead(through: seq) }
+        _ = try store.prune(before: Self.farFuture)
+        var report = try store.verify()
+        #expect(report.isValid, "\(report.problems)")
+        #expect(report.prunedSignedHeadSeqs == [10, 20], "their records are gone: only the signatures are checked")
+        #expect(report.prunePointIsSigned, "the head at seq 40 signs the hash pruned_through keeps")
+        #expect(report.signedHeadSeq == 50 && report.signedHeadCount == 4)
+        store.close()
+
+        // Without the heads at and above the prune point, no head is checked against the log.
+        try withRawStore(directory.store) { raw in
+            // Opened before the write: opening a database begins a transaction of its own.
+            let signed = try #require(try raw.environment.openDatabase("signed_heads", create: false))
+            try raw.environment.write { transaction in
+                for seq: UInt64 in [40, 50, 60] { try transaction.delete(signed, key: Keys.seq(seq)) }
+            }
+        }
+        let reopened = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.readOnly = true })
+        defer { reopened.close() }
+        report = try reopened.verify()
+        #expect(report.isValid, "\(report.problems)")
+        #expect(report.prunedSignedHeadSeqs == [10, 20])
+        #expect(!report.prunePointIsSigned)
+        #expect(report.signedHeadSeq == nil, "a head over a pruned record vouches for nothing the store holds")
+    }
+
     @Test("a rebuild from the base snapshot and the remaining log equals the state before pruning, and a never-pruned store's")
     func rebuildEqualsState() async throws {
         let directory = try TemporaryDirectory()

@@ -27,11 +27,12 @@ extension LockoutEngine {
 
             init(from decoder: Decoder) throws {
                 var container = try decoder.unkeyedContainer()
-                let start = try container.decode(Int64.self), count = try container.decode(Int32.self)
+                // A Timestamp, so its range is checked like every time a snapshot holds.
+                let start = try container.decode(Timestamp.self), count = try container.decode(Int32.self)
                 guard count > 0, container.isAtEnd else {
                     throw DecodingError.dataCorruptedError(in: container, debugDescription: "a lockout window is [start, count ≥ 1]")
                 }
-                window = KeyState.Window(start: Timestamp(millisecondsSince1970: start), count: count)
+                window = KeyState.Window(start: start, count: count)
             }
 
             func encode(to encoder: Encoder) throws {

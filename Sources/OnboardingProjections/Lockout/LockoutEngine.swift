@@ -63,7 +63,7 @@ public struct LockoutEngine: Projection {
         var state = keys[key] ?? KeyState()
         if state.permanentSince != nil { return }
         if let until = state.lockedUntil, at < until { return }
-        state.failures += 1
+        increment(&state.failures)
 
         // Every part of the rule may ask for a lock; one failure imposes at most one lock (the
         // longest), so it counts once toward `permanentAfterLockouts`.
@@ -82,7 +82,7 @@ public struct LockoutEngine: Projection {
                 // Inside the window, or before its start when the device clock went back: the
                 // window keeps its start, so its lock can only last as long as it would have.
                 current = open
-                current.count += 1
+                increment(&current.count)
             }
             if index < inline { state[inlineWindow: index] = current } else { extraWindows[index - inline] = current }
             if current.count >= tier.limit {
@@ -99,7 +99,7 @@ public struct LockoutEngine: Projection {
                 state.streak = 0
                 state.failures = 1
             }
-            state.streak += 1
+            increment(&state.streak)
             var wait: Int64 = 0
             var reason = LockReason.backoff
             if let quick = backoff.quickLoginMilliseconds, let quickWait = backoff.quickLoginWaitSeconds, let previous {
@@ -145,7 +145,7 @@ public struct LockoutEngine: Projection {
             state.permanentSince = state.permanentSince ?? at
             return
         }
-        state.temporaryLockouts += 1
+        increment(&state.temporaryLockouts)
         if state.lockedUntil.map({ until > $0 }) ?? true {
             state.lockedUntil = until
             state.lockTier = switch reason {
@@ -298,4 +298,11 @@ extension LockoutEngine {
             return SnapshotKey(key: key, state: state, extraWindows: keys.extraWindows(for: key, tierCount: tierCount))
         }, forKey: .keys)
     }
+}
+
+/// Adds one to a lockout counter, stopping at `Int32.max`: a counter can come from a snapshot
+/// file at any value, and a count that high locks the key as surely as one higher would.
+@inline(__always)
+private func increment(_ counter: inout Int32) {
+    if counter < .max { counter += 1 }
 }

@@ -48,7 +48,7 @@ enum ExportCommand {
         defer { store.close() }
         if let point = try? store.prunedThrough(), since <= point.seq {
             // On stderr: the JSONL stays exactly what import reads.
-            Output.error("onboard export: seq 1…\(point.seq) of this store were pruned; the export starts at seq \(point.seq + 1), whose record links to \(point.hash.hex) (the sync server keeps the full history)")
+            Output.error("onboard export: seq 1…\(point.seq) of this store were pruned; the export starts at \(point.firstKeptSeqText), whose record links to \(point.hash.hex) (the sync server keeps the full history)")
         }
         var output = Output.standardOutput()
         if format == .csv { output.line(csvHeader) }

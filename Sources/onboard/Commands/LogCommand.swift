@@ -23,13 +23,19 @@ enum LogCommand {
         defer { store.close() }
         var next = UInt64(try invocation.positiveInteger("since-seq") ?? 1)
         if let point = try? store.prunedThrough(), next <= point.seq {
-            Output.error("onboard log: seq 1…\(point.seq) were pruned; the log starts at seq \(point.seq + 1)")
+            Output.error("onboard log: seq 1…\(point.seq) were pruned; the log starts at \(point.firstKeptSeqText)")
         }
         var output = Output.standardOutput()
+        var exhausted = false
         while true {
             do {
                 try store.forEachRecord(from: next) { record in
                     output.line(EventText.line(record))
+                    // A record at seq 2^64 − 1 (a damaged store) is the last there can be.
+                    guard record.seq < .max else {
+                        exhausted = true
+                        return false
+                    }
                     next = record.seq + 1
                     return true
                 }
@@ -38,7 +44,7 @@ enum LogCommand {
                 throw CLIError(CLIError(error).exitCode, "onboard log: \(error.message)")
             }
             output.flush()
-            guard invocation.has("follow") else { return ExitCode.success }
+            guard invocation.has("follow"), !exhausted else { return ExitCode.success }
             Thread.sleep(forTimeInterval: followPollInterval)
         }
     }

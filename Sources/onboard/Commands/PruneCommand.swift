@@ -63,7 +63,7 @@ enum PruneCommand {
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
         print("pruned \(summary(result))")
         if let point = result.prunedThrough {
-            print("the log now starts at seq \(point.seq + 1), linked to \(point.hash.hex) (pruned_through); it stops there because \(stopReason(result, before: before))")
+            print("the log now starts at \(point.firstKeptSeqText), linked to \(point.hash.hex) (pruned_through); it stops there because \(stopReason(result, before: before))")
         }
         return ExitCode.success
     }

@@ -49,7 +49,7 @@ enum StatsCommand {
             "users       \(stats.userCount)",
             "head        seq \(stats.headSeq)  \(stats.headHash.hex)",
             "time span   \(stats.firstAt?.iso8601 ?? "-") … \(stats.lastAt?.iso8601 ?? "-")",
-            "pruned      " + (stats.prunedThrough.map { "seq 1…\($0.seq) (the log starts at seq \($0.seq + 1))" } ?? "nothing"),
+            "pruned      " + (stats.prunedThrough.map { "seq 1…\($0.seq) (the log starts at \($0.firstKeptSeqText))" } ?? "nothing"),
             "file size   \(stats.fileSizeBytes) bytes (\(stats.usedBytes) used, map \(stats.mapSizeBytes))",
         ]
         if !stats.countsByType.isEmpty {

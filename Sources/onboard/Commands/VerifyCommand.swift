@@ -16,7 +16,9 @@ enum VerifyCommand {
             "docs/audit.md describes the procedure and what it can and cannot detect.",
             "A pruned store is checked from its prune point: the first kept record must link to the hash",
             "pruned_through keeps, the prune point must not pass the server's acknowledgement, and the",
-            "rebuild starts from the base snapshot kept at the prune point.",
+            "rebuild starts from the base snapshot kept at the prune point. A signed head below the",
+            "prune point has only its signature checked (its record is gone): verify says what it proves.",
+            "Every record's user must have an entry in user_keys; a record whose user has none is named.",
         ],
         options: [.store],
         argumentCount: 0...0,
@@ -33,6 +35,7 @@ enum VerifyCommand {
                 "; seq 1…\(point.seq) pruned (acknowledged through seq \(report.acknowledgedSeq)), chain checked from \(point.hash.hex)"
             } ?? ""
             print("ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot)\(pruned); \(signatures(report)); head seq \(report.headSeq) \(report.headHash.hex)")
+            if let note = prunedHeadsNote(report) { print(note) }
             return ExitCode.success
         }
         let total = report.problems.count + report.unreportedProblems
@@ -42,13 +45,41 @@ enum VerifyCommand {
         }
         for problem in report.problems { Output.error("  \(problem)") }
         if report.unreportedProblems > 0 { Output.error("  … and \(report.unreportedProblems) more") }
+        if let note = prunedHeadsNote(report) { Output.error(note) }
         return ExitCode.verifyFailed
     }
 
     /// What the signature check covered, for the success line.
     static func signatures(_ report: VerifyReport) -> String {
         guard let key = report.signingPublicKey else { return "no signing key yet (made on the next writable open)" }
-        guard report.signedHeadCount > 0, let seq = report.signedHeadSeq else { return "no signed heads yet (key \(key.hex))" }
-        return "\(report.signedHeadCount) signed head\(report.signedHeadCount == 1 ? "" : "s") valid up to seq \(seq) (key \(key.hex))"
+        guard report.signedHeadCount > 0 else { return "no signed heads yet (key \(key.hex))" }
+        let checked = report.signedHeadCount - report.prunedSignedHeadSeqs.count
+        let pruned = report.prunedSignedHeadSeqs.count
+        let heads = "\(report.signedHeadCount) signed head\(report.signedHeadCount == 1 ? "" : "s")"
+        guard pruned > 0 else { return "\(heads) valid up to seq \(report.signedHeadSeq ?? 0) (key \(key.hex))" }
+        let kept = report.signedHeadSeq.map { "\(checked) checked against the log up to seq \($0)" } ?? "none checked against the log"
+        return "\(heads) (key \(key.hex)): \(kept), \(pruned) below the prune point with only their signature checked"
     }
+
+    /// What the signed heads below the prune point prove and what they do not, or `nil` when
+    /// there are none.
+    static func prunedHeadsNote(_ report: VerifyReport) -> String? {
+        guard let point = report.prunedThrough, !report.prunedSignedHeadSeqs.isEmpty else { return nil }
+        let seqs = report.prunedSignedHeadSeqs
+        let listed = seqs.count <= maximumListedSeqs
+            ? seqs.map(String.init).joined(separator: ", ")
+            : seqs.prefix(maximumListedSeqs - 1).map(String.init).joined(separator: ", ") + ", … \(seqs.last!)"
+        let tie = report.prunePointIsSigned
+            ? "a signed head at the prune point vouches for that hash"
+            : "no signed head vouches for that hash"
+        let one = seqs.count == 1
+        return "note: the signed head\(one ? "" : "s") at seq \(listed) \(one ? "is" : "are") below the prune point (seq \(point.seq)): "
+            + "\(one ? "its signature is" : "their signatures are") valid for (device, seq, hash), but \(one ? "its record was" : "their records were") pruned, "
+            + "so \(one ? "the hash" : "the hashes") cannot be compared with any record the store holds — \(one ? "it proves" : "they prove") that the device signed "
+            + "\(one ? "that hash at that seq" : "those hashes at those seqs"), not that the kept log continues from \(one ? "it" : "them"). "
+            + "The kept log is tied to the pruned history only by the prune point's kept hash \(point.hash.hex), to which the first kept record links; \(tie)."
+    }
+
+    /// Seqs of pruned signed heads named in full; more are shortened to the first few and the last.
+    static let maximumListedSeqs = 6
 }
