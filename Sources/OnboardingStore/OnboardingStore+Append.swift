@@ -391,7 +391,9 @@ extension OnboardingStore {
         guard !changes.isEmpty else { return }
         userDirectory.withLock { directory in
             for ref in changes.tombstones { directory.unforget(ref, entry: nil) }
-            for forgotten in changes.forgotten.reversed() { directory.unforget(forgotten.ref, entry: forgotten.entry) }
+            for forgotten in changes.forgotten.reversed() where !forgotten.wasForgotten {
+                directory.unforget(forgotten.ref, entry: forgotten.entry)
+            }
             for seal in changes.added.values { directory.remove(seal.ref) }
         }
     }
@@ -401,7 +403,7 @@ extension OnboardingStore {
 /// pseudonym literals it gave a tombstone.
 struct UserChanges {
     var added: [String: UserSeal] = [:]
-    var forgotten: [(ref: UserRef, entry: UserDirectory.Entry?)] = []
+    var forgotten: [(ref: UserRef, entry: UserDirectory.Entry?, wasForgotten: Bool)] = []
     var tombstones: [UserRef] = []
     var isEmpty: Bool { added.isEmpty && forgotten.isEmpty && tombstones.isEmpty }
 }
@@ -423,7 +425,7 @@ struct StageScratch {
     /// Users new in this group, by readable id, with their key.
     var added: [String: UserSeal] = [:]
     /// Users this group forgot, with the entry they had (also of a user added in this group).
-    var forgotten: [(ref: UserRef, entry: UserDirectory.Entry?)] = []
+    var forgotten: [(ref: UserRef, entry: UserDirectory.Entry?, wasForgotten: Bool)] = []
     /// Pseudonym literals first seen in this group, with no entry in the store: each gets a
     /// tombstone.
     var tombstones: [UserRef] = []
@@ -439,9 +441,11 @@ struct StageScratch {
     mutating func forget(_ ref: UserRef) {
         if let name = added.first(where: { $0.value.ref == ref })?.key {
             added[name] = nil
-            forgotten.append((ref, nil)) // never in the shared directory: nothing to restore
+            forgotten.append((ref, nil, false)) // never in the shared directory: nothing to restore
         } else {
-            forgotten.append((ref, users.entries[ref]))
+            // Forgotten before the group (a server's forget that the device's own user_forgotten
+            // now follows): an undo must leave it forgotten.
+            forgotten.append((ref, users.entries[ref], users.isForgotten(ref)))
         }
     }
     var idKey: [UInt8] = []

@@ -125,4 +125,35 @@ struct WriteRetryTests {
         #expect(try reopened.records(user: "new-user-0").allSatisfy { $0.event.user == pseudonym })
         #expect(try reopened.verify().isValid)
     }
+
+    /// Found by the simulator (seed 53, step 100): the server forgot a user on its replica, then
+    /// the device's own `user_forgotten` arrived in a group that was retried after MAP_FULL. The
+    /// undo "unforgot" a user forgotten before the group, so the retry wrote a second tombstone.
+    @Test("a user_forgotten of a user forgotten before its group, retried after the map filled, leaves one tombstone")
+    func forgetOfAnAlreadyForgottenUserInRetriedGroup() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let faults = FaultPlan()
+        let store = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.storageFaults = faults.injector })
+        _ = try store.appendBlocking(Self.newUsers(2))
+        let (pseudonym, outcome) = try store.forgetUserKey("new-user-0", requestedAt: Events.start.adding(milliseconds: 30_000))
+        #expect(outcome == .erased)
+        let entriesBefore = try store.stats().userCount
+        faults.arm(.commit, failWith: LMDBError.mapFull.code)
+        let forgotten = Event(id: UUID(), device: Events.device, at: Events.start.adding(milliseconds: 60_000), user: pseudonym,
+                              session: nil, payload: .userForgotten)
+        _ = try store.appendBlocking([forgotten, Events.make(900, user: "new-user-1")])
+        #expect(faults.injected(at: .commit) == 1)
+        #expect(try store.isForgotten(pseudonym))
+        #expect(try store.stats().userCount == entriesBefore, "no second entry for the forgotten user")
+        #expect(try store.forgetRequests().isEmpty, "the device's user_forgotten ended the server's request")
+        store.close()
+
+        let reopened = try OnboardingStore.open(at: directory.store)
+        defer { reopened.close() }
+        #expect(try reopened.isForgotten(pseudonym))
+        let report = try reopened.verify()
+        #expect(report.isValid, "\(report.problems)")
+        #expect(try reopened.stats().userCount == entriesBefore)
+    }
 }
