@@ -39,13 +39,15 @@ let package = Package(
         .target(name: "OnboardingModel", dependencies: ["CSodium"]),
         .target(name: "OnboardingProjections", dependencies: ["OnboardingModel"]),
         .target(name: "OnboardingStore", dependencies: ["LMDB", "OnboardingModel", "OnboardingProjections"]),
+        // JSONL import: checked in a streaming pass, then appended in bounded commits (CLI and bench).
+        .target(name: "OnboardingImport", dependencies: ["OnboardingStore", "OnboardingModel"]),
         // Seeded, deterministic workloads (honest traffic and attacks) and the lockout effectiveness report; pure.
         .target(name: "OnboardingWorkload", dependencies: ["OnboardingModel", "OnboardingProjections"]),
         // The sync protocol's wire types and limits (one place for client and server) and the client.
         .target(name: "OnboardingSync", dependencies: ["OnboardingModel", "OnboardingStore", "OnboardingProjections"]),
         // The reference sync server: routes, token store, per-device replicas, global lockout.
         .target(name: "OnboardingServer", dependencies: ["OnboardingSync", "OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer"]),
-        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
+        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingImport", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
         .target(name: "TestSupport", dependencies: ["OnboardingModel"], path: "Tests/TestSupport"),
         // Benchmarks (issue 5): the store against the same LMDB writes in C and against SQLite.
@@ -58,7 +60,7 @@ let package = Package(
         ),
         .target(name: "CBaseline", dependencies: ["CLMDB", "CSodium"], path: "Benchmarks/CBaseline"),
         .executableTarget(name: "onboard-bench",
-                          dependencies: ["OnboardingStore", "OnboardingModel", "OnboardingProjections", "LMDB", "CBaseline", "CSQLite",
+                          dependencies: ["OnboardingStore", "OnboardingImport", "OnboardingModel", "OnboardingProjections", "LMDB", "CBaseline", "CSQLite",
                                          "OnboardingSync", "OnboardingServer", "HTTPServer"],
                           path: "Benchmarks/onboard-bench"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
@@ -67,6 +69,7 @@ let package = Package(
         .testTarget(name: "OnboardingProjectionsTests", dependencies: ["OnboardingProjections", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingSyncTests", dependencies: ["OnboardingSync", "OnboardingServer", "OnboardingStore", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingSync", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
+        .testTarget(name: "OnboardingImportTests", dependencies: ["OnboardingImport", "OnboardingStore", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingWorkloadTests", dependencies: ["OnboardingWorkload", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
         .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel", "LMDB", "TestSupport"]),
