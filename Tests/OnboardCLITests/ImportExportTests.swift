@@ -292,10 +292,15 @@ import Testing
         let store = directory.appending("store")
         let seed = Corpus.everyType()[5]
         #expect(try CLI.run(["record", EventJSON.encode(seed, seq: nil), "--store", store]).status == 0)
+        let storeFiles = try FileManager.default.contentsOfDirectory(atPath: store).sorted()
+        let dataBefore = try Data(contentsOf: URL(fileURLWithPath: store + "/data.mdb"))
 
         let result = try CLI.run(["import", file, "--store", store])
         #expect(result.status == 65)
         #expect(result.stderr == "onboard import: \(file): line 3: \(message); nothing was imported\n")
+        // Read, not written: no snapshot, no signed head, no new file.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store + "/data.mdb")) == dataBefore)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store).sorted() == storeFiles)
         let controls = Array(result.stderr.utf8.dropLast()).filter { $0 < 0x20 || $0 == 0x7F }
         #expect(controls.isEmpty, "the error is one line without control characters")
         #expect(try CLI.run(["export", "--store", store]).stdout == EventJSON.encode(seed, seq: 1) + "\n")
