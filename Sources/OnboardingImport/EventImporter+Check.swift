@@ -10,6 +10,8 @@ struct CheckedInput {
     var bytes: Int64 = 0
     var repeats = 0
     var repeatExamples: [ImportSummary.Repeat] = []
+    /// Every event was found in the store (a rerun of an import that finished): nothing to append.
+    var allStored = false
 }
 
 extension EventImporter {
@@ -71,6 +73,7 @@ extension EventImporter {
         if let failure = storeCheck.failure {
             throw ImportError(.invalidInput, "\(input.name): line \(failure.line): \(failure.message)")
         }
+        checked.allStored = store != nil && storeCheck.newEvents == 0 && !storeCheck.leftToTheStore
         return checked
     }
 

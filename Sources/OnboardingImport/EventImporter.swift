@@ -23,7 +23,9 @@ public struct EventImporter {
     /// Events per write transaction by default. A commit of 100,000 events holds about 60 MiB
     /// (the events, the store's batch, LMDB's dirty pages; measured against commits of 1,000:
     /// 119 against 57 MiB of anonymous memory for 200,000 events), and its fsync costs nothing
-    /// against the events' own work; commits of 1,000 made the same import ~25 % slower.
+    /// against the events' own work (the whole import, decoding twice, outruns the store appending
+    /// the same events 1,000 per commit: `import_jsonl_full_vs_append_batch1000` in
+    /// docs/benchmarks.md).
     public static let defaultCommitEvents = 100_000
     /// Bad lines (and repeats) listed by name; one screenful is enough to see the pattern.
     public static let maximumReportedLines = 20
@@ -61,8 +63,12 @@ public struct EventImporter {
         summary.events = checked.events
         summary.repeats = checked.repeats
         summary.repeatExamples = checked.repeatExamples
-        // An input without events creates no store.
+        // An input without events creates no store; one whose events are all stored writes nothing.
         guard checked.events > 0 else { return summary }
+        guard !checked.allStored else {
+            summary.alreadyStored = checked.events - checked.repeats
+            return summary
+        }
         let store = try openStore(readOnly: false, create: true)
         defer { store.close() }
         try append(input, checked: checked, to: store, summary: &summary)

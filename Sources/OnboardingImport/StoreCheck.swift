@@ -31,6 +31,11 @@ struct StoreCheck {
     private var isFirstEvent = true
     private(set) var failure: Failure?
 
+    /// Events the check found new (not in the store), lines that repeat one included.
+    var newEvents: UInt64 { nextSeq - head - 1 }
+    /// Some stored event could only be compared by the store itself (see ``mayBeErasedForm``).
+    private(set) var leftToTheStore = false
+
     init(store: OnboardingStore?) throws(ImportError) {
         self.store = store
         do { head = try store?.head().seq ?? 0 } catch { throw ImportError(.store, error.message, storeError: error) }
@@ -47,10 +52,12 @@ struct StoreCheck {
         if let store, head > 0 {
             do {
                 storedSeq = try store.seq(of: event.id)
-                if let seq = storedSeq, let record = try store.record(at: seq), record.event != event,
-                   !Self.mayBeErasedForm(stored: record.event, of: event) {
-                    failure = Failure(line: line, message: "event \(id) is already stored at seq \(seq) with different content; an event id may only be reused for the identical event")
-                    return
+                if let seq = storedSeq, let record = try store.record(at: seq), record.event != event {
+                    guard Self.mayBeErasedForm(stored: record.event, of: event) else {
+                        failure = Failure(line: line, message: "event \(id) is already stored at seq \(seq) with different content; an event id may only be reused for the identical event")
+                        return
+                    }
+                    leftToTheStore = true
                 }
             } catch {
                 throw ImportError(.store, error.message, storeError: error)

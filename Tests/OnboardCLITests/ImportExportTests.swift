@@ -182,6 +182,23 @@ import Testing
         #expect(try CLI.run(["verify", "--store", store]).status == 0)
     }
 
+    @Test func reimportAfterForgetUserFindsTheErasedEventsStored() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let events = Corpus.everyType()
+        let file = try directory.write("corpus.jsonl", Corpus.jsonl(events))
+        let store = directory.appending("store")
+        #expect(try CLI.run(["import", file, "--store", store]).status == 0)
+        #expect(try CLI.run(["forget-user", "alice@example.org", "--store", store]).status == 0)
+        // The readable events of a forgotten user read back erased: only the store can match them.
+        let again = try CLI.run(["import", file, "--store", store])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout == "nothing new to import: all \(events.count) events of \(file) are already in the store\n")
+        let exported = try directory.write("erased.jsonl", try CLI.run(["export", "--store", store]).stdout)
+        #expect(try CLI.run(["import", exported, "--store", store]).stdout == "nothing new to import: all \(events.count + 1) events of \(exported) are already in the store\n")
+        #expect(try CLI.run(["verify", "--store", store]).status == 0)
+    }
+
     // MARK: Byte order mark
 
     @Test func byteOrderMarkAtTheStartIsAcceptedAndOnlyThere() throws {
