@@ -2,18 +2,6 @@ import Foundation
 import OnboardingModel
 import OnboardingStore
 
-/// What the check found in an input that passed it.
-struct CheckedInput {
-    /// Lines holding an event.
-    var events = 0
-    /// Bytes of the input that were checked: later passes read exactly these.
-    var bytes: Int64 = 0
-    var repeats = 0
-    var repeatExamples: [ImportSummary.Repeat] = []
-    /// Every event was found in the store (a rerun of an import that finished): nothing to append.
-    var allStored = false
-}
-
 extension EventImporter {
     /// The check pass and the comparison of repeats; throws listing the bad lines, or naming the
     /// first event the store would refuse, before anything is written.
@@ -114,39 +102,5 @@ extension EventImporter {
             try storeCheck.check(decoded, line: line.number)
         }
         return storeCheck
-    }
-}
-
-/// A set of line numbers as one bit per line of the input (1 MiB per 8 million lines), needed
-/// only for an input with both seqs and repeated lines.
-struct LineSet {
-    private var words: [UInt64]
-
-    init(lines: Int) { words = Array(repeating: 0, count: lines / 64 + 1) }
-
-    mutating func insert(_ line: Int) { words[line >> 6] |= 1 << UInt64(line & 63) }
-
-    func contains(_ line: Int) -> Bool {
-        line >> 6 < words.count && words[line >> 6] & (1 << UInt64(line & 63)) != 0
-    }
-}
-
-/// Calls the importer's progress closure every ``EventImporter/progressIntervalLines`` lines.
-struct ProgressReporter {
-    private let progress: ((ImportProgress) -> Void)?
-    private var state: ImportProgress
-    private var nextReport = EventImporter.progressIntervalLines
-
-    init(_ progress: ((ImportProgress) -> Void)?, phase: ImportProgress.Phase, totalBytes: Int64?) {
-        self.progress = progress
-        state = ImportProgress(phase: phase, lines: 0, bytes: 0, totalBytes: totalBytes, committedEvents: 0, totalEvents: 0)
-    }
-
-    mutating func line(_ line: JSONLLine) {
-        guard let progress, line.number >= nextReport else { return }
-        nextReport = line.number + EventImporter.progressIntervalLines
-        state.lines = line.number
-        state.bytes = line.offset
-        progress(state)
     }
 }

@@ -13,16 +13,17 @@ import OnboardingStore
 /// 3. **Append**: the input is read again and its events appended ``commitEvents`` at a time.
 ///    An input of at most that many events is one transaction; a larger one is several, each
 ///    whole, so a crash, a full disk or another writer in between leaves a prefix of the input
-///    in the store, and running the same import again resumes (stored events are skipped).
+///    in the store, and running the same import again resumes (stored events are skipped). An
+///    input whose events are all stored already writes nothing.
 ///
 /// ```swift
-/// var importer = EventImporter(storePath: "onboarding.lmdb")
+/// let importer = EventImporter(storePath: "onboarding.lmdb")
 /// let summary = try importer.run(try ImportInput(path: "events.jsonl"))
 /// ```
 public struct EventImporter {
     /// Events per write transaction by default. A commit of 100,000 events holds about 60 MiB
     /// (the events, the store's batch, LMDB's dirty pages; measured against commits of 1,000:
-    /// 119 against 57 MiB of anonymous memory for 200,000 events), and its fsync costs nothing
+    /// 116 against 56 MiB of anonymous memory for 200,000 events), and its fsync costs nothing
     /// against the events' own work (the whole import, decoding twice, outruns the store appending
     /// the same events 1,000 per commit: `import_jsonl_full_vs_append_batch1000` in
     /// docs/benchmarks.md).

@@ -81,7 +81,7 @@ extension EventJSON {
 }
 
 /// One scalar value of a line: its kind and, for strings, the bytes between the quotes.
-struct FastToken {
+private struct FastToken {
     enum Kind: UInt8 { case string, number, trueLiteral, falseLiteral, null }
     var kind: Kind
     var start: Int
@@ -96,7 +96,7 @@ struct FastToken {
 
 /// The members of one line: the seven envelope members by name, and up to
 /// ``maximumPayloadMembers`` others (key and value) in the order written.
-struct FastLineMembers {
+private struct FastLineMembers {
     /// The most payload fields any event type has (`user_added`: 5); a line with more members
     /// than that has an unknown one, which the reference decoder reports.
     static let maximumPayloadMembers = 5
@@ -146,7 +146,7 @@ struct FastLineMembers {
 }
 
 /// Splits one line into members; `nil` for anything but a flat object in compact form.
-enum FastLineScanner {
+private enum FastLineScanner {
     static func scan(_ line: UnsafeRawBufferPointer) -> FastLineMembers? {
         let count = line.count
         guard count >= 2, line[0] == UInt8(ascii: "{") else { return nil }
@@ -258,7 +258,7 @@ enum FastLineScanner {
 }
 
 /// Names as bytes, built once, and byte comparison against a token.
-enum FastNames {
+private enum FastNames {
     static let seq = Array("seq".utf8)
     static let type = Array("type".utf8)
     static let user = Array("user".utf8)
@@ -294,7 +294,7 @@ enum FastNames {
 
 /// Values of the kinds the vocabulary uses, each `nil` where the reference decoder would refuse
 /// (or decide otherwise).
-enum FastValues {
+private enum FastValues {
     static func string(_ line: UnsafeRawBufferPointer, _ token: FastToken) -> String? {
         guard token.kind == .string else { return nil }
         let slice = token.slice(of: line)
