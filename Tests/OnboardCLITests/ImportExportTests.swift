@@ -199,6 +199,18 @@ import Testing
         #expect(try CLI.run(["verify", "--store", store]).status == 0)
     }
 
+    @Test func stdinNeedsAWritableTemporaryDirectory() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let missing = directory.appending("no-such-directory")
+        let store = directory.appending("store")
+        let result = try CLI.run(["import", "-", "--store", store], input: Data(Corpus.jsonl(Corpus.everyType()).utf8),
+                                 environment: ["TMPDIR": missing])
+        #expect(result.status == 74)
+        #expect(result.stderr == "onboard import: cannot create a temporary file for a copy of stdin in \(missing)/: No such file or directory; set TMPDIR to a writable directory\n")
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
+
     // MARK: Byte order mark
 
     @Test func byteOrderMarkAtTheStartIsAcceptedAndOnlyThere() throws {
