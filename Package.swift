@@ -43,6 +43,8 @@ let package = Package(
         .target(name: "OnboardingModel", dependencies: ["CSodium"]),
         .target(name: "OnboardingProjections", dependencies: ["OnboardingModel"]),
         .target(name: "OnboardingStore", dependencies: ["LMDB", "OnboardingModel", "OnboardingProjections"]),
+        // JSONL import: checked in a streaming pass, then appended in bounded commits (CLI and bench).
+        .target(name: "OnboardingImport", dependencies: ["OnboardingStore", "OnboardingModel"]),
         // Seeded, deterministic workloads (honest traffic and attacks) and the lockout effectiveness report; pure.
         .target(name: "OnboardingWorkload", dependencies: ["OnboardingModel", "OnboardingProjections"]),
         // The sync protocol's wire types and limits (one place for client and server) and the client.
@@ -53,7 +55,7 @@ let package = Package(
         .target(name: "OnboardingSimulation", dependencies: ["OnboardingServer", "OnboardingSync", "OnboardingStore", "OnboardingModel",
                                                              "OnboardingProjections", "OnboardingWorkload"]),
         .executableTarget(name: "onboard-sim", dependencies: ["OnboardingSimulation"]),
-        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
+        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingImport", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
         .target(name: "TestSupport", dependencies: ["OnboardingModel"], path: "Tests/TestSupport"),
         // Benchmarks (issue 5): the store against the same LMDB writes in C and against SQLite.
@@ -66,7 +68,7 @@ let package = Package(
         ),
         .target(name: "CBaseline", dependencies: ["CLMDB", "CSodium"], path: "Benchmarks/CBaseline"),
         .executableTarget(name: "onboard-bench",
-                          dependencies: ["OnboardingStore", "OnboardingModel", "OnboardingProjections", "LMDB", "CBaseline", "CSQLite",
+                          dependencies: ["OnboardingStore", "OnboardingImport", "OnboardingModel", "OnboardingProjections", "LMDB", "CBaseline", "CSQLite",
                                          "OnboardingSync", "OnboardingServer", "HTTPServer"],
                           path: "Benchmarks/onboard-bench"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
@@ -75,6 +77,7 @@ let package = Package(
         .testTarget(name: "OnboardingProjectionsTests", dependencies: ["OnboardingProjections", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingSyncTests", dependencies: ["OnboardingSync", "OnboardingServer", "OnboardingStore", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingSync", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
+        .testTarget(name: "OnboardingImportTests", dependencies: ["OnboardingImport", "OnboardingStore", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingWorkloadTests", dependencies: ["OnboardingWorkload", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
         .testTarget(name: "OnboardingSimulationTests", dependencies: ["OnboardingSimulation", "TestSupport"]),

@@ -8,7 +8,7 @@ struct BenchOptions {
     var directory = NSTemporaryDirectory()
     /// Sections to run (`--only`); empty runs all of them.
     var sections: Set<String> = []
-    static let sectionNames = ["append", "rebuild", "lockout", "memory", "group", "sync"]
+    static let sectionNames = ["append", "import", "rebuild", "lockout", "memory", "group", "sync"]
 
     func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -40,7 +40,7 @@ struct BenchOptions {
           --json PATH  also write the machine and results as JSON to PATH
           --dir PATH   where to create scratch stores (default: the temporary directory); must be a
                        real disk, since a tmpfs makes fsync free and the durable figures meaningless
-          --only LIST  run only these sections (comma-separated): append, rebuild (with history),
+          --only LIST  run only these sections (comma-separated): append, import, rebuild (with history),
                        lockout, memory, group, sync; for profiling one path
         """
 

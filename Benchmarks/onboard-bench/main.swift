@@ -19,6 +19,10 @@ if options.runs("append") {
         bench.measureAppend(batchSize: 1_000, eventCount: options.appendEventsBatch1000, relaxed: relaxed)
     }
 }
+if options.runs("import") {
+    bench.section("import (JSONL through the CLI's importer vs store appends of 1,000)")
+    bench.measureImport(eventCount: options.appendEventsBatch1000)
+}
 if options.runs("rebuild") {
     bench.section("rebuild and history")
     bench.measureRebuildAndHistory()

@@ -77,7 +77,7 @@ public struct EventValidationError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        if let field { return "field \"\(field)\": \(message)" }
+        if let field { return "field \(ErrorEcho.quoted(field)): \(message)" }
         return message
     }
 }
@@ -138,7 +138,7 @@ extension Event {
             throw EventValidationError(field: "device", "must be 1 to \(Limits.maximumDeviceBytes) bytes long")
         }
         guard bytes.allSatisfy(isDeviceByte) else {
-            throw EventValidationError(field: "device", "may only contain letters, digits and - _ . : (got \"\(device)\")")
+            throw EventValidationError(field: "device", "may only contain letters, digits and - _ . : (got \(ErrorEcho.quoted(device)))")
         }
     }
 

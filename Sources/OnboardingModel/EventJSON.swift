@@ -123,7 +123,7 @@ public enum EventJSON {
             throw EventValidationError(field: "type", "must be a string, got \(typeValue.kindName)")
         }
         guard let type = EventType(rawValue: typeName) else {
-            throw EventValidationError(field: "type", "unknown event type \"\(typeName)\"; see docs/events.md for the vocabulary")
+            throw EventValidationError(field: "type", "unknown event type \(ErrorEcho.quoted(typeName)); see docs/events.md for the vocabulary")
         }
         let specs = type.fields
         for member in members where !envelopeKeys.contains(member.key) && !specs.contains(where: { $0.name == member.key }) {
@@ -206,7 +206,7 @@ public enum EventJSON {
         case .choice(let names):
             let name = try string(raw, field: spec.name)
             guard let index = names.firstIndex(of: name) else {
-                throw EventValidationError(field: spec.name, "\"\(name)\" is not one of: \(names.joined(separator: ", "))")
+                throw EventValidationError(field: spec.name, "\(ErrorEcho.quoted(name)) is not one of: \(names.joined(separator: ", "))")
             }
             return .choice(UInt8(index))
         case .flag:
@@ -239,7 +239,7 @@ public enum EventJSON {
         // Foundation's parser on Linux reads each byte pair with sscanf("%2hhx"), so it also takes
         // " f", "+f", "0x" or "-e" and misreads them; only 8-4-4-4-12 hex digits reach it.
         guard isUUIDShaped(text), let uuid = UUID(uuidString: text) else {
-            throw EventValidationError(field: field, "\"\(text)\" is not a UUID like 0f8fad5b-d9cb-469f-a165-70867728950e")
+            throw EventValidationError(field: field, "\(ErrorEcho.quoted(text)) is not a UUID like 0f8fad5b-d9cb-469f-a165-70867728950e")
         }
         return uuid
     }

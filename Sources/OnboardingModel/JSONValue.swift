@@ -110,7 +110,28 @@ private struct JSONParser {
         case UInt8(ascii: "f"): try parseLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try parseLiteral("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-        default: throw fail("unexpected character '\(Unicode.Scalar(bytes[index]))'")
+        default: throw fail(unexpectedCharacter())
+        }
+    }
+
+    /// Names the byte at `index` that cannot start a value. A printable ASCII character is shown
+    /// as itself; anything else by its code point (or as a byte, when it is not UTF-8), so the
+    /// message never carries a control character or half of a multi-byte character.
+    func unexpectedCharacter() -> String {
+        let byte = bytes[index]
+        switch byte {
+        case 0x20...0x7E: return "unexpected character '\(Unicode.Scalar(byte))'"
+        case 0x00..<0x20, 0x7F: return "unexpected control character \(ErrorEcho.codePoint(UInt32(byte)))"
+        default:
+            var iterator = bytes[index...].makeIterator()
+            var decoder = UTF8()
+            guard case .scalarValue(let scalar) = decoder.decode(&iterator) else {
+                return "unexpected byte 0x\(String(byte, radix: 16, uppercase: true)) (not UTF-8)"
+            }
+            if scalar == "\u{FEFF}" {
+                return "unexpected byte order mark (U+FEFF; one is allowed only at the very start of a file)"
+            }
+            return "unexpected character \(ErrorEcho.codePoint(scalar.value))"
         }
     }
 
@@ -138,7 +159,7 @@ private struct JSONParser {
             let keyColumn = index
             let key = try parseString()
             guard seen.insert(key).inserted else {
-                throw JSONSyntaxError(column: keyColumn + 1, message: "duplicate key \"\(key)\"")
+                throw JSONSyntaxError(column: keyColumn + 1, message: "duplicate key \(ErrorEcho.quoted(key))")
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after key") }

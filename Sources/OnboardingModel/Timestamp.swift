@@ -48,49 +48,53 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Parses `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z`. More than three fraction digits would lose
     /// precision silently, so they are refused; so are offsets other than `Z`.
     public init(iso8601 text: String) throws(TimestampError) {
-        let bytes = Array(text.utf8)
-        func digits(_ start: Int, _ count: Int) throws(TimestampError) -> Int64 {
-            guard start + count <= bytes.count else { throw TimestampError(text: text) }
+        var text = text
+        let parsed = text.withUTF8 { Timestamp(iso8601Bytes: UnsafeRawBufferPointer($0)) }
+        guard let parsed else { throw TimestampError(text: text) }
+        self = parsed
+    }
+
+    /// ``init(iso8601:)`` on the UTF-8 bytes of the text, `nil` where it throws: the JSON line
+    /// decoder parses times in place, without making a `String` of each.
+    public init?(iso8601Bytes bytes: UnsafeRawBufferPointer) {
+        let count = bytes.count
+        @inline(__always) func digits(_ start: Int, _ length: Int) -> Int64? {
+            guard start + length <= count else { return nil }
             var value: Int64 = 0
-            for byte in bytes[start..<start + count] {
-                guard byte >= 0x30 && byte <= 0x39 else { throw TimestampError(text: text) }
-                value = value * 10 + Int64(byte - 0x30)
+            for index in start..<start + length {
+                let digit = bytes[index] &- 0x30
+                guard digit <= 9 else { return nil }
+                value = value * 10 + Int64(digit)
             }
             return value
         }
-        func expect(_ index: Int, _ character: UInt8) throws(TimestampError) {
-            guard index < bytes.count, bytes[index] == character else { throw TimestampError(text: text) }
+        @inline(__always) func has(_ index: Int, _ character: UInt8) -> Bool {
+            index < count && bytes[index] == character
         }
-        let year = try digits(0, 4)
-        try expect(4, UInt8(ascii: "-"))
-        let month = try digits(5, 2)
-        try expect(7, UInt8(ascii: "-"))
-        let day = try digits(8, 2)
-        try expect(10, UInt8(ascii: "T"))
-        let hour = try digits(11, 2)
-        try expect(13, UInt8(ascii: ":"))
-        let minute = try digits(14, 2)
-        try expect(16, UInt8(ascii: ":"))
-        let second = try digits(17, 2)
+        guard let year = digits(0, 4), has(4, UInt8(ascii: "-")),
+              let month = digits(5, 2), has(7, UInt8(ascii: "-")),
+              let day = digits(8, 2), has(10, UInt8(ascii: "T")),
+              let hour = digits(11, 2), has(13, UInt8(ascii: ":")),
+              let minute = digits(14, 2), has(16, UInt8(ascii: ":")),
+              let second = digits(17, 2) else { return nil }
         var index = 19
         var millisecond: Int64 = 0
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+        if has(index, UInt8(ascii: ".")) {
             index += 1
             var fractionDigits = 0
-            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+            while index < count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
                 fractionDigits += 1
-                guard fractionDigits <= 3 else { throw TimestampError(text: text) }
+                guard fractionDigits <= 3 else { return nil }
                 millisecond = millisecond * 10 + Int64(bytes[index] - 0x30)
                 index += 1
             }
-            guard fractionDigits > 0 else { throw TimestampError(text: text) }
+            guard fractionDigits > 0 else { return nil }
             for _ in fractionDigits..<3 { millisecond *= 10 }
         }
-        try expect(index, UInt8(ascii: "Z"))
-        guard index + 1 == bytes.count else { throw TimestampError(text: text) }
+        guard has(index, UInt8(ascii: "Z")), index + 1 == count else { return nil }
         guard year >= 1, (1...12).contains(month), day >= 1,
               day <= Timestamp.daysIn(month: month, year: year),
-              hour < 24, minute < 60, second < 60 else { throw TimestampError(text: text) }
+              hour < 24, minute < 60, second < 60 else { return nil }
         let days = Timestamp.days(fromCivil: year, month, day)
         millisecondsSince1970 = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
     }
@@ -130,7 +134,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 public struct TimestampError: Error, Sendable, CustomStringConvertible {
     public let text: String
     public var description: String {
-        "\"\(text)\" is not an ISO-8601 UTC time like 2026-11-29T16:00:00.123Z (at most 3 fraction digits, Z suffix)"
+        "\(ErrorEcho.quoted(text)) is not an ISO-8601 UTC time like 2026-11-29T16:00:00.123Z (at most 3 fraction digits, Z suffix)"
     }
 }
 

@@ -30,10 +30,10 @@ enum CLI {
         let stdoutBytes: Data
     }
 
-    /// Runs `onboard` with `arguments`, feeding `input` on stdin, and waits for it.
+    /// Runs `onboard` (or `executable`) with `arguments`, feeding `input` on stdin, and waits for it.
     @discardableResult
     static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
-                    in directory: TemporaryDirectory? = nil) throws -> Result {
+                    in directory: TemporaryDirectory? = nil, executable: URL? = nil) throws -> Result {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let outURL = scratch.url.appendingPathComponent("stdout")
@@ -41,7 +41,7 @@ enum CLI {
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable ?? binary
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["ONBOARD_STORE"] = nil

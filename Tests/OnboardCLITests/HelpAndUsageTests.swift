@@ -13,7 +13,7 @@ import Testing
 
             Commands:
               record        append one event given as JSON (argument or stdin)
-              import        append events from a JSONL file (- for stdin), all or nothing
+              import        append events from a JSONL file (- for stdin), every line checked first
               export        write the log to stdout as JSONL, CSV or OCSF
               log           print the log readably, optionally following new events
               stats         device id, event count, head seq and hash, file size, counts per type
@@ -42,20 +42,24 @@ import Testing
         let result = try CLI.run(["import", "--help"])
         #expect(result.status == 0)
         #expect(result.stdout == """
-            onboard import — append events from a JSONL file (- for stdin), all or nothing
+            onboard import — append events from a JSONL file (- for stdin), every line checked first
 
             Usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N] [--durability full|relaxed]
 
             Every line is checked before anything is written: a malformed line, an unknown type or
-            field, a missing or wrongly typed field, or a field that looks like a secret stops the
-            import with the line number and the field, and nothing from the file is appended.
-            Events already in the store (same id and content) are skipped, so re-importing a file
-            appends nothing. A "seq", when present, must be the seq the store assigns.
+            field, a missing or wrongly typed field, a field that looks like a secret, an id used for
+            two different events, or a "seq" other than the one the store assigns stops the import
+            with the line number, and nothing from the file is appended. Events already in the store
+            (same id and content) are skipped, so re-importing a file appends nothing; so are lines
+            that repeat an earlier line's event. The checked events are then appended N per commit:
+            a file of up to N events in one transaction; of a larger one, a failed commit (disk full,
+            crash) keeps the commits before it, and a rerun resumes. The file is read as a stream
+            (stdin is copied to a temporary file to be read twice); a line has at most 64 KiB.
 
             Options:
               --store PATH                the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)
               --device ID                 device id of a store created by this command (default: random)
-              --commit-every N            commit every N events instead of all at once (for files too large for one transaction; a rerun resumes)
+              --commit-every N            events per commit (default 100000); memory grows with N
               --durability full|relaxed   full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)
               -h, --help                  show this help
 

@@ -144,6 +144,7 @@ import Testing
         let refused = try CLI.run(["import", inFile, "--store", fresh])
         #expect(refused.status == 65)
         #expect(refused.stderr.contains("line 2: event id \(event.id.uuidString.lowercased()) was used on line 1 for a different event"))
+        #expect(!FileManager.default.fileExists(atPath: fresh), "a refused import creates no store")
     }
 
     @Test func seqThatDisagreesWithTheStoreIsRefused() throws {
@@ -179,5 +180,231 @@ import Testing
         #expect(resumed.stdout == "imported 650 events (seq 351–1000); 350 already in the store were skipped\n")
         #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8))
         #expect(try CLI.run(["verify", "--store", store]).status == 0)
+    }
+
+    @Test func reimportAfterForgetUserFindsTheErasedEventsStored() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let events = Corpus.everyType()
+        let file = try directory.write("corpus.jsonl", Corpus.jsonl(events))
+        let store = directory.appending("store")
+        #expect(try CLI.run(["import", file, "--store", store]).status == 0)
+        #expect(try CLI.run(["forget-user", "alice@example.org", "--store", store]).status == 0)
+        // The readable events of a forgotten user read back erased: only the store can match them.
+        let again = try CLI.run(["import", file, "--store", store])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout == "nothing new to import: all \(events.count) events of \(file) are already in the store\n")
+        let exported = try directory.write("erased.jsonl", try CLI.run(["export", "--store", store]).stdout)
+        #expect(try CLI.run(["import", exported, "--store", store]).stdout == "nothing new to import: all \(events.count + 1) events of \(exported) are already in the store\n")
+        #expect(try CLI.run(["verify", "--store", store]).status == 0)
+    }
+
+    @Test func stdinNeedsAWritableTemporaryDirectory() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let missing = directory.appending("no-such-directory")
+        let store = directory.appending("store")
+        let result = try CLI.run(["import", "-", "--store", store], input: Data(Corpus.jsonl(Corpus.everyType()).utf8),
+                                 environment: ["TMPDIR": missing])
+        #expect(result.status == 74)
+        #expect(result.stderr == "onboard import: cannot create a temporary file for a copy of stdin in \(missing)/: No such file or directory; set TMPDIR to a writable directory\n")
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
+
+    // MARK: Byte order mark
+
+    @Test func byteOrderMarkAtTheStartIsAcceptedAndOnlyThere() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let events = Array(Corpus.everyType().prefix(4))
+        let text = Corpus.jsonl(events)
+        let file = try directory.write("bom.jsonl", "\u{FEFF}" + text)
+        let store = directory.appending("store")
+        let imported = try CLI.run(["import", file, "--store", store])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout == "imported 4 events (seq 1–4)\n")
+        #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8), "the mark is not part of any event")
+        // Through stdin as well.
+        let piped = directory.appending("piped")
+        #expect(try CLI.run(["import", "-", "--store", piped], input: Data(("\u{FEFF}" + text).utf8)).stdout == "imported 4 events (seq 1–4)\n")
+
+        // Anywhere else it is refused, saying what it is.
+        let lines = text.split(separator: "\n").map(String.init)
+        let inside = try directory.write("inside.jsonl", lines[0] + "\n\u{FEFF}" + lines[1] + "\n")
+        let refused = try CLI.run(["import", inside, "--store", directory.appending("other")])
+        #expect(refused.status == 65)
+        #expect(refused.stderr == "onboard import: \(inside): line 2: malformed JSON at column 1: unexpected byte order mark (U+FEFF; one is allowed only at the very start of a file); nothing was imported\n")
+    }
+
+    // MARK: Repeats within the file
+
+    @Test func lineRepeatingAnEarlierEventIsSkippedAndNamed() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let events = Array(Corpus.everyType().prefix(5))
+        let lines = Corpus.jsonl(events).split(separator: "\n").map { $0 + "\n" }
+        let file = try directory.write("repeats.jsonl", lines.joined() + lines[1] + lines[3])
+        let store = directory.appending("store")
+        let imported = try CLI.run(["import", file, "--store", store])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout == "imported 5 events (seq 1–5); 2 repeats within the file were skipped\n")
+        #expect(imported.stderr == """
+            onboard import: \(file): line 6 repeats the id of line 2 with the same content: skipped as a repeat within the file
+            onboard import: \(file): line 7 repeats the id of line 4 with the same content: skipped as a repeat within the file
+
+            """)
+        #expect(try CLI.run(["export", "--store", store]).stdout == lines.joined())
+
+        let again = try CLI.run(["import", file, "--store", store])
+        #expect(again.stdout == "nothing new to import: all 5 events of \(file) are already in the store; 2 repeats within the file were skipped\n")
+    }
+
+    // MARK: Checked before the first commit
+
+    @Test func everyLineIsCheckedAgainstTheStoreBeforeTheFirstCommit() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let events = Corpus.generated(count: 30, seed: 11)
+        var lines = Corpus.jsonl(events).split(separator: "\n").map { $0 + "\n" }
+        lines[24] = EventJSON.encode(events[24], seq: 26) + "\n"
+        let file = try directory.write("late.jsonl", lines.joined())
+        let store = directory.appending("store")
+        let result = try CLI.run(["import", file, "--store", store, "--commit-every", "10"])
+        #expect(result.status == 65)
+        #expect(result.stderr == "onboard import: \(file): line 25: event claims seq 26 but the store's next seq is 25; omit \"seq\" to let the store assign it\n")
+        #expect(!FileManager.default.fileExists(atPath: store), "nothing was committed, not even the first 20 events")
+    }
+
+    // MARK: Hostile input
+
+    static let hostileBase = #"{"id":"00000000-0000-4000-8000-0000000000aa","device":"d","at":"2026-11-29T16:00:00.123Z","user":"u","session":null,"type":"passcode_set"}"#
+
+    static func hostile(_ target: String, _ replacement: String) -> [UInt8] {
+        Array(hostileBase.replacingOccurrences(of: target, with: replacement).utf8)
+    }
+
+    /// Each line: exit 65, one line of error naming line 3 and what is wrong, no control
+    /// character echoed, nothing appended.
+    @Test(arguments: [
+        (Array(#"{"id":"#.utf8) + [0x00] + Array("}".utf8), "malformed JSON at column 7: unexpected control character U+0000"),
+        (Array(#"{"id":"a"#.utf8) + [0x00] + Array(#"b"}"#.utf8), "malformed JSON at column 9: control character in string (escape it)"),
+        (Array(#"{"id":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8), "is not valid UTF-8"),
+        (Array(#"{"id":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8), "is not valid UTF-8"),
+        (hostile(#""u""#, #""a\u001b[2Jb""#), #"field "user": must not contain control characters"#),
+        (hostile(#""u""#, #""a\u0085b""#), #"field "user": must not contain control characters"#),
+        (hostile("00000000-0000-4000-8000-0000000000aa", #"a\nb\u001b[31m"#), #"field "id": "a\nb\u{001B}[31m" is not a UUID like 0f8fad5b-d9cb-469f-a165-70867728950e"#),
+        (hostile("passcode_set", #"\r\u202egnp.exe"#), #"field "type": unknown event type "\r\u{202E}gnp.exe"; see docs/events.md for the vocabulary"#),
+        (hostile(#""session":null"#, #""\n":1"#), #"field "\n": is not a field of passcode_set (its payload fields: none)"#),
+        (hostile(#""d""#, #""d\td""#), #"field "device": may only contain letters, digits and - _ . : (got "d\td")"#),
+        (hostile(#""session":null"#, #""seq":-1"#), #"field "seq": must be a whole number ≥ 1, or omitted so the store assigns it"#),
+        (hostile(#""session":null"#, #""seq":0"#), #"field "seq": must be a whole number ≥ 1, or omitted so the store assigns it"#),
+        (hostile(#""session":null"#, #""seq":18446744073709551616"#), #"field "seq": must be a whole number ≥ 1, or omitted so the store assigns it"#),
+        (hostile(#""session":null"#, #""seq":1e400"#), #"field "seq": must be a whole number ≥ 1, or omitted so the store assigns it"#),
+        (hostile("2026-11-29T16:00:00.123Z", "0000-01-01T00:00:00Z"), #"field "at": "0000-01-01T00:00:00Z" is not an ISO-8601 UTC time like 2026-11-29T16:00:00.123Z (at most 3 fraction digits, Z suffix)"#),
+        (hostile("2026-11-29T16:00:00.123Z", "10000-01-01T00:00:00Z"), #"field "at": "10000-01-01T00:00:00Z" is not an ISO-8601 UTC time like 2026-11-29T16:00:00.123Z (at most 3 fraction digits, Z suffix)"#),
+        (hostile("2026-11-29T16:00:00.123Z", "-0001-01-01T00:00:00Z"), #"field "at": "-0001-01-01T00:00:00Z" is not an ISO-8601 UTC time like 2026-11-29T16:00:00.123Z (at most 3 fraction digits, Z suffix)"#),
+        (hostile(#""type":"passcode_set""#, #""type":"user_added","display_name":"x","passcode_policy":"numeric","passcode_min_length":1e400"#),
+         #"field "passcode_min_length": must be a whole number, got a number"#),
+        (hostile(#""type":"passcode_set""#, #""type":"user_added","display_name":"x","passcode_policy":"numeric","passcode_min_length":18446744073709551615"#),
+         #"field "passcode_min_length": must be a whole number, got a number"#),
+        (hostile(#""session":null"#, "\"" + String(repeating: "k", count: 60_000) + "\":1"),
+         "field \"" + String(repeating: "k", count: 64) + "…\": is not a field of passcode_set (its payload fields: none)"),
+        (hostile("00000000-0000-4000-8000-0000000000aa", String(repeating: "9", count: 70_000)), "line is longer than 65536 bytes"),
+        (Array(String(repeating: "[", count: 10_000).utf8), "malformed JSON at column 17: nested deeper than 16 levels"),
+    ] as [([UInt8], String)])
+    func hostileLineIsRefusedOnOneLine(line: [UInt8], message: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let good = Corpus.everyType().prefix(2).map { EventJSON.encode($0, seq: nil) + "\n" }.joined()
+        let file = directory.appending("hostile.jsonl")
+        try Data(Array(good.utf8) + line + [0x0A]).write(to: URL(fileURLWithPath: file))
+        let store = directory.appending("store")
+        let seed = Corpus.everyType()[5]
+        #expect(try CLI.run(["record", EventJSON.encode(seed, seq: nil), "--store", store]).status == 0)
+        let storeFiles = try FileManager.default.contentsOfDirectory(atPath: store).sorted()
+        let dataBefore = try Data(contentsOf: URL(fileURLWithPath: store + "/data.mdb"))
+
+        let result = try CLI.run(["import", file, "--store", store])
+        #expect(result.status == 65)
+        #expect(result.stderr == "onboard import: \(file): line 3: \(message); nothing was imported\n")
+        // Read, not written: no snapshot, no signed head, no new file.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store + "/data.mdb")) == dataBefore)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store).sorted() == storeFiles)
+        let controls = Array(result.stderr.utf8.dropLast()).filter { $0 < 0x20 || $0 == 0x7F }
+        #expect(controls.isEmpty, "the error is one line without control characters")
+        #expect(try CLI.run(["export", "--store", store]).stdout == EventJSON.encode(seed, seq: 1) + "\n")
+    }
+
+    /// `onboard ARGUMENTS` under `sh -c 'ulimit -d KIB; exec …'`: its data segment (heap and
+    /// private mappings) capped, so using more memory than that makes it fail.
+    static func runWithDataLimit(kibibytes: Int, _ arguments: [String]) throws -> CLI.Result {
+        try CLI.run(["-c", "ulimit -d \(kibibytes) && exec \"$0\" \"$@\"", CLI.binary.path] + arguments,
+                    executable: URL(fileURLWithPath: "/bin/sh"))
+    }
+
+    /// The data segment allowed: the import's buffers, the runtime and room to spare (a debug
+    /// build checks a large file in about 40 MB); far less than the files below, which import
+    /// used to read whole (and parse whole) before looking at a line.
+    static let boundedDataKiB = 80_000
+
+    @Test func lineOfHundredMegabytesWithoutNewlineIsRefusedInBoundedMemory() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = directory.appending("long.jsonl")
+        var bytes = Array((EventJSON.encode(Corpus.everyType()[0], seq: nil) + "\n{\"id\":\"").utf8)
+        bytes += [UInt8](repeating: UInt8(ascii: "a"), count: 100 << 20)
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let store = directory.appending("store")
+        let result = try Self.runWithDataLimit(kibibytes: Self.boundedDataKiB, ["import", file, "--store", store])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr == "onboard import: \(file): line 2: line is longer than 65536 bytes; nothing was imported\n")
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
+
+    @Test func largeFileIsCheckedInBoundedMemory() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // 200,000 valid lines (over 40 MB) and a bad last one: the check reads them all, keeps none.
+        let template = Array(EventJSON.encode(Corpus.generated(count: 1, seed: 3)[0], seq: nil).utf8)
+        let idLastDigits = 7 + 24 // after `{"id":"` and the id's first 24 characters
+        let hex = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(200_001 * (template.count + 1))
+        for index in 0..<200_000 {
+            var line = template
+            for digit in 0..<12 { line[idLastDigits + 11 - digit] = hex[(index >> (4 * digit)) & 0xF] }
+            bytes += line
+            bytes.append(0x0A)
+        }
+        bytes += Array("{}\n".utf8)
+        let file = directory.appending("large.jsonl")
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let result = try Self.runWithDataLimit(kibibytes: Self.boundedDataKiB, ["import", file, "--store", directory.appending("store")])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("onboard import: \(file): line 200001: field \"type\": is required"), "\(result.stderr)")
+    }
+
+    // MARK: Progress
+
+    @Test func progressIsShownOnATerminalInEveryPhase() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let events = Corpus.generated(count: 30, seed: 5)
+        let file = try directory.write("events.jsonl", Corpus.jsonl(events))
+        let appended = try Terminal.run(["import", file, "--store", directory.appending("store"), "--commit-every", "10"])
+        #expect(appended.status == 0)
+        for committed in [10, 20, 30] {
+            #expect(appended.output.contains("\rimport: committed \(committed) / 30 events"), "\(appended.output.debugDescription)")
+        }
+
+        // The check reports every 50,000 lines, with how far through the file it is.
+        let line = EventJSON.encode(events[0], seq: nil) + "\n"
+        let long = try directory.write("long.jsonl", String(repeating: line, count: 50_000) + "{}\n")
+        let checked = try Terminal.run(["import", long, "--store", directory.appending("other")])
+        #expect(checked.status == 65)
+        #expect(checked.output.contains("\rimport: checked 50000 lines ("), "\(checked.output.debugDescription)")
+
+        // Not on a terminal: no progress at all (the other tests compare stderr whole).
+        #expect(try CLI.run(["import", file, "--store", directory.appending("third"), "--commit-every", "10"]).stderr == "")
     }
 }

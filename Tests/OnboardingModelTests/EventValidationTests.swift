@@ -45,7 +45,9 @@ struct EventValidationTests {
         ("kiosk@7", #"may only contain letters, digits and - _ . : (got "kiosk@7")"#),
         ("kïosk", #"may only contain letters, digits and - _ . : (got "kïosk")"#),
         ("キオスク", #"may only contain letters, digits and - _ . : (got "キオスク")"#),
-        ("kiosk\n", "may only contain letters, digits and - _ . : (got \"kiosk\n\")"),
+        // Echoed escaped: an error message stays one line whatever the input held.
+        ("kiosk\n", #"may only contain letters, digits and - _ . : (got "kiosk\n")"#),
+        ("kiosk\u{1B}[31m", #"may only contain letters, digits and - _ . : (got "kiosk\u{001B}[31m")"#),
         (String(repeating: "é", count: 33), "must be 1 to 64 bytes long"), // 66 bytes
     ])
     func invalidDevices(device: String, message: String) {

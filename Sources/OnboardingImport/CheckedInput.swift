@@ -1,0 +1,11 @@
+/// What the check found in an input that passed it.
+struct CheckedInput {
+    /// Lines holding an event.
+    var events = 0
+    /// Bytes of the input that were checked: later passes read exactly these.
+    var bytes: Int64 = 0
+    var repeats = 0
+    var repeatExamples: [ImportSummary.Repeat] = []
+    /// Every event was found in the store (a rerun of an import that finished): nothing to append.
+    var allStored = false
+}

@@ -1,0 +1,65 @@
+import Foundation
+import OnboardingModel
+import OnboardingStore
+
+extension EventImporter {
+    /// The append pass: the checked bytes again, decoded and appended `commitEvents` at a time.
+    func append(_ input: ImportInput, checked: CheckedInput, to store: OnboardingStore,
+                summary: inout ImportSummary) throws(ImportError) {
+        let batchCapacity = min(commitEvents, checked.events)
+        var events: [Event] = []
+        var claims: [UInt64?] = []
+        var lines: [Int] = []
+        events.reserveCapacity(batchCapacity)
+        claims.reserveCapacity(batchCapacity)
+        lines.reserveCapacity(batchCapacity)
+        var duplicates = 0
+        var progressState = ImportProgress(phase: .appending, lines: 0, bytes: 0, totalBytes: checked.bytes,
+                                           committedEvents: 0, totalEvents: checked.events)
+
+        func kept() -> String {
+            summary.appended > 0 ? " (\(summary.appended) events of earlier commits were kept; rerun to resume)" : ""
+        }
+        func commit() throws(ImportError) {
+            let results: [AppendResult]
+            do {
+                results = try store.appendBlocking(events, claimedSeqs: claims)
+            } catch {
+                let line = error.batchIndex.map { "line \(lines[$0]): " } ?? ""
+                throw ImportError(.store, "\(input.name): \(line)\(error.message)\(kept())", storeError: error)
+            }
+            for result in results {
+                if result.isDuplicate {
+                    duplicates += 1
+                } else {
+                    summary.appended += 1
+                    if summary.firstSeq == nil { summary.firstSeq = result.seq }
+                    summary.lastSeq = result.seq
+                }
+            }
+            summary.commits += 1
+            progressState.committedEvents += events.count
+            progressState.lines = lines.last ?? 0
+            progress?(progressState)
+            events.removeAll(keepingCapacity: true)
+            claims.removeAll(keepingCapacity: true)
+            lines.removeAll(keepingCapacity: true)
+        }
+
+        var seen = 0
+        try JSONLReader.read(byteLimit: checked.bytes, from: try input.rereader()) { line throws(ImportError) in
+            guard case .text(let bytes) = line.content, let decoded = try? EventJSON.decode(lineBytes: bytes) else {
+                throw ImportError(.inputOutput, input.changed().message + kept())
+            }
+            seen += 1
+            events.append(decoded.event)
+            claims.append(decoded.seq)
+            lines.append(line.number)
+            if events.count == commitEvents { try commit() }
+        }
+        if !events.isEmpty { try commit() }
+        guard seen == checked.events else { throw ImportError(.inputOutput, input.changed().message + kept()) }
+        // A repeat was appended as a duplicate of the event its first line appended.
+        summary.alreadyStored = max(0, duplicates - checked.repeats)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import OnboardingModel
+import OnboardingStore
+
+extension EventImporter {
+    /// The check pass and the comparison of repeats; throws listing the bad lines, or naming the
+    /// first event the store would refuse, before anything is written.
+    func check(_ input: ImportInput, store: OnboardingStore?) throws(ImportError) -> CheckedInput {
+        var checked = CheckedInput()
+        var errors = LineErrors()
+        var finder = RepeatedIDFinder(bufferEntries: idBufferEntries)
+        var storeCheck = try StoreCheck(store: store)
+        var claimsSeqs = false
+        var reporter = ProgressReporter(progress, phase: .checking, totalBytes: input.sizeBytes)
+
+        let totals = try JSONLReader.read(from: try input.firstPassReader()) { line throws(ImportError) in
+            reporter.line(line)
+            guard let (decoded, length) = decodeReporting(line, into: &errors) else { return }
+            checked.events += 1
+            if decoded.seq != nil { claimsSeqs = true }
+            try finder.add(RepeatedIDFinder.Entry(id: decoded.event.id, line: line.number, offset: line.offset, length: length))
+            try storeCheck.check(decoded, line: line.number)
+        }
+        checked.bytes = totals.bytes
+
+        // Lines that repeat an id: the same event is skipped, another one is refused.
+        var repeatLines: LineSet?
+        try finder.forEachRepeat { first, repeated throws(ImportError) in
+            let original = try decodeAgain(first, of: input)
+            let again = try decodeAgain(repeated, of: input)
+            let line = Int(repeated.line)
+            let firstLine = Int(first.line)
+            if original.event != again.event {
+                errors.add(line: line, "event id \(again.event.id.uuidString.lowercased()) was used on line \(firstLine) for a different event")
+            } else if let claimed = again.seq, claimed != original.seq {
+                if let earlier = original.seq {
+                    errors.add(line: line, "repeats the event of line \(firstLine) but claims seq \(claimed), not its seq \(earlier)")
+                } else {
+                    errors.add(line: line, "repeats the event of line \(firstLine) but claims seq \(claimed), and line \(firstLine) claims none; give both the same seq, or neither")
+                }
+            } else {
+                checked.repeats += 1
+                let example = ImportSummary.Repeat(line: line, firstLine: firstLine)
+                let position = checked.repeatExamples.firstIndex { $0.line > line } ?? checked.repeatExamples.count
+                if position < Self.maximumReportedLines {
+                    checked.repeatExamples.insert(example, at: position)
+                    if checked.repeatExamples.count > Self.maximumReportedLines { checked.repeatExamples.removeLast() }
+                }
+                if claimsSeqs {
+                    if repeatLines == nil { repeatLines = LineSet(lines: totals.lines) }
+                    repeatLines!.insert(line)
+                }
+            }
+        }
+        guard errors.isEmpty else { throw ImportError(.invalidInput, errors.message(source: input.name)) }
+
+        // The seqs a repeat does not take were counted as taken: count again, skipping repeats.
+        if let repeatLines {
+            storeCheck = try recheck(input, store: store, skipping: repeatLines, bytes: checked.bytes)
+        }
+        if let failure = storeCheck.failure {
+            throw ImportError(.invalidInput, "\(input.name): line \(failure.line): \(failure.message)")
+        }
+        checked.allStored = store != nil && storeCheck.newEvents == 0 && !storeCheck.leftToTheStore
+        return checked
+    }
+
+    /// The line's event and its length, or `nil` with the line's error recorded.
+    private func decodeReporting(_ line: JSONLLine, into errors: inout LineErrors) -> (EventJSON.Decoded, Int)? {
+        switch line.content {
+        case .tooLong(let isValidUTF8):
+            errors.add(line: line.number, isValidUTF8 ? "line is longer than \(Limits.maximumJSONLineBytes) bytes" : "is not valid UTF-8")
+            return nil
+        case .text(let bytes):
+            do throws(EventValidationError) {
+                return (try EventJSON.decode(lineBytes: bytes), bytes.count)
+            } catch {
+                errors.add(line: line.number, error.description)
+                return nil
+            }
+        }
+    }
+
+    /// A line the check pass decoded, read and decoded again.
+    private func decodeAgain(_ entry: RepeatedIDFinder.Entry, of input: ImportInput) throws(ImportError) -> EventJSON.Decoded {
+        let bytes = try input.bytes(at: entry.offset, length: Int(entry.length))
+        // It decoded in the check pass: failing now means the input changed under the import.
+        guard let decoded = bytes.withUnsafeBytes({ try? EventJSON.decode(lineBytes: $0) }) else { throw input.changed() }
+        return decoded
+    }
+
+    /// The store check again, over the checked bytes, without the lines in `repeats`.
+    private func recheck(_ input: ImportInput, store: OnboardingStore?, skipping repeats: LineSet,
+                         bytes: Int64) throws(ImportError) -> StoreCheck {
+        var storeCheck = try StoreCheck(store: store)
+        var reporter = ProgressReporter(progress, phase: .checkingAgain, totalBytes: bytes)
+        try JSONLReader.read(byteLimit: bytes, from: try input.rereader()) { line throws(ImportError) in
+            reporter.line(line)
+            guard !repeats.contains(line.number) else { return }
+            guard case .text(let bytes) = line.content,
+                  let decoded = try? EventJSON.decode(lineBytes: bytes) else { throw input.changed() }
+            try storeCheck.check(decoded, line: line.number)
+        }
+        return storeCheck
+    }
+}
