@@ -12,10 +12,19 @@ extension EventImporter {
         var storeCheck = try StoreCheck(store: store)
         var claimsSeqs = false
         var reporter = ProgressReporter(progress, phase: .checking, totalBytes: input.sizeBytes)
+        // The store refuses events dated past its clock and skew (docs/store.md): checked here,
+        // so that such a line stops the import before its first commit, not in the middle.
+        let now = storeOptions.clock()
+        let latest = storeOptions.maximumClockSkewMilliseconds.map { now.adding(milliseconds: $0) }
 
         let totals = try JSONLReader.read(from: try input.firstPassReader()) { line throws(ImportError) in
             reporter.line(line)
             guard let (decoded, length) = decodeReporting(line, into: &errors) else { return }
+            if let latest, latest < decoded.event.at {
+                let skew = storeOptions.maximumClockSkewMilliseconds! / 1000
+                errors.add(line: line.number, "the event is dated \(decoded.event.at.iso8601), more than \(skew) s after this machine's clock (\(now.iso8601)): it cannot have happened yet; fix the clock that dated it, or import with --max-clock-skew none")
+                return
+            }
             checked.events += 1
             if decoded.seq != nil { claimsSeqs = true }
             try finder.add(RepeatedIDFinder.Entry(id: decoded.event.id, line: line.number, offset: line.offset, length: length))

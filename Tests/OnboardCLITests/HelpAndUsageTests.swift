@@ -44,11 +44,12 @@ import Testing
         #expect(result.stdout == """
             onboard import — append events from a JSONL file (- for stdin), every line checked first
 
-            Usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N] [--durability full|relaxed]
+            Usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]
 
             Every line is checked before anything is written: a malformed line, an unknown type or
             field, a missing or wrongly typed field, a field that looks like a secret, an id used for
-            two different events, or a "seq" other than the one the store assigns stops the import
+            two different events, a "seq" other than the one the store assigns, or a time more than
+            --max-clock-skew after the clock (an event that cannot have happened yet) stops the import
             with the line number, and nothing from the file is appended. Events already in the store
             (same id and content) are skipped, so re-importing a file appends nothing; so are lines
             that repeat an earlier line's event. The checked events are then appended N per commit:
@@ -57,11 +58,12 @@ import Testing
             (stdin is copied to a temporary file to be read twice); a line has at most 64 KiB.
 
             Options:
-              --store PATH                the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)
-              --device ID                 device id of a store created by this command (default: random)
-              --commit-every N            events per commit (default 100000); memory grows with N
-              --durability full|relaxed   full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)
-              -h, --help                  show this help
+              --store PATH                    the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)
+              --device ID                     device id of a store created by this command (default: random)
+              --commit-every N                events per commit (default 100000); memory grows with N
+              --durability full|relaxed       full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)
+              --max-clock-skew SECONDS|none   refuse events dated more than this after the clock (default 300); none takes any time, e.g. a log whose clock is known wrong
+              -h, --help                      show this help
 
             """)
     }
@@ -80,7 +82,7 @@ import Testing
     @Test func usageErrorsAreOneLineWithExit64() throws {
         let cases: [([String], String)] = [
             (["bogus"], "onboard: unknown command \"bogus\"; run onboard --help for the list\n"),
-            (["import"], "onboard import: expected FILE.jsonl|-, got 0 argument(s); usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N] [--durability full|relaxed]\n"),
+            (["import"], "onboard import: expected FILE.jsonl|-, got 0 argument(s); usage: onboard import FILE.jsonl|- [--store PATH] [--device ID] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]\n"),
             (["record", "{}", "--durability", "sometimes"], "onboard record: --durability must be full or relaxed, got \"sometimes\"\n"),
             (["export", "--format", "xml"], "onboard export: unknown --format \"xml\"; valid formats: jsonl, csv, ocsf\n"),
             (["export", "--all-events"], "onboard export: --all-events only applies to --format ocsf (the jsonl export always has every event)\n"),

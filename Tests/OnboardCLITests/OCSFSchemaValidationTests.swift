@@ -24,12 +24,14 @@ import Testing
             try onboard(["import", file, "--store", store])
         }
         let unusual = try directory.write("unusual.jsonl", OCSFCorpus.unusualEvents().joined(separator: "\n") + "\n")
-        try onboard(["import", unusual, "--store", store])
+        // The corpus reaches the year 9999, which the store refuses by default (an event from the
+        // future); an auditor's store of a log with known-wrong clocks takes it with this option.
+        try onboard(["import", unusual, "--store", store, "--max-clock-skew", "none"])
         for user in [OCSFCorpus.profiledForgotten, OCSFCorpus.plainForgotten] {
             try onboard(["forget-user", user, "--store", store])
         }
         let after = try directory.write("after.jsonl", OCSFCorpus.afterForgetting().joined(separator: "\n") + "\n")
-        try onboard(["import", after, "--store", store])
+        try onboard(["import", after, "--store", store, "--max-clock-skew", "none"])
 
         let export = try onboard(["export", "--store", store])
         let types = try export.stdout.split(separator: "\n").map { line in

@@ -9,6 +9,10 @@ enum ImportCommand {
         name: "commit-every", valueName: "N",
         help: "events per commit (default \(EventImporter.defaultCommitEvents)); memory grows with N")
 
+    static let clockSkewOption = OptionSpec(
+        name: "max-clock-skew", valueName: "SECONDS|none",
+        help: "refuse events dated more than this after the clock (default 300); none takes any time, e.g. a log whose clock is known wrong")
+
     static let spec = CommandSpec(
         name: "import",
         summary: "append events from a JSONL file (- for stdin), every line checked first",
@@ -16,7 +20,8 @@ enum ImportCommand {
         details: [
             "Every line is checked before anything is written: a malformed line, an unknown type or",
             "field, a missing or wrongly typed field, a field that looks like a secret, an id used for",
-            "two different events, or a \"seq\" other than the one the store assigns stops the import",
+            "two different events, a \"seq\" other than the one the store assigns, or a time more than",
+            "--max-clock-skew after the clock (an event that cannot have happened yet) stops the import",
             "with the line number, and nothing from the file is appended. Events already in the store",
             "(same id and content) are skipped, so re-importing a file appends nothing; so are lines",
             "that repeat an earlier line's event. The checked events are then appended N per commit:",
@@ -24,7 +29,7 @@ enum ImportCommand {
             "crash) keeps the commits before it, and a rerun resumes. The file is read as a stream",
             "(stdin is copied to a temporary file to be read twice); a line has at most 64 KiB.",
         ],
-        options: [.store, RecordCommand.deviceOption, commitEveryOption, .durability],
+        options: [.store, RecordCommand.deviceOption, commitEveryOption, .durability, clockSkewOption],
         argumentCount: 1...1,
         run: run)
 
@@ -40,6 +45,16 @@ enum ImportCommand {
         }
 
         var options = OnboardingStore.Options()
+        if let text = invocation.values["max-clock-skew"] {
+            if text == "none" {
+                options.maximumClockSkewMilliseconds = nil
+            } else {
+                guard let seconds = Int64(text), (0...Int64(ServeCommand.maximumClockSkewSeconds)).contains(seconds) else {
+                    throw .usage("onboard import: --max-clock-skew must be a whole number of seconds from 0 to \(ServeCommand.maximumClockSkewSeconds), or none, got \"\(text)\"")
+                }
+                options.maximumClockSkewMilliseconds = seconds * 1000
+            }
+        }
         options.durability = durability
         options.deviceID = invocation.values["device"]
         let storePath = invocation.storePath
