@@ -57,7 +57,9 @@ let package = Package(
         .executableTarget(name: "onboard-sim", dependencies: ["OnboardingSimulation"]),
         .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingImport", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
-        .target(name: "TestSupport", dependencies: ["OnboardingModel"], path: "Tests/TestSupport"),
+        // posix_spawn for tests' child processes (Tests/CSpawn/include/onboard_spawn.h says why).
+        .target(name: "CSpawn", path: "Tests/CSpawn"),
+        .target(name: "TestSupport", dependencies: ["OnboardingModel", "CSpawn"], path: "Tests/TestSupport"),
         // Benchmarks (issue 5): the store against the same LMDB writes in C and against SQLite.
         // Not a dependency of any test target, so `swift test` never builds or runs them.
         .systemLibrary(

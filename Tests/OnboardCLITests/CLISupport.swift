@@ -40,7 +40,7 @@ enum CLI {
         let errURL = scratch.url.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = executable ?? binary
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment

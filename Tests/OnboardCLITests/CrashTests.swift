@@ -39,7 +39,7 @@ import Glibc
         var store = directory.appending("store-0")
         while kills < CrashTests.requiredKills && attempts < CrashTests.maximumAttempts {
             attempts += 1
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = CLI.binary
             process.arguments = ["import", file, "--store", store, "--commit-every", String(CrashTests.commitEvery)]
             process.standardOutput = FileHandle.nullDevice

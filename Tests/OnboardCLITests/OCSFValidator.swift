@@ -43,7 +43,7 @@ enum OCSFValidator {
         let outputPath = scratch.appending("output")
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script, "--show", String(shownViolations), file]
         process.standardInput = FileHandle.nullDevice

@@ -152,7 +152,7 @@ import Testing
         let outputPath = directory.appending("schemathesis-\(UUID().uuidString.prefix(6)).out")
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: schemathesis)
         process.arguments = arguments
         process.currentDirectoryURL = repository

@@ -49,7 +49,7 @@ import Glibc
         while trials < Self.requiredTrials && attempts < Self.maximumAttempts {
             attempts += 1
             let store = directory.appending("store-\(attempts)")
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = CLI.binary
             process.arguments = importArguments + ["--store", store]
             process.standardOutput = FileHandle.nullDevice

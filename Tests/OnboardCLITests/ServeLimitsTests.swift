@@ -11,7 +11,7 @@ import Glibc
 @Suite(.serialized) struct ServeLimitsTests {
     /// A running (or refusing) `onboard serve`, optionally under `ulimit -n`.
     final class Serve: @unchecked Sendable {
-        let process = Process()
+        let process = ChildProcess()
         let stdoutPath: String
         let stderrPath: String
         let data: String
@@ -308,7 +308,7 @@ import Glibc
 
     /// The pseudonym as another implementation computes it: Python's hashlib BLAKE2b.
     static func pythonPseudonym(key: String, user: String) throws -> String {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c",
                              "import hashlib, sys; k = open(sys.argv[1], 'rb').read(); print(hashlib.blake2b(sys.argv[2].encode(), digest_size=16, key=k).hexdigest()[:16])",

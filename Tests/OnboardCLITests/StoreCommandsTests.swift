@@ -124,7 +124,7 @@ import Glibc
         // --follow prints events appended by another process while it runs.
         let output = directory.appending("follow.out")
         _ = FileManager.default.createFile(atPath: output, contents: nil)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = CLI.binary
         process.arguments = ["log", "--follow", "--store", store]
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
@@ -223,7 +223,7 @@ enum Tool {
     }
 
     static func run(_ executable: String, _ arguments: [String]) throws -> Result {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         let out = Pipe()

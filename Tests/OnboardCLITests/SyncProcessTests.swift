@@ -15,7 +15,7 @@ import Glibc
 
     /// A running `onboard serve`, and the port it printed.
     final class Server {
-        let process = Process()
+        let process = ChildProcess()
         let port: Int
 
         init(data: String, scratch: TemporaryDirectory) throws {
@@ -87,8 +87,8 @@ import Glibc
             return try CLI.run(["export", "--store", replica]).stdout.split(separator: "\n").map { $0 + "\n" }
         }
 
-        func startSync(url: String) throws -> Process {
-            let process = Process()
+        func startSync(url: String) throws -> ChildProcess {
+            let process = ChildProcess()
             process.executableURL = CLI.binary
             process.arguments = ["sync", "--store", device, "--server", url, "--token", token, "--batch", "100"]
             process.standardOutput = FileHandle.nullDevice
@@ -217,7 +217,7 @@ import Glibc
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [repository.appendingPathComponent("tools/curl_walkthrough.sh").path, directory.appending("work")]
         var environment = ProcessInfo.processInfo.environment

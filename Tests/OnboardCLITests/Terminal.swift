@@ -47,7 +47,7 @@ enum Terminal {
         }
         reader.start()
 
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = CLI.binary
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment

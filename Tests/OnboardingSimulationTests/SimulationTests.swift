@@ -20,7 +20,7 @@ import TestSupport
     /// The first 16 hex digits of `git rev-parse HEAD`, or ``fallbackSeed``.
     static func commitSeed() -> UInt64 {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let git = Process()
+        let git = ChildProcess()
         git.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         git.arguments = ["git", "-C", root.path, "rev-parse", "HEAD"]
         let output = Pipe()
