@@ -125,7 +125,8 @@ extension Bench {
         let http = HTTPServer(port: 0, limits: SyncHTTPHandler.limits, handler: SyncHTTPHandler(server: enrolled.server))
         do { try http.start() } catch { fatalError("sync bench: cannot start the HTTP server: \(error)") }
         defer { shutDown(enrolled, http: http) }
-        let transport = URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(http.port)")!)
+        let transport: HTTPTransport
+        do { transport = try HTTPTransport(baseURL: URL(string: "http://127.0.0.1:\(http.port)")!) } catch { fatalError("sync bench: \(error)") }
         let client = SyncClient(store: store, transport: transport, token: enrolled.deviceToken)
 
         let start = now()

@@ -14,14 +14,14 @@ import TestSupport
         let directory: TemporaryDirectory
         let server: SyncServer
         let http: HTTPServer
-        let transport: URLSessionTransport
+        let transport: HTTPTransport
 
         init() throws {
             directory = try TemporaryDirectory()
             server = try SyncServer(dataDirectory: directory.appending("data"))
             http = HTTPServer(port: 0, limits: SyncHTTPHandler.limits, handler: SyncHTTPHandler(server: server))
             try http.start()
-            transport = URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(http.port)")!, timeout: .seconds(20))
+            transport = try HTTPTransport(baseURL: URL(string: "http://127.0.0.1:\(http.port)")!, timeout: .seconds(20))
         }
 
         func send(_ method: String, _ path: String, token: String?, body: [UInt8] = [],

@@ -75,7 +75,8 @@ enum DemoCommand {
         let keyNote = publicKey.map { " with its signing key \($0.hex.prefix(16))…" } ?? ""
         output.line("   server on \(base.absoluteString), data in \(data); \(store.deviceID) enrolled\(keyNote)")
         output.flush()
-        let transport = URLSessionTransport(baseURL: base)
+        let transport: HTTPTransport
+        do { transport = try HTTPTransport(baseURL: base) } catch { throw CLIError(ExitCode.software, "onboard demo: \(error)") }
         let client = SyncClient(store: store, transport: transport, token: deviceToken, batchEvents: 16)
         let summary = try wait { () async throws(SyncError) -> SyncSummary in try await client.run() }
         output.line("   the server acknowledged seq \(summary.acknowledgedSeq): \(summary.appended) events in \(summary.batches) batches,")

@@ -1,0 +1,433 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+private let streamSocket = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
+private let sendFlags = Int32(MSG_NOSIGNAL)
+private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(socket, address, length) }
+private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(socket, bytes, count, sendFlags) }
+#elseif canImport(Darwin)
+import Darwin
+private let streamSocket = SOCK_STREAM
+private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(socket, address, length) }
+private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(socket, bytes, count, 0) }
+#endif
+
+/// The sync protocol's own HTTP/1.1 client for `http://` servers: a few hundred lines whose every
+/// byte is bounded, because the server at the other end may be broken or hostile.
+///
+/// ```swift
+/// let transport = try HTTPTransport(baseURL: URL(string: "http://127.0.0.1:8080")!)
+/// let client = SyncClient(store: store, transport: transport, token: token)
+/// ```
+///
+/// - **One deadline per request** (``timeout``), from the first connection attempt to the last
+///   byte of the answer: an answer dripped a byte a second, or one that never ends, fails when
+///   it passes.
+/// - **Bounded memory.** The answer is read as it arrives and the request fails as soon as its
+///   body passes ``maximumAnswerBytes`` (a `Content-Length` above it fails before the body is
+///   read); the head may be at most 64 KiB.
+/// - **No redirects.** A 3xx is returned as it is; nothing is sent anywhere but ``baseURL``.
+/// - **A connection per request** (`Connection: close`): a failed request never leaves a
+///   half-used connection for the next one, and a dropped connection costs one new handshake.
+/// - The blocking socket work runs on a thread of its own per request, never on the Swift
+///   cooperative pool; cancelling the calling task closes the connection at once.
+///
+/// For `https://` use ``URLSessionTransport`` (``SyncTransports/make(baseURL:timeout:)`` picks).
+public struct HTTPTransport: SyncTransport {
+    public let baseURL: URL
+    public let timeout: Duration
+    public let maximumAnswerBytes: Int
+    private let host: String
+    private let port: UInt16
+    private let pathPrefix: String
+
+    /// The most an answer's status line and headers may take.
+    public static let maximumHeadBytes = 64 << 10
+
+    public init(baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout,
+                maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes) throws(TransportError) {
+        precondition(timeout > .zero, "a transport timeout must be positive")
+        precondition(maximumAnswerBytes > 0, "the answer limit must be positive")
+        guard baseURL.scheme?.lowercased() == "http", let host = baseURL.host, !host.isEmpty else {
+            throw TransportError("\(baseURL.absoluteString) is not an http:// address with a host; give one like http://127.0.0.1:8080")
+        }
+        guard baseURL.user == nil, baseURL.password == nil, baseURL.query == nil, baseURL.fragment == nil else {
+            throw TransportError("the server address may not carry a user, password, query or fragment; give one like http://sync.example:8080")
+        }
+        let port = baseURL.port ?? 80
+        guard (1...65535).contains(port) else { throw TransportError("port \(port) of the server address is outside 1…65535") }
+        self.baseURL = baseURL
+        self.timeout = timeout
+        self.maximumAnswerBytes = maximumAnswerBytes
+        self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        self.port = UInt16(port)
+        var prefix = baseURL.path
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        pathPrefix = prefix
+    }
+
+    /// `http://host:port`, as messages name the server (never a path or a header).
+    public var origin: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+
+    public func send(_ request: SyncRequest) async throws -> SyncResponse {
+        let bytes = try requestBytes(request)
+        let connection = Connection()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SyncResponse, any Error>) in
+                let exchange = Exchange(host: host, port: port, origin: origin, deadline: .now + timeout, timeout: timeout,
+                                        maximumAnswerBytes: maximumAnswerBytes, noBody: request.method == "HEAD", connection: connection)
+                Thread {
+                    continuation.resume(with: Result { () throws(TransportError) in try exchange.run(bytes) })
+                }.start()
+            }
+        } onCancel: {
+            connection.cancel()
+        }
+    }
+
+    private func requestBytes(_ request: SyncRequest) throws(TransportError) -> [UInt8] {
+        let path = pathPrefix + request.path
+        guard path.hasPrefix("/"), !path.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw TransportError("the request path \(request.path.debugDescription) is not a valid HTTP path")
+        }
+        let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == 80 ? "" : ":\(port)")
+        var head = "\(request.method) \(path) HTTP/1.1\r\nhost: \(hostHeader)\r\nconnection: close\r\n"
+        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
+            let lowered = name.lowercased()
+            guard !["host", "connection", "content-length", "transfer-encoding"].contains(lowered) else { continue }
+            // A header may not smuggle a second line (or a second request) into the head.
+            guard !name.isEmpty, !(name + value).utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else {
+                throw TransportError("the header \(name.debugDescription) holds a line break; it was not sent")
+            }
+            head += "\(lowered): \(value)\r\n"
+        }
+        if !request.body.isEmpty || request.method == "POST" || request.method == "PUT" {
+            head += "content-length: \(request.body.count)\r\n"
+        }
+        return Array((head + "\r\n").utf8) + request.body
+    }
+}
+
+/// A failure to get an answer from the server (it may or may not have received the request).
+/// The message names the server's origin and what went wrong, never a header or a token.
+public struct TransportError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Picks the transport for a server address.
+public enum SyncTransports {
+    /// ``HTTPTransport`` for `http://`, ``URLSessionTransport`` for `https://`.
+    public static func make(baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout) throws(TransportError) -> any SyncTransport {
+        switch baseURL.scheme?.lowercased() {
+        case "http": return try HTTPTransport(baseURL: baseURL, timeout: timeout)
+        case "https": return URLSessionTransport(baseURL: baseURL, timeout: timeout)
+        default: throw TransportError("\(baseURL.absoluteString) is neither http:// nor https://; give an address like http://127.0.0.1:8080")
+        }
+    }
+}
+
+/// The socket of one request, closable from another thread (task cancellation).
+private final class Connection: Sendable {
+    private struct State {
+        var socket: Int32 = -1
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Records the socket; false when cancelled already (the caller closes it).
+    func adopt(_ socket: Int32) -> Bool {
+        state.withLock { state in
+            guard !state.cancelled else { return false }
+            state.socket = socket
+            return true
+        }
+    }
+
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    func cancel() {
+        state.withLock { state in
+            state.cancelled = true
+            if state.socket >= 0 { shutdown(state.socket, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    func close() {
+        state.withLock { state in
+            if state.socket >= 0 { Glibc.close(state.socket) }
+            state.socket = -1
+        }
+    }
+}
+
+/// One request and its answer, run on a thread of its own.
+private struct Exchange: Sendable {
+    let host: String
+    let port: UInt16
+    let origin: String
+    let deadline: ContinuousClock.Instant
+    let timeout: Duration
+    let maximumAnswerBytes: Int
+    let noBody: Bool
+    let connection: Connection
+
+    func run(_ request: [UInt8]) throws(TransportError) -> SyncResponse {
+        let socket = try connect()
+        defer { connection.close() }
+        guard connection.adopt(socket) else {
+            Glibc.close(socket)
+            throw TransportError("the request to \(origin) was cancelled")
+        }
+        try write(socket, request)
+        var reader = Reader(socket: socket, exchange: self)
+        var (status, headers) = try reader.head()
+        // 1xx answers (100 Continue) come before the real one.
+        while (100...199).contains(status) { (status, headers) = try reader.head() }
+        let body: [UInt8]
+        if noBody || status == 204 || status == 304 {
+            body = []
+        } else if let coding = headers["transfer-encoding"] {
+            guard coding.lowercased() == "chunked" else {
+                throw TransportError("\(origin) answered with transfer-encoding \(coding.debugDescription), which the protocol does not use")
+            }
+            body = try reader.chunkedBody()
+        } else if let text = headers["content-length"] {
+            guard let length = Int(text.trimmingCharacters(in: .whitespaces)), length >= 0 else {
+                throw TransportError("\(origin) answered with content-length \(text.debugDescription), not a number")
+            }
+            guard length <= maximumAnswerBytes else {
+                throw TransportError("\(origin) announced an answer of \(length) bytes, more than the protocol's \(maximumAnswerBytes); nothing of it was read — check the server address")
+            }
+            body = try reader.bytes(length)
+        } else {
+            body = try reader.toEnd()
+        }
+        return SyncResponse(status: status, headers: headers, body: body)
+    }
+
+    var timeoutMessage: String {
+        let seconds = timeout.components.seconds
+        let text = timeout == .seconds(seconds) ? "\(seconds) s" : "\(Double(timeout.components.attoseconds) / 1e18 + Double(seconds)) s"
+        return "\(origin) sent no complete answer within \(text) (the deadline of one request, connecting included); the server or the network is too slow or stalled"
+    }
+
+    /// Milliseconds left before the deadline; throws once it has passed.
+    func remainingMilliseconds() throws(TransportError) -> Int32 {
+        if connection.isCancelled { throw TransportError("the request to \(origin) was cancelled") }
+        let left = deadline - .now
+        guard left > .zero else { throw TransportError(timeoutMessage) }
+        return Int32(clamping: max(1, Int((left / .milliseconds(1)).rounded(.up))))
+    }
+
+    /// Waits until `socket` is ready for `events`, within the deadline.
+    func wait(_ socket: Int32, for events: Int16) throws(TransportError) {
+        while true {
+            var watched = pollfd(fd: socket, events: events, revents: 0)
+            let result = poll(&watched, 1, try remainingMilliseconds())
+            if result > 0 { return }
+            if result < 0, errno == EINTR { continue }
+            if result < 0 { throw TransportError("waiting for \(origin) failed: \(String(cString: strerror(errno)))") }
+        }
+    }
+
+    private func connect() throws(TransportError) -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let list else {
+            throw TransportError("the host of \(origin) is unknown (\(String(cString: gai_strerror(status)))); check the server address")
+        }
+        defer { freeaddrinfo(list) }
+        var lastError = ECONNREFUSED
+        var entry: UnsafeMutablePointer<addrinfo>? = list
+        while let current = entry {
+            entry = current.pointee.ai_next
+            let socket = Glibc.socket(current.pointee.ai_family, streamSocket, 0)
+            guard socket >= 0 else {
+                lastError = errno
+                continue
+            }
+            let flags = fcntl(socket, F_GETFL)
+            _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
+            if systemConnect(socket, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 { return socket }
+            guard errno == EINPROGRESS else {
+                lastError = errno
+                Glibc.close(socket)
+                continue
+            }
+            do { try wait(socket, for: Int16(POLLOUT)) } catch {
+                Glibc.close(socket)
+                throw error
+            }
+            var failure: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            if getsockopt(socket, SOL_SOCKET, SO_ERROR, &failure, &length) == 0, failure == 0 { return socket }
+            lastError = failure
+            Glibc.close(socket)
+        }
+        if lastError == ECONNREFUSED { throw TransportError("\(origin) refused the connection; is the server running at that address?") }
+        throw TransportError("cannot connect to \(origin): \(String(cString: strerror(lastError)))")
+    }
+
+    private func write(_ socket: Int32, _ bytes: [UInt8]) throws(TransportError) {
+        var sent = 0
+        while sent < bytes.count {
+            try wait(socket, for: Int16(POLLOUT))
+            let result = bytes[sent...].withUnsafeBytes { systemSend(socket, $0.baseAddress, $0.count) }
+            if result > 0 {
+                sent += result
+            } else if result < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
+                continue
+            } else {
+                if connection.isCancelled { throw TransportError("the request to \(origin) was cancelled") }
+                throw TransportError("the connection to \(origin) was lost while sending the request (\(sent) of \(bytes.count) bytes sent)")
+            }
+        }
+    }
+}
+
+/// Reads an answer off the socket, a bounded buffer at a time.
+private struct Reader {
+    let socket: Int32
+    let exchange: Exchange
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var ended = false
+
+    init(socket: Int32, exchange: Exchange) {
+        self.socket = socket
+        self.exchange = exchange
+    }
+
+    private var origin: String { exchange.origin }
+    private var available: Int { buffer.count - start }
+
+    /// Reads more bytes; false at the end of the stream.
+    private mutating func fill() throws(TransportError) -> Bool {
+        if ended { return false }
+        if start > 0, start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start >= 1 << 20 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        try exchange.wait(socket, for: Int16(POLLIN))
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        if count > 0 {
+            buffer.append(contentsOf: chunk[..<count])
+            return true
+        }
+        if count == 0 {
+            ended = true
+            return false
+        }
+        if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return true }
+        if exchange.connection.isCancelled { throw TransportError("the request to \(origin) was cancelled") }
+        throw TransportError("the connection to \(origin) was lost before the answer was complete (\(String(cString: strerror(errno))))")
+    }
+
+    private mutating func take(_ count: Int) -> [UInt8] {
+        let taken = Array(buffer[start..<start + count])
+        start += count
+        return taken
+    }
+
+    /// One CRLF-terminated line of at most `limit` bytes, without its CRLF.
+    private mutating func line(limit: Int, what: String) throws(TransportError) -> [UInt8] {
+        var scanned = 0 // bytes after `start` known to hold no line feed (fill may move `start`)
+        while true {
+            if let end = buffer[(start + scanned)...].firstIndex(of: 10) {
+                var line = take(end - start + 1)
+                line.removeLast()
+                if line.last == 13 { line.removeLast() }
+                return line
+            }
+            scanned = available
+            guard available <= limit else { throw TransportError("\(origin) sent \(what) longer than \(limit) bytes; check the server address") }
+            guard try fill() else {
+                throw TransportError(available == 0 && what == "a status line"
+                    ? "\(origin) closed the connection without answering"
+                    : "\(origin) closed the connection in the middle of \(what)")
+            }
+        }
+    }
+
+    /// The status and headers (names lower-cased) of the next answer.
+    mutating func head() throws(TransportError) -> (Int, [String: String]) {
+        var budget = HTTPTransport.maximumHeadBytes
+        let statusLine = String(decoding: try line(limit: budget, what: "a status line"), as: UTF8.self)
+        budget -= statusLine.utf8.count
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]), (100...599).contains(status) else {
+            throw TransportError("\(origin) sent an answer that is not HTTP/1.1 (status line \(String(statusLine.prefix(80)).debugDescription)); check the server address")
+        }
+        var headers: [String: String] = [:]
+        while true {
+            let bytes = try line(limit: max(budget, 0), what: "the answer's headers")
+            budget -= bytes.count + 2
+            guard budget >= 0 else { throw TransportError("\(origin) sent headers longer than \(HTTPTransport.maximumHeadBytes) bytes; check the server address") }
+            if bytes.isEmpty { break }
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard let colon = text.firstIndex(of: ":") else {
+                throw TransportError("\(origin) sent a header line without a colon (\(String(text.prefix(80)).debugDescription))")
+            }
+            let name = text[..<colon].lowercased()
+            let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+        }
+        return (status, headers)
+    }
+
+    /// Exactly `count` bytes of body (already checked against the limit).
+    mutating func bytes(_ count: Int) throws(TransportError) -> [UInt8] {
+        while available < count {
+            guard try fill() else {
+                throw TransportError("\(origin) closed the connection after \(available) of the \(count) bytes it announced")
+            }
+        }
+        return take(count)
+    }
+
+    /// A chunked body, refused as soon as it passes the limit.
+    mutating func chunkedBody() throws(TransportError) -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            let sizeLine = String(decoding: try line(limit: 1024, what: "a chunk size"), as: UTF8.self)
+            let digits = sizeLine.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
+            guard !digits.isEmpty, digits.count <= 15, let size = Int(digits, radix: 16) else {
+                throw TransportError("\(origin) sent a chunk size that is not hexadecimal (\(String(sizeLine.prefix(40)).debugDescription))")
+            }
+            if size == 0 {
+                // Trailers, up to the empty line.
+                while !(try line(limit: HTTPTransport.maximumHeadBytes, what: "the answer's trailers")).isEmpty {}
+                return body
+            }
+            guard body.count + size <= exchange.maximumAnswerBytes else {
+                throw TransportError("\(origin) sent an answer longer than the protocol's \(exchange.maximumAnswerBytes) bytes; it was cut off there — check the server address")
+            }
+            body += try bytes(size)
+            guard try line(limit: 2, what: "a chunk").isEmpty else {
+                throw TransportError("\(origin) sent a chunk longer than its size said")
+            }
+        }
+    }
+
+    /// The body up to the end of the stream (an answer with neither length nor chunks).
+    mutating func toEnd() throws(TransportError) -> [UInt8] {
+        while try fill() {
+            guard available <= exchange.maximumAnswerBytes else {
+                throw TransportError("\(origin) sent an answer longer than the protocol's \(exchange.maximumAnswerBytes) bytes; it was cut off there — check the server address")
+            }
+        }
+        return take(available)
+    }
+}
