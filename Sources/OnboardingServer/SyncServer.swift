@@ -61,6 +61,10 @@ public final class SyncServer: Sendable {
 
     public let dataDirectory: String
     public let tokens: TokenStore
+    /// The server's own Ed25519 key (`DATA/server/signing.key`, mode 0600, made on first start):
+    /// it signs the forget requests in cursor and upload answers, and devices pin its public half
+    /// at enrolment (docs/security.md, "Server-driven forgets").
+    public let signingKey: SigningKeyPair
     let replicas: DeviceReplicas
     public let options: Options
     /// Devices with an upload in progress: a second concurrent upload of one device gets 429.
@@ -92,6 +96,7 @@ public final class SyncServer: Sendable {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         tokens = try TokenStore(directory: (dataDirectory as NSString).appendingPathComponent("server"))
+        signingKey = try OnboardingStore.signingKey(at: Self.signingKeyPath(dataDirectory: dataDirectory))
         replicas = try DeviceReplicas(directory: (dataDirectory as NSString).appendingPathComponent("devices"),
                                       maximumOpen: options.maximumOpenReplicas,
                                       initialMapSizeBytes: options.replicaInitialMapSizeBytes)
@@ -109,6 +114,11 @@ public final class SyncServer: Sendable {
         // The start-up scan needs no replica afterwards: their descriptors go back before the
         // HTTP layer counts what it may use.
         replicas.closeIdle()
+    }
+
+    /// Where the server keeps its signing key: `DATA/server/signing.key`.
+    public static func signingKeyPath(dataDirectory: String) -> String {
+        ((dataDirectory as NSString).appendingPathComponent("server") as NSString).appendingPathComponent("signing.key")
     }
 
     /// The global lockout from every replica's records. A replica that cannot be read whole (a
@@ -401,7 +411,7 @@ public final class SyncServer: Sendable {
         // The replica first: a token is only handed out for a device the server can store.
         try replicas.withReplica(device) { _ in }
         let token = try tokens.issue(role: .device, device: device)
-        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token))
+        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey))
     }
 
     private func cursor(_ device: String) throws -> SyncResponse {
@@ -415,8 +425,12 @@ public final class SyncServer: Sendable {
 
     private func standing(of device: String, in store: OnboardingStore) throws -> SyncWire.Cursor {
         let head = try store.head()
+        // At most the protocol's limit per answer; the rest follow in later answers, as the
+        // device's user_forgotten events for these arrive and their requests end.
+        let forget = Array(try store.forgetRequests().prefix(SyncLimits.maximumForgetUsersPerAnswer).map(\.literal))
+        let signature = forget.isEmpty ? nil : signingKey.sign(SyncWire.forgetMessage(device: device, pseudonyms: forget))
         return SyncWire.Cursor(device: device, acknowledgedSeq: head.seq, headHash: head.hash,
-                               forgetUsers: try store.forgetRequests().map(\.literal))
+                               forgetUsers: forget, forgetSignature: signature)
     }
 
     /// Forgets `user` on the server: in every device replica that holds records, the user's

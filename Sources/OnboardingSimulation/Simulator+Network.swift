@@ -16,6 +16,7 @@ extension Simulator {
         device.runToken = device.token
         return SyncClient(store: device.store, transport: transport, token: device.token!, batchEvents: device.batchEvents,
                           sleep: { duration in await link.sleep(duration) }, now: { deviceClock.now },
+                          serverKey: server.signingKey.publicKey,
                           seed: options.seed ^ (UInt64(device.index) << 40) ^ UInt64(device.runCount))
     }
 

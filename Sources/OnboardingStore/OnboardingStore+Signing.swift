@@ -72,6 +72,13 @@ extension OnboardingStore {
         signingKey.withLock { $0 = key }
     }
 
+    /// The Ed25519 key pair in `path` (mode 0600), created durably when there is none — the same
+    /// file format and checks as a store's `signing.key`. The sync server keeps its own key so.
+    public static func signingKey(at path: String) throws(StoreError) -> SigningKeyPair {
+        if let key = try readSigningKey(at: path) { return key }
+        return try createSigningKey(at: path)
+    }
+
     /// The key in `path`, `nil` when there is no such file. Refuses a file others may read.
     static func readSigningKey(at path: String) throws(StoreError) -> SigningKeyPair? {
         var status = stat()

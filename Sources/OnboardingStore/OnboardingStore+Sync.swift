@@ -59,3 +59,40 @@ public final class AppendObservation: Sendable {
         cancel?()
     }
 }
+
+extension StoreLayout.MetaKey {
+    /// 32 bytes: the sync server's Ed25519 public key, pinned at the store's first sync with a
+    /// key; the server's forget requests must be signed with it.
+    static let serverKey = Array("server_key".utf8)
+}
+
+extension OnboardingStore {
+    /// The sync server key this store pinned (``pinServerKey(_:)``), or nil before any.
+    public func pinnedServerKey() throws(StoreError) -> SigningPublicKey? {
+        let bytes = try reading { try $0.get(databases.meta, key: StoreLayout.MetaKey.serverKey) }
+        guard let bytes else { return nil }
+        guard let key = SigningPublicKey(bytes: bytes) else {
+            throw StoreError(.corrupted, "the pinned server key in \(path) is \(bytes.count) bytes, not an Ed25519 public key; the store is damaged (onboard verify)")
+        }
+        return key
+    }
+
+    /// Pins the sync server's public key, durably: from then on only forget requests signed with
+    /// it are carried out. Pinning the key already pinned does nothing; another key is refused
+    /// (``StoreError/Code/conflict``), since a server whose key changes is not the one enrolled.
+    public func pinServerKey(_ key: SigningPublicKey) throws(StoreError) {
+        try ensureOpen()
+        guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
+        if let pinned = try pinnedServerKey() {
+            guard pinned == key else {
+                throw StoreError(.conflict, "\(path) is pinned to the sync server key \(pinned.hex), not \(key.hex): this is not the server the device enrolled with (or the server's key was replaced); check the address, or enrol the device anew")
+            }
+            return
+        }
+        do {
+            try environment.write { try $0.put(databases.meta, key: StoreLayout.MetaKey.serverKey, value: key.bytes) }
+        } catch {
+            throw StoreError(.storage, "cannot pin the server key in \(path): \(error)")
+        }
+    }
+}

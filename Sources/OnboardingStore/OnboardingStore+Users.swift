@@ -108,6 +108,14 @@ extension OnboardingStore {
         return users.isForgotten(users.ref(of: user))
     }
 
+    /// Whether this store holds `user` (readable id or pseudonym literal) with its key: a user
+    /// it has seen and not forgotten. The sync client forgets on the server's request only these.
+    public func holdsLiveUser(_ user: String) throws(StoreError) -> Bool {
+        try ensureOpen()
+        let users = users
+        return users.key(of: users.ref(of: user)) != nil
+    }
+
     // MARK: Forgetting
 
     /// Forgets `user`: appends `user_forgotten` (naming only the pseudonym), which destroys the

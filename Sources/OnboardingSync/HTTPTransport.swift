@@ -183,8 +183,13 @@ private struct Exchange: Sendable {
             Glibc.close(socket)
             throw TransportError("the request to \(origin) was cancelled")
         }
-        try write(socket, request)
         var reader = Reader(socket: socket, exchange: self)
+        do { try write(socket, request) } catch let failure {
+            // A server may answer before it has read the whole body (413, 401) and close: that
+            // answer is what counts, if one arrived; otherwise the send failure is.
+            guard !connection.isCancelled, let early = try? reader.head() else { throw failure }
+            return SyncResponse(status: early.0, headers: early.1, body: (try? reader.earlyBody(early.1)) ?? [])
+        }
         var (status, headers) = try reader.head()
         // 1xx answers (100 Continue) come before the real one.
         while (100...199).contains(status) { (status, headers) = try reader.head() }
@@ -419,6 +424,13 @@ private struct Reader {
                 throw TransportError("\(origin) sent a chunk longer than its size said")
             }
         }
+    }
+
+    /// The body of an answer that came before the request was sent whole, as far as it arrived.
+    mutating func earlyBody(_ headers: [String: String]) throws(TransportError) -> [UInt8] {
+        guard let text = headers["content-length"], let length = Int(text), length >= 0,
+              length <= exchange.maximumAnswerBytes else { return [] }
+        return try bytes(length)
     }
 
     /// The body up to the end of the stream (an answer with neither length nor chunks).

@@ -26,10 +26,17 @@ public actor SyncClient {
     private let sleep: @Sendable (Duration) async throws -> Void
     /// The device's clock: the time of the `user_forgotten` a forget request makes.
     private let now: @Sendable () -> Timestamp
+    /// The server key given to this client; the store's pinned key when nil.
+    private let serverKey: SigningPublicKey?
+    /// Pseudonyms the server asked this run to forget that the store never held (ignored).
+    private var unknownForgetRequests: Set<String> = []
     private var random: SyncRandom
     private var isRunning = false
     private var stopRequested = false
     private var pendingPause: Task<Void, Never>?
+    /// The request in flight, cancelled when the run's time limit passes.
+    private var currentDelivery: Task<SyncResponse, any Error>?
+    private var timeLimitPassed = false
     /// Cursor writes fsync; they run here, off the cooperative thread pool.
     private let cursorQueue = DispatchQueue(label: "OnboardingSync.SyncClient.cursor")
 
@@ -38,11 +45,16 @@ public actor SyncClient {
     ///   - sleep: how the client waits between retries (tests pass a manual clock).
     ///   - now: the device's clock, which dates the `user_forgotten` events the server asks for;
     ///     by default the store's (``OnboardingStore/Options/clock``), which checks them.
+    ///   - serverKey: the sync server's public key (the enrolment answer's `server_key`, printed by
+    ///     `onboard enroll`). The first run with a key pins it in the store; later runs use the
+    ///     pinned key and refuse another (``SyncError/serverKeyMismatch``). Forget requests are
+    ///     carried out only when signed with the pinned key (docs/security.md).
     ///   - seed: seeds the back-off jitter (a fixed seed makes the waits reproducible).
     public init(store: OnboardingStore, transport: any SyncTransport, device: String? = nil, token: String,
                 batchEvents: Int = SyncLimits.maximumBatchEvents,
                 sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
                 now: (@Sendable () -> Timestamp)? = nil,
+                serverKey: SigningPublicKey? = nil,
                 seed: UInt64 = UInt64.random(in: .min ... .max)) {
         precondition((1...SyncLimits.maximumBatchEvents).contains(batchEvents),
                       "batchEvents must be 1…\(SyncLimits.maximumBatchEvents), got \(batchEvents)")
@@ -53,6 +65,7 @@ public actor SyncClient {
         self.batchEvents = batchEvents
         self.sleep = sleep
         self.now = now ?? store.options.clock
+        self.serverKey = serverKey
         self.random = SyncRandom(seed: seed)
     }
 
@@ -67,49 +80,78 @@ public actor SyncClient {
     /// Uploads until the server holds the local head (including records appended meanwhile), or
     /// until ``stop()`` or task cancellation. Throws when the run cannot finish; what was
     /// acknowledged so far stays acknowledged.
-    public func run(progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(SyncError) -> SyncSummary {
+    ///
+    /// How long a run can take: every request has the transport's deadline (30 s by default,
+    /// connecting and the whole answer included); a request that fails is tried at most
+    /// ``SyncLimits/maximumAttempts`` times, with back-off waits of at most
+    /// ``SyncLimits/maximumBackoffMilliseconds`` (or a `Retry-After` of at most
+    /// ``SyncLimits/maximumRetryAfterSeconds``) between tries. So a run that stops making progress
+    /// ends within 8 × 30 s + 7 × 30 s = 7.5 min (or 8 × 30 s + 7 × 300 s = 39 min when the server
+    /// keeps asking to retry later); a run that makes progress goes on while it does. `timeLimit`
+    /// bounds the whole run: when it passes, the request in flight is cancelled and the run
+    /// throws ``SyncError/timeLimit``, with everything acknowledged so far kept.
+    public func run(timeLimit: Duration? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil) async throws(SyncError) -> SyncSummary {
         guard !isRunning else {
             throw SyncError.busy.with("a sync run of device \(device) is already in progress; wait for it to finish")
         }
         isRunning = true
+        let watchdog = timeLimit.map { limit in
+            Task { [weak self] in
+                try? await Task.sleep(for: limit)
+                guard !Task.isCancelled else { return }
+                await self?.timeLimitReached()
+            }
+        }
         defer {
+            watchdog?.cancel()
             isRunning = false
             stopRequested = false
+            timeLimitPassed = false
         }
         var summary = SyncSummary()
+        do { return try await upload(summary: &summary, progress: progress) } catch {
+            guard timeLimitPassed else { throw error }
+            throw timeLimitError(timeLimit, summary: summary)
+        }
+    }
+
+    private func timeLimitReached() {
+        guard isRunning else { return }
+        timeLimitPassed = true
+        pendingPause?.cancel()
+        currentDelivery?.cancel()
+    }
+
+    private func timeLimitError(_ limit: Duration?, summary: SyncSummary) -> SyncError {
+        let seconds = limit.map { "\($0.components.seconds) s" } ?? "its time"
+        return SyncError.timeLimit.with("the sync of device \(device) passed its time limit of \(seconds); the server holds seq \(summary.acknowledgedSeq) (kept as acknowledged) — sync again to go on")
+    }
+
+    private func upload(summary: inout SyncSummary, progress: (@Sendable (SyncProgress) -> Void)?) async throws(SyncError) -> SyncSummary {
 
         // 1. Where the server stands.
         guard let cursorResponse = try await exchange(cursorRequest(), what: "reading the server's cursor", summary: &summary) else {
+            if timeLimitPassed { throw SyncError.timeLimit }
             summary.wasStopped = true
             return summary
         }
         guard cursorResponse.status == 200 else { throw refusal(cursorResponse, what: "reading the server's cursor") }
-        let cursor = try parseCursor(cursorResponse.body)
-        let localHead = try reading { try store.head() }
-        guard cursor.acknowledgedSeq <= localHead.seq else {
-            throw SyncError.serverAhead.with("the server holds device \(device) up to seq \(cursor.acknowledgedSeq) but this store ends at seq \(localHead.seq): the store was restored from an older copy or another store uses the same device id; enrol this store as a new device instead of syncing it")
-        }
-        let prunedThrough = try reading { try store.prunedThrough() }
-        try checkNotBehindPrunePoint(cursor.acknowledgedSeq, prunedThrough)
-        if cursor.acknowledgedSeq > 0 {
-            // At the prune point the record is gone; the hash it left stands for it.
-            let localHash = cursor.acknowledgedSeq == prunedThrough?.seq
-                ? prunedThrough?.hash : try reading { try store.record(at: cursor.acknowledgedSeq) }?.hash
-            guard let localHash, localHash == cursor.headHash else {
-                throw SyncError.fork.with("the server's record at seq \(cursor.acknowledgedSeq) of device \(device) has hash \(cursor.headHash.hex), this store's has \(localHash?.hex ?? "none"): the logs have diverged; nothing was uploaded — keep both and have an operator compare them (onboard verify, the server's audit log) before syncing this device again")
-            }
-        }
+        let cursor = try parseCursor(cursorResponse.body, what: "the cursor")
+        try checkServerCursor(cursor)
+        let trustedKey = try await resolveServerKey()
         try await storeCursor(cursor.acknowledgedSeq)
         summary.acknowledgedSeq = cursor.acknowledgedSeq
-        await forgetOnRequest(cursor.forgetUsers, summary: &summary)
+        await forgetOnRequest(cursor, key: trustedKey, summary: &summary)
 
         // 2. Upload oldest first until the server holds the head.
         var next = cursor.acknowledgedSeq + 1
         var batchLimit = batchEvents
         var uploaded = 0
         var gapsInARow = 0
+        var countedThrough: UInt64 = 0 // the highest seq whose outcome this run counted
         while true {
             if shouldStop {
+                if timeLimitPassed { throw SyncError.timeLimit }
                 summary.wasStopped = true
                 break
             }
@@ -130,30 +172,25 @@ public actor SyncClient {
             }
             let what = "uploading seq \(next)…\(end)"
             guard let response = try await exchange(request, what: what, summary: &summary) else {
+                if timeLimitPassed { throw SyncError.timeLimit }
                 summary.wasStopped = true
                 break
             }
             switch response.status {
             case 200:
-                let acknowledged = try parseCursor(response.body)
+                let acknowledged = try parseCursor(response.body, what: "the answer to \(what)")
                 let outcomes: [SyncWire.Outcome]
                 do { outcomes = try SyncWire.outcomes(from: response.body) } catch {
-                    throw SyncError.badResponse.with("the server's answer to \(what) has unreadable results (\(error)); upgrade the client or the server so they speak the same protocol")
+                    throw SyncError.badResponse.with("the server's answer to \(what) has unreadable results (\(error)); nothing of the batch was marked acknowledged — \(Self.protocolAdvice)")
                 }
-                guard !outcomes.contains(where: { $0.kind == .refused }), acknowledged.acknowledgedSeq >= end else {
-                    throw SyncError.badResponse.with("the server answered 200 to \(what) but acknowledged only seq \(acknowledged.acknowledgedSeq) or refused a record; a batch is all or nothing — report this server bug")
-                }
-                guard acknowledged.acknowledgedSeq <= head else {
-                    throw SyncError.serverAhead.with("the server acknowledged device \(device) up to seq \(acknowledged.acknowledgedSeq) but this store ends at seq \(head); enrol this store as a new device")
-                }
-                if acknowledged.acknowledgedSeq == end, acknowledged.headHash != records[records.count - 1].hash {
-                    throw SyncError.fork.with("the server acknowledged seq \(end) of device \(device) with hash \(acknowledged.headHash.hex), this store's is \(records[records.count - 1].hash.hex); the logs have diverged — have an operator compare them before syncing again")
-                }
+                try checkAcknowledgement(acknowledged, outcomes: outcomes, of: records, what: what)
                 try await storeCursor(acknowledged.acknowledgedSeq)
-                await forgetOnRequest(acknowledged.forgetUsers, summary: &summary)
-                for outcome in outcomes {
+                await forgetOnRequest(acknowledged, key: trustedKey, summary: &summary)
+                // Each seq counts once per run, however often a rewind resent it.
+                for outcome in outcomes where outcome.seq > countedThrough {
                     if outcome.kind == .appended { summary.appended += 1 } else { summary.duplicates += 1 }
                 }
+                countedThrough = max(countedThrough, end)
                 summary.batches += 1
                 summary.acknowledgedSeq = acknowledged.acknowledgedSeq
                 uploaded += records.count
@@ -201,16 +238,70 @@ public actor SyncClient {
         return summary
     }
 
+    /// The server's cursor must name a prefix of this store's log: not beyond its head, not
+    /// behind its prune point, with this store's hash at that seq.
+    private func checkServerCursor(_ cursor: SyncWire.Cursor) throws(SyncError) {
+        let localHead = try reading { try store.head() }
+        guard cursor.acknowledgedSeq <= localHead.seq else {
+            throw SyncError.serverAhead.with("the server holds device \(device) up to seq \(cursor.acknowledgedSeq) but this store ends at seq \(localHead.seq): the store was restored from an older copy or another store uses the same device id; enrol this store as a new device instead of syncing it")
+        }
+        let prunedThrough = try reading { try store.prunedThrough() }
+        try checkNotBehindPrunePoint(cursor.acknowledgedSeq, prunedThrough)
+        if cursor.acknowledgedSeq > 0 {
+            // At the prune point the record is gone; the hash it left stands for it.
+            let localHash = cursor.acknowledgedSeq == prunedThrough?.seq
+                ? prunedThrough?.hash : try reading { try store.record(at: cursor.acknowledgedSeq) }?.hash
+            guard let localHash, localHash == cursor.headHash else {
+                throw SyncError.fork.with("the server's record at seq \(cursor.acknowledgedSeq) of device \(device) has hash \(cursor.headHash.hex), this store's has \(localHash?.hex ?? "none"): the logs have diverged; nothing was uploaded — keep both and have an operator compare them (onboard verify, the server's audit log) before syncing this device again")
+            }
+        }
+    }
+
+    /// Asks the server now how far it holds this device's log, and checks the answer against the
+    /// store as a run does (a prefix of the log with the same hash). `onboard prune` calls it right
+    /// before deleting anything and prunes no further than the seq it returns: a server that lost
+    /// records, or lies, can then not make the device delete what it does not hold.
+    ///
+    /// ```swift
+    /// let confirmed = try await client.confirmedAcknowledgement()
+    /// ```
+    public func confirmedAcknowledgement() async throws(SyncError) -> UInt64 {
+        var summary = SyncSummary()
+        guard let response = try await exchange(cursorRequest(), what: "reading the server's cursor", summary: &summary) else {
+            throw SyncError.unavailable.with("asking the server for the cursor of device \(device) was stopped; nothing was confirmed")
+        }
+        guard response.status == 200 else { throw refusal(response, what: "reading the server's cursor") }
+        let cursor = try parseCursor(response.body, what: "the cursor")
+        try checkServerCursor(cursor)
+        return cursor.acknowledgedSeq
+    }
+
     // MARK: Requests
 
     /// Forgets in the local store the users the server forgot (docs/audit.md § Erasure): each
     /// appends `user_forgotten`, which this run then uploads; the server stops asking once it
-    /// holds it. A request the store cannot carry out is reported in the summary, not thrown:
-    /// the log still syncs.
-    private func forgetOnRequest(_ pseudonyms: [String], summary: inout SyncSummary) async {
-        for pseudonym in pseudonyms where !summary.forgottenOnRequest.contains(pseudonym) {
+    /// holds it. Only requests signed with the pinned server key are carried out, and only for
+    /// users this store holds (docs/security.md, "Server-driven forgets"); the rest are reported
+    /// in the summary, as are requests the store cannot carry out. None of it stops the sync.
+    private func forgetOnRequest(_ answer: SyncWire.Cursor, key: SigningPublicKey?, summary: inout SyncSummary) async {
+        guard !answer.forgetUsers.isEmpty else { return }
+        guard let key else {
+            summary.forgetRequestsRefused = "the server asked to forget \(answer.forgetUsers.count) users, but this store has no pinned server key, so nothing was forgotten; pin the key onboard enroll printed (onboard sync --server-key) and sync again"
+            return
+        }
+        guard answer.forgetRequestsAreSigned(by: key) else {
+            summary.forgetRequestsRefused = "the server asked to forget \(answer.forgetUsers.count) users without a valid signature of the pinned server key \(key.hex.prefix(16))…, so nothing was forgotten; the answer did not come from the server this device enrolled with"
+            return
+        }
+        for pseudonym in answer.forgetUsers where !summary.forgottenOnRequest.contains(pseudonym) {
             do {
                 if try store.isForgotten(pseudonym) { continue } // its user_forgotten is on its way up
+                guard try store.holdsLiveUser(pseudonym) else {
+                    // Never seen here: a forget would only add an event for nothing.
+                    unknownForgetRequests.insert(pseudonym)
+                    summary.unknownForgetRequests = unknownForgetRequests.count
+                    continue
+                }
                 _ = try await store.forgetUser(pseudonym, at: now())
                 summary.forgottenOnRequest.append(pseudonym)
             } catch {
@@ -218,6 +309,27 @@ public actor SyncClient {
                     summary.forgetFailures.append("\(pseudonym): \(error.message)")
                 }
             }
+        }
+    }
+
+    /// The key forget requests must be signed with: the one given (pinned now if the store has
+    /// none) or the store's pinned one; nil when there is neither.
+    private func resolveServerKey() async throws(SyncError) -> SigningPublicKey? {
+        let store = self.store
+        let given = serverKey
+        let result: Result<SigningPublicKey?, StoreError> = await withCheckedContinuation { continuation in
+            cursorQueue.async {
+                continuation.resume(returning: Result { () throws(StoreError) -> SigningPublicKey? in
+                    guard let given else { return try store.pinnedServerKey() }
+                    try store.pinServerKey(given)
+                    return given
+                })
+            }
+        }
+        do { return try result.get() } catch where error.code == .conflict {
+            throw SyncError.serverKeyMismatch.with("\(error.message); nothing was uploaded")
+        } catch {
+            throw SyncError.store.with("reading the pinned server key failed: \(error)")
         }
     }
 
@@ -231,7 +343,7 @@ public actor SyncClient {
                     body: SyncWire.uploadBody(device: device, records: records, signedHead: signedHead, keys: keys))
     }
 
-    private var shouldStop: Bool { stopRequested || Task.isCancelled }
+    private var shouldStop: Bool { stopRequested || timeLimitPassed || Task.isCancelled }
 
     /// Sends `request` until it gets an answer that is not 429 or 5xx, waiting with back-off (or
     /// `Retry-After`) between tries. `nil` when stopped while retrying.
@@ -244,9 +356,12 @@ public actor SyncClient {
             var retryAfterSeconds: Int?
             do {
                 let response = try await deliver(request)
+                if (300...399).contains(response.status) { throw redirect(response, what: what) }
                 guard response.status == 429 || (500...599).contains(response.status) else { return response }
                 problem = "HTTP \(response.status)" + (SyncWire.error(from: response.body).map { " \($0)" } ?? "")
                 retryAfterSeconds = response.retryAfterSeconds
+            } catch let error as SyncError {
+                throw error
             } catch {
                 problem = "\(error)"
             }
@@ -268,7 +383,11 @@ public actor SyncClient {
     /// Sends in a task of its own, so cancelling the run lets the current request finish.
     private func deliver(_ request: SyncRequest) async throws -> SyncResponse {
         let transport = self.transport
-        return try await Task { try await transport.send(request) }.value
+        let task = Task { try await transport.send(request) }
+        currentDelivery = task
+        defer { currentDelivery = nil }
+        if timeLimitPassed { task.cancel() }
+        return try await task.value
     }
 
     /// Waits `duration` unless ``stop()`` or cancellation cuts it short.
@@ -291,15 +410,57 @@ public actor SyncClient {
 
     // MARK: Answers and the store
 
-    private func parseCursor(_ body: [UInt8]) throws(SyncError) -> SyncWire.Cursor {
+    /// How the messages of protocol violations end.
+    static let protocolAdvice = "the server does not follow the sync protocol (a bug, a proxy in the way, or not an onboard server); check the address and report it"
+
+    /// `what`: "the cursor" or "the answer to uploading seq …", for the message.
+    private func parseCursor(_ body: [UInt8], what: String) throws(SyncError) -> SyncWire.Cursor {
         let cursor: SyncWire.Cursor
         do { cursor = try SyncWire.cursor(from: body) } catch {
-            throw SyncError.badResponse.with("the server's cursor is unreadable (\(error)); upgrade the client or the server so they speak the same protocol")
+            throw SyncError.badResponse.with("the server's \(what) is unreadable (\(error)); nothing was marked acknowledged — \(Self.protocolAdvice)")
         }
         guard cursor.device == device else {
-            throw SyncError.badResponse.with("asked about device \(device), the server answered about \(cursor.device); check the server address")
+            throw SyncError.badResponse.with("asked about device \(device), the server answered \(what) about \(cursor.device); check the server address")
+        }
+        guard cursor.forgetUsers.count <= SyncLimits.maximumForgetUsersPerAnswer else {
+            throw SyncError.badResponse.with("the server's \(what) asks to forget \(cursor.forgetUsers.count) users, more than the protocol's \(SyncLimits.maximumForgetUsersPerAnswer) per answer; nothing was forgotten — \(Self.protocolAdvice)")
         }
         return cursor
+    }
+
+    /// A 200 to an upload must acknowledge exactly the batch: a result per record at its seq,
+    /// none refused, `acknowledged_seq` the batch's last seq and `head_hash` this store's hash
+    /// there. Anything else is a protocol violation, and nothing of the batch is marked
+    /// acknowledged — above all not more than was sent, which `prune` would then delete.
+    private func checkAcknowledgement(_ acknowledged: SyncWire.Cursor, outcomes: [SyncWire.Outcome],
+                                      of records: [Record], what: String) throws(SyncError) {
+        let first = records[0].seq
+        let last = records[records.count - 1]
+        if let refused = outcomes.first(where: { $0.kind == .refused }) {
+            throw SyncError.badResponse.with("the server answered 200 to \(what) but refused seq \(refused.seq) (\(refused.reason ?? "no reason")); a batch is all or nothing, so nothing was marked acknowledged — \(Self.protocolAdvice)")
+        }
+        guard outcomes.count == records.count,
+              outcomes.enumerated().allSatisfy({ $0.element.seq == first + UInt64($0.offset) }) else {
+            throw SyncError.badResponse.with("the server answered \(what) with \(outcomes.count) results, not one for each of the \(records.count) records in order; nothing was marked acknowledged — \(Self.protocolAdvice)")
+        }
+        guard acknowledged.acknowledgedSeq == last.seq else {
+            let side = acknowledged.acknowledgedSeq > last.seq ? "beyond the last record sent" : "short of the batch"
+            throw SyncError.badResponse.with("the server acknowledged seq \(acknowledged.acknowledgedSeq) in its answer to \(what), \(side) (seq \(last.seq)); nothing was marked acknowledged, so nothing can be pruned on its word — \(Self.protocolAdvice)")
+        }
+        guard acknowledged.headHash == last.hash else {
+            throw SyncError.badResponse.with("the server acknowledged seq \(last.seq) of device \(device) with hash \(acknowledged.headHash.hex), but this store's record there has \(last.hash.hex); nothing was marked acknowledged — \(Self.protocolAdvice)")
+        }
+    }
+
+    /// A 3xx: never followed, so the token stayed with this request. Names the target's origin
+    /// only (its path or query may carry anything).
+    private func redirect(_ response: SyncResponse, what: String) -> SyncError {
+        let target = response.headers["location"].flatMap { URL(string: $0) }.flatMap { url -> String? in
+            guard let scheme = url.scheme, let host = url.host else { return nil }
+            return "\(scheme)://\(host)\(url.port.map { ":\($0)" } ?? "")"
+        }
+        let whereTo = target.map { " to \($0)" } ?? (response.headers["location"] == nil ? " without a location" : " to a relative location")
+        return SyncError.redirected.with("the server answered \(what) with HTTP \(response.status), a redirect\(whereTo); redirects are never followed, so the device token was sent nowhere else — if that is the sync server, give its address itself (--server)")
     }
 
     private func refusal(_ response: SyncResponse, what: String) -> SyncError {

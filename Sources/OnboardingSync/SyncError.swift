@@ -7,7 +7,7 @@
 /// ```
 public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     private enum Code: Equatable, Sendable {
-        case fork, chainBroken, historyRewritten, badSignature, unauthorized, forbidden, serverAhead, unavailable, refused, badResponse, store, busy
+        case fork, chainBroken, historyRewritten, badSignature, unauthorized, forbidden, serverAhead, unavailable, refused, badResponse, redirected, timeLimit, serverKeyMismatch, store, busy
     }
 
     private let code: Code
@@ -42,8 +42,17 @@ public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let unavailable = SyncError(.unavailable, "the sync server is unavailable")
     /// Any other refusal (400, 404, 413 for one record, 415, an unknown 409).
     public static let refused = SyncError(.refused, "the server refused the request")
-    /// A 200 whose body does not follow the protocol.
+    /// An answer that breaks the protocol: unreadable JSON, an acknowledgement other than
+    /// exactly the batch sent (or with another hash), a refusal inside a 200, more forget
+    /// requests than ``SyncLimits/maximumForgetUsersPerAnswer``. Nothing of it is acted on.
     public static let badResponse = SyncError(.badResponse, "the server's answer does not follow the protocol")
+    /// The server answered with a redirect (3xx). Redirects are never followed, so the token
+    /// was sent nowhere else.
+    public static let redirected = SyncError(.redirected, "the server answered with a redirect")
+    /// The run passed the time limit it was given (``SyncClient/run(timeLimit:progress:)``).
+    public static let timeLimit = SyncError(.timeLimit, "the sync run passed its time limit")
+    /// The server key given differs from the one this store pinned at its first sync.
+    public static let serverKeyMismatch = SyncError(.serverKeyMismatch, "the server key differs from the pinned one")
     /// Reading or writing the local store failed.
     public static let store = SyncError(.store, "the local store failed")
     /// `run()` was called while a run of the same client was in progress.

@@ -15,6 +15,10 @@ public enum SyncLimits {
     /// `Retry-After` values above this are clamped: a server that asks for hours is treated as down
     /// for this run instead of parking the client.
     public static let maximumRetryAfterSeconds = 300
+    /// Pseudonyms one cursor or upload answer may ask the device to forget. Each costs the device
+    /// a durable event, so a server with more to ask sends them over several answers (they keep
+    /// coming until the device's `user_forgotten` arrives); an answer with more is refused.
+    public static let maximumForgetUsersPerAnswer = 100
 }
 
 /// The protocol's paths, versioned under `/v1`.

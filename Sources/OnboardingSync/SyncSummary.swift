@@ -23,6 +23,12 @@ public struct SyncSummary: Sendable, Hashable {
     /// Forget requests from the server this store could not carry out, with the reason (a
     /// pruned store cannot forget; see docs/audit.md § Erasure).
     public var forgetFailures: [String] = []
+    /// Pseudonyms the server asked to forget that this store never held: ignored, since a forget
+    /// would only add an event for a user the device never had.
+    public var unknownForgetRequests = 0
+    /// Why the server's forget requests were not carried out at all (no pinned server key, or
+    /// not signed with it); nil when they were, or when there were none.
+    public var forgetRequestsRefused: String?
     /// The run ended early because ``SyncClient/stop()`` was called or its task was cancelled.
     public var wasStopped = false
 

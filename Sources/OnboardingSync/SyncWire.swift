@@ -163,12 +163,34 @@ public enum SyncWire {
         /// Users the server forgot (pseudonym literals in the device's own pseudonyms) whose
         /// `user_forgotten` the device has not sent yet: the device forgets them too.
         public var forgetUsers: [String]
-        public init(device: String, acknowledgedSeq: UInt64, headHash: Digest, forgetUsers: [String] = []) {
+        /// The server's Ed25519 signature of ``forgetMessage(device:pseudonyms:)`` over
+        /// ``forgetUsers``, made with the key the device pinned (docs/security.md): a device
+        /// forgets only on a valid one. Present whenever ``forgetUsers`` is not empty.
+        public var forgetSignature: [UInt8]?
+        public init(device: String, acknowledgedSeq: UInt64, headHash: Digest, forgetUsers: [String] = [],
+                    forgetSignature: [UInt8]? = nil) {
             self.device = device
             self.acknowledgedSeq = acknowledgedSeq
             self.headHash = headHash
             self.forgetUsers = forgetUsers
+            self.forgetSignature = forgetSignature
         }
+
+        /// Whether ``forgetSignature`` is the signature of this answer's forget requests by `key`.
+        public func forgetRequestsAreSigned(by key: SigningPublicKey) -> Bool {
+            guard let forgetSignature else { return false }
+            return key.verifies(forgetSignature, of: SyncWire.forgetMessage(device: device, pseudonyms: forgetUsers))
+        }
+    }
+
+    /// What the server signs to ask `device` to forget `pseudonyms`: the tag
+    /// `onboard-forget-request-v1` and a NUL, the device id and a NUL, then each pseudonym
+    /// literal followed by a NUL, in the answer's order. Naming the device keeps a request made
+    /// for one device from being replayed to another.
+    public static func forgetMessage(device: String, pseudonyms: [String]) -> [UInt8] {
+        var message = Array("onboard-forget-request-v1\0".utf8) + Array(device.utf8) + [0]
+        for pseudonym in pseudonyms { message += Array(pseudonym.utf8) + [0] }
+        return message
     }
 
     /// `{"device", "acknowledged_seq", "head_hash"}`, and `"forget_users"` when the server has
@@ -180,14 +202,17 @@ public enum SyncWire {
             .init("device", .string(cursor.device)), .init("acknowledged_seq", .number(String(cursor.acknowledgedSeq))),
             .init("head_hash", .string(cursor.headHash.hex)),
         ]
-        if !cursor.forgetUsers.isEmpty { members.append(.init("forget_users", .array(cursor.forgetUsers.map { .string($0) }))) }
+        if !cursor.forgetUsers.isEmpty {
+            members.append(.init("forget_users", .array(cursor.forgetUsers.map { .string($0) })))
+            if let signature = cursor.forgetSignature { members.append(.init("forget_signature", .string(HexBytes.encode(signature)))) }
+        }
         return members
     }
 
     static func encode(_ members: [JSONValue.Member]) -> [UInt8] { encode(.object(members)) }
 
     public static func cursor(from body: [UInt8]) throws(SyncWireError) -> Cursor {
-        let members = try object(try parse(body), "body", allowed: ["device", "acknowledged_seq", "head_hash", "results", "forget_users"])
+        let members = try object(try parse(body), "body", allowed: ["device", "acknowledged_seq", "head_hash", "results", "forget_users", "forget_signature"])
         guard case .string(let device)? = members["device"] else { throw SyncWireError("body.device is required") }
         guard case .number(let text)? = members["acknowledged_seq"], let seq = UInt64(text) else {
             throw SyncWireError("body.acknowledged_seq is required (a whole number)")
@@ -202,8 +227,16 @@ public enum SyncWire {
                 forgetUsers.append(literal)
             }
         }
+        var signature: [UInt8]?
+        if let value = members["forget_signature"] {
+            guard case .string(let hex) = value, hex.utf8.count == 2 * SignedHead.signatureByteCount,
+                  let bytes = HexBytes.decode(hex) else {
+                throw SyncWireError("body.forget_signature must be \(2 * SignedHead.signatureByteCount) hex digits (an Ed25519 signature)")
+            }
+            signature = bytes
+        }
         return Cursor(device: device, acknowledgedSeq: seq, headHash: try digest(members["head_hash"], "body.head_hash"),
-                      forgetUsers: forgetUsers)
+                      forgetUsers: forgetUsers, forgetSignature: signature)
     }
 
     /// `{"device", "acknowledged_seq", "head_hash", "results": [{"seq", "outcome", "reason"}]}`.
@@ -266,12 +299,23 @@ public enum SyncWire {
 
     // MARK: Tokens
 
-    /// `{"device"?, "role", "token"}` — the answer to enrolment and token issue.
-    public static func tokenBody(role: String, device: String?, token: String) -> [UInt8] {
+    /// `{"device"?, "role", "token", "server_key"?}` — the answer to enrolment and token issue;
+    /// `server_key` (the server's Ed25519 public key, 64 hex digits) is the key a device pins.
+    public static func tokenBody(role: String, device: String?, token: String, serverKey: SigningPublicKey? = nil) -> [UInt8] {
         var members: [JSONValue.Member] = [.init("role", .string(role))]
         if let device { members.append(.init("device", .string(device))) }
         members.append(.init("token", .string(token)))
+        if let serverKey { members.append(.init("server_key", .string(serverKey.hex))) }
         return encode(.object(members))
+    }
+
+    /// The `server_key` of an enrolment answer, nil when it has none.
+    public static func serverKey(from body: [UInt8]) throws(SyncWireError) -> SigningPublicKey? {
+        guard let value = try parse(body)["server_key"] else { return nil }
+        guard case .string(let hex) = value, let key = SigningPublicKey(hex: hex) else {
+            throw SyncWireError("body.server_key must be 64 hex digits (an Ed25519 public key)")
+        }
+        return key
     }
 
     public static func token(from body: [UInt8]) throws(SyncWireError) -> String {

@@ -19,6 +19,12 @@ enum ExitCode {
     static let ioError: Int32 = 74
     /// Nothing can be done yet: `prune` before the sync server acknowledged any event.
     static let tempFail: Int32 = 75
-    /// Not permitted: `sync` with a token the server refused (unknown, revoked, another device's).
+    /// The sync server broke the protocol: an unreadable answer, an acknowledgement of other than
+    /// the batch sent (or with another hash), a refusal inside a 200, too many forget requests.
+    static let protocolError: Int32 = 76
+    /// Not permitted: `sync` with a token the server refused (unknown, revoked, another device's),
+    /// or a server whose key is not the one the store pinned.
     static let noPermission: Int32 = 77
+    /// The server address is wrong: the server answered with a redirect (never followed).
+    static let config: Int32 = 78
 }

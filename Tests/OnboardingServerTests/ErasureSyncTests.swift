@@ -18,7 +18,8 @@ import TestSupport
         defer { store.close() }
         _ = try await store.append(Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", session: nil,
                                          payload: .signInSucceeded(method: .passcode, secondFactor: false)))
-        let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token)
+        let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
+                                serverKey: fixture.server.signingKey.publicKey)
         #expect(try await client.run().acknowledgedSeq == 7)
 
         // The replica reads the readable ids with the keys the device sent.
@@ -63,7 +64,8 @@ import TestSupport
                                    body: SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...2), keys: forged))
         #expect(refused.status == 409)
         #expect(SyncServerTests.errorCode(refused) == "chain_broken")
-        let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token)
+        let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
+                                serverKey: fixture.server.signingKey.publicKey)
         #expect(try await client.run().acknowledgedSeq == 2)
         let replica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")
         #expect(try replica.records(in: 1...2) == (try store.records(in: 1...2)))
@@ -93,8 +95,10 @@ import TestSupport
         let bob = Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", session: nil,
                         payload: .userAdded(displayName: "Bob Porter", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4))
         _ = try await kiosk.append(bob)
-        let kioskClient = SyncClient(store: kiosk, transport: InMemoryTransport { fixture.server.handle($0) }, token: kioskToken)
-        let tabletClient = SyncClient(store: tablet, transport: InMemoryTransport { fixture.server.handle($0) }, token: tabletToken)
+        let kioskClient = SyncClient(store: kiosk, transport: InMemoryTransport { fixture.server.handle($0) }, token: kioskToken,
+                                     serverKey: fixture.server.signingKey.publicKey)
+        let tabletClient = SyncClient(store: tablet, transport: InMemoryTransport { fixture.server.handle($0) }, token: tabletToken,
+                                      serverKey: fixture.server.signingKey.publicKey)
         #expect(try await kioskClient.run().acknowledgedSeq == 5)
         #expect(try await tabletClient.run().acknowledgedSeq == 3)
 

@@ -108,7 +108,8 @@ import TestSupport
         defer { store.close() }
         _ = try await store.append(Self.failure("kiosk-7", 0))
         let token = try fixture.server.tokens.issue(role: .device, device: "kiosk-7")
-        let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token)
+        let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
+                                serverKey: fixture.server.signingKey.publicKey)
         #expect(try await client.run().acknowledgedSeq == 1)
         _ = try fixture.server.forgetUser("alice")
         let summary = try await client.run()

@@ -1,6 +1,7 @@
 import Foundation
 import OnboardingModel
 import OnboardingServer
+import OnboardingStore
 
 /// `onboard enroll`: issue a device (or auditor) token on the server's data directory.
 enum EnrollCommand {
@@ -56,7 +57,9 @@ enum EnrollCommand {
                         throw CLIError(ExitCode.dataError, "onboard enroll: \(mismatch)")
                     }
                 }
+                let serverKey = try OnboardingStore.signingKey(at: SyncServer.signingKeyPath(dataDirectory: data)).publicKey
                 print(try tokens.issue(role: .device, device: device))
+                Output.error("onboard enroll: pin the server's key on the device at its first sync: onboard sync --server-key \(serverKey.hex)")
             } else {
                 print(try tokens.issue(role: .auditor))
             }

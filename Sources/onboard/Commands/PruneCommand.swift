@@ -1,6 +1,7 @@
 import Foundation
 import OnboardingModel
 import OnboardingStore
+import OnboardingSync
 
 /// `onboard prune`: remove the oldest events the sync server already holds.
 enum PruneCommand {
@@ -19,9 +20,13 @@ enum PruneCommand {
             "the chain from there, and the projection state at that point is kept as a snapshot, so the",
             "lockout, session and users stay exact. The server keeps the full history. Each batch of",
             "\(OnboardingStore.pruneBatchRecords) events is one transaction; an interrupted prune is continued by running it again.",
-            "Exit 75 when the server has acknowledged nothing yet (run onboard sync first).",
+            "Right before deleting, prune asks the server (--server, --token) how far it holds the log",
+            "and prunes no further than it confirms with this store's hash there: a server that lost",
+            "records, or lies, cannot make the device delete what it does not hold. When the server",
+            "cannot be reached, nothing is pruned (exit 69). --dry-run without --server plans from the",
+            "store's own sync cursor. Exit 75 when the server has acknowledged nothing yet (run onboard sync first).",
         ],
-        options: [.store, beforeOption, dryRunOption],
+        options: [.store, beforeOption, dryRunOption, SyncCommand.serverOption, SyncCommand.tokenOption],
         argumentCount: 0...0,
         run: run)
 
@@ -31,8 +36,10 @@ enum PruneCommand {
         }
         let before = try parseDate(text)
         let dryRun = invocation.has("dry-run")
-        let store = try OnboardTool.openStore(invocation, writable: !dryRun)
+        let server = try serverAddress(invocation, required: !dryRun)
+        let store = try OnboardTool.openStore(invocation, writable: !dryRun || server != nil)
         defer { store.close() }
+        if let server { try confirmWithServer(store, server) }
         let plan: PruneResult
         do { plan = try store.planPrune(before: before) } catch { throw CLIError(CLIError(error).exitCode, "onboard prune: \(error.message)") }
         if plan.limit == .nothingAcknowledged {
@@ -66,6 +73,49 @@ enum PruneCommand {
             print("the log now starts at \(point.firstKeptSeqText), linked to \(point.hash.hex) (pruned_through); it stops there because \(stopReason(result, before: before))")
         }
         return ExitCode.success
+    }
+
+    /// The server to confirm with, and the device token: required unless `required` is false.
+    static func serverAddress(_ invocation: Invocation, required: Bool) throws(CLIError) -> (url: URL, token: String)? {
+        let token = invocation.values["token"] ?? invocation.environment["ONBOARD_TOKEN"]
+        guard let text = invocation.values["server"] else {
+            guard !required else {
+                throw .usage("onboard prune: --server URL is required: prune asks the sync server what it holds right before deleting (--dry-run alone plans from the store's cursor)")
+            }
+            return nil
+        }
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
+            throw .usage("onboard prune: --server \"\(text)\" is not an http:// or https:// address, e.g. --server http://127.0.0.1:8080")
+        }
+        guard let token, !token.isEmpty else {
+            throw .usage("onboard prune: a token is required with --server: --token T or $ONBOARD_TOKEN (from onboard enroll)")
+        }
+        return (url, token)
+    }
+
+    /// Asks the server how far it holds the log, checks its hash there, and moves the store's
+    /// sync cursor back to that seq when it claims more: the prune then stops there. Prunes
+    /// nothing (throws) when the server cannot confirm.
+    static func confirmWithServer(_ store: OnboardingStore, _ server: (url: URL, token: String)) throws(CLIError) {
+        let transport: any SyncTransport
+        do { transport = try SyncTransports.make(baseURL: server.url) } catch { throw .usage("onboard prune: --server: \(error.message)") }
+        let client = SyncClient(store: store, transport: transport, token: server.token)
+        let outcome = runBlocking { () async throws(SyncError) -> UInt64 in try await client.confirmedAcknowledgement() }
+        let confirmed: UInt64
+        switch outcome {
+        case .success(let seq): confirmed = seq
+        case .failure(let error):
+            throw CLIError(SyncCommand.exitCode(of: error), "onboard prune: nothing pruned: the server did not confirm what it holds: \(error.message)")
+        }
+        do {
+            let local = try store.syncCursor()
+            if confirmed < local {
+                try store.setSyncCursor(confirmed)
+                Output.error("onboard prune: the server now holds only seq 1…\(confirmed) of the \(local) it acknowledged before; pruning stops there (the next sync resends the rest)")
+            }
+        } catch {
+            throw CLIError(CLIError(error).exitCode, "onboard prune: nothing pruned: \(error.message)")
+        }
     }
 
     /// `YYYY-MM-DD` (midnight UTC) or a UTC date-time as everywhere else.

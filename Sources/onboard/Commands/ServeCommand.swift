@@ -119,6 +119,7 @@ enum ServeCommand {
         }
         var banner = Output.standardOutput()
         banner.line("onboard serve: listening on http://\(http.host):\(http.port), data in \(data)")
+        banner.line("onboard serve: server key \(server.signingKey.publicKey.hex) (devices pin it: onboard sync --server-key)")
         banner.line("onboard serve: up to \(http.connectionLimit) connections, \(limits.perAddressConnectionLimit) per address, \(options.maximumOpenReplicas) open replicas (open-file limit \(descriptorLimit))")
         if let admin = server.createdAdminToken {
             banner.line("onboard serve: created the admin token (also in \(data)/admin.token): \(admin)")

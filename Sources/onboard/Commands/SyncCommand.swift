@@ -1,4 +1,5 @@
 import Foundation
+import OnboardingModel
 import OnboardingStore
 import OnboardingSync
 
@@ -8,6 +9,10 @@ enum SyncCommand {
     static let tokenOption = OptionSpec(name: "token", valueName: "T", help: "this device's token (default: $ONBOARD_TOKEN)")
     static let statusOption = OptionSpec(name: "status", valueName: nil, help: "show what is pending instead of syncing")
     static let batchOption = OptionSpec(name: "batch", valueName: "N", help: "events per upload (default and maximum \(SyncLimits.maximumBatchEvents))")
+    static let serverKeyOption = OptionSpec(name: "server-key", valueName: "HEX",
+                                            help: "the server's public key (onboard enroll prints it); pinned in the store at the first sync")
+    static let maxTimeOption = OptionSpec(name: "max-time", valueName: "SECONDS",
+                                          help: "give up after this long (exit 75, what was acknowledged kept); default: no limit")
 
     static let spec = CommandSpec(
         name: "sync",
@@ -15,11 +20,18 @@ enum SyncCommand {
         arguments: "",
         details: [
             "Resumes from the server's acknowledged seq; stores the cursor after every acknowledged",
-            "batch, retries with back-off, honours Retry-After. A progress bar on a terminal, a",
-            "summary at the end. Exit 69 when the server cannot be reached, 65 when it refuses the",
-            "log (a fork or a broken chain: the device log was rewritten or damaged).",
+            "batch, retries with back-off, honours Retry-After (at most \(SyncLimits.maximumRetryAfterSeconds) s). Each request has a",
+            "deadline of 30 s, connecting and the whole answer included; a request is tried at most",
+            "\(SyncLimits.maximumAttempts) times, so a run that stops making progress ends within minutes (docs/sync-protocol.md).",
+            "Redirects are never followed and the token goes only to --server. The server's forget",
+            "requests are carried out only when signed with the pinned server key (--server-key).",
+            "A progress bar on a terminal, a summary at the end.",
+            "Exit 69 when the server cannot be reached, 65 when it refuses the log (a fork or a broken",
+            "chain), 75 when --max-time passed, 76 when the server breaks the protocol (nothing of that",
+            "answer is acted on), 77 when the token is refused or the server key is not the pinned one,",
+            "78 when the server answers with a redirect.",
         ],
-        options: [.store, serverOption, tokenOption, statusOption, batchOption],
+        options: [.store, serverOption, tokenOption, statusOption, batchOption, serverKeyOption, maxTimeOption],
         argumentCount: 0...0,
         run: run)
 
@@ -48,13 +60,23 @@ enum SyncCommand {
         guard let token, !token.isEmpty else {
             throw .usage("onboard sync: a token is required: --token T or $ONBOARD_TOKEN (from onboard enroll)")
         }
+        var serverKey: SigningPublicKey?
+        if let text = invocation.values["server-key"] {
+            guard let key = SigningPublicKey(hex: text) else {
+                throw .usage("onboard sync: --server-key must be 64 hex digits (the key onboard enroll and onboard serve print)")
+            }
+            serverKey = key
+        }
+        let maxTime = try invocation.positiveInteger("max-time")
+        let transport: any SyncTransport
+        do { transport = try SyncTransports.make(baseURL: url) } catch { throw .usage("onboard sync: --server: \(error.message)") }
         let store = try OnboardTool.openStore(invocation, writable: true)
         defer { store.close() }
-        let client = SyncClient(store: store, transport: URLSessionTransport(baseURL: url), token: token, batchEvents: batch)
+        let client = SyncClient(store: store, transport: transport, token: token, batchEvents: batch, serverKey: serverKey)
         let showProgress = Output.standardErrorIsTerminal
         let started = Date()
         let outcome = runBlocking { () async throws(SyncError) -> SyncSummary in
-            try await client.run { progress in
+            try await client.run(timeLimit: maxTime.map { .seconds($0) }) { progress in
                 guard showProgress, progress.headSeq > 0 else { return }
                 FileHandle.standardError.write(Data(bar(progress).utf8))
             }
@@ -71,11 +93,28 @@ enum SyncCommand {
             for failure in summary.forgetFailures {
                 Output.error("onboard sync: the server asked to forget \(failure)")
             }
+            if summary.unknownForgetRequests > 0 {
+                Output.error("onboard sync: the server asked to forget \(summary.unknownForgetRequests) users this store never held; ignored")
+            }
+            if let refused = summary.forgetRequestsRefused {
+                Output.error("onboard sync: warning: \(refused)")
+            }
             return ExitCode.success
         case .failure(let error):
-            let refusal = [SyncError.fork, .chainBroken, .historyRewritten, .badSignature, .serverAhead, .refused].contains(error)
-            let denied = [SyncError.unauthorized, .forbidden].contains(error)
-            throw CLIError(refusal ? ExitCode.dataError : denied ? ExitCode.noPermission : ExitCode.unavailable, "onboard sync: \(error.message)")
+            throw CLIError(exitCode(of: error), "onboard sync: \(error.message)")
+        }
+    }
+
+    /// The documented exit status of a failed run (README, "Exit statuses").
+    static func exitCode(of error: SyncError) -> Int32 {
+        switch error {
+        case .fork, .chainBroken, .historyRewritten, .badSignature, .serverAhead, .refused: ExitCode.dataError
+        case .unauthorized, .forbidden, .serverKeyMismatch: ExitCode.noPermission
+        case .badResponse: ExitCode.protocolError
+        case .redirected: ExitCode.config
+        case .timeLimit: ExitCode.tempFail
+        case .store: ExitCode.ioError
+        default: ExitCode.unavailable
         }
     }
 
