@@ -136,7 +136,7 @@ public actor SyncClient {
             return summary
         }
         guard cursorResponse.status == 200 else { throw refusal(cursorResponse, what: "reading the server's cursor") }
-        let cursor = try parseCursor(cursorResponse.body, what: "the cursor")
+        let cursor = try parseCursor(cursorResponse.body, what: "cursor")
         try checkServerCursor(cursor)
         let trustedKey = try await resolveServerKey()
         try await storeCursor(cursor.acknowledgedSeq)
@@ -178,7 +178,7 @@ public actor SyncClient {
             }
             switch response.status {
             case 200:
-                let acknowledged = try parseCursor(response.body, what: "the answer to \(what)")
+                let acknowledged = try parseCursor(response.body, what: "answer to \(what)")
                 let outcomes: [SyncWire.Outcome]
                 do { outcomes = try SyncWire.outcomes(from: response.body) } catch {
                     throw SyncError.badResponse.with("the server's answer to \(what) has unreadable results (\(error)); nothing of the batch was marked acknowledged — \(Self.protocolAdvice)")
@@ -271,7 +271,7 @@ public actor SyncClient {
             throw SyncError.unavailable.with("asking the server for the cursor of device \(device) was stopped; nothing was confirmed")
         }
         guard response.status == 200 else { throw refusal(response, what: "reading the server's cursor") }
-        let cursor = try parseCursor(response.body, what: "the cursor")
+        let cursor = try parseCursor(response.body, what: "cursor")
         try checkServerCursor(cursor)
         return cursor.acknowledgedSeq
     }
@@ -413,14 +413,14 @@ public actor SyncClient {
     /// How the messages of protocol violations end.
     static let protocolAdvice = "the server does not follow the sync protocol (a bug, a proxy in the way, or not an onboard server); check the address and report it"
 
-    /// `what`: "the cursor" or "the answer to uploading seq …", for the message.
+    /// `what`: "cursor" or "answer to uploading seq …", for the message.
     private func parseCursor(_ body: [UInt8], what: String) throws(SyncError) -> SyncWire.Cursor {
         let cursor: SyncWire.Cursor
         do { cursor = try SyncWire.cursor(from: body) } catch {
             throw SyncError.badResponse.with("the server's \(what) is unreadable (\(error)); nothing was marked acknowledged — \(Self.protocolAdvice)")
         }
         guard cursor.device == device else {
-            throw SyncError.badResponse.with("asked about device \(device), the server answered \(what) about \(cursor.device); check the server address")
+            throw SyncError.badResponse.with("asked about device \(device), the server's \(what) is about \(cursor.device); check the server address")
         }
         guard cursor.forgetUsers.count <= SyncLimits.maximumForgetUsersPerAnswer else {
             throw SyncError.badResponse.with("the server's \(what) asks to forget \(cursor.forgetUsers.count) users, more than the protocol's \(SyncLimits.maximumForgetUsersPerAnswer) per answer; nothing was forgotten — \(Self.protocolAdvice)")
