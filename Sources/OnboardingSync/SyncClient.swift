@@ -184,7 +184,9 @@ public actor SyncClient {
                     throw SyncError.badResponse.with("the server's answer to \(what) has unreadable results (\(error)); nothing of the batch was marked acknowledged — \(Self.protocolAdvice)")
                 }
                 try checkAcknowledgement(acknowledged, outcomes: outcomes, of: records, what: what)
-                try await storeCursor(acknowledged.acknowledgedSeq)
+                // Never more than this batch: an acknowledgement beyond it (another run of this
+                // device got further) moves on, but the durable cursor stays at what was sent.
+                try await storeCursor(end)
                 await forgetOnRequest(acknowledged, key: trustedKey, summary: &summary)
                 // Each seq counts once per run, however often a rewind resent it.
                 for outcome in outcomes where outcome.seq > countedThrough {
@@ -428,10 +430,13 @@ public actor SyncClient {
         return cursor
     }
 
-    /// A 200 to an upload must acknowledge exactly the batch: a result per record at its seq,
-    /// none refused, `acknowledged_seq` the batch's last seq and `head_hash` this store's hash
-    /// there. Anything else is a protocol violation, and nothing of the batch is marked
-    /// acknowledged — above all not more than was sent, which `prune` would then delete.
+    /// A 200 to an upload must acknowledge the batch: a result per record at its seq, none
+    /// refused, and `acknowledged_seq` with `head_hash` naming a record of this store at or after
+    /// the batch's last seq with this store's hash there (the hash chain makes that hash stand for
+    /// every record before it). Beyond the batch is honest only when another run of this device
+    /// uploaded further meanwhile, so it must be within this store's log and match it. Anything
+    /// else is a protocol violation, and nothing of the batch is marked acknowledged — above all
+    /// not more than was sent, which `prune` would then delete.
     private func checkAcknowledgement(_ acknowledged: SyncWire.Cursor, outcomes: [SyncWire.Outcome],
                                       of records: [Record], what: String) throws(SyncError) {
         let first = records[0].seq
@@ -443,12 +448,16 @@ public actor SyncClient {
               outcomes.enumerated().allSatisfy({ $0.element.seq == first + UInt64($0.offset) }) else {
             throw SyncError.badResponse.with("the server answered \(what) with \(outcomes.count) results, not one for each of the \(records.count) records in order; nothing was marked acknowledged — \(Self.protocolAdvice)")
         }
-        guard acknowledged.acknowledgedSeq == last.seq else {
-            let side = acknowledged.acknowledgedSeq > last.seq ? "beyond the last record sent" : "short of the batch"
-            throw SyncError.badResponse.with("the server acknowledged seq \(acknowledged.acknowledgedSeq) in its answer to \(what), \(side) (seq \(last.seq)); nothing was marked acknowledged, so nothing can be pruned on its word — \(Self.protocolAdvice)")
+        let seq = acknowledged.acknowledgedSeq
+        guard seq >= last.seq else {
+            throw SyncError.badResponse.with("the server acknowledged seq \(seq) in its answer to \(what), short of the batch (seq \(last.seq)); nothing was marked acknowledged — \(Self.protocolAdvice)")
         }
-        guard acknowledged.headHash == last.hash else {
-            throw SyncError.badResponse.with("the server acknowledged seq \(last.seq) of device \(device) with hash \(acknowledged.headHash.hex), but this store's record there has \(last.hash.hex); nothing was marked acknowledged — \(Self.protocolAdvice)")
+        let local: Record? = seq == last.seq ? last : try reading { try store.record(at: seq) }
+        guard let local else {
+            throw SyncError.badResponse.with("the server acknowledged seq \(seq) in its answer to \(what), beyond the last record this store holds; nothing was marked acknowledged, so nothing can be pruned on its word — \(Self.protocolAdvice)")
+        }
+        guard acknowledged.headHash == local.hash else {
+            throw SyncError.badResponse.with("the server acknowledged seq \(seq) of device \(device) with hash \(acknowledged.headHash.hex), but this store's record there has \(local.hash.hex); nothing was marked acknowledged, so nothing can be pruned on its word — \(Self.protocolAdvice)")
         }
     }
 

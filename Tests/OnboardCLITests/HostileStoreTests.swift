@@ -38,7 +38,15 @@ import Testing
         let export = try CLI.run(["export", "--store", store])
         #expect(export.status == 0 && export.stdout.isEmpty, "\(export.stderr)")
         #expect(export.stderr.contains("the export starts at \(nothingFollows)"), "\(export.stderr)")
-        let prune = try CLI.run(["prune", "--before", "2100-01-01", "--store", store])
+        let plan = try CLI.run(["prune", "--before", "2100-01-01", "--dry-run", "--store", store])
+        #expect(plan.status == 0 && plan.stdout.hasPrefix("nothing to prune: the log starts at \(nothingFollows)"), "\(plan.status) \(plan.stdout)\(plan.stderr)")
+        // A server that confirms the damaged cursor (seq 2^64−1, the zero hash kept at the point).
+        let server = try ScriptedHTTPServer { request in
+            let device = request.path.split(separator: "/").dropFirst(2).first.map(String.init) ?? ""
+            return .answer(200, body: Array(#"{"device":"\#(device)","acknowledged_seq":\#(Self.maximum),"head_hash":"\#(String(repeating: "0", count: 64))"}"#.utf8))
+        }
+        defer { server.stop() }
+        let prune = try CLI.run(["prune", "--before", "2100-01-01", "--store", store, "--server", "http://127.0.0.1:\(server.port)", "--token", "t"])
         #expect(prune.status == 65, "\(prune.status) \(prune.stderr)")
         #expect(prune.stderr.contains("the base snapshot (pruned_base) is missing"), "\(prune.stderr)")
         // The records went without their index entries: verify names those.

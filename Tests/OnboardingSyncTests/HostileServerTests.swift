@@ -81,8 +81,8 @@ import Testing
     enum Lie: String, CaseIterable, Sendable {
         /// All appended, acknowledged far beyond the batch, a wrong hash; the server holds nothing.
         case beyondTheBatchWithAWrongHash
-        /// Acknowledges beyond the batch (up to the device's head) with the head's real hash.
-        case beyondTheBatchWithTheHeadsHash
+        /// Acknowledges a seq beyond anything the device holds.
+        case beyondTheStoresHead
         /// The batch's last seq, but another hash.
         case wrongHash
         case fewerResultsThanRecords
@@ -96,6 +96,7 @@ import Testing
         let fixture = try await Fixture { request, honest in
             guard request.method == "POST" else { return Self.answer(honest()) }
             let upload = try! SyncWire.upload(from: request.body)
+            _ = head
             let outcomes = upload.records.map { SyncWire.Outcome(seq: $0.seq, kind: .appended) }
             let last = upload.records.last!
             func claim(_ seq: UInt64, _ hash: Digest, _ outcomes: [SyncWire.Outcome]) -> ScriptedHTTPServer.Reply {
@@ -104,9 +105,7 @@ import Testing
             }
             switch lie {
             case .beyondTheBatchWithAWrongHash: return claim(3000, Digest(bytes: [UInt8](repeating: 0xAB, count: 32)), outcomes)
-            case .beyondTheBatchWithTheHeadsHash:
-                let record = head.withLock { $0! }
-                return claim(record.seq, record.hash, outcomes)
+            case .beyondTheStoresHead: return claim(1_000_000_000, last.hash, outcomes)
             case .wrongHash: return claim(last.seq, Digest(bytes: [UInt8](repeating: 0x01, count: 32)), outcomes)
             case .fewerResultsThanRecords: return claim(last.seq, last.hash, Array(outcomes.dropLast()))
             case .refusalInsideA200:
@@ -129,6 +128,26 @@ import Testing
             #expect(message.hasPrefix("the server's answer to uploading seq 1…100 is unreadable"), "\(message)")
         }
         #expect(!message.contains(fixture.token))
+    }
+
+    /// An acknowledgement beyond the batch with this store's own hash there is what an honest
+    /// server sends when another run of the device got further. The client moves on, but its
+    /// durable cursor never passes the batch it sent.
+    @Test func anAcknowledgementBeyondTheBatchNeverMovesTheCursorPastTheBatch() async throws {
+        let head = Mutex<Record?>(nil)
+        let fixture = try await Fixture { request, honest in
+            guard request.method == "POST" else { return Self.answer(honest()) }
+            let upload = try! SyncWire.upload(from: request.body)
+            let record = head.withLock { $0! }
+            return .answer(200, body: SyncWire.uploadResponseBody(
+                SyncWire.Cursor(device: SyncFixture.device, acknowledgedSeq: record.seq, headHash: record.hash),
+                outcomes: upload.records.map { SyncWire.Outcome(seq: $0.seq, kind: .duplicate) }))
+        }
+        defer { fixture.close() }
+        head.withLock { $0 = try! fixture.store.record(at: 300) }
+        let summary = try await fixture.client().run()
+        #expect(summary.acknowledgedSeq == 300 && summary.batches == 1)
+        #expect(try fixture.store.syncCursor() == 100, "the cursor went past the 100 records sent")
     }
 
     @Test func aLyingCursorIsRefusedBeforeAnythingIsSentOrForgotten() async throws {

@@ -46,8 +46,9 @@ enum PruneCommand {
             throw CLIError(ExitCode.tempFail, "onboard prune: nothing pruned: the sync server has acknowledged no event of \(store.path) yet; run onboard sync first")
         }
         guard plan.removed != nil else {
-            let start = (plan.prunedThrough?.seq ?? 0) + 1
-            print("nothing to prune: the log starts at seq \(start) and \(stopReason(plan, before: before))")
+            // The prune point is read from disk: it may be the largest seq there is.
+            let start = plan.prunedThrough?.firstKeptSeqText ?? "seq 1"
+            print("nothing to prune: the log starts at \(start) and \(stopReason(plan, before: before))")
             return ExitCode.success
         }
         if dryRun {
