@@ -673,6 +673,11 @@ public final class SyncServer: Sendable {
                 global.withLock { $0.apply(stored) }
             }
         }
+        if let keys = upload.keys, !keys.users.isEmpty {
+            // The device holds these users; any of them the server forgot before their records
+            // got here is asked of the device now.
+            try store.requestForgetOfUsersTheDeviceHolds(Array(keys.users.keys), requestedAt: options.clock())
+        }
         if registered != nil, let signed = upload.signedHead {
             // Checked above and the batch is now stored: the replica keeps the device's signature.
             try store.recordSignedHead(signed)

@@ -67,7 +67,12 @@ extension Simulator {
             note("\(device.id) sync run ends: acknowledged seq \(summary.acknowledgedSeq), \(summary.appended) appended, "
                  + "\(summary.duplicates) duplicates, \(summary.batches) batches, \(summary.retries) retries, \(summary.rewinds) rewinds"
                  + (summary.forgottenOnRequest.isEmpty ? "" : ", \(summary.forgottenOnRequest.count) forgotten on request")
-                 + (summary.forgetFailures.isEmpty ? "" : ", \(summary.forgetFailures.count) forgets impossible"))
+                 + (summary.forgetFailures.isEmpty ? "" : ", \(summary.forgetFailures.count) forgets impossible")
+                 + (summary.unknownForgetRequests == 0 ? "" : ", \(summary.unknownForgetRequests) forget requests for users it never held")
+                 + (summary.forgetRequestsRefused.map { ", forget requests refused: \($0)" } ?? ""))
+            if let refused = summary.forgetRequestsRefused {
+                throw failure("erasure", "\(device.id) refused the real server's forget requests: \(refused)")
+            }
             if !summary.forgetFailures.isEmpty && device.prunedThrough == 0 {
                 throw failure("erasure", "\(device.id) could not carry out the server's forget requests though it never pruned: \(summary.forgetFailures.joined(separator: "; "))")
             }

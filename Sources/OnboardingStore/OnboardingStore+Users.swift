@@ -108,6 +108,33 @@ extension OnboardingStore {
         return users.isForgotten(users.ref(of: user))
     }
 
+    /// On a sync server's replica, after an upload that carried the keys of `refs` (users the
+    /// device holds, so has not forgotten): keeps a forget request for each of them this replica
+    /// forgot, unless one is pending or the device's log already has its `user_forgotten`. That
+    /// is a user the server forgot before any of the device's records of it had arrived. Returns
+    /// how many requests were added.
+    @discardableResult
+    public func requestForgetOfUsersTheDeviceHolds(_ refs: [UserRef], requestedAt: Timestamp) throws(StoreError) -> Int {
+        try ensureOpen()
+        let current = users
+        let pending = Set(try forgetRequests())
+        var added: [UserRef] = []
+        for ref in refs where current.isForgotten(ref) && !pending.contains(ref) {
+            let forgotByDevice = try records(user: ref.literal).contains { $0.event.type == .userForgotten }
+            if !forgotByDevice { added.append(ref) }
+        }
+        guard !added.isEmpty else { return 0 }
+        let time = withUnsafeBytes(of: UInt64(bitPattern: requestedAt.millisecondsSince1970).bigEndian) { Array($0) }
+        do {
+            try environment.write { transaction in
+                for ref in added { try transaction.put(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + ref.bytes, value: time) }
+            }
+        } catch {
+            throw StoreError(.storage, "cannot keep forget requests in \(path): \(error)")
+        }
+        return added.count
+    }
+
     /// Whether this store holds `user` (readable id or pseudonym literal) with its key: a user
     /// it has seen and not forgotten. The sync client forgets on the server's request only these.
     public func holdsLiveUser(_ user: String) throws(StoreError) -> Bool {
@@ -174,7 +201,14 @@ extension OnboardingStore {
         let ref = userRef(of: user)
         // The device recorded user_forgotten already (it forgot the user first): nothing to ask of
         // it, and a request would never end, since only that event ends one.
-        let deviceForgot = try records(user: ref.literal).contains { $0.event.type == .userForgotten }
+        let userRecords = try records(user: ref.literal)
+        let deviceForgot = userRecords.contains { $0.event.type == .userForgotten }
+        // Only a replica holding records of the user asks its device to forget: a device forgets
+        // only users it holds, and those records came from it. (A tombstone alone may be all a
+        // replica has of a user it never saw, from an earlier forget.) Should the device's records
+        // of the user arrive later, with the user's key, the upload asks then
+        // (requestForgetOfUsersTheDeviceHolds).
+        let asks = !deviceForgot && !userRecords.isEmpty
         let result: Result<KeyErasure, StoreError> = committer.runExclusive {
             let before = users
             let outcome: KeyErasure = before.key(of: ref) != nil ? .erased : before.isForgotten(ref) ? .alreadyForgotten : .neverSeen
@@ -183,7 +217,7 @@ extension OnboardingStore {
             do {
                 try environment.write { transaction in
                     try destroyUserEntry(ref, in: transaction)
-                    if !deviceForgot {
+                    if asks {
                         try transaction.put(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + ref.bytes,
                                             value: withUnsafeBytes(of: UInt64(bitPattern: requestedAt.millisecondsSince1970).bigEndian) { Array($0) })
                     }

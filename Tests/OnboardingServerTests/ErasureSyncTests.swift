@@ -166,4 +166,44 @@ import TestSupport
         let again = String(decoding: fixture.call("POST", "/v1/users/alice/forget", token: fixture.admin).body, as: UTF8.self)
         #expect(again.contains(#""outcome":"already_forgotten""#))
     }
+
+    /// A server forget asks only the devices whose records name the user; a device whose records
+    /// of the user reach the server only after the forget is asked then, in the answer to that
+    /// upload, and forgets in the same run. A device that never had the user gets no request and
+    /// appends nothing.
+    @Test func theServersForgetAsksOnlyDevicesThatHoldTheUserAlsoWhenTheirRecordsArriveLater() async throws {
+        let fixture = try SyncServerTests.Fixture()
+        defer { fixture.server.close() }
+        let serverKey = fixture.server.signingKey.publicKey
+        let (kiosk, kioskToken) = try await fixture.device("kiosk-7", events: 3, user: "alice")
+        defer { kiosk.close() }
+        let (tablet, tabletToken) = try await fixture.device("tablet-2", events: 2, user: "bob")
+        defer { tablet.close() }
+        let (phone, phoneToken) = try await fixture.device("phone-3", events: 2, user: "carol")
+        defer { phone.close() }
+        func client(_ store: OnboardingStore, _ token: String) -> SyncClient {
+            SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token, serverKey: serverKey)
+        }
+        for (store, token) in [(kiosk, kioskToken), (tablet, tabletToken), (phone, phoneToken)] { _ = try await client(store, token).run() }
+        // The tablet records alice offline; the server forgets her before that syncs.
+        _ = try await tablet.append(Event(id: UUID(), device: "tablet-2", at: SyncServerTests.start.adding(milliseconds: 9_000),
+                                          user: "alice", session: nil, payload: .signInFailed(method: .password, reason: .invalidPassword)))
+        _ = try fixture.server.forgetUser("alice")
+        #expect(try fixture.server.replicas.withReplica("kiosk-7") { try $0.forgetRequests().count } == 1)
+        #expect(try fixture.server.replicas.withReplica("tablet-2") { try $0.forgetRequests().count } == 0)
+        #expect(try fixture.server.replicas.withReplica("phone-3") { try $0.forgetRequests().count } == 0)
+
+        let kioskRun = try await client(kiosk, kioskToken).run()
+        #expect(try kioskRun.forgottenOnRequest.count == 1 && kiosk.isForgotten("alice"))
+        let tabletRun = try await client(tablet, tabletToken).run()
+        #expect(tabletRun.forgottenOnRequest == [tablet.userRef(of: "alice").literal], "\(tabletRun)")
+        #expect(try tablet.isForgotten("alice") && !tablet.isForgotten("bob"))
+        #expect(tabletRun.acknowledgedSeq == 4, "the tablet's user_forgotten (seq 4) went up in the same run")
+        let phoneRun = try await client(phone, phoneToken).run()
+        #expect(phoneRun.forgottenOnRequest.isEmpty && phoneRun.unknownForgetRequests == 0)
+        #expect(try phone.head().seq == 2, "a device that never had alice appends nothing")
+        for device in ["kiosk-7", "tablet-2", "phone-3"] {
+            #expect(try fixture.server.replicas.withReplica(device) { try $0.forgetRequests().isEmpty }, "\(device)")
+        }
+    }
 }
