@@ -226,7 +226,7 @@ import Glibc
     /// The acceptance test through the real binary: /v1/health keeps answering while 70
     /// slowloris connections (one byte a second from 127.0.0.1) and 500 idle ones (from ten other
     /// addresses) are open. The server with 64 connection places answered none.
-    @Test func healthProbesThroughOnboardServeSurviveSlowAndIdleClients() async throws {
+    @Test(.heavy) func healthProbesThroughOnboardServeSurviveSlowAndIdleClients() async throws {
         #if os(Linux)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -5,7 +5,7 @@ import Testing
 /// `onboard sync` as a real process against a scripted liar on loopback and against a real
 /// `onboard serve`: the exit statuses and one-line messages a user or a script sees, the server
 /// key pinned at the first sync, and enrolments while the server runs.
-@Suite(.serialized) struct SyncAgainstHostileServerTests {
+@Suite(.serialized, .timed) struct SyncAgainstHostileServerTests {
     static func sync(_ setup: SyncProcessTests.Setup, _ url: String, _ extra: [String] = []) throws -> CLI.Result {
         try CLI.run(["sync", "--store", setup.device, "--server", url, "--token", setup.token] + extra)
     }
@@ -35,7 +35,7 @@ import Testing
         let took = Date().timeIntervalSince(started)
         #expect(limited.status == 75, "\(limited.stderr)")
         #expect(limited.stderr == "onboard sync: the sync of device kiosk-7 passed its time limit of 2 s; the server holds seq 0 (kept as acknowledged) — sync again to go on\n")
-        #expect(took >= 2 && took < 6, "took \(took) s")
+        #expect(took >= 2 && took < 15, "took \(took) s")
 
         for bad in ["0", "-1", "18446744073709551615", "soon"] {
             let usage = try Self.sync(setup, "http://127.0.0.1:\(garbled.port)", ["--max-time", bad])

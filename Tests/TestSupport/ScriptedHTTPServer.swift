@@ -78,6 +78,10 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
         var stopped = false
         /// Bytes written by endless and dripped replies, per connection.
         var streamedBytes: [Int: Int] = [:]
+        /// How long each connection was open, from accept to its end (the client closing it, or
+        /// the reply done): measured on the server's own threads, so a test can time the client
+        /// even when the Swift cooperative pool it awaits on is busy with other tests.
+        var lifetimes: [Int: Duration] = [:]
         var running = 0
     }
 
@@ -112,6 +116,9 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
     /// Bytes sent by streaming replies (endless, drip) on `connection`.
     public func streamedBytes(connection: Int) -> Int { state.withLock { $0.streamedBytes[connection] ?? 0 } }
 
+    /// How long each ended connection was open, by connection index.
+    public var connectionLifetimes: [Int: Duration] { state.withLock { $0.lifetimes } }
+
     /// Closes the listener and every connection, and waits (up to 10 s) for their threads.
     public func stop() {
         let sockets = state.withLock { state -> Set<Int32> in
@@ -130,8 +137,11 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
         while true {
             let connection = systemAccept(listener)
             guard connection >= 0 else {
-                if errno == EINTR { continue }
-                return
+                let failure = errno
+                if isStopped { return }
+                // Out of descriptors or a connection reset before accept: wait, do not quit.
+                if failure != EINTR { usleep(10_000) }
+                continue
             }
             let index: Int? = state.withLock { state in
                 guard !state.stopped else { return nil }
@@ -145,10 +155,12 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
                 return
             }
             LoopbackClient.setTimeout(connection, .seconds(10))
+            let accepted = ContinuousClock.now
             detachThread { [self] in
                 serve(connection, index: index)
                 state.withLock { state in
                     state.open.remove(connection)
+                    state.lifetimes[index] = ContinuousClock.now - accepted
                     state.running -= 1
                 }
                 close(connection)
