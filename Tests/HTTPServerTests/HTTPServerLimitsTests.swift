@@ -360,13 +360,21 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
         #expect(soft == Int(clamping: limit.rlim_cur))
         #expect(limit.rlim_cur == limit.rlim_max || limit.rlim_cur >= 1 << 16)
         #expect(HTTPServer.fileDescriptorLimit() == soft)
-        // The server's own descriptors stay within what the budget keeps for them.
-        let before = HTTPServer.fileDescriptorsInUse()
-        let server = HTTPServer(port: 0, handler: healthHandler)
-        try server.start()
-        let during = HTTPServer.fileDescriptorsInUse()
-        server.stop()
-        #expect(during - before <= HTTPServer.ownDescriptorCount(server.limits), "other tests open descriptors too, but not this many")
+        // The server's own descriptors stay within what the budget keeps for them. Other tests
+        // in this process open and close descriptors meanwhile, so the least growth of five
+        // starts is what the server itself takes.
+        var growths: [Int] = []
+        var own = 0
+        for _ in 0..<5 {
+            let before = HTTPServer.fileDescriptorsInUse()
+            let server = HTTPServer(port: 0, handler: healthHandler)
+            try server.start()
+            let during = HTTPServer.fileDescriptorsInUse()
+            server.stop()
+            growths.append(during - before)
+            own = HTTPServer.ownDescriptorCount(server.limits)
+        }
+        #expect(growths.min()! <= own, "growths \(growths), the budget keeps \(own)")
     }
 
     @Test func limitsOutOfRangeAreRefused() throws {
