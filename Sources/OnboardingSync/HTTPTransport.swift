@@ -165,6 +165,20 @@ private final class Connection: Sendable {
     }
 }
 
+extension HTTPTransport {
+    /// Reads one HTTP answer from a connected `socket` (the request already sent) as ``send(_:)``
+    /// does, with the same limits and a deadline of `timeout`: for the fuzz target and tests of
+    /// the answer parser, which feed it bytes through a socket pair.
+    @_spi(Testing)
+    public static func readAnswer(from socket: Int32, timeout: Duration = .seconds(2),
+                                  maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes) throws(TransportError) -> SyncResponse {
+        let exchange = Exchange(host: "test", port: 1, origin: "the server", deadline: .now + timeout, timeout: timeout,
+                                maximumAnswerBytes: maximumAnswerBytes, noBody: false, connection: Connection())
+        var reader = Reader(socket: socket, exchange: exchange)
+        return try Exchange.answer(from: &reader, exchange: exchange)
+    }
+}
+
 /// One request and its answer, run on a thread of its own.
 private struct Exchange: Sendable {
     let host: String
@@ -190,6 +204,13 @@ private struct Exchange: Sendable {
             guard !connection.isCancelled, let early = try? reader.head() else { throw failure }
             return SyncResponse(status: early.0, headers: early.1, body: (try? reader.earlyBody(early.1)) ?? [])
         }
+        return try Self.answer(from: &reader, exchange: self)
+    }
+
+    /// The rest of an answer, after the request went out: status and headers (past any 1xx),
+    /// then the body as the headers frame it, every part within its limit.
+    static func answer(from reader: inout Reader, exchange: Exchange) throws(TransportError) -> SyncResponse {
+        let origin = exchange.origin, maximumAnswerBytes = exchange.maximumAnswerBytes, noBody = exchange.noBody
         var (status, headers) = try reader.head()
         // 1xx answers (100 Continue) come before the real one.
         while (100...199).contains(status) { (status, headers) = try reader.head() }
@@ -341,6 +362,7 @@ private struct Reader {
     }
 
     private mutating func take(_ count: Int) -> [UInt8] {
+        precondition(count >= 0 && count <= available, "Reader.take(\(count)) with \(available) bytes buffered")
         let taken = Array(buffer[start..<start + count])
         start += count
         return taken
@@ -408,7 +430,8 @@ private struct Reader {
         while true {
             let sizeLine = String(decoding: try line(limit: 1024, what: "a chunk size"), as: UTF8.self)
             let digits = sizeLine.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
-            guard !digits.isEmpty, digits.count <= 15, let size = Int(digits, radix: 16) else {
+            // Hex digits only: Int(_:radix:) would also take a sign, and "-5" is no chunk size.
+            guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy(\.isHexDigit), let size = Int(digits, radix: 16) else {
                 throw TransportError("\(origin) sent a chunk size that is not hexadecimal (\(String(sizeLine.prefix(40)).debugDescription))")
             }
             if size == 0 {
