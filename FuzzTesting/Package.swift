@@ -45,6 +45,10 @@ let package = Package(
             "FuzzEntry", "FuzzSupport", .product(name: "OnboardingModel", package: "OnboardingStore"),
             .product(name: "OnboardingProjections", package: "OnboardingStore"),
         ]),
+        .executableTarget(name: "FuzzServerAnswer", dependencies: [
+            "FuzzEntry", "FuzzSupport", .product(name: "OnboardingModel", package: "OnboardingStore"),
+            .product(name: "OnboardingSync", package: "OnboardingStore"),
+        ]),
         .executableTarget(name: "make-fuzz-corpus", dependencies: [
             "FuzzSupport", .product(name: "OnboardingModel", package: "OnboardingStore"),
             .product(name: "OnboardingSync", package: "OnboardingStore"),

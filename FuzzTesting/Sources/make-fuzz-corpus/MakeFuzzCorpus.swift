@@ -26,6 +26,7 @@ struct MakeFuzzCorpus {
         try uploadSeeds(&writer)
         try routerSeeds(&writer)
         try policySeeds(&writer)
+        try answerSeeds(&writer)
         try writer.finish()
         print("make-fuzz-corpus: wrote \(writer.fileCount) seed files and \(writer.dictionaryCount) dictionaries under \(root.path)")
     }
@@ -116,6 +117,36 @@ struct MakeFuzzCorpus {
                                               "/tokens", "/history", "/lockout", "/forget", "/v1/auditors", "/v1/audit", "/v1/health",
                                               device, ServerHarness.signedDevice, "%2F", "%00", "%C3%A9", "%", "?", "&", "=", "/", "\n"]
                                              + HistoryQuery.parameterNames.map { $0 + "=" } + HistoryQuery.methodNames)
+            .map { Array($0.utf8) })
+    }
+
+    /// Whole HTTP answers of each kind the client reads: cursors (with signed forget requests),
+    /// upload answers, refusals, chunked bodies, 1xx, redirects.
+    static func answerSeeds(_ writer: inout CorpusWriter) throws {
+        func http(_ status: Int, _ headers: [String], _ body: [UInt8]) -> [UInt8] {
+            Array(("HTTP/1.1 \(status) X\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n").utf8) + body
+        }
+        let key = SeedDevice.signingKey // fixed: the committed seeds are the same bytes every time
+        let pseudonym = "~" + String(repeating: "ab", count: 16)
+        let cursor = SyncWire.Cursor(device: FuzzFixtures.device, acknowledgedSeq: 3, headHash: Digest(bytes: [UInt8](repeating: 9, count: 32)),
+                                     forgetUsers: [pseudonym], forgetSignature: key.sign(SyncWire.forgetMessage(device: FuzzFixtures.device, pseudonyms: [pseudonym])))
+        let cursorBody = SyncWire.cursorBody(cursor)
+        let upload = SyncWire.uploadResponseBody(cursor, outcomes: [.init(seq: 2, kind: .duplicate), .init(seq: 3, kind: .appended)])
+        let refusal = SyncWire.errorBody(SyncWire.ErrorBody(code: "gap", message: "send from seq 4", expectedSeq: 4))
+        let seeds: [(String, [UInt8])] = [
+            ("cursor", http(200, ["content-type: application/json", "content-length: \(cursorBody.count)"], cursorBody)),
+            ("upload", http(200, ["content-length: \(upload.count)"], upload)),
+            ("gap", http(409, ["content-length: \(refusal.count)"], refusal)),
+            ("chunked", http(200, ["transfer-encoding: chunked"], Array("10;x=y\r\n".utf8) + cursorBody.prefix(16) + Array("\r\n0\r\n\r\n".utf8))),
+            ("continue", http(100, [], []) + http(503, ["retry-after: 2", "content-length: 0"], [])),
+            ("redirect", http(308, ["location: http://198.51.100.7/v1/", "content-length: 0"], [])),
+            ("unframed", http(200, [], cursorBody)),
+        ]
+        for (name, bytes) in seeds { try writer.seed("FuzzServerAnswer", "\(name).http", bytes) }
+        try writer.dictionary("FuzzServerAnswer", (["HTTP/1.1 ", "HTTP/1.0 ", "\r\n", "\r\n\r\n", "content-length: ", "transfer-encoding: chunked",
+                                                    "retry-after: ", "location: ", ";", "0\r\n\r\n", "ffffffff", "-1", "18446744073709551615",
+                                                    "\"acknowledged_seq\":", "\"head_hash\":", "\"forget_users\":", "\"forget_signature\":",
+                                                    "\"results\":", "\"outcome\":", "\"error\":", "\"expected_seq\":", pseudonym])
             .map { Array($0.utf8) })
     }
 
