@@ -77,7 +77,8 @@ enum DemoCommand {
         output.flush()
         let transport: HTTPTransport
         do { transport = try HTTPTransport(baseURL: base) } catch { throw CLIError(ExitCode.software, "onboard demo: \(error)") }
-        let client = SyncClient(store: store, transport: transport, token: deviceToken, batchEvents: 16)
+        // Pinned as an operator would hand it over at enrolment: the server's later forget requests are honoured.
+        let client = SyncClient(store: store, transport: transport, token: deviceToken, batchEvents: 16, serverKey: server.signingKey.publicKey)
         let summary = try wait { () async throws(SyncError) -> SyncSummary in try await client.run() }
         output.line("   the server acknowledged seq \(summary.acknowledgedSeq): \(summary.appended) events in \(summary.batches) batches,")
         output.line("   stored durably with the same seqs and hashes as this device")
