@@ -65,6 +65,17 @@ import Testing
         }
     }
 
+    /// Numbers the requests a script sees: 1, 2, …
+    final class Counter: Sendable {
+        private let count = Mutex(0)
+        func next() -> Int {
+            count.withLock { count in
+                count += 1
+                return count
+            }
+        }
+    }
+
     static func answer(_ response: SyncResponse) -> ScriptedHTTPServer.Reply {
         .answer(response.status, headers: ["content-type": "application/json"], body: response.body)
     }
@@ -231,13 +242,10 @@ import Testing
     }
 
     @Test func aDroppedConnectionIsRetriedWithTheWholeBodyAndNothingIsLostOrDoubled() async throws {
-        let posts = Mutex(0)
+        let posts = Counter()
         let fixture = try await Fixture { request, honest in
             guard request.method == "POST" else { return Self.answer(honest()) }
-            let number = posts.withLock { count -> Int in
-                count += 1
-                return count
-            }
+            let number = posts.next()
             // The second upload reaches the server, whose answer is lost with the connection.
             if number == 2 {
                 _ = honest()
@@ -258,13 +266,10 @@ import Testing
     @Test func afterARewindEachSeqIsCountedOnce() async throws {
         // The second upload is answered "gap, expected seq 1", as by a server that lost what it
         // had acknowledged: the client resends 1…100 (duplicates now) and goes on.
-        let posts = Mutex(0)
+        let posts = Counter()
         let fixture = try await Fixture { request, honest in
             guard request.method == "POST" else { return Self.answer(honest()) }
-            let number = posts.withLock { count -> Int in
-                count += 1
-                return count
-            }
+            let number = posts.next()
             guard number == 2 else { return Self.answer(honest()) }
             return .answer(409, body: SyncWire.errorBody(SyncWire.ErrorBody(code: "gap", message: "expected seq 1", expectedSeq: 1)))
         }

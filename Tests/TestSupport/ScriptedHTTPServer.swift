@@ -4,13 +4,10 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 private let streamSocket = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
-private let sendFlags = Int32(MSG_NOSIGNAL)
-private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(socket, bytes, count, sendFlags) }
 private func systemAccept(_ socket: Int32) -> Int32 { Glibc.accept(socket, nil, nil) }
 #elseif canImport(Darwin)
 import Darwin
 private let streamSocket = SOCK_STREAM
-private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(socket, bytes, count, 0) }
 private func systemAccept(_ socket: Int32) -> Int32 { Darwin.accept(socket, nil, nil) }
 #endif
 
@@ -245,15 +242,7 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
                        bodyComplete: body.count == length, connection: connection)
     }
 
-    private func send(_ socket: Int32, _ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let result = bytes[sent...].withUnsafeBytes { systemSend(socket, $0.baseAddress, $0.count) }
-            if result <= 0 { return false }
-            sent += result
-        }
-        return true
-    }
+    private func send(_ socket: Int32, _ bytes: [UInt8]) -> Bool { LoopbackClient.send(socket, bytes) }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
