@@ -35,6 +35,11 @@ final class SimulatedDevice {
     var runTask: Task<Void, Never>?
     var runCount = 0
     var partitioned = false
+    /// The lies the path told this device since its run (or its prune's confirmation) began.
+    var liesThisRun: Set<Lie> = []
+    /// The prune waiting for the confirmation that runs on the link (`confirmedAcknowledgement()`,
+    /// not a sync run): its date and its batch size.
+    var pendingPrune: (before: Timestamp, batchRecords: Int)?
 
     // MARK: Model
 

@@ -13,14 +13,19 @@ public struct SimulationFailure: Error, Sendable, CustomStringConvertible {
     public let replaySteps: Int
     /// The run's `--devices` (part of the replay when not the default).
     public let devices: Int
+    /// The run's `--lie-rate` (0: an honest server) and `--undetectable-lies`.
+    public let lieRatePerMille: Int
+    public let undetectableLies: Bool
     /// Which invariant, in a few words.
     public let invariant: String
     public let message: String
 
     public init(seed: UInt64, step: Int, invariant: String, message: String, replaySteps: Int? = nil,
-                devices: Int = SimulationOptions(seed: 0).devices) {
+                devices: Int = SimulationOptions(seed: 0).devices, lieRatePerMille: Int = 0, undetectableLies: Bool = false) {
         self.seed = seed
         self.devices = devices
+        self.lieRatePerMille = lieRatePerMille
+        self.undetectableLies = undetectableLies
         self.step = step
         self.replaySteps = replaySteps ?? step
         self.invariant = invariant
@@ -28,6 +33,14 @@ public struct SimulationFailure: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "seed \(seed) step \(step): \(invariant): \(message)\nreplay: onboard-sim --seed \(seed) --steps \(replaySteps)\(devices == SimulationOptions(seed: 0).devices ? "" : " --devices \(devices)")"
+        "seed \(seed) step \(step): \(invariant): \(message)\nreplay: onboard-sim --seed \(seed) --steps \(replaySteps)\(replayOptions)"
+    }
+
+    /// The options beyond seed and steps that the replay needs.
+    var replayOptions: String {
+        var options = devices == SimulationOptions(seed: 0).devices ? "" : " --devices \(devices)"
+        if lieRatePerMille > 0 { options += " --lie-rate \(lieRatePerMille)" }
+        if undetectableLies { options += " --undetectable-lies" }
+        return options
     }
 }

@@ -19,8 +19,24 @@ public struct SimulationOptions: Sendable {
     /// Keep the stores after the run (they are removed otherwise).
     public var keepFiles = false
 
+    /// Per mille of the requests that reach the server's side of the network on which a lying
+    /// server answers instead of the real one (docs/testing.md § The hostile server): it
+    /// forwards the request, then alters the real answer, or answers without forwarding. 0: every
+    /// answer is the real server's, and the run's random stream is the one it was before the
+    /// hostile mode existed.
+    public var lieRatePerMille = 0
+    /// Also tell the lies no client can catch on its own: a cursor naming a seq the path saw in
+    /// an upload the server did not keep, with its real hash, and a 200 that acknowledges
+    /// exactly a batch the server refused. Only signed (or TLS-authenticated) answers stop
+    /// those; the option shows what they cost.
+    public var undetectableLies = false
+
     /// At most this many devices: the invariants read every replica after every step.
     public static let maximumDevices = 64
+    /// The rate of `onboard-sim --hostile-server`: one request in ten meets the liar, so most
+    /// sync runs of a few requests meet none and the logs still reach the server, while every
+    /// kind of lie is told many times over a run of a thousand steps.
+    public static let defaultLieRatePerMille = 100
 
     public init(seed: UInt64) {
         self.seed = seed

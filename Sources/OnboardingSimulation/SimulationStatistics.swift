@@ -26,6 +26,16 @@ public struct SimulationStatistics: Sendable, Hashable, CustomStringConvertible 
     public var keylessUploads = 0
     public var historyQueries = 0
     public var invariantChecks = 0
+    /// Prunes that asked the server first (every prune does), those that pruned nothing because
+    /// it could not confirm, and those whose confirmation moved the sync cursor back.
+    public var pruneConfirmations = 0
+    public var pruneConfirmationsFailed = 0
+    public var pruneCursorsLowered = 0
+    /// Answers of the hostile mode's lying server, in all and by ``Lie`` (its description).
+    public var lies = 0
+    public var liesByKind: [String: Int] = [:]
+    /// Sync runs and confirmations that ended with the protocol error a lie told them calls for.
+    public var liesCaught = 0
 
     public init() {}
 
@@ -52,6 +62,12 @@ public struct SimulationStatistics: Sendable, Hashable, CustomStringConvertible 
         keylessUploads += other.keylessUploads
         historyQueries += other.historyQueries
         invariantChecks += other.invariantChecks
+        pruneConfirmations += other.pruneConfirmations
+        pruneConfirmationsFailed += other.pruneConfirmationsFailed
+        pruneCursorsLowered += other.pruneCursorsLowered
+        lies += other.lies
+        liesByKind.merge(other.liesByKind, uniquingKeysWith: +)
+        liesCaught += other.liesCaught
     }
 
     public var description: String {
@@ -60,6 +76,9 @@ public struct SimulationStatistics: Sendable, Hashable, CustomStringConvertible 
             + "\(enrolments) enrolments, \(tokenReplacements) token replacements, \(deviceForgets)+\(serverForgets) forgets (device+server), "
             + "\(prunes) prunes (\(prunedRecords) records), \(partitions) partitions, \(clockJumps) clock jumps, "
             + "\(convergences) convergences, \(mapGrowths) map growths, \(futureEventRefusals) future_event refusals, \(keylessUploads) keyless uploads, "
-            + "\(historyQueries) history queries, \(invariantChecks) invariant checks"
+            + "\(historyQueries) history queries, \(invariantChecks) invariant checks, "
+            + "\(pruneConfirmations) prune confirmations (\(pruneConfirmationsFailed) failed, \(pruneCursorsLowered) lowered the cursor)"
+            + (lies == 0 ? "" : ", \(lies) lies (\(liesCaught) caught): "
+                + liesByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
     }
 }

@@ -117,6 +117,11 @@ extension Simulator {
                   let literal = record.event.user, let user = device.user(forPseudonym: literal) else {
                 throw failure("device log", "the sync client of \(device.id) wrote seq \(record.seq), a \(record.event.type.rawValue) the simulator cannot account for (it writes only the user_forgotten the server asks for, of a user the server forgot)")
             }
+            // Only the real server's signed request may erase a user on the client's side: one
+            // the server forgot in this device's replica.
+            guard device.forgottenOnReplica.contains(user) else {
+                throw failure("erasure only on the server's word", "the sync client of \(device.id) forgot \(user) (seq \(record.seq)), whom the server never forgot for it: a forged forget request erased a user")
+            }
             device.log.append(ModelRecord(seq: record.seq, hash: record.hash, event: record.event, forgets: user))
             forgotten.append(user)
             statistics.deviceForgets += 1
@@ -135,8 +140,9 @@ extension Simulator {
         var what = "idle"
         if case .request(let request) = device.link.parked {
             if !device.partitioned && chance(500) {
-                let response = server.handle(request)
-                try observe(request, response, device)
+                // The request crossed the path: a liar there saw it, and the server answered.
+                if options.lieRatePerMille > 0 { liar.hear(request, device: device.index) }
+                let response = try forward(request, of: device)
                 what = "its request reached the server (\(response.status)), the answer is lost"
             } else {
                 what = "its request is lost"
@@ -173,6 +179,10 @@ extension Simulator {
             do { try device.link.crash(cancelling: task) } catch { throw failure("liveness", "\(error)") }
             _ = device.link.collect()
             device.runTask = nil
+        }
+        if device.pendingPrune != nil {
+            device.pendingPrune = nil
+            note("\(device.id)'s prune dies with it, before the server confirmed anything")
         }
         try absorbClientRecords(device)
         device.client = nil
@@ -214,15 +224,72 @@ extension Simulator {
         return true
     }
 
-    /// A device prunes what the server acknowledged and is older than a moment in its past.
+    /// A device prunes what the server acknowledged and is older than a moment in its past, as
+    /// `onboard prune` does: right before deleting it asks the server how far it holds the log
+    /// (``finishPrune(of:before:batchRecords:confirmation:)`` goes on when the answer arrives).
+    /// The question is a run of `SyncClient.confirmedAcknowledgement()` on the device's link, so
+    /// it crosses the same network as a sync (lost, delayed, answered by the liar) while other
+    /// devices act; a sync run would share the link, so a device prunes between runs.
     func prune() throws -> Bool {
-        guard let device = pick({ $0.isEnrolled && !$0.log.isEmpty }) else { return false }
-        let cursor = try expect("reading the sync cursor of \(device.id)") { try device.store.syncCursor() }
-        let before = device.clock.now.adding(milliseconds: -random.between(0...10_800_000))
+        guard let device = pick({ $0.isEnrolled && !$0.log.isEmpty && $0.link.isIdle }) else { return false }
+        // The hostile mode prunes up to the last minute one time in two: the records a lie
+        // believed would cost are the newest ones.
+        let age = options.lieRatePerMille > 0 && chance(500) ? random.between(0...60_000) : random.between(0...10_800_000)
+        let before = device.clock.now.adding(milliseconds: -age)
+        let client = makeClient(for: device)
+        device.client = client
+        device.liesThisRun = []
+        device.pendingPrune = (before, 1 + random.below(40))
+        statistics.pruneConfirmations += 1
+        note("\(device.id) will prune before \(before.iso8601); it asks the server what it holds first")
+        do {
+            device.runTask = try device.link.beginRun { () async throws(SyncError) -> SyncSummary in
+                var summary = SyncSummary()
+                summary.acknowledgedSeq = try await client.confirmedAcknowledgement()
+                return summary
+            }
+        } catch {
+            throw failure("liveness", "\(error)")
+        }
+        try afterActivation(device)
+        return true
+    }
+
+    /// The prune after its confirmation: nothing when the server did not confirm (the network
+    /// failed it too often, its token was replaced meanwhile, or the client caught a lie; any
+    /// other end is a defect); else the sync cursor moves back to the confirmed seq when that is
+    /// less, and the store prunes.
+    func finishPrune(of device: SimulatedDevice, before: Timestamp, batchRecords: Int, confirmation: Result<SyncSummary, SyncError>) throws {
+        let confirmed: UInt64
+        switch confirmation {
+        case .success(let summary):
+            confirmed = summary.acknowledgedSeq
+        case .failure(let error):
+            try checkNoToken(in: error, of: device)
+            if error == .unavailable {
+                note("\(device.id) prunes nothing: the server could not be reached")
+            } else if error == .unauthorized && device.runToken != device.token {
+                note("\(device.id) prunes nothing: its token was revoked meanwhile")
+            } else if isCaughtLie(error, of: device) {
+                statistics.liesCaught += 1
+                note("\(device.id) prunes nothing: it caught a lie (\(Self.name(of: error)))")
+            } else {
+                throw failure("honest prune confirmation refused", "the confirmation of \(device.id) before pruning ended with \(Self.name(of: error)): \(error.message)")
+            }
+            statistics.pruneConfirmationsFailed += 1
+            return
+        }
+        var cursor = try expect("reading the sync cursor of \(device.id)") { try device.store.syncCursor() }
+        if confirmed < cursor {
+            try expect("lowering the sync cursor of \(device.id)") { try device.store.setSyncCursor(confirmed) }
+            note("\(device.id) moves its sync cursor back from \(cursor) to the confirmed seq \(confirmed)")
+            statistics.pruneCursorsLowered += 1
+            cursor = confirmed
+        }
         // The rule: the longest prefix of acknowledged records dated before `before`.
         var expected = device.prunedThrough
         while expected < cursor, expected < UInt64(device.log.count), device.log[Int(expected)].event.at < before { expected += 1 }
-        let result = try expect("pruning \(device.id)") { try device.store.prune(before: before, batchRecords: 1 + random.below(40)) }
+        let result = try expect("pruning \(device.id)") { try device.store.prune(before: before, batchRecords: batchRecords) }
         let point = result.prunedThrough?.seq ?? 0
         guard point == expected else {
             throw failure("prune", "\(device.id) pruned through seq \(point); acknowledged through \(cursor) and dated before \(before.iso8601) it should have been \(expected)")
@@ -231,8 +298,7 @@ extension Simulator {
         statistics.prunes += 1
         statistics.prunedRecords += Int(point - device.prunedThrough)
         device.prunedThrough = point
-        note("\(device.id) prunes before \(before.iso8601): through seq \(point)")
-        return true
+        note("\(device.id) prunes before \(before.iso8601) (the server confirms seq \(confirmed)): through seq \(point)")
     }
 
     /// A device's clock is corrected (or goes wrong): it jumps.

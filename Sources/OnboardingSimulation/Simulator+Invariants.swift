@@ -100,16 +100,26 @@ extension Simulator {
     /// user's readability there) all of them. Returns whether the replica holds new records.
     @discardableResult
     private func checkReplica(_ device: SimulatedDevice, full: Bool) throws -> Bool {
-        let head = try expect("reading the replica of \(device.id)") { try server.withReplica(of: device.id) { try $0.head() } }
+        let point = try expect("reading the prune point of \(device.id)") { try device.store.prunedThrough() }
+        let (head, heldAtPoint) = try expect("reading the replica of \(device.id)") {
+            try server.withReplica(of: device.id) { replica in (try replica.head(), try point.flatMap { try replica.record(at: $0.seq) }) }
+        }
         guard head.seq <= UInt64(device.log.count) else {
             throw failure("replica prefix", "the server holds \(device.id) up to seq \(head.seq); the device recorded \(device.log.count)")
         }
         guard head.seq >= device.acknowledged, head.seq >= device.replicaCheckedThrough else {
             throw failure("acknowledged records lost", "the server acknowledged \(device.id) up to seq \(device.acknowledged) and held seq \(device.replicaCheckedThrough), but now holds only seq \(head.seq)")
         }
-        let cursor = try expect("reading the sync cursor of \(device.id)") { try device.store.syncCursor() }
-        guard cursor <= head.seq, device.prunedThrough <= head.seq else {
-            throw failure("acknowledged records lost", "\(device.id)'s sync cursor (\(cursor)) or prune point (\(device.prunedThrough)) passes the replica's head (seq \(head.seq))")
+        // The device's word against the real server's (a liar's cursor or acknowledgement must
+        // never move either past it).
+        try checkSyncCursor(of: device, serverHolds: head.seq)
+        if let point {
+            guard point.seq <= head.seq else {
+                throw failure("nothing unsynced is pruned", "\(device.id) pruned through seq \(point.seq), but the server holds only seq \(head.seq): seq \(head.seq + 1)…\(point.seq) exist nowhere now")
+            }
+            guard heldAtPoint?.hash == point.hash else {
+                throw failure("nothing unsynced is pruned", "\(device.id) pruned through seq \(point.seq), whose hash the server's record there does not have")
+            }
         }
         let grew = head.seq > device.replicaCheckedThrough
         // A user_forgotten among the new records changes how the user's earlier records read.
@@ -128,6 +138,23 @@ extension Simulator {
         device.replicaView = Array(device.replicaView.prefix(Int(first - 1))) + records.map(\.event)
         device.replicaCheckedThrough = head.seq
         return grew || first == 1
+    }
+
+    /// The device's sync cursor claims no more than the real server holds.
+    private func checkSyncCursor(of device: SimulatedDevice, serverHolds head: UInt64) throws {
+        let cursor = try expect("reading the sync cursor of \(device.id)") { try device.store.syncCursor() }
+        guard cursor <= head else {
+            throw failure("sync cursor", "\(device.id)'s sync cursor claims seq \(cursor), but the server holds only seq \(head)")
+        }
+    }
+
+    /// ``checkSyncCursor(of:serverHolds:)`` right after a client that was lied to acted, before
+    /// the rest of its run (within a convergence, all of it happens in one step) can set right
+    /// what it believed.
+    func checkSyncCursorAfterLies(of device: SimulatedDevice) throws {
+        guard !device.liesThisRun.isEmpty, device.isEnrolled else { return }
+        let head = try expect("reading the replica of \(device.id)") { try server.withReplica(of: device.id) { try $0.head() } }
+        try checkSyncCursor(of: device, serverHolds: head.seq)
     }
 
     /// One record of a store against the model: the same hash, and the event the model expects

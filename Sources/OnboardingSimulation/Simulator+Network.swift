@@ -31,6 +31,7 @@ extension Simulator {
     func begin(_ device: SimulatedDevice) throws {
         let client = makeClient(for: device)
         device.client = client
+        device.liesThisRun = []
         statistics.syncRuns += 1
         note("\(device.id) starts sync run \(device.runCount)")
         do { device.runTask = try device.link.beginRun { () async throws(SyncError) -> SyncSummary in try await client.run() } } catch {
@@ -43,6 +44,7 @@ extension Simulator {
     func afterActivation(_ device: SimulatedDevice) throws {
         touch(device)
         try absorbClientRecords(device)
+        try checkSyncCursorAfterLies(of: device)
         switch device.link.parked {
         case .request(let request):
             note("\(device.id) sends \(Self.describe(request))")
@@ -52,7 +54,12 @@ extension Simulator {
             let result = device.link.collect()!
             device.runTask = nil
             device.client = nil
-            try judge(result, of: device)
+            if let prune = device.pendingPrune {
+                device.pendingPrune = nil
+                try finishPrune(of: device, before: prune.before, batchRecords: prune.batchRecords, confirmation: result)
+            } else {
+                try judge(result, of: device)
+            }
         case .idle, .running:
             preconditionFailure("the link of \(device.id) reported a park without parking")
         }
@@ -60,8 +67,10 @@ extension Simulator {
 
     /// A run of an honest client ends with the server holding its log, or because the network
     /// failed it too often, or (for a device whose clock runs ahead) because its newest events are
-    /// dated past the server's allowance. Anything else is a defect.
+    /// dated past the server's allowance, or with the protocol error a lie it was told calls for.
+    /// Anything else is a defect, and so is an error naming the device's token.
     func judge(_ result: Result<SyncSummary, SyncError>, of device: SimulatedDevice) throws {
+        if case .failure(let error) = result { try checkNoToken(in: error, of: device) }
         switch result {
         case .success(let summary):
             note("\(device.id) sync run ends: acknowledged seq \(summary.acknowledgedSeq), \(summary.appended) appended, "
@@ -69,8 +78,9 @@ extension Simulator {
                  + (summary.forgottenOnRequest.isEmpty ? "" : ", \(summary.forgottenOnRequest.count) forgotten on request")
                  + (summary.forgetFailures.isEmpty ? "" : ", \(summary.forgetFailures.count) forgets impossible")
                  + (summary.unknownForgetRequests == 0 ? "" : ", \(summary.unknownForgetRequests) forget requests for users it never held")
-                 + (summary.forgetRequestsRefused.map { ", forget requests refused: \($0)" } ?? ""))
-            if let refused = summary.forgetRequestsRefused {
+                 // Not the refusal's text: it names the server key, which differs between runs.
+                 + (summary.forgetRequestsRefused == nil ? "" : ", forget requests refused"))
+            if let refused = summary.forgetRequestsRefused, !device.liesThisRun.contains(where: \.altersForgetRequests) {
                 throw failure("erasure", "\(device.id) refused the real server's forget requests: \(refused)")
             }
             if !summary.forgetFailures.isEmpty && device.prunedThrough == 0 {
@@ -82,6 +92,9 @@ extension Simulator {
             note("\(device.id) sync run ends: the network failed it too often")
         case .failure(let error) where error == .refused && error.message.contains("future_event"):
             note("\(device.id) sync run ends: an event is dated past the server's allowance")
+        case .failure(let error) where isCaughtLie(error, of: device):
+            statistics.liesCaught += 1
+            note("\(device.id) sync run ends: it caught a lie (\(Self.name(of: error)))")
         case .failure(let error):
             throw failure("honest sync refused", "the sync run of \(device.id) ended with \(Self.name(of: error)): \(error.message)")
         }
@@ -104,9 +117,7 @@ extension Simulator {
             note("\(device.id): the request is lost (partitioned from the server)")
             outcome = .failure(SimulatedLink.NetworkFault(description: "simulated partition: no route to the sync server"))
         } else {
-            let response = server.handle(request)
-            try observe(request, response, device)
-            outcome = .success(response)
+            outcome = .success(try serverSide(request, of: device))
         }
         do { try device.link.answer(outcome) } catch { throw failure("liveness", "\(error)") }
         try afterActivation(device)
@@ -200,17 +211,26 @@ extension Simulator {
 
     /// The network heals and the server's clock passes every device's events; then every
     /// enrolled device must get its whole log to the server within a few sync runs, and the
-    /// server's forget requests must reach every device that can carry them out.
+    /// server's forget requests must reach every device that can carry them out. The hostile
+    /// mode's liar stays for the first round (``hostileConvergenceRounds``), and every invariant
+    /// is checked after it.
     func converge() throws {
         for device in devices { device.partitioned = false }
+        defer { healing = false }
         for round in 1...Self.convergenceRounds {
             let pending = try devices.filter { try !isConverged($0) }
             if pending.isEmpty { break }
+            // In the hostile mode the liar stays on the path for the first round (which carries
+            // most uploads) and leaves it for the others, which must then bring every log home.
+            healing = round > Self.hostileConvergenceRounds
             // Before every round: a device whose clock runs ahead dates even the user_forgotten
             // its client wrote in the last round ahead of the server.
             letServerClockPassEveryEvent()
             note("convergence round \(round): " + pending.map(\.id).joined(separator: ", "))
             for device in pending { try runToCompletion(device) }
+            // What the liar made a client believe in this round must be caught now: the honest
+            // rounds after it would set it right before the step's checks.
+            if !healing && options.lieRatePerMille > 0 { try checkInvariants() }
         }
         for device in devices where try !isConverged(device) {
             let head = try expect("reading \(device.id)") { try device.store.head() }.seq
@@ -247,6 +267,11 @@ extension Simulator {
     /// every request and letting time pass for every wait.
     func runToCompletion(_ device: SimulatedDevice) throws {
         if device.link.isIdle { try begin(device) }
+        try driveToCompletion(device)
+    }
+
+    /// Runs the run in progress on `device`'s link until it ends.
+    func driveToCompletion(_ device: SimulatedDevice) throws {
         var activations = 0
         while true {
             activations += 1
@@ -268,6 +293,13 @@ extension Simulator {
         }
     }
 
+    /// No error of the client names the device's token (it would end up in a log).
+    func checkNoToken(in error: SyncError, of device: SimulatedDevice) throws {
+        for token in [device.token, device.runToken].compactMap({ $0 }) where error.message.contains(token) {
+            throw failure("no token in errors", "the \(Self.name(of: error)) error of \(device.id)'s client names its token: \(error.message.replacingOccurrences(of: token, with: "<the token>").prefix(300))")
+        }
+    }
+
     // MARK: Words for the trace
 
     /// `POST events [seq 3…9]`, `GET cursor`: what a request is, without its tokens or hashes.
@@ -282,7 +314,8 @@ extension Simulator {
         let named: [(SyncError, String)] = [(.fork, "fork"), (.chainBroken, "chain_broken"), (.historyRewritten, "history_rewritten"),
                                             (.badSignature, "bad_signature"), (.unauthorized, "unauthorized"), (.forbidden, "forbidden"),
                                             (.serverAhead, "server_ahead"), (.unavailable, "unavailable"), (.refused, "refused"),
-                                            (.badResponse, "bad_response"), (.store, "store"), (.busy, "busy")]
+                                            (.badResponse, "bad_response"), (.redirected, "redirected"), (.timeLimit, "time_limit"),
+                                            (.serverKeyMismatch, "server_key_mismatch"), (.store, "store"), (.busy, "busy")]
         return named.first { $0.0 == error }?.1 ?? "unknown"
     }
 }

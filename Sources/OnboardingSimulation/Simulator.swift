@@ -33,6 +33,9 @@ public final class Simulator {
     /// Rounds of sync runs a convergence gives every device: the faulty network fails a run
     /// rarely enough (8 attempts per request) that five in a row mean a device cannot sync.
     static let convergenceRounds = 5
+    /// Rounds of a convergence in which the hostile mode still lies: one, so four honest rounds
+    /// remain, as many as a faulty network needs (see ``convergenceRounds``).
+    static let hostileConvergenceRounds = 1
     /// Activations of one client within one step, beyond which it is spinning.
     static let maximumActivationsPerStep = 10_000
 
@@ -53,6 +56,10 @@ public final class Simulator {
     var step = 0
     /// Lines the server wrote to its operator's log (a failure an honest request met).
     let serverLog = ServerLog()
+    /// What the hostile mode's liar saw on the path (it tells its lies with it).
+    var liar = LiarMemory()
+    /// A convergence is past its first round: the network has healed, and no lie is told.
+    var healing = false
     /// What the current step may have changed (the checks after it read that).
     var scope = CheckScope()
     /// Every replica's records as they read there, in (at, device, seq) order, for the server's
@@ -106,7 +113,8 @@ public final class Simulator {
             throw SimulationSetupError("the server refused an auditor token (\(issued.status))")
         }
         auditorToken = token
-        trace.add("seed \(options.seed): \(options.steps) steps, up to \(options.devices) devices, replicas map \(serverOptions.replicaInitialMapSizeBytes) B, \(serverOptions.maximumOpenReplicas) open")
+        trace.add("seed \(options.seed): \(options.steps) steps, up to \(options.devices) devices, replicas map \(serverOptions.replicaInitialMapSizeBytes) B, \(serverOptions.maximumOpenReplicas) open"
+                  + (options.lieRatePerMille > 0 ? ", a lying server on \(options.lieRatePerMille)‰ of requests" + (options.undetectableLies ? " (undetectable lies too)" : "") : ""))
         for _ in 0..<min(Self.initialDevices, options.devices) { try createDevice() }
     }
 
@@ -134,7 +142,8 @@ public final class Simulator {
             failure = error
         } catch {
             failure = SimulationFailure(seed: options.seed, step: step, invariant: "unexpected error", message: "\(error)",
-                                        replaySteps: min(step, options.steps), devices: options.devices)
+                                        replaySteps: min(step, options.steps), devices: options.devices,
+                                        lieRatePerMille: options.lieRatePerMille, undetectableLies: options.undetectableLies)
         }
         tearDown()
         return SimulationReport(seed: options.seed, stepsRun: step, traceDigest: trace.digest, traceLineCount: trace.lineCount,
@@ -165,11 +174,23 @@ public final class Simulator {
         (.prune, 15), (.partition, 25), (.clockJump, 6), (.converge, 8), (.replaceToken, 5),
     ]
 
+    /// The hostile mode's weights: four times as many prunes (taken from recording), since a
+    /// prune is where a lie believed would cost records, and its confirmation is a request the
+    /// liar answers like any other.
+    static let hostileWeights: [(Action, Int)] = weights.map { action, weight in
+        switch action {
+        case .record: (action, weight - 45)
+        case .prune: (action, weight + 45)
+        default: (action, weight)
+        }
+    }
+
     private func runStep() throws {
-        let total = Self.weights.reduce(0) { $0 + $1.1 }
+        let weights = options.lieRatePerMille > 0 ? Self.hostileWeights : Self.weights
+        let total = weights.reduce(0) { $0 + $1.1 }
         var roll = random.below(total)
         var action = Action.record
-        for (candidate, weight) in Self.weights {
+        for (candidate, weight) in weights {
             if roll < weight {
                 action = candidate
                 break
@@ -217,7 +238,7 @@ public final class Simulator {
         let logged = serverLog.lines
         if !logged.isEmpty { detail += "\nserver log: " + logged.suffix(5).joined(separator: " | ") }
         return SimulationFailure(seed: options.seed, step: step, invariant: invariant, message: detail, replaySteps: min(step, options.steps),
-                                 devices: options.devices)
+                                 devices: options.devices, lieRatePerMille: options.lieRatePerMille, undetectableLies: options.undetectableLies)
     }
 
     /// Runs an operation of the code under test that must not fail here.

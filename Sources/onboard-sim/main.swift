@@ -5,7 +5,8 @@ import OnboardingSimulation
 // (docs/testing.md § Deterministic simulation). One seed replays one run exactly.
 
 let usage = """
-    usage: onboard-sim [--seed N] [--steps M] [--devices D] [--seconds S | --long] [--directory DIR] [--verbose] [--keep]
+    usage: onboard-sim [--seed N] [--steps M] [--devices D] [--seconds S | --long] [--hostile-server | --lie-rate R]
+                       [--undetectable-lies] [--directory DIR] [--verbose] [--keep]
 
     Runs the simulation of seed N (random when not given) for M steps (default 1000) with up to D
     devices (default 6), checking every invariant after every step. On a broken invariant it
@@ -13,6 +14,9 @@ let usage = """
 
       --seconds S    run seed after seed (N, N+1, …) for S seconds of real time, stopping at the first failure
       --long         the same for 1,800 seconds
+      --hostile-server  a lying server answers \(SimulationOptions.defaultLieRatePerMille) per mille of the requests instead of the real one
+      --lie-rate R   the same for R per mille (1 to 1000)
+      --undetectable-lies  also the lies no client can catch without signed answers (expected to break invariants)
       --directory    where the stores live (default: /dev/shm when writable, else the temporary directory)
       --verbose      print every step as it happens
       --keep         keep the stores after the run
@@ -31,6 +35,8 @@ struct Arguments {
     var directory: String?
     var verbose = false
     var keep = false
+    var lieRatePerMille = 0
+    var undetectableLies = false
 }
 
 func fail(_ message: String) -> Never {
@@ -68,6 +74,13 @@ func parse(_ arguments: [String]) -> Arguments {
             parsed.seconds = seconds
         case "--long":
             parsed.seconds = longSeconds
+        case "--hostile-server":
+            parsed.lieRatePerMille = SimulationOptions.defaultLieRatePerMille
+        case "--lie-rate":
+            guard let rate = Int(value(argument)), (1...1000).contains(rate) else { fail("--lie-rate takes a whole number of per mille from 1 to 1000") }
+            parsed.lieRatePerMille = rate
+        case "--undetectable-lies":
+            parsed.undetectableLies = true
         case "--directory":
             parsed.directory = value(argument)
         case "--verbose":
@@ -79,6 +92,7 @@ func parse(_ arguments: [String]) -> Arguments {
         }
         index += 1
     }
+    if parsed.undetectableLies && parsed.lieRatePerMille == 0 { parsed.lieRatePerMille = SimulationOptions.defaultLieRatePerMille }
     return parsed
 }
 
@@ -93,6 +107,8 @@ while true {
     options.directory = arguments.directory
     options.verbose = arguments.verbose
     options.keepFiles = arguments.keep
+    options.lieRatePerMille = arguments.lieRatePerMille
+    options.undetectableLies = arguments.undetectableLies
     let runStarted = Date()
     let report = Simulator.run(options)
     let elapsed = Date().timeIntervalSince(runStarted)

@@ -14,6 +14,17 @@ import TestSupport
     /// Steps per seed: 10 seeds of 600 steps take about 40 s of a debug build over two threads
     /// (the logs grow to a few hundred records per device, every fault and operation happens).
     static let stepsPerSeed = 600
+    /// Seeds run with the lying server (docs/testing.md § The hostile server): each catches a
+    /// client that believes an acknowledgement past the batch or an unsigned forget request, or
+    /// takes a redirect for a refusal; together, at least one of them also catches one that
+    /// believes an acknowledgement with a wrong hash, with a result refused or missing, or a
+    /// cursor with a wrong hash, one that forgets users it never had, and (seed 4) a prune that
+    /// does not move the cursor back to what the server confirms. The commit seed runs with it
+    /// too.
+    static let hostileSeeds: [UInt64] = [4, 13, 15, 17, 19]
+    /// Three requests in ten meet the liar: every kind of lie is told in each of these seeds,
+    /// and the convergences (honest after their first round) still bring every log home.
+    static let hostileLieRatePerMille = 300
     /// The commit seed when the tests do not run in a git checkout.
     static let fallbackSeed: UInt64 = 0x5EED_0F_C0FFEE
 
@@ -33,17 +44,24 @@ import TestSupport
         return seed
     }
 
+    /// The options of one run: `seed` for `steps` steps, with the lying server on
+    /// `lieRatePerMille` of the requests (0: an honest server).
+    static func options(_ seed: UInt64, steps: Int, lieRatePerMille: Int = 0) -> SimulationOptions {
+        var options = SimulationOptions(seed: seed)
+        options.steps = steps
+        options.lieRatePerMille = lieRatePerMille
+        return options
+    }
+
     /// Runs the simulations on threads of their own, two at a time: they block on fsync and on
     /// their sync clients, which must not happen on Swift concurrency's cooperative threads.
-    static func simulate(_ seeds: [UInt64], steps: Int) async -> [SimulationReport] {
+    static func simulate(_ runs: [SimulationOptions]) async -> [SimulationReport] {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                let reports = Mutex([SimulationReport?](repeating: nil, count: seeds.count))
-                DispatchQueue.concurrentPerform(iterations: min(2, seeds.count)) { lane in
-                    for index in stride(from: lane, to: seeds.count, by: 2) {
-                        var options = SimulationOptions(seed: seeds[index])
-                        options.steps = steps
-                        let report = Simulator.run(options)
+                let reports = Mutex([SimulationReport?](repeating: nil, count: runs.count))
+                DispatchQueue.concurrentPerform(iterations: min(2, runs.count)) { lane in
+                    for index in stride(from: lane, to: runs.count, by: 2) {
+                        let report = Simulator.run(runs[index])
                         reports.withLock { $0[index] = report }
                     }
                 }
@@ -57,11 +75,16 @@ import TestSupport
         return "\(failure)\nthe steps before it:\n" + report.traceTail.suffix(60).joined(separator: "\n")
     }
 
+    /// The honest seeds and the hostile ones in one pool of two threads, so the two sets never
+    /// compete for the two cores with each other.
     @Test func everyInvariantHoldsAfterEveryStepOfTheCISeeds() async {
         let derived = Self.commitSeed()
-        print("simulation: fixed seeds \(Self.fixedSeeds.map(String.init).joined(separator: ", ")) and commit seed \(derived), \(Self.stepsPerSeed) steps each")
+        print("simulation: fixed seeds \(Self.fixedSeeds.map(String.init).joined(separator: ", ")) and commit seed \(derived), \(Self.stepsPerSeed) steps each; "
+              + "with a lying server on \(Self.hostileLieRatePerMille)‰ of requests: seeds \(Self.hostileSeeds.map(String.init).joined(separator: ", ")) and the commit seed")
+        let honest = (Self.fixedSeeds + [derived]).map { Self.options($0, steps: Self.stepsPerSeed) }
+        let hostile = (Self.hostileSeeds + [derived]).map { Self.options($0, steps: Self.stepsPerSeed, lieRatePerMille: Self.hostileLieRatePerMille) }
         let started = Date()
-        let reports = await Self.simulate(Self.fixedSeeds + [derived], steps: Self.stepsPerSeed)
+        let reports = await Self.simulate(honest + hostile)
         let seconds = Date().timeIntervalSince(started)
         let steps = reports.reduce(0) { $0 + $1.stepsRun }
         print("simulation: \(steps) steps in \(Int(seconds)) s (\(Int(Double(steps) / max(seconds, 0.001))) steps/s over two threads)")
@@ -77,11 +100,22 @@ import TestSupport
         #expect(total.deviceForgets > 0 && total.serverForgets > 0 && total.prunedRecords > 0)
         #expect(total.partitions > 0 && total.clockJumps > 0 && total.convergences > Self.fixedSeeds.count)
         #expect(total.mapGrowths > 0 && total.futureEventRefusals > 0 && total.keylessUploads > 0 && total.historyQueries > 0)
+        // Every detectable lie was told on the fixed hostile seeds (the commit seed adds more),
+        // clients caught lies in their runs and before prunes, and prunes went on among them.
+        var lied = SimulationStatistics()
+        for report in reports[honest.count..<(honest.count + Self.hostileSeeds.count)] { lied.add(report.statistics) }
+        for lie in Lie.allCases where !lie.isUndetectable {
+            #expect(lied.liesByKind[lie.rawValue, default: 0] > 0, "no seed told the lie \(lie.rawValue)")
+        }
+        #expect(lied.liesCaught > 0 && lied.pruneConfirmationsFailed > 0 && lied.pruneCursorsLowered > 0 && lied.prunedRecords > 0)
     }
 
     @Test func oneSeedReplaysTheSameTrace() async {
         let steps = 250
-        let reports = await Self.simulate([11, 11, 12], steps: steps)
+        // Seed 11 with the lying server, so its draws replay too; 12 honest.
+        let reports = await Self.simulate([Self.options(11, steps: steps, lieRatePerMille: Self.hostileLieRatePerMille),
+                                           Self.options(11, steps: steps, lieRatePerMille: Self.hostileLieRatePerMille),
+                                           Self.options(12, steps: steps)])
         // Whatever the run finds (the other test demands nothing), it finds it again.
         #expect(reports[0].failure?.step == reports[1].failure?.step && reports[0].failure?.invariant == reports[1].failure?.invariant)
         #expect(reports[0].stepsRun == reports[1].stepsRun)
@@ -96,5 +130,8 @@ import TestSupport
     @Test func aFailureNamesTheSeedTheStepAndTheReplay() {
         let failure = SimulationFailure(seed: 42, step: 17, invariant: "readable ids", message: "seq 3 of sim-d0 reads as a pseudonym")
         #expect(failure.description == "seed 42 step 17: readable ids: seq 3 of sim-d0 reads as a pseudonym\nreplay: onboard-sim --seed 42 --steps 17")
+        let lied = SimulationFailure(seed: 42, step: 17, invariant: "sync cursor", message: "sim-d1's sync cursor claims seq 9", devices: 8,
+                                     lieRatePerMille: 300, undetectableLies: true)
+        #expect(lied.description.hasSuffix("\nreplay: onboard-sim --seed 42 --steps 17 --devices 8 --lie-rate 300 --undetectable-lies"))
     }
 }
