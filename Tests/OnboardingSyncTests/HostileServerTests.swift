@@ -239,7 +239,9 @@ import Testing
         #expect(!fixture.liar.requests.isEmpty)
         try await Task.sleep(for: .milliseconds(300))
         let lifetimes = fixture.liar.connectionLifetimes
-        #expect(!lifetimes.isEmpty && lifetimes.values.allSatisfy { $0 < .seconds(3) }, "\(lifetimes)")
+        // The server notices a closed connection only at its next byte, a second apart: well under
+        // 10 s is the cut; the drip alone would take 132 s.
+        #expect(!lifetimes.isEmpty && lifetimes.values.allSatisfy { $0 < .seconds(10) }, "\(lifetimes)")
     }
 
     @Test func aDroppedConnectionIsRetriedWithTheWholeBodyAndNothingIsLostOrDoubled() async throws {
