@@ -117,9 +117,13 @@ extension OnboardingStore {
     public func requestForgetOfUsersTheDeviceHolds(_ refs: [UserRef], requestedAt: Timestamp) throws(StoreError) -> Int {
         try ensureOpen()
         let current = users
+        // Every upload that carries keys comes here: nothing more than a lookup per user unless
+        // the replica forgot one of them.
+        let forgotten = refs.filter { current.isForgotten($0) }
+        guard !forgotten.isEmpty else { return 0 }
         let pending = Set(try forgetRequests())
         var added: [UserRef] = []
-        for ref in refs where current.isForgotten(ref) && !pending.contains(ref) {
+        for ref in forgotten where !pending.contains(ref) {
             let forgotByDevice = try records(user: ref.literal).contains { $0.event.type == .userForgotten }
             if !forgotByDevice { added.append(ref) }
         }

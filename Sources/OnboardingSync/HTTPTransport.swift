@@ -237,9 +237,7 @@ private struct Exchange: Sendable {
     }
 
     var timeoutMessage: String {
-        let seconds = timeout.components.seconds
-        let text = timeout == .seconds(seconds) ? "\(seconds) s" : "\(Double(timeout.components.attoseconds) / 1e18 + Double(seconds)) s"
-        return "\(origin) sent no complete answer within \(text) (the deadline of one request, connecting included); the server or the network is too slow or stalled"
+        return "\(origin) sent no complete answer within \(timeout.secondsText) (the deadline of one request, connecting included); the server or the network is too slow or stalled"
     }
 
     /// Milliseconds left before the deadline; throws once it has passed.

@@ -73,6 +73,8 @@ public final class URLSessionTransport: SyncTransport {
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    /// "30 s", "1.5 s": how messages name a deadline.
+    var secondsText: String { seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s" }
 }
 
 /// The session and the requests in flight. Each request is one data task; its answer is
@@ -142,7 +144,7 @@ private final class Engine: NSObject, URLSessionDataDelegate, Sendable {
                 box.withLock { $0 = task }
                 timers.asyncAfter(deadline: .now() + timeout.seconds) { [weak self, weak task] in
                     guard let self, let task else { return }
-                    let seconds = Self.secondsText(self.timeout)
+                    let seconds = self.timeout.secondsText
                     self.finish(task, replacingSession: true) { origin, _ in
                         .failure(URLSessionTransportError("\(origin) sent no complete answer within \(seconds) (the deadline of one request, connecting included); the server or the network is too slow or stalled"))
                     }
@@ -253,10 +255,5 @@ private final class Engine: NSObject, URLSessionDataDelegate, Sendable {
         default:
             return "the request to \(origin) failed (URLError \(error.code.rawValue))"
         }
-    }
-
-    static func secondsText(_ duration: Duration) -> String {
-        let seconds = duration.seconds
-        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 }

@@ -36,7 +36,10 @@ enum PruneCommand {
         }
         let before = try parseDate(text)
         let dryRun = invocation.has("dry-run")
-        let server = try serverAddress(invocation, required: !dryRun)
+        let server = try SyncCommand.connection(invocation)
+        if server == nil && !dryRun {
+            throw .usage("onboard prune: --server URL is required: prune asks the sync server what it holds right before deleting (--dry-run alone plans from the store's cursor)")
+        }
         let store = try OnboardTool.openStore(invocation, writable: !dryRun || server != nil)
         defer { store.close() }
         if let server { try confirmWithServer(store, server) }
@@ -76,31 +79,11 @@ enum PruneCommand {
         return ExitCode.success
     }
 
-    /// The server to confirm with, and the device token: required unless `required` is false.
-    static func serverAddress(_ invocation: Invocation, required: Bool) throws(CLIError) -> (url: URL, token: String)? {
-        let token = invocation.values["token"] ?? invocation.environment["ONBOARD_TOKEN"]
-        guard let text = invocation.values["server"] else {
-            guard !required else {
-                throw .usage("onboard prune: --server URL is required: prune asks the sync server what it holds right before deleting (--dry-run alone plans from the store's cursor)")
-            }
-            return nil
-        }
-        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
-            throw .usage("onboard prune: --server \"\(text)\" is not an http:// or https:// address, e.g. --server http://127.0.0.1:8080")
-        }
-        guard let token, !token.isEmpty else {
-            throw .usage("onboard prune: a token is required with --server: --token T or $ONBOARD_TOKEN (from onboard enroll)")
-        }
-        return (url, token)
-    }
-
     /// Asks the server how far it holds the log, checks its hash there, and moves the store's
     /// sync cursor back to that seq when it claims more: the prune then stops there. Prunes
     /// nothing (throws) when the server cannot confirm.
-    static func confirmWithServer(_ store: OnboardingStore, _ server: (url: URL, token: String)) throws(CLIError) {
-        let transport: any SyncTransport
-        do { transport = try SyncTransports.make(baseURL: server.url) } catch { throw .usage("onboard prune: --server: \(error.message)") }
-        let client = SyncClient(store: store, transport: transport, token: server.token)
+    static func confirmWithServer(_ store: OnboardingStore, _ server: (transport: any SyncTransport, token: String)) throws(CLIError) {
+        let client = SyncClient(store: store, transport: server.transport, token: server.token)
         let outcome = runBlocking { () async throws(SyncError) -> UInt64 in try await client.confirmedAcknowledgement() }
         let confirmed: UInt64
         switch outcome {

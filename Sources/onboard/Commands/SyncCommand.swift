@@ -36,8 +36,6 @@ enum SyncCommand {
         run: run)
 
     static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
-        let token = invocation.values["token"] ?? invocation.environment["ONBOARD_TOKEN"]
-        let server = invocation.values["server"]
         let batch = try invocation.positiveInteger("batch") ?? SyncLimits.maximumBatchEvents
         guard batch <= SyncLimits.maximumBatchEvents else {
             throw .usage("onboard sync: --batch must be at most \(SyncLimits.maximumBatchEvents)")
@@ -54,11 +52,8 @@ enum SyncCommand {
             }
             return ExitCode.success
         }
-        guard let server, let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
+        guard let (transport, token) = try connection(invocation) else {
             throw .usage("onboard sync: --server URL is required, e.g. --server http://127.0.0.1:8080")
-        }
-        guard let token, !token.isEmpty else {
-            throw .usage("onboard sync: a token is required: --token T or $ONBOARD_TOKEN (from onboard enroll)")
         }
         var serverKey: SigningPublicKey?
         if let text = invocation.values["server-key"] {
@@ -68,8 +63,6 @@ enum SyncCommand {
             serverKey = key
         }
         let maxTime = try invocation.positiveInteger("max-time")
-        let transport: any SyncTransport
-        do { transport = try SyncTransports.make(baseURL: url) } catch { throw .usage("onboard sync: --server: \(error.message)") }
         let store = try OnboardTool.openStore(invocation, writable: true)
         defer { store.close() }
         let client = SyncClient(store: store, transport: transport, token: token, batchEvents: batch, serverKey: serverKey)
@@ -102,6 +95,22 @@ enum SyncCommand {
             return ExitCode.success
         case .failure(let error):
             throw CLIError(exitCode(of: error), "onboard sync: \(error.message)")
+        }
+    }
+
+    /// The transport to `--server` and the device token (`--token` or `$ONBOARD_TOKEN`), for the
+    /// commands that talk to the sync server (`sync`, `prune`); nil without `--server`.
+    static func connection(_ invocation: Invocation) throws(CLIError) -> (any SyncTransport, String)? {
+        let command = invocation.command.name
+        guard let text = invocation.values["server"] else { return nil }
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
+            throw .usage("onboard \(command): --server \"\(text)\" is not an http:// or https:// address, e.g. --server http://127.0.0.1:8080")
+        }
+        guard let token = invocation.values["token"] ?? invocation.environment["ONBOARD_TOKEN"], !token.isEmpty else {
+            throw .usage("onboard \(command): a token is required: --token T or $ONBOARD_TOKEN (from onboard enroll)")
+        }
+        do { return (try SyncTransports.make(baseURL: url), token) } catch {
+            throw .usage("onboard \(command): --server: \(error.message)")
         }
     }
 
