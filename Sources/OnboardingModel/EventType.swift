@@ -1,8 +1,10 @@
-/// Every event type of vocabulary v1 (DESIGN.md §4), with its JSON name.
+/// Every event type of the vocabulary (docs/events.md), with its JSON name.
 ///
 /// The binary type code is the position in `allCases` plus one: **append new types at the
 /// end**. Every type carries a schema version; a record whose version this build does not know
-/// is refused rather than misread.
+/// is refused rather than misread. A new schema of a type only appends optional fields or
+/// choice values, so a record is written at the lowest schema that holds its values: a log that
+/// uses none of a schema's additions is byte for byte what the builds before it wrote.
 public enum EventType: String, WireEnum {
     // multi-user
     case userAdded = "user_added"
@@ -44,6 +46,15 @@ public enum EventType: String, WireEnum {
     /// The user's key was destroyed: their personal fields read as erased from here on. The
     /// event names the user by its pseudonym literal only (docs/audit.md § Erasure).
     case userForgotten = "user_forgotten"
+    // form input (schema 2 of the vocabulary)
+    /// A form field went from empty to filled, or back; never its content.
+    case fieldEdited = "field_edited"
+    /// The account-creation form was sent: `create_account` shows loading.
+    case accountCreationSubmitted = "account_creation_submitted"
+    /// The user opened "Forgot password?": `forgot_password` shows its empty form.
+    case passwordResetStarted = "password_reset_started"
+    /// A password reset request was refused or could not be sent.
+    case passwordResetFailed = "password_reset_failed"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }
@@ -54,15 +65,62 @@ public enum EventType: String, WireEnum {
         self.init(wireCode: UInt8(code - 1))
     }
 
-    /// Version of this type's payload layout. Every v1 type is at schema 1.
-    public var schemaVersion: UInt8 { 1 }
+    /// The newest version of this type's payload layout (1 for most types; see docs/format.md).
+    public var schemaVersion: UInt8 { EventType.schemaVersions[Int(wireCode)] }
 
-    /// The payload fields, in their canonical (JSON and binary) order.
+    /// The payload fields of the newest schema, in their canonical (JSON and binary) order.
     public var fields: [FieldSpec] { EventType.fieldTable[Int(wireCode)] }
 
-    /// Every type's fields, built once: the codecs ask for them for every event.
-    private static let fieldTable: [[FieldSpec]] = EventType.allCases.map(\.fieldDefinitions)
+    /// The payload fields of schema `version` (1…``schemaVersion``), `nil` for a version this
+    /// build does not know. Each schema is the one before with optional fields or choice values
+    /// appended.
+    public func fields(schema version: UInt8) -> [FieldSpec]? {
+        let schemas = EventType.schemaTable[Int(wireCode)]
+        guard version >= 1, Int(version) <= schemas.count else { return nil }
+        return schemas[Int(version) - 1]
+    }
 
+    /// The lowest schema whose fields hold `values` (given in the order of ``fields``): an
+    /// added field must be absent and every choice code within the schema's list.
+    public func schemaVersion(holding values: [FieldValue?]) -> UInt8 {
+        let schemas = EventType.schemaTable[Int(wireCode)]
+        if schemas.count == 1 { return 1 }
+        for (index, specs) in schemas.enumerated() where EventType.holds(specs, values) { return UInt8(index + 1) }
+        return UInt8(schemas.count)
+    }
+
+    private static func holds(_ specs: [FieldSpec], _ values: [FieldValue?]) -> Bool {
+        if values.count > specs.count, values[specs.count...].contains(where: { $0 != nil }) { return false }
+        for (spec, value) in zip(specs, values) {
+            if case .choice(let names) = spec.kind, case .choice(let code)? = value, Int(code) >= names.count { return false }
+        }
+        return true
+    }
+
+    /// Every type's schemas, built once: the codecs ask for them for every event.
+    private static let schemaTable: [[[FieldSpec]]] = EventType.allCases.map(\.schemaDefinitions)
+    private static let fieldTable: [[FieldSpec]] = schemaTable.map { $0.last! }
+    private static let schemaVersions: [UInt8] = schemaTable.map { UInt8($0.count) }
+
+    /// Every schema of the type, oldest first.
+    private var schemaDefinitions: [[FieldSpec]] {
+        switch self {
+        case .signInStarted:
+            [[.choice("method", SignInMethod.self)],
+             [.choice("method", SignInMethod.self), .choice("identifier_kind", IdentifierKind.self, optional: true)]]
+        case .fieldValidated:
+            [[.choice("field", FormField.self, firstCases: 5), .choice("result", ValidationResult.self, firstCases: 6)],
+             [.choice("field", FormField.self), .choice("result", ValidationResult.self)]]
+        case .accountCreationFailed:
+            [[.choice("field", FormField.self, optional: true, firstCases: 5),
+              .choice("reason", AccountCreationFailureReason.self, firstCases: 7)],
+             [.choice("field", FormField.self, optional: true), .choice("reason", AccountCreationFailureReason.self)]]
+        default:
+            [fieldDefinitions]
+        }
+    }
+
+    /// The fields of a type with a single schema.
     private var fieldDefinitions: [FieldSpec] {
         switch self {
         case .userAdded:
@@ -73,7 +131,6 @@ public enum EventType: String, WireEnum {
              .text("image_ref", optional: true)]
         case .userRemoved: [.choice("reason", UserRemovalReason.self)]
         case .biometricEnabled: [.choice("kind", BiometricKind.self)]
-        case .signInStarted: [.choice("method", SignInMethod.self)]
         case .signInFailed: [.choice("method", SignInMethod.self), .choice("reason", SignInFailureReason.self)]
         case .signInThrottled: [.choice("method", SignInMethod.self), .instant("retry_after")]
         case .secondFactorRequired, .secondFactorFailed, .secondFactorSucceeded:
@@ -83,14 +140,16 @@ public enum EventType: String, WireEnum {
         case .captchaPresented: [.choice("purpose", CaptchaPurpose.self)]
         case .passwordResetRequested: [.choice("route", ResetRoute.self)]
         case .passwordChanged: [.flag("forced")]
-        case .fieldValidated: [.choice("field", FormField.self), .choice("result", ValidationResult.self)]
-        case .accountCreationFailed:
-            [.choice("field", FormField.self, optional: true), .choice("reason", AccountCreationFailureReason.self)]
         case .lockoutCleared: [.choice("reason", LockoutClearReason.self)]
+        case .fieldEdited: [.choice("field", FormField.self), .flag("filled"), .flag("valid", optional: true)]
+        case .passwordResetFailed: [.choice("reason", PasswordResetFailureReason.self)]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
              .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
-             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten:
+             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
+             .accountCreationSubmitted, .passwordResetStarted:
             []
+        case .signInStarted, .fieldValidated, .accountCreationFailed:
+            preconditionFailure("\(rawValue) has several schemas: see schemaDefinitions")
         }
     }
 }
@@ -116,10 +175,11 @@ public struct FieldSpec: Sendable {
     static func text(_ name: String, optional: Bool = false) -> FieldSpec {
         FieldSpec(name: name, kind: .text, isOptional: optional)
     }
-    static func choice<E: WireEnum>(_ name: String, _ type: E.Type, optional: Bool = false) -> FieldSpec {
-        FieldSpec(name: name, kind: .choice(E.wireNames), isOptional: optional)
+    /// `firstCases`: an older schema knows only the enum's first cases.
+    static func choice<E: WireEnum>(_ name: String, _ type: E.Type, optional: Bool = false, firstCases: Int? = nil) -> FieldSpec {
+        FieldSpec(name: name, kind: .choice(Array(E.wireNames.prefix(firstCases ?? Int.max))), isOptional: optional)
     }
-    static func flag(_ name: String) -> FieldSpec { FieldSpec(name: name, kind: .flag, isOptional: false) }
+    static func flag(_ name: String, optional: Bool = false) -> FieldSpec { FieldSpec(name: name, kind: .flag, isOptional: optional) }
     static func instant(_ name: String) -> FieldSpec { FieldSpec(name: name, kind: .instant, isOptional: false) }
     static func count(_ name: String, _ range: ClosedRange<Int>) -> FieldSpec {
         FieldSpec(name: name, kind: .count(range), isOptional: false)

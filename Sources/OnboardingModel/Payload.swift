@@ -1,4 +1,4 @@
-/// The typed payload of an event: one case per event type of vocabulary v1.
+/// The typed payload of an event: one case per event type of the vocabulary.
 ///
 /// No case has a field that could hold a password, passcode, code, token or CAPTCHA answer.
 ///
@@ -18,7 +18,8 @@ public enum Payload: Sendable, Hashable {
     case passcodeResetCompleted
     case biometricEnabled(kind: BiometricKind)
     case biometricDisabled
-    case signInStarted(method: SignInMethod)
+    /// `identifierKind`: what the user typed to name the account (schema 2), never its value.
+    case signInStarted(method: SignInMethod, identifierKind: IdentifierKind? = nil)
     case signInFailed(method: SignInMethod, reason: SignInFailureReason)
     /// An attempt refused because of a lockout: audited, never counted as a failure.
     case signInThrottled(method: SignInMethod, retryAfter: Timestamp)
@@ -42,6 +43,12 @@ public enum Payload: Sendable, Hashable {
     case lockoutCleared(reason: LockoutClearReason)
     /// The user's key was destroyed; the event's `user` is the pseudonym literal.
     case userForgotten
+    /// A form field went from empty to filled (typed, pasted or autofilled) or back; `valid` is
+    /// the app's own check of its policy (say, a numeric passcode of the minimum length).
+    case fieldEdited(field: FormField, filled: Bool, valid: Bool?)
+    case accountCreationSubmitted
+    case passwordResetStarted
+    case passwordResetFailed(reason: PasswordResetFailureReason)
 
     public var type: EventType {
         switch self {
@@ -76,6 +83,10 @@ public enum Payload: Sendable, Hashable {
         case .accountCreated: .accountCreated
         case .lockoutCleared: .lockoutCleared
         case .userForgotten: .userForgotten
+        case .fieldEdited: .fieldEdited
+        case .accountCreationSubmitted: .accountCreationSubmitted
+        case .passwordResetStarted: .passwordResetStarted
+        case .passwordResetFailed: .passwordResetFailed
         }
     }
 
@@ -89,7 +100,7 @@ public enum Payload: Sendable, Hashable {
             [displayName.map(FieldValue.text), subtitle.map(FieldValue.text), imageRef.map(FieldValue.text)]
         case .userRemoved(let reason): [.choice(reason.wireCode)]
         case .biometricEnabled(let kind): [.choice(kind.wireCode)]
-        case .signInStarted(let method): [.choice(method.wireCode)]
+        case let .signInStarted(method, identifierKind): [.choice(method.wireCode), identifierKind.map { .choice($0.wireCode) }]
         case let .signInFailed(method, reason): [.choice(method.wireCode), .choice(reason.wireCode)]
         case let .signInThrottled(method, retryAfter): [.choice(method.wireCode), .instant(retryAfter)]
         case .secondFactorRequired(let method), .secondFactorFailed(let method), .secondFactorSucceeded(let method):
@@ -102,9 +113,12 @@ public enum Payload: Sendable, Hashable {
         case let .fieldValidated(field, result): [.choice(field.wireCode), .choice(result.wireCode)]
         case let .accountCreationFailed(field, reason): [field.map { .choice($0.wireCode) }, .choice(reason.wireCode)]
         case .lockoutCleared(let reason): [.choice(reason.wireCode)]
+        case let .fieldEdited(field, filled, valid): [.choice(field.wireCode), .flag(filled), valid.map(FieldValue.flag)]
+        case .passwordResetFailed(let reason): [.choice(reason.wireCode)]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
              .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
-             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten:
+             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
+             .accountCreationSubmitted, .passwordResetStarted:
             []
         }
     }
@@ -130,7 +144,7 @@ public enum Payload: Sendable, Hashable {
         case .passcodeResetCompleted: self = .passcodeResetCompleted
         case .biometricEnabled: self = .biometricEnabled(kind: reader.choice())
         case .biometricDisabled: self = .biometricDisabled
-        case .signInStarted: self = .signInStarted(method: reader.choice())
+        case .signInStarted: self = .signInStarted(method: reader.choice(), identifierKind: reader.optionalChoice())
         case .signInFailed: self = .signInFailed(method: reader.choice(), reason: reader.choice())
         case .signInThrottled: self = .signInThrottled(method: reader.choice(), retryAfter: reader.instant())
         case .secondFactorRequired: self = .secondFactorRequired(method: reader.choice())
@@ -151,6 +165,10 @@ public enum Payload: Sendable, Hashable {
         case .accountCreated: self = .accountCreated
         case .lockoutCleared: self = .lockoutCleared(reason: reader.choice())
         case .userForgotten: self = .userForgotten
+        case .fieldEdited: self = .fieldEdited(field: reader.choice(), filled: reader.flag(), valid: reader.optionalFlag())
+        case .accountCreationSubmitted: self = .accountCreationSubmitted
+        case .passwordResetStarted: self = .passwordResetStarted
+        case .passwordResetFailed: self = .passwordResetFailed(reason: reader.choice())
         }
     }
 }
@@ -196,6 +214,14 @@ private struct FieldReader {
     mutating func flag() -> Bool {
         guard case .flag(let flag)? = nextValue() else { preconditionFailure("field \(index - 1) is not a flag") }
         return flag
+    }
+
+    mutating func optionalFlag() -> Bool? {
+        if values[index] == nil {
+            index += 1
+            return nil
+        }
+        return flag()
     }
 
     mutating func instant() -> Timestamp {

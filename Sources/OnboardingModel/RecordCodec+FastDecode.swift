@@ -16,7 +16,7 @@ extension RecordCodec {
         var reader = FastBodyReader(bytes: body)
         guard let code = reader.uint16(), code >= 1, Int(code) <= WireCases.eventTypes.count else { return nil }
         let type = WireCases.eventTypes[Int(code) - 1]
-        guard let schema = reader.uint8(), schema == type.schemaVersion,
+        guard let schema = reader.uint8(), schema >= 1, schema <= type.schemaVersion,
               let seq = reader.uint64(), seq >= 1,
               let id = reader.uuid(),
               let at = reader.instant(),
@@ -39,12 +39,14 @@ extension RecordCodec {
             guard let value = reader.uuid() else { return nil }
             session = value
         }
-        guard let payload = fastDecodePayload(type, &reader), reader.isAtEnd else { return nil }
+        guard let payload = fastDecodePayload(type, schema: schema, &reader), reader.isAtEnd else { return nil }
         return (seq, Event(id: id, device: device, at: at, user: user, session: session, payload: payload))
     }
 
-    /// The payload fields of `type` in the order of `EventType.fields` (as `Payload.init(type:fieldValues:)`).
-    private static func fastDecodePayload(_ type: EventType, _ reader: inout FastBodyReader) -> Payload? {
+    /// The payload fields of `type` in the order of `EventType.fields` (as `Payload.init(type:fieldValues:)`),
+    /// at `schema` (1…`type.schemaVersion`). A record at a newer schema than its values need is
+    /// left to the reference decoder, which refuses it.
+    private static func fastDecodePayload(_ type: EventType, schema: UInt8, _ reader: inout FastBodyReader) -> Payload? {
         switch type {
         case .userAdded:
             guard let displayName = reader.text(),
@@ -66,7 +68,11 @@ extension RecordCodec {
         case .passcodeResetCompleted: return .passcodeResetCompleted
         case .biometricEnabled: return reader.choice(WireCases.biometricKinds).map { .biometricEnabled(kind: $0) }
         case .biometricDisabled: return .biometricDisabled
-        case .signInStarted: return reader.choice(WireCases.signInMethods).map { .signInStarted(method: $0) }
+        case .signInStarted:
+            guard let method = reader.choice(WireCases.signInMethods) else { return nil }
+            guard schema == 2 else { return .signInStarted(method: method) }
+            guard let kind = reader.optionalChoice(WireCases.identifierKinds), let kind = kind.value else { return nil }
+            return .signInStarted(method: method, identifierKind: kind)
         case .signInFailed:
             guard let method = reader.choice(WireCases.signInMethods),
                   let reason = reader.choice(WireCases.signInFailureReasons) else { return nil }
@@ -95,19 +101,26 @@ extension RecordCodec {
         case .fieldValidated:
             guard let field = reader.choice(WireCases.formFields),
                   let result = reader.choice(WireCases.validationResults) else { return nil }
+            let newer = field.wireCode >= WireCases.schema1FormFields || result.wireCode >= WireCases.schema1ValidationResults
+            guard newer == (schema == 2) else { return nil }
             return .fieldValidated(field: field, result: result)
         case .accountCreationFailed:
-            guard let hasField = reader.presence() else { return nil }
-            var field: FormField?
-            if hasField {
-                guard let value = reader.choice(WireCases.formFields) else { return nil }
-                field = value
-            }
-            guard let reason = reader.choice(WireCases.accountCreationFailureReasons) else { return nil }
-            return .accountCreationFailed(field: field, reason: reason)
+            guard let field = reader.optionalChoice(WireCases.formFields),
+                  let reason = reader.choice(WireCases.accountCreationFailureReasons) else { return nil }
+            let newer = (field.value.map { $0.wireCode >= WireCases.schema1FormFields } ?? false)
+                || reason.wireCode >= WireCases.schema1AccountCreationFailureReasons
+            guard newer == (schema == 2) else { return nil }
+            return .accountCreationFailed(field: field.value, reason: reason)
         case .accountCreated: return .accountCreated
         case .lockoutCleared: return reader.choice(WireCases.lockoutClearReasons).map { .lockoutCleared(reason: $0) }
         case .userForgotten: return .userForgotten
+        case .fieldEdited:
+            guard let field = reader.choice(WireCases.formFields), let filled = reader.flag(),
+                  let valid = reader.optionalFlag() else { return nil }
+            return .fieldEdited(field: field, filled: filled, valid: valid.value)
+        case .accountCreationSubmitted: return .accountCreationSubmitted
+        case .passwordResetStarted: return .passwordResetStarted
+        case .passwordResetFailed: return reader.choice(WireCases.passwordResetFailureReasons).map { .passwordResetFailed(reason: $0) }
         }
     }
 }
@@ -129,6 +142,18 @@ private enum WireCases {
     static let validationResults = ValidationResult.allCases
     static let accountCreationFailureReasons = AccountCreationFailureReason.allCases
     static let lockoutClearReasons = LockoutClearReason.allCases
+    static let identifierKinds = IdentifierKind.allCases
+    static let passwordResetFailureReasons = PasswordResetFailureReason.allCases
+    /// How many cases of an enum schema 1 of its types knows: a value past them needs schema 2.
+    static let schema1FormFields = schema1Cases(.fieldValidated, field: 0)
+    static let schema1ValidationResults = schema1Cases(.fieldValidated, field: 1)
+    static let schema1AccountCreationFailureReasons = schema1Cases(.accountCreationFailed, field: 1)
+
+    /// Read from the schema table (the one source).
+    private static func schema1Cases(_ type: EventType, field: Int) -> UInt8 {
+        guard case .choice(let names) = type.fields(schema: 1)![field].kind else { preconditionFailure("not a choice") }
+        return UInt8(names.count)
+    }
     /// The range of `user_added.passcode_min_length`, read from the field table (the one source).
     static let passcodeMinimumLengths: ClosedRange<Int> = {
         for spec in EventType.userAdded.fields {
@@ -225,6 +250,18 @@ private struct FastBodyReader {
     }
 
     mutating func text() -> String? { shortText(maximumBytes: Limits.maximumTextBytes) }
+
+    mutating func optionalChoice<E>(_ cases: [E]) -> PresentOrAbsent<E>? {
+        guard let present = presence() else { return nil }
+        guard present else { return PresentOrAbsent(value: nil) }
+        return choice(cases).map { PresentOrAbsent(value: $0) }
+    }
+
+    mutating func optionalFlag() -> PresentOrAbsent<Bool>? {
+        guard let present = presence() else { return nil }
+        guard present else { return PresentOrAbsent(value: nil) }
+        return flag().map { PresentOrAbsent(value: $0) }
+    }
 
     mutating func optionalText() -> PresentOrAbsent<String>? {
         guard let present = presence() else { return nil }

@@ -69,8 +69,10 @@ public enum RecordCodec {
 
     static func encodeBody(_ event: Event, seq: UInt64, seal: UserSeal?, into writer: inout BinaryWriter) {
         let type = event.type
+        let values = event.payload.fieldValues
+        let schema = type.schemaVersion(holding: values)
         writer.append(type.code)
-        writer.append(type.schemaVersion)
+        writer.append(schema)
         writer.append(seq)
         writer.append(event.id)
         writer.append(event.at.millisecondsSince1970)
@@ -91,7 +93,6 @@ public enum RecordCodec {
         } else {
             writer.append(UInt8(0))
         }
-        let values = event.payload.fieldValues
         // With a user, the personal text fields go sealed with the user's key (or, once the user
         // is forgotten, not at all); without one there is no key and they stay in the clear.
         let sealsPersonal = seal != nil && type.hasPersonalFields
@@ -114,7 +115,9 @@ public enum RecordCodec {
                 writer.append(UInt8(0))
             }
         }
-        for (spec, value) in zip(type.fields, values) {
+        // An older schema has a prefix of the fields (the values of the others are absent).
+        let specs = schema == type.schemaVersion ? type.fields : type.fields(schema: schema)!
+        for (spec, value) in zip(specs, values) {
             if sealsPersonal && EventType.isPersonal(spec) { continue }
             if spec.isOptional {
                 writer.append(UInt8(value == nil ? 0 : 1))
@@ -236,8 +239,9 @@ public enum RecordCodec {
         let code = try reader.readUInt16()
         guard let type = EventType(code: code) else { throw RecordDecodingError("unknown event type code \(code)") }
         let schema = try reader.readUInt8()
-        guard schema == type.schemaVersion else {
-            throw RecordDecodingError("\(type.rawValue) schema version \(schema) is not supported (this build reads \(type.schemaVersion))")
+        guard let specs = type.fields(schema: schema) else {
+            let known = type.schemaVersion == 1 ? "1" : "1…\(type.schemaVersion)"
+            throw RecordDecodingError("\(type.rawValue) schema version \(schema) is not supported (this build reads \(known))")
         }
         let seq = try reader.readUInt64()
         guard seq >= 1 else { throw RecordDecodingError("record says seq 0; a log's seqs start at 1") }
@@ -281,7 +285,7 @@ public enum RecordCodec {
         var values: [FieldValue?] = []
         values.reserveCapacity(type.fields.count)
         var personalIndex = 0
-        for spec in type.fields {
+        for spec in specs {
             if sealsPersonal && EventType.isPersonal(spec) {
                 if let personal {
                     values.append(personal[personalIndex])
@@ -317,6 +321,11 @@ public enum RecordCodec {
             }
         }
         guard reader.isAtEnd else { throw RecordDecodingError("\(reader.remaining) unexpected bytes after the payload") }
+        // Fields an older schema does not have are absent.
+        while values.count < type.fields.count { values.append(nil) }
+        guard type.schemaVersion(holding: values) == schema else {
+            throw RecordDecodingError("\(type.rawValue) is written at schema version \(schema) but holds nothing an older schema cannot; a record is written at the lowest schema that holds its values")
+        }
         let event = Event(id: id, device: device, at: at, user: user, session: session,
                           payload: Payload(type: type, fieldValues: values))
         do { try event.validate() } catch { throw RecordDecodingError("stored event is invalid: \(error)") }

@@ -68,24 +68,48 @@ public enum CaptchaPurpose: String, WireEnum {
 /// How the user identified the account whose password to reset.
 public enum ResetRoute: String, WireEnum { case username, email }
 
-/// A field of the account-creation form.
+/// A field of an onboarding form: the fields the session projection names.
+///
+/// The first five are those of vocabulary schema 1 (the account-creation form); `phone`,
+/// `passcode` and `second_factor_code` came with schema 2 of `field_validated` and
+/// `account_creation_failed` and with `field_edited`.
 public enum FormField: String, WireEnum {
-    case username, password, passwordConfirmation = "password_confirmation", email, captcha
+    case username, password, passwordConfirmation = "password_confirmation", email, captcha,
+         phone, passcode, secondFactorCode = "second_factor_code"
 }
 
 /// The outcome of validating one form field inline.
+///
+/// The first six are those of `field_validated` schema 1; the email and phone results came with
+/// schema 2.
 public enum ValidationResult: String, WireEnum {
     case passwordsMatch = "passwords_match", passwordsDoNotMatch = "passwords_do_not_match",
          usernameAvailable = "username_available", usernameInUse = "username_in_use",
-         usernameInvalid = "username_invalid", passwordTooWeak = "password_too_weak"
+         usernameInvalid = "username_invalid", passwordTooWeak = "password_too_weak",
+         emailAvailable = "email_available", emailInUse = "email_in_use", emailInvalid = "email_invalid",
+         phoneInvalid = "phone_invalid"
 }
 
 /// Why account creation failed.
+///
+/// The first seven are those of `account_creation_failed` schema 1; the email and phone reasons
+/// came with schema 2.
 public enum AccountCreationFailureReason: String, WireEnum {
     case usernameInUse = "username_in_use", usernameInvalid = "username_invalid",
          passwordTooWeak = "password_too_weak", passwordsDoNotMatch = "passwords_do_not_match",
          captchaFailed = "captcha_failed", networkUnavailable = "network_unavailable",
-         serverError = "server_error"
+         serverError = "server_error", emailInUse = "email_in_use", emailInvalid = "email_invalid",
+         phoneInvalid = "phone_invalid"
+}
+
+/// What kind of identifier the user typed to name their account (never the identifier itself).
+public enum IdentifierKind: String, WireEnum { case username, email, phone }
+
+/// Why a password reset request failed. Only `unknown_account` is about what the user typed;
+/// none of them counts toward a lockout.
+public enum PasswordResetFailureReason: String, WireEnum {
+    case unknownAccount = "unknown_account", networkUnavailable = "network_unavailable",
+         serverError = "server_error", rateLimited = "rate_limited"
 }
 
 /// Why a lockout was lifted.

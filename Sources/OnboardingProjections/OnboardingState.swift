@@ -3,6 +3,10 @@ import OnboardingModel
 /// All projections of a store, applied together in log order: the lockout engine first, then
 /// the session (which reads the lockout decision the record led to) and the users.
 ///
+/// State version 6 added the form fields, identifier kind and biometric badge of the session's
+/// flows and the `partially_filled` state; a version-5 state still loads as the base of a
+/// pruned store (``upgradeFromStateVersion5()``).
+///
 /// ```swift
 /// var state = OnboardingState(policy: .mediawiki)
 /// for record in log { state.apply(record) }
@@ -10,7 +14,7 @@ import OnboardingModel
 /// ```
 public struct OnboardingState: Projection {
     /// Bumped whenever any part's layout or meaning changes, so old snapshots are rebuilt.
-    public static let stateVersion = 5
+    public static let stateVersion = 6
 
     public private(set) var seq: UInt64 = 0
     public private(set) var lockout: LockoutEngine
@@ -19,6 +23,12 @@ public struct OnboardingState: Projection {
 
     public init(policy: LockoutPolicy = .mediawiki) {
         lockout = LockoutEngine(policy: policy)
+    }
+
+    /// Fills in what a version-5 state did not hold (the session's biometric badges, from the
+    /// user lists); its flows have no reported fields until the app reports them again.
+    public mutating func upgradeFromStateVersion5() {
+        session.upgradeFromStateVersion5(users: users)
     }
 
     public mutating func apply(_ record: Record) {

@@ -273,12 +273,15 @@ extension OnboardingStore {
         }
         let version = Int(bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         let seq = bytes[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        guard version == OnboardingState.stateVersion else {
+        // A base of state version 5 (the build before the form fields) still serves: the
+        // fields it lacks start empty.
+        guard version == OnboardingState.stateVersion || version == 5 else {
             throw StoreError(.pruned, "\(lost) and the base snapshot is of projection state version \(version), not \(OnboardingState.stateVersion); open it with the onboard that pruned it, or restore it from the sync server's copy", seq: point.seq)
         }
-        guard seq == point.seq, let state = try? JSONDecoder().decode(OnboardingState.self, from: Data(bytes[12...])), state.seq == seq else {
+        guard seq == point.seq, var state = try? JSONDecoder().decode(OnboardingState.self, from: Data(bytes[12...])), state.seq == seq else {
             throw StoreError(.pruned, "\(lost) and the base snapshot (seq \(seq)) does not stand for seq \(point.seq) or cannot be decoded; run onboard verify", seq: point.seq)
         }
+        if version == 5 { state.upgradeFromStateVersion5() }
         if let policy, state.lockout.policy != policy {
             throw StoreError(.pruned, "\(lost) and the base snapshot was folded under lockout policy \(state.lockout.policy.name), not \(policy.name); evaluate other policies on the sync server's full copy", seq: point.seq)
         }

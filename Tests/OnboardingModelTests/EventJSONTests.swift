@@ -53,6 +53,14 @@ struct EventJSONTests {
         Samples.event(.accountCreated, user: "new.user+tag@example.org"),
         Samples.event(.lockoutCleared(reason: .admin), user: "👩🏽‍🚀"),
         Samples.event(.userForgotten, user: "~0123456789abcdef0123456789abcdef", session: nil),
+        Samples.event(.signInStarted(method: .password, identifierKind: .phone), user: nil),
+        Samples.event(.fieldValidated(field: .email, result: .emailInUse), user: nil),
+        Samples.event(.accountCreationFailed(field: nil, reason: .phoneInvalid), user: nil),
+        Samples.event(.fieldEdited(field: .passcode, filled: true, valid: false)),
+        Samples.event(.fieldEdited(field: .email, filled: false, valid: nil), user: nil),
+        Samples.event(.accountCreationSubmitted, user: nil),
+        Samples.event(.passwordResetStarted, user: nil),
+        Samples.event(.passwordResetFailed(reason: .unknownAccount), user: nil),
     ]
 
     @Test("the corpus covers every event type and is valid")

@@ -82,6 +82,13 @@ struct OCSFEncoderTests {
               severity: 3, isMFA: nil),
         .init(payload: .lockoutCleared(reason: .passwordReset), activity: 99, typeUID: 300299, status: 1,
               statusDetail: "PASSWORD_RESET", severity: 3, isMFA: nil),
+        .init(payload: .passwordResetStarted, activity: 99, typeUID: 300299, status: 99, statusDetail: nil, severity: 1, isMFA: nil),
+        .init(payload: .passwordResetFailed(reason: .unknownAccount), activity: 99, typeUID: 300299, status: 2,
+              statusDetail: "USER_DOES_NOT_EXIST", severity: 1, isMFA: nil),
+        .init(payload: .passwordResetFailed(reason: .rateLimited), activity: 99, typeUID: 300299, status: 2,
+              statusDetail: "RATE_LIMITED", severity: 2, isMFA: nil),
+        .init(payload: .passwordResetFailed(reason: .networkUnavailable), activity: 99, typeUID: 300299, status: 2,
+              statusDetail: "NETWORK_UNAVAILABLE", severity: 1, isMFA: nil),
     ]
 
     /// The OCSF 1.8.0 schema's caption of each `type_uid` the export writes: `type_name` must be
@@ -94,6 +101,8 @@ struct OCSFEncoderTests {
         .passcodeSet, .biometricEnabled(kind: .face), .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted,
         .fieldValidated(field: .username, result: .usernameInUse), .accountCreationFailed(field: nil, reason: .serverError),
         .accountCreated, .userForgotten,
+        // Form input: what the user typed into (never what), not an authentication.
+        .fieldEdited(field: .passcode, filled: true, valid: true), .accountCreationSubmitted,
     ]
 
     @Test func everyTypeIsEitherSignInRelatedOrSkipped() {

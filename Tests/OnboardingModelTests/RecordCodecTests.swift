@@ -207,6 +207,21 @@ struct RecordCodecTests {
         // No payload at all.
         (.captchaPassed, 5, "0015 01 0000000000000005 |"),
         (.lockoutCleared(reason: .passcodeReset), 6, "001e 01 0000000000000006 | 02"),
+        // Schema 2 types: written at schema 1 while they use nothing schema 2 added (byte for byte
+        // what the builds before schema 2 wrote), at schema 2 otherwise.
+        (.signInStarted(method: .password), 7, "000b 01 0000000000000007 | 00"),
+        (.signInStarted(method: .password, identifierKind: .email), 7, "000b 02 0000000000000007 | 00 01 01"),
+        (.fieldValidated(field: .username, result: .usernameInUse), 8, "001b 01 0000000000000008 | 00 03"),
+        (.fieldValidated(field: .email, result: .emailInUse), 8, "001b 02 0000000000000008 | 03 07"),
+        (.fieldValidated(field: .phone, result: .passwordsMatch), 8, "001b 02 0000000000000008 | 05 00"),
+        (.accountCreationFailed(field: nil, reason: .emailInUse), 9, "001c 02 0000000000000009 | 00 07"),
+        (.accountCreationFailed(field: .phone, reason: .serverError), 9, "001c 02 0000000000000009 | 01 05 06"),
+        // The types schema 2 of the vocabulary added: an optional flag absent, then present.
+        (.fieldEdited(field: .passcode, filled: true, valid: nil), 10, "0020 01 000000000000000a | 06 01 00"),
+        (.fieldEdited(field: .secondFactorCode, filled: false, valid: false), 10, "0020 01 000000000000000a | 07 00 01 00"),
+        (.accountCreationSubmitted, 11, "0021 01 000000000000000b |"),
+        (.passwordResetStarted, 12, "0022 01 000000000000000c |"),
+        (.passwordResetFailed(reason: .rateLimited), 13, "0023 01 000000000000000d | 03"),
     ]
 
     @Test("golden: body bytes of events with every other field kind", arguments: goldenBodyCases)
@@ -360,7 +375,7 @@ struct RecordCodecTests {
         #expect(Self.refusal(record) == "record format version \(format) is not supported (this build reads 2)")
     }
 
-    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 32, 0x0100, 0xFFFF])
+    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 36, 0x0100, 0xFFFF])
     func unknownTypeCode(code: UInt16) {
         let record = Self.forged(Self.plain(.captchaPassed)) { body in
             body[0] = UInt8(code >> 8)
@@ -373,6 +388,33 @@ struct RecordCodecTests {
     func unknownSchemaVersion(schema: UInt8) {
         let record = Self.forged(Self.plain(.signedOut(reason: .user))) { $0[2] = schema }
         #expect(Self.refusal(record) == "signed_out schema version \(schema) is not supported (this build reads 1)")
+    }
+
+    @Test("a schema past a type's newest is refused, naming the versions this build reads", arguments: [UInt8(0), 3, 0xFF])
+    func unknownSchemaOfATypeWithTwo(schema: UInt8) {
+        let record = Self.forged(Self.plain(.signInStarted(method: .passcode, identifierKind: .phone))) { $0[2] = schema }
+        #expect(Self.refusal(record) == "sign_in_started schema version \(schema) is not supported (this build reads 1…2)")
+    }
+
+    @Test("a record at schema 1 holds only schema 1's choice values; one at schema 2 must need it")
+    func schemasHoldOnlyTheirOwnValues() {
+        // A value schema 2 added, in a record that says schema 1: refused as an unknown code.
+        let newer = Self.forged(Self.plain(.fieldValidated(field: .username, result: .emailInUse))) { $0[2] = 1 }
+        #expect(Self.refusal(newer) == "field_validated.result has unknown code 7")
+        let newerField = Self.forged(Self.plain(.accountCreationFailed(field: .passcode, reason: .serverError))) { $0[2] = 1 }
+        #expect(Self.refusal(newerField) == "account_creation_failed.field has unknown code 6")
+        // Schema 2 bytes of a payload schema 1 holds: not the canonical form, so refused.
+        let widened = Self.forged(Self.plain(.signInStarted(method: .biometric))) { body in
+            body[2] = 2
+            body.append(0) // identifier_kind absent
+        }
+        #expect(Self.refusal(widened) == "sign_in_started is written at schema version 2 but holds nothing an older schema cannot; a record is written at the lowest schema that holds its values")
+        let relabelled = Self.forged(Self.plain(.fieldValidated(field: .email, result: .usernameAvailable))) { $0[2] = 2 }
+        #expect(Self.refusal(relabelled)?.hasPrefix("field_validated is written at schema version 2") == true)
+        // And a schema 1 record of a type that has a schema 2 reads as it always did.
+        let old = Self.plain(.signInStarted(method: .passcode))
+        #expect(old[RecordCodec.headerByteCount + 2] == 1)
+        #expect((try? RecordCodec.decode(old))?.event.payload == .signInStarted(method: .passcode, identifierKind: nil))
     }
 
     @Test("trailing bytes after the payload are refused")

@@ -201,7 +201,8 @@ struct EventGenerator {
         case .passcodeResetCompleted: return .passcodeResetCompleted
         case .biometricEnabled: return .biometricEnabled(kind: rng.pick())
         case .biometricDisabled: return .biometricDisabled
-        case .signInStarted: return .signInStarted(method: rng.pick())
+        case .signInStarted:
+            return .signInStarted(method: rng.pick(), identifierKind: rng.chance(1, in: 2) ? nil : rng.pick(IdentifierKind.self))
         case .signInFailed: return .signInFailed(method: rng.pick(), reason: rng.pick())
         case .signInThrottled: return .signInThrottled(method: rng.pick(), retryAfter: instant())
         case .secondFactorRequired: return .secondFactorRequired(method: rng.pick())
@@ -223,6 +224,11 @@ struct EventGenerator {
         case .accountCreated: return .accountCreated
         case .lockoutCleared: return .lockoutCleared(reason: rng.pick())
         case .userForgotten: return .userForgotten
+        case .fieldEdited:
+            return .fieldEdited(field: rng.pick(), filled: rng.bool(), valid: rng.chance(1, in: 3) ? nil : rng.bool())
+        case .accountCreationSubmitted: return .accountCreationSubmitted
+        case .passwordResetStarted: return .passwordResetStarted
+        case .passwordResetFailed: return .passwordResetFailed(reason: rng.pick())
         }
     }
 

@@ -16,8 +16,12 @@ struct WireCodeTests {
         ("captcha_passed", 21), ("captcha_alternatives_viewed", 22), ("password_reset_requested", 23),
         ("temporary_password_sent", 24), ("password_changed", 25), ("account_creation_started", 26),
         ("field_validated", 27), ("account_creation_failed", 28), ("account_created", 29),
-        ("lockout_cleared", 30), ("user_forgotten", 31),
+        ("lockout_cleared", 30), ("user_forgotten", 31), ("field_edited", 32), ("account_creation_submitted", 33),
+        ("password_reset_started", 34), ("password_reset_failed", 35),
     ]
+
+    /// The types with a schema 2 (docs/format.md § Event types); every other type is at schema 1.
+    static let schemaVersions: [String: UInt8] = ["sign_in_started": 2, "field_validated": 2, "account_creation_failed": 2]
 
     @Test("every event type has its pinned code, which is its allCases index + 1")
     func eventTypeCodesArePinned() {
@@ -31,11 +35,11 @@ struct WireCodeTests {
             let type = EventType(rawValue: name)
             #expect(type?.code == code, "code of \(name)")
             #expect(EventType(code: code) == type, "type of code \(code)")
-            #expect(type?.schemaVersion == 1, "schema of \(name)")
+            #expect(type?.schemaVersion == Self.schemaVersions[name, default: 1], "schema of \(name)")
         }
     }
 
-    @Test("codes outside 1…31 name no event type", arguments: [UInt16(0), 32, 33, 255, 256, 257, 0x0101, UInt16.max])
+    @Test("codes outside 1…35 name no event type", arguments: [UInt16(0), 36, 37, 255, 256, 257, 0x0101, UInt16.max])
     func unknownEventTypeCodes(code: UInt16) {
         #expect(EventType(code: code) == nil)
     }
@@ -54,15 +58,19 @@ struct WireCodeTests {
         #expect(SignOutReason.wireNames == ["user", "session_expired", "revoked"])
         #expect(CaptchaPurpose.wireNames == ["sign_in", "create_account"])
         #expect(ResetRoute.wireNames == ["username", "email"])
-        #expect(FormField.wireNames == ["username", "password", "password_confirmation", "email", "captcha"])
+        #expect(FormField.wireNames == [
+            "username", "password", "password_confirmation", "email", "captcha", "phone", "passcode", "second_factor_code",
+        ])
         #expect(ValidationResult.wireNames == [
             "passwords_match", "passwords_do_not_match", "username_available", "username_in_use",
-            "username_invalid", "password_too_weak",
+            "username_invalid", "password_too_weak", "email_available", "email_in_use", "email_invalid", "phone_invalid",
         ])
         #expect(AccountCreationFailureReason.wireNames == [
             "username_in_use", "username_invalid", "password_too_weak", "passwords_do_not_match",
-            "captcha_failed", "network_unavailable", "server_error",
+            "captcha_failed", "network_unavailable", "server_error", "email_in_use", "email_invalid", "phone_invalid",
         ])
+        #expect(IdentifierKind.wireNames == ["username", "email", "phone"])
+        #expect(PasswordResetFailureReason.wireNames == ["unknown_account", "network_unavailable", "server_error", "rate_limited"])
         #expect(LockoutClearReason.wireNames == ["admin", "password_reset", "passcode_reset"])
     }
 
@@ -84,6 +92,12 @@ struct WireCodeTests {
         #expect(LockoutClearReason.passcodeReset.wireCode == 2)
         #expect(EventType.lockoutCleared.code == 30)
         #expect(EventType.signInThrottled.code == 13)
+        #expect(FormField.secondFactorCode.wireCode == 7)
+        #expect(ValidationResult.phoneInvalid.wireCode == 9)
+        #expect(AccountCreationFailureReason.emailInUse.wireCode == 7)
+        #expect(IdentifierKind.phone.wireCode == 2)
+        #expect(PasswordResetFailureReason.rateLimited.wireCode == 3)
+        #expect(EventType.passwordResetFailed.code == 35)
     }
 
     @Test("wire codes round trip and unknown codes are nil for every enum")
@@ -111,6 +125,8 @@ struct WireCodeTests {
         check(ValidationResult.self)
         check(AccountCreationFailureReason.self)
         check(LockoutClearReason.self)
+        check(IdentifierKind.self)
+        check(PasswordResetFailureReason.self)
     }
 
     @Test("payload fields of every type are pinned in canonical (JSON and binary) order")
@@ -120,7 +136,7 @@ struct WireCodeTests {
             .userProfileUpdated: ["display_name", "subtitle", "image_ref"],
             .userRemoved: ["reason"],
             .biometricEnabled: ["kind"],
-            .signInStarted: ["method"],
+            .signInStarted: ["method", "identifier_kind"],
             .signInFailed: ["method", "reason"],
             .signInThrottled: ["method", "retry_after"],
             .secondFactorRequired: ["method"],
@@ -134,6 +150,8 @@ struct WireCodeTests {
             .fieldValidated: ["field", "result"],
             .accountCreationFailed: ["field", "reason"],
             .lockoutCleared: ["reason"],
+            .fieldEdited: ["field", "filled", "valid"],
+            .passwordResetFailed: ["reason"],
         ]
         for type in EventType.allCases {
             #expect(type.fields.map(\.name) == expected[type, default: []], "fields of \(type.rawValue)")
@@ -144,8 +162,28 @@ struct WireCodeTests {
         #expect(optional == [
             "user_added.subtitle", "user_added.image_ref",
             "user_profile_updated.display_name", "user_profile_updated.subtitle", "user_profile_updated.image_ref",
-            "account_creation_failed.field",
+            "sign_in_started.identifier_kind", "account_creation_failed.field", "field_edited.valid",
         ])
+    }
+
+    @Test("schema 1 of the types with a schema 2 is pinned: its fields and how many choice values it knows")
+    func schemaOneIsPinned() throws {
+        func shape(_ type: EventType, _ schema: UInt8) throws -> [String] {
+            try #require(type.fields(schema: schema)).map { spec in
+                if case .choice(let names) = spec.kind { return "\(spec.name)/\(names.count)\(spec.isOptional ? "?" : "")" }
+                return spec.name + (spec.isOptional ? "?" : "")
+            }
+        }
+        #expect(try shape(.signInStarted, 1) == ["method/6"])
+        #expect(try shape(.signInStarted, 2) == ["method/6", "identifier_kind/3?"])
+        #expect(try shape(.fieldValidated, 1) == ["field/5", "result/6"])
+        #expect(try shape(.fieldValidated, 2) == ["field/8", "result/10"])
+        #expect(try shape(.accountCreationFailed, 1) == ["field/5?", "reason/7"])
+        #expect(try shape(.accountCreationFailed, 2) == ["field/8?", "reason/10"])
+        for type in EventType.allCases {
+            #expect(type.fields(schema: 0) == nil && type.fields(schema: type.schemaVersion + 1) == nil, "\(type.rawValue)")
+            #expect(type.fields(schema: type.schemaVersion)?.map(\.name) == type.fields.map(\.name))
+        }
     }
 
     @Test("every payload reports its type and one value per field")

@@ -81,18 +81,18 @@ struct MobileAuthFlowTests {
         let reset = FlowID.make(1)
         let help = "Didn't get the email? Check your spam folder. You can send it again when the timer ends."
         script.step(.passwordResetRequested(route: .email), user: "maria", at: "09:00:00",
-                    session: Self.session(Flow(session: reset, user: "maria", screen: .forgotPassword, state: .loading)))
+                    session: Self.session(Flow(session: reset, user: "maria", screen: .forgotPassword, state: .loading, identifierKind: .email)))
         script.step(.temporaryPasswordSent, user: "maria", at: "09:00:01.500",
                     session: Self.session(Flow(session: reset, user: "maria", screen: .resetSent, state: .success,
                                                systemMessage: Message("Temporary password sent via email", .success),
-                                               resend: ResendInfo(availableAt: FlowTime.at("09:01:01.500"), help: help))))
+                                               resend: ResendInfo(availableAt: FlowTime.at("09:01:01.500"), help: help), identifierKind: .email)))
         // "Resend" when the timer ends restarts it.
         script.step(.passwordResetRequested(route: .email), user: "maria", at: "09:01:02",
-                    session: Self.session(Flow(session: reset, user: "maria", screen: .forgotPassword, state: .loading)))
+                    session: Self.session(Flow(session: reset, user: "maria", screen: .forgotPassword, state: .loading, identifierKind: .email)))
         script.step(.temporaryPasswordSent, user: "maria", at: "09:01:03",
                     session: Self.session(Flow(session: reset, user: "maria", screen: .resetSent, state: .success,
                                                systemMessage: Message("Temporary password sent via email", .success),
-                                               resend: ResendInfo(availableAt: FlowTime.at("09:02:03"), help: help))))
+                                               resend: ResendInfo(availableAt: FlowTime.at("09:02:03"), help: help), identifierKind: .email)))
         #expect(SessionProjection.defaultResendWaitMilliseconds == 60_000)
     }
 

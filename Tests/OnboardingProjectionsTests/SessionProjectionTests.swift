@@ -27,7 +27,7 @@ struct SessionProjectionTests {
         #expect(script.decision("nobody") == .allowed(failures: 1))
     }
 
-    @Test("events that do not change the sign-in flow leave it as it is")
+    @Test("events that do not change the sign-in flow leave it as it is (biometrics change only the badge)")
     func ignoredEvents() {
         var script = FlowScript(device: Self.device)
         script.record(.userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4),
@@ -39,9 +39,12 @@ struct SessionProjectionTests {
             .userProfileUpdated(displayName: "Ann B. Lee", subtitle: "Ward 3", imageRef: nil), .passcodeSet, .passcodeChanged,
             .biometricEnabled(kind: .touch), .biometricDisabled, .userRemoved(reason: .userRequest),
         ]
+        // Only the badge on the sign-in button follows biometric sign-in being switched on and off.
+        var badged = before
+        badged.flow.biometric = .touch
         for (index, payload) in ignored.enumerated() {
             script.record(payload, user: "ann", at: "10:01:0\(index)")
-            #expect(script.deviceSession == before, "\(payload.type.rawValue)")
+            #expect(script.deviceSession == (payload.type == .biometricEnabled ? badged : before), "\(payload.type.rawValue)")
         }
     }
 

@@ -59,7 +59,7 @@ struct SharedDeviceFlowTests {
                                        .flowAll([.flowRow(alice), .flowRow(jose, selected: true)])]))
         jose.biometric = .face
         script.step(.biometricEnabled(kind: .face), user: "jose", at: "16:01:20",
-                    session: Self.session(Flow(session: setup, user: "jose", screen: .switchUser, state: .success)),
+                    session: Self.session(Flow(session: setup, user: "jose", screen: .switchUser, state: .success, biometric: .face)),
                     users: Self.users(selected: .flowRow(jose, selected: true),
                                       [.flowSelected(.flowRow(jose, selected: true)),
                                        .flowAll([.flowRow(alice), .flowRow(jose, selected: true)])]))
@@ -133,17 +133,17 @@ struct SharedDeviceFlowTests {
                                       [.flowSelected(.flowRow(jose, selected: true)),
                                        .flowAll([.flowRow(alice), .flowRow(jose, selected: true), .flowRow(asa)])])
         script.step(.userSelected, user: "jose", at: "17:01:00",
-                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signIn, state: .empty)),
+                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signIn, state: .empty, biometric: .face)),
                     users: joseSelected)
         script.step(.signInStarted(method: .biometric), user: "jose", at: "17:01:05",
-                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signIn, state: .loading)),
+                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signIn, state: .loading, biometric: .face)),
                     users: joseSelected)
         script.step(.signInFailed(method: .biometric, reason: .biometricFailed), user: "jose", at: "17:01:06",
                     session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signIn, state: .error,
-                                               systemMessage: Message("Biometric sign-in failed. Try again, or use your passcode or password.", .error))),
+                                               systemMessage: Message("Biometric sign-in failed. Try again, or use your passcode or password.", .error), biometric: .face)),
                     users: joseSelected)
         script.step(.signInStarted(method: .biometric), user: "jose", at: "17:01:10",
-                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signIn, state: .loading)),
+                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signIn, state: .loading, biometric: .face)),
                     users: joseSelected)
         jose.lastSignIn = FlowTime.at("17:01:11")
         let joseIn = SignedInUser(user: "jose", since: FlowTime.at("17:01:11"), method: .biometric, secondFactor: false)
@@ -151,10 +151,10 @@ struct SharedDeviceFlowTests {
                                       [.flowSelected(.flowRow(jose, selected: true)),
                                        .flowAll([.flowRow(alice), .flowRow(jose, selected: true), .flowRow(asa)])])
         script.step(.signInSucceeded(method: .biometric, secondFactor: false), user: "jose", at: "17:01:11",
-                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signedIn, state: .success), signedIn: joseIn),
+                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signedIn, state: .success, biometric: .face), signedIn: joseIn),
                     users: joseSignedIn)
         script.step(.signedOut(reason: .user), user: "jose", at: "18:00:00",
-                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signIn, state: .empty)),
+                    session: Self.session(Flow(session: joseLogin, user: "jose", screen: .signIn, state: .empty, biometric: .face)),
                     users: joseSignedIn)
 
         // Someone tries Alice's passcode ten times: the tenth disables it until "Forgot Passcode?".

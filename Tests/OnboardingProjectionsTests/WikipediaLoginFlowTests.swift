@@ -128,18 +128,18 @@ struct WikipediaLoginFlowTests {
         let help = "Didn't get the email? Check your spam folder. You can send it again when the timer ends."
         // The account is not known until the server finds it.
         script.step(.passwordResetRequested(route: .email), user: nil, at: "16:00:00",
-                    session: Self.session(Flow(session: reset, user: nil, screen: .forgotPassword, state: .loading)))
+                    session: Self.session(Flow(session: reset, user: nil, screen: .forgotPassword, state: .loading, identifierKind: .email)))
         script.step(.temporaryPasswordSent, user: "alice", at: "16:00:02",
                     session: Self.session(Flow(session: reset, user: "alice", screen: .resetSent, state: .success,
                                                systemMessage: Message("Temporary password sent via email", .success),
-                                               resend: ResendInfo(availableAt: FlowTime.at("16:01:02"), help: help))))
+                                               resend: ResendInfo(availableAt: FlowTime.at("16:01:02"), help: help), identifierKind: .email)))
         // The mail did not come: once the timer ends, ask again (the flow still knows whose reset it is).
         script.step(.passwordResetRequested(route: .email), user: nil, at: "16:01:02",
-                    session: Self.session(Flow(session: reset, user: "alice", screen: .forgotPassword, state: .loading)))
+                    session: Self.session(Flow(session: reset, user: "alice", screen: .forgotPassword, state: .loading, identifierKind: .email)))
         script.step(.temporaryPasswordSent, user: "alice", at: "16:01:04",
                     session: Self.session(Flow(session: reset, user: "alice", screen: .resetSent, state: .success,
                                                systemMessage: Message("Temporary password sent via email", .success),
-                                               resend: ResendInfo(availableAt: FlowTime.at("16:02:04"), help: help))))
+                                               resend: ResendInfo(availableAt: FlowTime.at("16:02:04"), help: help), identifierKind: .email)))
         script.session = FlowID.make(4)
         let login = FlowID.make(4)
         script.step(.signInStarted(method: .password), user: "alice", at: "16:05:00",
@@ -169,18 +169,20 @@ struct WikipediaLoginFlowTests {
         script.session = FlowID.make(2)
         let reset = FlowID.make(2)
         script.step(.passwordResetRequested(route: .username), user: "alice", at: "16:00:30",
-                    session: Self.session(Flow(session: reset, user: "alice", screen: .forgotPassword, state: .loading)))
+                    session: Self.session(Flow(session: reset, user: "alice", screen: .forgotPassword, state: .loading, identifierKind: .username)))
         script.step(.temporaryPasswordSent, user: "alice", at: "16:00:32",
                     session: Self.session(Flow(session: reset, user: "alice", screen: .resetSent, state: .success,
                                                systemMessage: Message("Temporary password sent via email", .success),
                                                resend: ResendInfo(availableAt: FlowTime.at("16:01:32"),
-                                                                  help: "Didn't get the email? Check your spam folder. You can send it again when the timer ends."))))
+                                                                  help: "Didn't get the email? Check your spam folder. You can send it again when the timer ends."),
+                                               identifierKind: .username)))
         script.step(.passwordChanged(forced: false), user: "alice", at: "16:02:00",
                     session: Self.session(Flow(session: reset, user: "alice", screen: .signIn, state: .success,
-                                               systemMessage: Message("Your password has been changed.", .success))))
+                                               systemMessage: Message("Your password has been changed.", .success),
+                                               identifierKind: .username)))
         #expect(script.decision("alice") == .allowed(failures: 0))
         script.step(.signInStarted(method: .password), user: "alice", at: "16:02:10",
-                    session: Self.session(Flow(session: reset, user: "alice", screen: .signIn, state: .loading)))
+                    session: Self.session(Flow(session: reset, user: "alice", screen: .signIn, state: .loading, identifierKind: .username)))
     }
 
     @Test("account creation: inline validation in the design's colours, CAPTCHA and its alternatives")

@@ -61,6 +61,15 @@ import Testing
             return
         }
         let actual = lines[begin...end].joined(separator: "\n") + "\n"
+        if actual != expected, ProcessInfo.processInfo.environment["ONBOARD_REGENERATE_OPENAPI"] == "1" {
+            // After a vocabulary change: `ONBOARD_REGENERATE_OPENAPI=1 swift test --filter OpenAPIDocumentTests`
+            // rewrites the block; review the diff of docs/openapi.yaml before committing it.
+            let rewritten = (lines[..<begin] + [Substring(expected.dropLast())] + lines[(end + 1)...]).joined(separator: "\n")
+            let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml")
+            try rewritten.write(to: url, atomically: true, encoding: .utf8)
+            return
+        }
         #expect(actual == expected, "docs/openapi.yaml's event schemas differ from the vocabulary; replace the block with:\n\(expected)")
         // The generator writes instants as references, which OpenAPI 3.0 cannot make nullable.
         #expect(EventType.allCases.flatMap(\.fields).allSatisfy { field in

@@ -185,8 +185,9 @@ struct MigrationTests {
         func u16(_ value: Int) { body += [UInt8(value >> 8), UInt8(value & 0xFF)] }
         func u64(_ value: UInt64) { withUnsafeBytes(of: value.bigEndian) { body += $0 } }
         func text(_ value: String) { u16(value.utf8.count); body += Array(value.utf8) }
+        // Format 1 was written before any type had a schema 2: every record is at schema 1.
         u16(Int(event.type.code))
-        body.append(event.type.schemaVersion)
+        body.append(1)
         u64(seq)
         withUnsafeBytes(of: event.id.uuid) { body += $0 }
         u64(UInt64(bitPattern: event.at.millisecondsSince1970))
@@ -194,7 +195,7 @@ struct MigrationTests {
         body += Array(event.device.utf8)
         if let user = event.user { body.append(1); text(user) } else { body.append(0) }
         if let session = event.session { body.append(1); withUnsafeBytes(of: session.uuid) { body += $0 } } else { body.append(0) }
-        for (spec, value) in zip(event.type.fields, event.payload.fieldValues) {
+        for (spec, value) in zip(event.type.fields(schema: 1)!, event.payload.fieldValues) {
             if spec.isOptional { body.append(value == nil ? 0 : 1) }
             switch value {
             case nil: break

@@ -46,9 +46,10 @@ public struct OCSFClassification: Sendable, Equatable {
     /// the users of a shared device, enrolling a passcode or biometric, account creation.
     public init?(signInRelated payload: Payload) {
         switch payload {
-        case .signInStarted(let method):
+        case let .signInStarted(method, identifierKind):
+            let identifier = identifierKind.map { ", identifier: \($0.rawValue)" } ?? ""
             self.init(activity: .logon, status: .other, statusName: "Started", signInMethod: method,
-                      message: "Sign-in attempt started (method: \(method.rawValue))")
+                      message: "Sign-in attempt started (method: \(method.rawValue)\(identifier))")
         case let .signInFailed(method, reason):
             self.init(activity: .logon, status: .failure, statusDetail: OCSFClassification.detail(reason),
                       severity: reason.isGuess ? .low : .informational, signInMethod: method,
@@ -88,6 +89,14 @@ public struct OCSFClassification: Sendable, Equatable {
         case .passwordResetRequested(let route):
             self.init(activity: .other, activityName: "Password Reset", status: .other, statusName: "Requested",
                       message: "Password reset requested (route: \(route.rawValue))")
+        case .passwordResetStarted:
+            self.init(activity: .other, activityName: "Password Reset", status: .other, statusName: "Started",
+                      message: "Password reset started")
+        case .passwordResetFailed(let reason):
+            self.init(activity: .other, activityName: "Password Reset", status: .failure,
+                      statusDetail: reason == .unknownAccount ? "USER_DOES_NOT_EXIST" : reason.rawValue.uppercased(),
+                      severity: reason == .rateLimited ? .low : .informational,
+                      message: "Password reset failed: \(reason.rawValue)")
         case .temporaryPasswordSent:
             self.init(activity: .other, activityName: "Password Reset", status: .success,
                       message: "Temporary password sent")
@@ -109,7 +118,7 @@ public struct OCSFClassification: Sendable, Equatable {
                       message: "Lockout cleared (reason: \(reason.rawValue))")
         case .userAdded, .userProfileUpdated, .userSelected, .userRemoved, .passcodeSet, .biometricEnabled,
              .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted, .fieldValidated,
-             .accountCreationFailed, .accountCreated, .userForgotten:
+             .accountCreationFailed, .accountCreated, .userForgotten, .fieldEdited, .accountCreationSubmitted:
             return nil
         }
     }

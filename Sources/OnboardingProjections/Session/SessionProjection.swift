@@ -1,10 +1,12 @@
 import Foundation
 import OnboardingModel
 
-/// Per device: who is signed in and what the sign-in flow shows now (DESIGN.md §5 Session).
+/// Per device: who is signed in and what the sign-in flow shows now (docs/projections.md § Session).
 ///
 /// A pure fold: every screen, state and message follows from the records and the lockout
-/// decision they led to, never from a clock. The messages are ``SessionText``'s.
+/// decision they led to, never from a clock. The messages are ``SessionText``'s. Every flow is
+/// in one cell of the screen × state matrix of docs/projections.md, and ``Flow/submitEnabled``
+/// follows from the fields the app reported.
 ///
 /// ```swift
 /// var state = OnboardingState(policy: .mediawiki)
@@ -17,24 +19,32 @@ import OnboardingModel
 /// Decisions where the design documents are silent:
 /// - `sign_in_started` shows `sign_in` (loading), except while the same flow is on
 ///   `second_factor`: then it is the code being submitted and the screen stays.
-/// - `signed_out` always returns to `sign_in` for the user who left (seed 002: the sign-in screen
-///   shows the previous user by default); `switch_user` is shown after `user_added`, which happens
-///   from the "Switch or Add User" screen.
+/// - `signed_out` always returns to `sign_in` for the user who left (the shared-device pattern:
+///   the sign-in screen shows the previous user by default); `switch_user` is shown after
+///   `user_added`, which happens from the "Switch or Add User" screen.
 /// - An event without a `user` keeps the flow's user while it belongs to the same flow
 ///   (`session`), so an account-creation or reset flow remembers whom it is about.
+/// - The fields the app reported (`field_edited`) belong to the flow: they survive a detour
+///   through the CAPTCHA or from sign-in to "Forgot password?", and are dropped when the form
+///   they fill is done (signed in, account created, mail sent, password or passcode changed,
+///   another user selected or added, signed out) or another flow starts. A screen is
+///   `partially_filled` while any of its own fields is filled, `empty` while none is.
+/// - An error stays shown until the next submit, except the message under a field the user
+///   fills again (`field_edited` with `filled: true`): that message was about what they replaced.
 /// - Inline validation messages go under the field the event names and accumulate within one
-///   account-creation flow (one per field); the form is in state `error` while any of them is red,
-///   `empty` otherwise (yellow "Passwords do not match" is a hint while typing, not an error).
-///   `username_in_use` on the `email` field reads "Email already in use" (seed 001's "email taken").
+///   account-creation flow (one per field); the form is in state `error` while any of them is red
+///   (yellow "Passwords do not match" is a hint while typing, not an error).
+///   `username_in_use` on the `email` field reads "Email already in use" (the mobile brief's "email taken").
 /// - After a counted failure the lock screen replaces the form as soon as the engine refuses the
 ///   key (the failure that reaches the limit shows it); `sign_in_throttled` shows the engine's lock
 ///   (password factor, then second factor) or, when the engine knows none, the app's `retry_after`.
-///   A permanent lock has no `lockedUntil`.
+///   A permanent lock has no `lockedUntil`. The lock screen has no fields: an edit recorded there
+///   leaves it as it is.
 /// - `captcha_passed` returns to the screen of the last `captcha_presented` purpose on the device.
-public struct SessionProjection: Sendable, Hashable, Codable {
+public struct SessionProjection: Sendable, Hashable {
     /// How long after `temporary_password_sent` a new mail may be requested: a minute keeps a
     /// user from flooding their own inbox (and the mail server) while they wait, and is short
-    /// enough that someone whose mail went missing is not stuck (seed 001's retry timer).
+    /// enough that someone whose mail went missing is not stuck (the mobile brief's retry timer).
     public static let defaultResendWaitMilliseconds: Int64 = 60_000
 
     public private(set) var devices: [String: DeviceSession] = [:]
@@ -42,6 +52,9 @@ public struct SessionProjection: Sendable, Hashable, Codable {
     public let resendWaitMilliseconds: Int64
     /// While a CAPTCHA is shown on a device: what it is for, so `captcha_passed` returns there.
     private var captchaPurposes: [String: CaptchaPurpose] = [:]
+    /// Per device, the users who enabled biometric sign-in there and with which sensor: the badge
+    /// on the sign-in button (``Flow/biometric``).
+    private var biometrics: [String: [String: BiometricKind]] = [:]
 
     public init() {
         self.init(resendWaitMilliseconds: SessionProjection.defaultResendWaitMilliseconds)
@@ -56,7 +69,10 @@ public struct SessionProjection: Sendable, Hashable, Codable {
     public mutating func apply(_ record: Record, lockout: LockoutEngine) {
         let event = record.event
         switch event.payload {
-        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
+        case .biometricEnabled, .biometricDisabled, .userRemoved, .userForgotten:
+            noteBiometric(event)
+            return
+        case .userProfileUpdated, .passcodeSet, .passcodeChanged:
             return // no screen changes; decided before touching the device table
         default:
             break
@@ -67,17 +83,26 @@ public struct SessionProjection: Sendable, Hashable, Codable {
         let before = device.flow
         let sameFlow = event.session == before.session
         // Every handled event starts from a clean screen of the event's flow; the cases say what
-        // carries over.
+        // carries over. The form's fields and identifier kind carry over within the flow.
         var flow = Flow(session: event.session, user: event.user ?? (sameFlow ? before.user : nil))
+        if sameFlow {
+            flow.fields = before.fields
+            flow.identifierKind = before.identifierKind
+        }
 
         func decision(_ factor: LockoutFactor) -> LockoutDecision {
             lockout.decide(lockout.key(user: event.user, device: event.device, factor: factor), at: event.at)
         }
+        /// The messages of the same flow's same screen, which some events keep.
+        var carriedFieldMessages: [FieldMessage] {
+            sameFlow && before.screen == flow.screen ? before.fieldMessages : []
+        }
 
         switch event.payload {
-        case .signInStarted:
+        case let .signInStarted(_, identifierKind):
             flow.screen = sameFlow && before.screen == .secondFactor ? .secondFactor : .signIn
             flow.state = .loading
+            if let identifierKind { flow.identifierKind = identifierKind }
 
         case let .signInFailed(_, reason):
             if reason.isCountedFailure, SessionProjection.showLock(decision(.password), on: &flow) { break }
@@ -86,11 +111,13 @@ public struct SessionProjection: Sendable, Hashable, Codable {
             switch reason {
             case .invalidPassword: flow.fieldMessages = [FieldMessage(field: "password", SessionText.invalidPassword, .error)]
             case .invalidPasscode: flow.fieldMessages = [FieldMessage(field: "passcode", SessionText.invalidPasscode, .error)]
-            case .unknownUser: flow.fieldMessages = [FieldMessage(field: "username", SessionText.unknownUser, .error)]
+            case .unknownUser:
+                let kind = flow.identifierKind ?? .username
+                flow.fieldMessages = [FieldMessage(field: kind.rawValue, SessionText.unknownAccount(kind), .error)]
             case .biometricFailed: flow.systemMessage = Message(SessionText.biometricFailed, .error)
             case .networkUnavailable: flow.systemMessage = Message(SessionText.noConnection, .error)
             case .serverError: flow.systemMessage = Message(SessionText.serverError, .error)
-            case .cancelled: flow.state = .empty
+            case .cancelled: flow.state = flow.restingState
             }
 
         case let .signInThrottled(_, retryAfter):
@@ -109,6 +136,7 @@ public struct SessionProjection: Sendable, Hashable, Codable {
 
         case .secondFactorRequired:
             flow.screen = .secondFactor
+            flow.state = flow.restingState
 
         case .secondFactorFailed:
             if SessionProjection.showLock(decision(.secondFactor), on: &flow) { break }
@@ -124,9 +152,11 @@ public struct SessionProjection: Sendable, Hashable, Codable {
             device.signedIn = event.user.map { SignedInUser(user: $0, since: event.at, method: method, secondFactor: secondFactor) }
             flow.screen = .signedIn
             flow.state = .success
+            flow.fields = []
 
         case .signedOut(let reason):
             device.signedIn = nil
+            flow.fields = []
             switch reason {
             case .user: break
             case .sessionExpired: flow.systemMessage = Message(SessionText.sessionExpired, .info)
@@ -136,6 +166,7 @@ public struct SessionProjection: Sendable, Hashable, Codable {
         case .captchaPresented(let purpose):
             captchaPurposes[event.device] = purpose
             flow.screen = .captcha
+            flow.state = flow.restingState
 
         case .captchaFailed:
             flow.screen = .captcha
@@ -150,17 +181,52 @@ public struct SessionProjection: Sendable, Hashable, Codable {
         case .captchaAlternativesViewed:
             // Information beside the CAPTCHA: what the user typed and was told stays.
             flow.screen = .captcha
-            flow.state = sameFlow && before.screen == .captcha ? before.state : .empty
-            flow.fieldMessages = sameFlow && before.screen == .captcha ? before.fieldMessages : []
+            flow.fieldMessages = carriedFieldMessages
+            flow.state = sameFlow && before.screen == .captcha ? before.state : flow.restingState
             flow.systemMessage = Message(SessionText.captchaAlternatives, .info)
 
-        case .passwordResetRequested:
+        case let .fieldEdited(field, filled, valid):
+            flow.setField(FieldInput(field: field, filled: filled, valid: valid))
+            if let kind = field.identifierKind { flow.identifierKind = kind }
+            if sameFlow && before.screen == .lockedOut {
+                // The lock screen has no fields: it stays as it was.
+                flow.screen = .lockedOut
+                flow.state = before.state
+                flow.systemMessage = before.systemMessage
+                flow.lockedUntil = before.lockedUntil
+                break
+            }
+            flow.screen = sameFlow && before.screen.formFields.contains(field) ? before.screen : field.homeScreen
+            flow.fieldMessages = carriedFieldMessages
+            if flow.screen == before.screen && sameFlow { flow.systemMessage = before.systemMessage }
+            if filled { flow.fieldMessages.removeAll { $0.field == field.rawValue } }
+            flow.state = flow.showsError ? .error : flow.restingState
+
+        case .passwordResetStarted, .passcodeResetStarted:
+            flow.screen = .forgotPassword
+            flow.state = flow.restingState
+
+        case .passwordResetRequested(let route):
             flow.screen = .forgotPassword
             flow.state = .loading
+            flow.identifierKind = route == .email ? .email : .username
+
+        case .passwordResetFailed(let reason):
+            flow.screen = .forgotPassword
+            flow.state = .error
+            switch reason {
+            case .unknownAccount:
+                let kind = flow.identifierKind ?? .username
+                flow.fieldMessages = [FieldMessage(field: kind.rawValue, SessionText.unknownAccount(kind), .error)]
+            case .networkUnavailable: flow.systemMessage = Message(SessionText.noConnection, .error)
+            case .serverError: flow.systemMessage = Message(SessionText.serverError, .error)
+            case .rateLimited: flow.systemMessage = Message(SessionText.tooManyResetRequests, .error)
+            }
 
         case .temporaryPasswordSent:
             flow.screen = .resetSent
             flow.state = .success
+            flow.fields = []
             flow.systemMessage = Message(SessionText.temporaryPasswordSent, .success)
             flow.resend = ResendInfo(availableAt: event.at.adding(milliseconds: resendWaitMilliseconds),
                                      help: SessionText.resendHelp)
@@ -169,29 +235,32 @@ public struct SessionProjection: Sendable, Hashable, Codable {
             let signedIn = device.signedIn.map { $0.user == event.user } ?? false
             flow.screen = signedIn ? .signedIn : .signIn
             flow.state = .success
+            flow.fields = []
             flow.systemMessage = Message(SessionText.passwordChanged, .success)
 
         case .accountCreationStarted:
             flow.screen = .createAccount
+            flow.state = flow.restingState
 
         case let .fieldValidated(field, result):
             flow.screen = .createAccount
-            flow.fieldMessages = sameFlow && before.screen == .createAccount ? before.fieldMessages : []
-            switch result {
-            case .usernameAvailable: flow.fieldMessages.removeAll { $0.field == field.rawValue }
-            case .usernameInUse: flow.setFieldMessage(FieldMessage(field: field.rawValue, field.inUseText, .error))
-            case .usernameInvalid: flow.setFieldMessage(FieldMessage(field: field.rawValue, SessionText.usernameInvalid, .error))
-            case .passwordTooWeak: flow.setFieldMessage(FieldMessage(field: field.rawValue, SessionText.passwordTooWeak, .error))
-            case .passwordsDoNotMatch:
-                flow.setFieldMessage(FieldMessage(field: field.rawValue, SessionText.passwordsDoNotMatch, .warning))
-            case .passwordsMatch: flow.setFieldMessage(FieldMessage(field: field.rawValue, SessionText.passwordsMatch, .success))
+            flow.fieldMessages = carriedFieldMessages
+            switch result.message {
+            case nil: flow.fieldMessages.removeAll { $0.field == field.rawValue }
+            case let (text, severity)?:
+                let text = result == .usernameInUse ? field.inUseText : text
+                flow.setFieldMessage(FieldMessage(field: field.rawValue, text, severity))
             }
-            flow.state = flow.fieldMessages.contains { $0.severity == .error } ? .error : .empty
+            flow.state = flow.showsError ? .error : flow.restingState
+
+        case .accountCreationSubmitted:
+            flow.screen = .createAccount
+            flow.state = .loading
 
         case let .accountCreationFailed(field, reason):
             flow.screen = .createAccount
             flow.state = .error
-            flow.fieldMessages = sameFlow && before.screen == .createAccount ? before.fieldMessages : []
+            flow.fieldMessages = carriedFieldMessages
             switch reason.problem {
             case let .field(naturalField, text):
                 let field = field ?? naturalField
@@ -203,37 +272,58 @@ public struct SessionProjection: Sendable, Hashable, Codable {
         case .accountCreated:
             flow.screen = .createAccount
             flow.state = .success
+            flow.fields = []
             flow.systemMessage = Message(SessionText.accountCreated, .success)
 
         case .userSelected:
             flow.screen = .signIn
+            flow.fields = []
+            flow.identifierKind = nil
 
         case .userAdded:
             flow.screen = .switchUser
             flow.state = .success
-
-        case .passcodeResetStarted:
-            flow.screen = .forgotPassword
+            flow.fields = []
 
         case .passcodeResetCompleted:
             flow.screen = .signIn
             flow.state = .success
+            flow.fields = []
             flow.systemMessage = Message(SessionText.passcodeReset, .success)
 
         case .lockoutCleared:
             // Only a lock screen waiting for this user changes; any other screen stays as it is.
             guard before.screen == .lockedOut, before.user == event.user else { return }
             flow.screen = .signIn
+            flow.state = flow.restingState
 
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
             return // returned above already
         }
 
+        // The badge follows the flow's user; looked up only when that user changes.
+        flow.biometric = flow.user == before.user ? before.biometric : flow.user.flatMap { biometrics[event.device]?[$0] }
         device.flow = flow
         if let index {
             devices.values[index] = device
         } else {
             devices[event.device] = device
+        }
+    }
+
+    /// Keeps the biometric table, and the badge of a flow showing the user, current.
+    private mutating func noteBiometric(_ event: Event) {
+        guard let user = event.user else { return }
+        switch event.payload {
+        case .biometricEnabled(let kind): biometrics[event.device, default: [:]][user] = kind
+        case .biometricDisabled, .userRemoved: biometrics[event.device]?[user] = nil
+        case .userForgotten:
+            for device in Array(biometrics.keys) { biometrics[device]?[user] = nil }
+        default: return
+        }
+        for (name, session) in devices where session.flow.user == user {
+            let kind = biometrics[name]?[user]
+            if session.flow.biometric != kind { devices[name]!.flow.biometric = kind }
         }
     }
 
@@ -258,6 +348,43 @@ public struct SessionProjection: Sendable, Hashable, Codable {
     public func session(device: String) -> DeviceSession {
         devices[device] ?? DeviceSession(device: device)
     }
+
+    /// Fills in what a snapshot of projection state version 5 did not hold (the biometric table,
+    /// taken from the shared-device user lists; every flow's badge) so a store pruned by an
+    /// older build opens.
+    mutating func upgradeFromStateVersion5(users: MultiUserProjection) {
+        for (device, list) in users.devices {
+            for profile in list.users {
+                if let kind = profile.biometric { biometrics[device, default: [:]][profile.id] = kind }
+            }
+        }
+        for name in Array(devices.keys) {
+            devices[name]!.flow.biometric = devices[name]!.flow.user.flatMap { biometrics[name]?[$0] }
+        }
+    }
+}
+
+extension SessionProjection: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case devices, resendWaitMilliseconds, captchaPurposes, biometrics
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        devices = try container.decode([String: DeviceSession].self, forKey: .devices)
+        resendWaitMilliseconds = try container.decode(Int64.self, forKey: .resendWaitMilliseconds)
+        captchaPurposes = try container.decode([String: CaptchaPurpose].self, forKey: .captchaPurposes)
+        // Absent from snapshots of state version 5 (see upgradeFromStateVersion5).
+        biometrics = try container.decodeIfPresent([String: [String: BiometricKind]].self, forKey: .biometrics) ?? [:]
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(devices, forKey: .devices)
+        try container.encode(resendWaitMilliseconds, forKey: .resendWaitMilliseconds)
+        try container.encode(captchaPurposes, forKey: .captchaPurposes)
+        try container.encode(biometrics, forKey: .biometrics)
+    }
 }
 
 extension Flow {
@@ -267,11 +394,67 @@ extension Flow {
         let index = fieldMessages.firstIndex { $0.field > message.field } ?? fieldMessages.endIndex
         fieldMessages.insert(message, at: index)
     }
+
+    /// Replaces the flags of `input.field`, keeping the list sorted by field name.
+    mutating func setField(_ input: FieldInput) {
+        fields.removeAll { $0.field == input.field }
+        let index = fields.firstIndex { $0.field.rawValue > input.field.rawValue } ?? fields.endIndex
+        fields.insert(input, at: index)
+    }
+
+    /// Whether a red message is shown (under a field or as the system message).
+    var showsError: Bool {
+        systemMessage?.severity == .error || fieldMessages.contains { $0.severity == .error }
+    }
+
+    /// The state of a form with nothing to report: `partially_filled` while any of the screen's
+    /// own fields is filled, else `empty`.
+    var restingState: ScreenState {
+        let formFields = screen.formFields
+        return fields.contains { $0.filled && formFields.contains($0.field) } ? .partiallyFilled : .empty
+    }
 }
 
 extension FormField {
     /// "Username already in use", or its email form when the form signs up with an email address.
     var inUseText: String { self == .email ? SessionText.emailInUse : SessionText.usernameInUse }
+
+    /// The kind of identifier the field holds; `nil` for the other fields.
+    public var identifierKind: IdentifierKind? {
+        switch self {
+        case .username: .username
+        case .email: .email
+        case .phone: .phone
+        case .password, .passwordConfirmation, .captcha, .passcode, .secondFactorCode: nil
+        }
+    }
+
+    /// The screen an edit of this field shows when the flow's current screen has no such field.
+    public var homeScreen: Screen {
+        switch self {
+        case .username, .email, .phone, .password, .passcode: .signIn
+        case .passwordConfirmation: .createAccount
+        case .captcha: .captcha
+        case .secondFactorCode: .secondFactor
+        }
+    }
+}
+
+extension ValidationResult {
+    /// The message under the field, or `nil` when the result clears it.
+    var message: (String, Severity)? {
+        switch self {
+        case .usernameAvailable, .emailAvailable: nil
+        case .usernameInUse: (SessionText.usernameInUse, .error)
+        case .usernameInvalid: (SessionText.usernameInvalid, .error)
+        case .passwordTooWeak: (SessionText.passwordTooWeak, .error)
+        case .passwordsDoNotMatch: (SessionText.passwordsDoNotMatch, .warning)
+        case .passwordsMatch: (SessionText.passwordsMatch, .success)
+        case .emailInUse: (SessionText.emailInUse, .error)
+        case .emailInvalid: (SessionText.emailInvalid, .error)
+        case .phoneInvalid: (SessionText.phoneInvalid, .error)
+        }
+    }
 }
 
 extension AccountCreationFailureReason {
@@ -290,6 +473,9 @@ extension AccountCreationFailureReason {
         case .captchaFailed: .field(.captcha, SessionText.wrongCaptcha)
         case .networkUnavailable: .system(SessionText.noConnection)
         case .serverError: .system(SessionText.serverError)
+        case .emailInUse: .field(.email, SessionText.emailInUse)
+        case .emailInvalid: .field(.email, SessionText.emailInvalid)
+        case .phoneInvalid: .field(.phone, SessionText.phoneInvalid)
         }
     }
 }
@@ -322,7 +508,7 @@ public struct SignedInUser: Sendable, Hashable, Codable {
 }
 
 /// What the current onboarding flow shows.
-public struct Flow: Sendable, Hashable, Codable {
+public struct Flow: Sendable, Hashable {
     /// The flow instance (the events' `session`).
     public var session: UUID?
     /// The user the flow is about, when known.
@@ -336,10 +522,20 @@ public struct Flow: Sendable, Hashable, Codable {
     public var resend: ResendInfo?
     /// On `locked_out` with a temporary lock: when a new attempt is allowed.
     public var lockedUntil: Timestamp?
+    /// The flow's form fields the app reported (`field_edited`), sorted by field name: whether
+    /// each is filled and, when the app checked, valid. Never their content.
+    public var fields: [FieldInput]
+    /// What the user types to name the account on this flow's form (username, email or phone),
+    /// when an event said; it decides under which field "no account" shows.
+    public var identifierKind: IdentifierKind?
+    /// The biometric sensor the flow's user enabled on this device: the Face ID / Touch ID badge
+    /// on the sign-in button. `nil` when biometric sign-in is off (or the user is not known).
+    public var biometric: BiometricKind?
 
     public init(session: UUID? = nil, user: String? = nil, screen: Screen = .signIn, state: ScreenState = .empty,
                 fieldMessages: [FieldMessage] = [], systemMessage: Message? = nil, resend: ResendInfo? = nil,
-                lockedUntil: Timestamp? = nil) {
+                lockedUntil: Timestamp? = nil, fields: [FieldInput] = [], identifierKind: IdentifierKind? = nil,
+                biometric: BiometricKind? = nil) {
         self.session = session
         self.user = user
         self.screen = screen
@@ -348,6 +544,86 @@ public struct Flow: Sendable, Hashable, Codable {
         self.systemMessage = systemMessage
         self.resend = resend
         self.lockedUntil = lockedUntil
+        self.fields = fields
+        self.identifierKind = identifierKind
+        self.biometric = biometric
+    }
+
+    /// Whether the screen's submit button ("Sign In", "Verify", "Create account", "Send") is
+    /// enabled: the screen has a form, is not loading, every field of it the app reported is
+    /// filled and none is invalid, and the fields it needs are filled: on `sign_in` a password or
+    /// passcode, and an identifier unless the flow's user is known (a selected user on a shared
+    /// device); on `second_factor` the code; on `captcha` the answer; on `create_account` an
+    /// identifier and a password; on `forgot_password` an identifier unless the user is known.
+    public var submitEnabled: Bool {
+        let formFields = screen.formFields
+        guard state != .loading, !formFields.isEmpty else { return false }
+        var filled: Set<FormField> = []
+        for input in fields where formFields.contains(input.field) {
+            guard input.filled, input.valid != false else { return false }
+            filled.insert(input.field)
+        }
+        let identifier = !filled.isDisjoint(with: [.username, .email, .phone])
+        switch screen {
+        case .signIn: return !filled.isDisjoint(with: [.password, .passcode]) && (identifier || user != nil)
+        case .secondFactor: return filled.contains(.secondFactorCode)
+        case .captcha: return filled.contains(.captcha)
+        case .createAccount: return identifier && filled.contains(.password)
+        case .forgotPassword: return identifier || user != nil
+        case .resetSent, .switchUser, .signedIn, .lockedOut: return false
+        }
+    }
+}
+
+extension Flow: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case session, user, screen, state, fieldMessages, systemMessage, resend, lockedUntil, fields, identifierKind, biometric
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(session: try container.decodeIfPresent(UUID.self, forKey: .session),
+                  user: try container.decodeIfPresent(String.self, forKey: .user),
+                  screen: try container.decode(Screen.self, forKey: .screen),
+                  state: try container.decode(ScreenState.self, forKey: .state),
+                  fieldMessages: try container.decode([FieldMessage].self, forKey: .fieldMessages),
+                  systemMessage: try container.decodeIfPresent(Message.self, forKey: .systemMessage),
+                  resend: try container.decodeIfPresent(ResendInfo.self, forKey: .resend),
+                  lockedUntil: try container.decodeIfPresent(Timestamp.self, forKey: .lockedUntil),
+                  // Absent from snapshots of state version 5.
+                  fields: try container.decodeIfPresent([FieldInput].self, forKey: .fields) ?? [],
+                  identifierKind: try container.decodeIfPresent(IdentifierKind.self, forKey: .identifierKind),
+                  biometric: try container.decodeIfPresent(BiometricKind.self, forKey: .biometric))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(session, forKey: .session)
+        try container.encodeIfPresent(user, forKey: .user)
+        try container.encode(screen, forKey: .screen)
+        try container.encode(state, forKey: .state)
+        try container.encode(fieldMessages, forKey: .fieldMessages)
+        try container.encodeIfPresent(systemMessage, forKey: .systemMessage)
+        try container.encodeIfPresent(resend, forKey: .resend)
+        try container.encodeIfPresent(lockedUntil, forKey: .lockedUntil)
+        try container.encode(fields, forKey: .fields)
+        try container.encodeIfPresent(identifierKind, forKey: .identifierKind)
+        try container.encodeIfPresent(biometric, forKey: .biometric)
+    }
+}
+
+/// What the app reported of one form field: filled or empty, and its own check of the field's
+/// policy when it made one.
+public struct FieldInput: Sendable, Hashable, Codable {
+    public var field: FormField
+    public var filled: Bool
+    /// `nil` when the app did not check (then only `filled` decides).
+    public var valid: Bool?
+
+    public init(field: FormField, filled: Bool, valid: Bool? = nil) {
+        self.field = field
+        self.filled = filled
+        self.valid = valid
     }
 }
 
@@ -355,10 +631,25 @@ public enum Screen: String, Sendable, Hashable, Codable, CaseIterable {
     case signIn = "sign_in", secondFactor = "second_factor", captcha, createAccount = "create_account",
          forgotPassword = "forgot_password", resetSent = "reset_sent", switchUser = "switch_user",
          signedIn = "signed_in", lockedOut = "locked_out"
+
+    /// The fields of the screen's form; empty for the screens without one (they have no submit
+    /// button and are never `empty` or `partially_filled`).
+    public var formFields: [FormField] {
+        switch self {
+        case .signIn: [.username, .email, .phone, .password, .passcode]
+        case .secondFactor: [.secondFactorCode]
+        case .captcha: [.captcha]
+        case .createAccount: [.username, .email, .phone, .password, .passwordConfirmation]
+        case .forgotPassword: [.username, .email, .phone]
+        case .resetSent, .switchUser, .signedIn, .lockedOut: []
+        }
+    }
 }
 
+/// The five states the mobile auth brief asks of every screen (docs/projections.md has the
+/// screen × state matrix: which cells exist and the events that reach them).
 public enum ScreenState: String, Sendable, Hashable, Codable, CaseIterable {
-    case empty, loading, error, success
+    case empty, partiallyFilled = "partially_filled", loading, error, success
 }
 
 public enum Severity: String, Sendable, Hashable, Codable, CaseIterable {
@@ -382,8 +673,8 @@ public struct Message: Sendable, Hashable, Codable {
 }
 
 public struct FieldMessage: Sendable, Hashable, Codable {
-    /// The field's name: `username`, `password`, `passcode`, `password_confirmation`,
-    /// `second_factor_code`, `captcha`, `email`.
+    /// The field's name: a ``FormField`` name (`username`, `email`, `phone`, `password`,
+    /// `password_confirmation`, `passcode`, `second_factor_code`, `captcha`).
     public var field: String
     public var text: String
     public var severity: Severity
