@@ -65,6 +65,13 @@ extension Flow {
                 .object([.init("available_at", .time($0.availableAt)), .init("help", .string($0.help))])
             } ?? .null),
             .init("locked_until", .time(lockedUntil)),
+            .init("fields", .array(fields.map { input in
+                .object([.init("field", .string(input.field.rawValue)), .init("filled", .bool(input.filled)),
+                         .init("valid", input.valid.map(JSONValue.bool) ?? .null)])
+            })),
+            .init("identifier_kind", .text(identifierKind?.rawValue)),
+            .init("biometric", .text(biometric?.rawValue)),
+            .init("submit_enabled", .bool(submitEnabled)),
         ])
     }
 }

@@ -43,6 +43,14 @@ enum SessionCommand {
         if let message = flow.systemMessage { lines.append("  \(message.text) [\(message.severity.rawValue)]") }
         if let until = flow.lockedUntil { lines.append("  locked until \(until.iso8601)") }
         if let resend = flow.resend { lines.append("  resend from \(resend.availableAt.iso8601): \(resend.help)") }
+        if !flow.fields.isEmpty {
+            let fields = flow.fields.map { input in
+                "\(input.field.rawValue) \(input.filled ? "filled" : "empty")\(input.valid == false ? " (invalid)" : "")"
+            }
+            lines.append("fields     \(fields.joined(separator: ", "))")
+        }
+        if let kind = flow.biometric { lines.append("biometric  \(kind.rawValue) (badge on the sign-in button)") }
+        lines.append("submit     \(flow.submitEnabled ? "enabled" : "disabled")")
         return lines.joined(separator: "\n")
     }
 }
