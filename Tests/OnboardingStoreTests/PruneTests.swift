@@ -289,3 +289,56 @@ struct PruneTests {
         #expect(report.problems.contains { $0.seq == 30 && $0.message.contains("acknowledged only seq 20") })
     }
 }
+
+/// A store pruned by the build before vocabulary schema 2 keeps a `pruned_base` of projection
+/// state version 5, without the session's form fields and biometric badges: it must still open.
+@Suite("A pruned base of state version 5 still serves")
+struct PrunedBaseVersion5Tests {
+    /// `value` (a decoded JSON tree) without the members state version 6 added.
+    static func stripped(_ value: Any) -> Any {
+        if var object = value as? [String: Any] {
+            object["biometrics"] = nil // the session's table
+            if object["screen"] != nil { // a flow (a user profile has a `biometric` of its own, kept)
+                for key in ["fields", "identifierKind", "biometric"] { object[key] = nil }
+            }
+            return object.mapValues(stripped)
+        }
+        if let array = value as? [Any] { return array.map(stripped) }
+        return value
+    }
+
+    @Test("opened, caught up and equal to a store that never pruned; the badge comes back from the user list")
+    func version5BaseOpens() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var events = PruneTests.events(200)
+        // Alice turns Face ID on early (pruned away), then the log goes on.
+        events.insert(Events.make(1, user: "alice", payload: .biometricEnabled(kind: .face)), at: 1)
+        events.append(Events.make(300, user: "alice", session: PruneTests.sessions[0], payload: .userSelected))
+        let store = try await PruneTests.makeStore(directory.store, events: events, acknowledged: 150)
+        _ = try store.prune(before: PruneTests.farFuture)
+        let expected = try store.session(device: Events.device)
+        #expect(expected.flow.user == "alice" && expected.flow.biometric == .face)
+        store.close()
+
+        // Rewrite pruned_base as the build before wrote it, and drop the regular snapshot.
+        try withRawStore(directory.store) { raw in
+            let snapshots = try #require(try raw.environment.openDatabase("snapshots", create: false))
+            try raw.environment.write { transaction in
+                let base = try #require(try transaction.get(snapshots, key: Array("pruned_base".utf8)))
+                #expect(Array(base[0..<4]) == StoreLayout.uint32Value(6))
+                let tree = try JSONSerialization.jsonObject(with: Data(base[12...]))
+                let old = try JSONSerialization.data(withJSONObject: Self.stripped(tree))
+                #expect(!String(decoding: old, as: UTF8.self).contains("biometrics"))
+                try transaction.put(snapshots, key: Array("pruned_base".utf8),
+                                    value: StoreLayout.uint32Value(5) + Array(base[4..<12]) + Array(old))
+                _ = try transaction.delete(snapshots, key: Array("onboarding_state".utf8))
+            }
+        }
+        let reopened = try OnboardingStore.open(at: directory.store)
+        defer { reopened.close() }
+        let session = try reopened.session(device: Events.device)
+        #expect(session == expected)
+        #expect(try reopened.verify().isValid)
+    }
+}
