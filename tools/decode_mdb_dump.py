@@ -45,13 +45,17 @@ SECOND_FACTOR_METHOD = ["totp", "sms", "email", "recovery_code"]
 SIGN_OUT_REASON = ["user", "session_expired", "revoked"]
 CAPTCHA_PURPOSE = ["sign_in", "create_account"]
 RESET_ROUTE = ["username", "email"]
-FORM_FIELD = ["username", "password", "password_confirmation", "email", "captcha"]
+FORM_FIELD = ["username", "password", "password_confirmation", "email", "captcha",
+              "phone", "passcode", "second_factor_code"]  # 5-7: schema 2
 VALIDATION_RESULT = ["passwords_match", "passwords_do_not_match", "username_available",
-                     "username_in_use", "username_invalid", "password_too_weak"]
+                     "username_in_use", "username_invalid", "password_too_weak",
+                     "email_available", "email_in_use", "email_invalid", "phone_invalid"]  # 6-9: schema 2
 ACCOUNT_CREATION_FAILURE_REASON = ["username_in_use", "username_invalid", "password_too_weak",
                                    "passwords_do_not_match", "captcha_failed", "network_unavailable",
-                                   "server_error"]
+                                   "server_error", "email_in_use", "email_invalid", "phone_invalid"]  # 7-9: schema 2
 LOCKOUT_CLEAR_REASON = ["admin", "password_reset", "passcode_reset"]
+IDENTIFIER_KIND = ["username", "email", "phone"]
+PASSWORD_RESET_FAILURE_REASON = ["unknown_account", "network_unavailable", "server_error", "rate_limited"]
 
 
 def text(name, optional=False):
@@ -62,8 +66,8 @@ def choice(name, names, optional=False):
     return (name, "choice", names, optional)
 
 
-def flag(name):
-    return (name, "flag", None, False)
+def flag(name, optional=False):
+    return (name, "flag", None, optional)
 
 
 def instant(name):
@@ -87,7 +91,8 @@ EVENT_TYPES = [
     ("passcode_reset_completed", []),
     ("biometric_enabled", [choice("kind", BIOMETRIC_KIND)]),
     ("biometric_disabled", []),
-    ("sign_in_started", [choice("method", SIGN_IN_METHOD)]),
+    ("sign_in_started", [[choice("method", SIGN_IN_METHOD)],
+                         [choice("method", SIGN_IN_METHOD), choice("identifier_kind", IDENTIFIER_KIND, True)]]),
     ("sign_in_failed", [choice("method", SIGN_IN_METHOD), choice("reason", SIGN_IN_FAILURE_REASON)]),
     ("sign_in_throttled", [choice("method", SIGN_IN_METHOD), instant("retry_after")]),
     ("second_factor_required", [choice("method", SECOND_FACTOR_METHOD)]),
@@ -103,14 +108,34 @@ EVENT_TYPES = [
     ("temporary_password_sent", []),
     ("password_changed", [flag("forced")]),
     ("account_creation_started", []),
-    ("field_validated", [choice("field", FORM_FIELD), choice("result", VALIDATION_RESULT)]),
-    ("account_creation_failed", [choice("field", FORM_FIELD, True),
-                                 choice("reason", ACCOUNT_CREATION_FAILURE_REASON)]),
+    ("field_validated", [[choice("field", FORM_FIELD[:5]), choice("result", VALIDATION_RESULT[:6])],
+                         [choice("field", FORM_FIELD), choice("result", VALIDATION_RESULT)]]),
+    ("account_creation_failed", [[choice("field", FORM_FIELD[:5], True),
+                                  choice("reason", ACCOUNT_CREATION_FAILURE_REASON[:7])],
+                                 [choice("field", FORM_FIELD, True),
+                                  choice("reason", ACCOUNT_CREATION_FAILURE_REASON)]]),
     ("account_created", []),
     ("lockout_cleared", [choice("reason", LOCKOUT_CLEAR_REASON)]),
     ("user_forgotten", []),
+    ("field_edited", [choice("field", FORM_FIELD), flag("filled"), flag("valid", True)]),
+    ("account_creation_submitted", []),
+    ("password_reset_started", []),
+    ("password_reset_failed", [choice("reason", PASSWORD_RESET_FAILURE_REASON)]),
 ]
-SCHEMA_VERSION = 1  # every v1 type
+# A type with several schemas lists them oldest first (docs/format.md, "Schema versions"); the
+# others have one field list, schema 1.
+EVENT_TYPES = [(name, fields if fields and isinstance(fields[0], list) else [fields]) for name, fields in EVENT_TYPES]
+
+
+def holds(fields, payload):
+    """Whether schema `fields` holds the decoded `payload` (a list of (name, kind, value))."""
+    names = {name: extra for name, kind, extra, optional in fields}
+    for name, kind, value_ in payload:
+        if name not in names:
+            return False
+        if kind == "choice" and value_ not in names[name]:
+            return False
+    return True
 
 RECORD_FORMAT = 2         # pseudonymous records with sealed personal fields
 LEGACY_RECORD_FORMAT = 1  # readable user ids, personal fields in the clear (read too)
@@ -365,10 +390,11 @@ def decode_record(value, users):
     code = r.uint(2, "type code")
     if not 1 <= code <= len(EVENT_TYPES):
         raise Damaged("unknown event type code %d" % code)
-    type_name, fields = EVENT_TYPES[code - 1]
+    type_name, schemas = EVENT_TYPES[code - 1]
     schema = r.uint(1, "schema version")
-    if schema != SCHEMA_VERSION:
-        raise Damaged("%s schema version %d is not supported (this decoder reads %d)" % (type_name, schema, SCHEMA_VERSION))
+    if not 1 <= schema <= len(schemas):
+        raise Damaged("%s schema version %d is not supported (this decoder reads 1...%d)" % (type_name, schema, len(schemas)))
+    fields = schemas[schema - 1]
     seq = r.uint(8, "seq")
     event = {"id": r.uuid("id")}
     at = r.int64("at")
@@ -445,6 +471,9 @@ def decode_record(value, users):
         payload.append((name, kind, value_))
     if r.offset != len(r.data):
         raise Damaged("%d unexpected bytes after the payload" % (len(r.data) - r.offset))
+    # A record is written at the lowest schema that holds it: one byte form per event.
+    if schema > 1 and holds(schemas[schema - 2], payload):
+        raise Damaged("%s is written at schema version %d but holds nothing an older schema cannot" % (type_name, schema))
     event["payload"] = payload
     return seq, stored, previous, event
 

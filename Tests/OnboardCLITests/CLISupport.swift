@@ -110,6 +110,12 @@ enum Corpus {
             (nil, .accountCreationFailed(field: .username, reason: .usernameInUse)),
             (nil, .accountCreationFailed(field: nil, reason: .serverError)),
             ("new.user", .accountCreated), ("alice@example.org", .lockoutCleared(reason: .admin)),
+            // Vocabulary schema 2.
+            ("alice@example.org", .signInStarted(method: .password, identifierKind: .email)),
+            (nil, .fieldEdited(field: .email, filled: true, valid: nil)),
+            ("zoë", .fieldEdited(field: .passcode, filled: false, valid: false)),
+            (nil, .fieldValidated(field: .email, result: .emailInUse)), (nil, .accountCreationSubmitted),
+            (nil, .passwordResetStarted), (nil, .passwordResetFailed(reason: .rateLimited)),
         ]
         return payloads.enumerated().map { index, pair in
             Event(id: uuid(index + 1), device: index % 3 == 0 ? "kiosk-7" : "phone.A_1:x",

@@ -33,7 +33,7 @@ import Testing
         let objects = try Self.objects(result.stdout)
         let expected = events.enumerated().filter { !Self.skippedTypes.contains($0.element.type.rawValue) }
         #expect(objects.count == expected.count)
-        #expect(objects.count == 20) // 37 events in the corpus, 17 of them not sign-in related
+        #expect(objects.count == 23) // 44 events in the corpus, 21 of them not sign-in related
         for (object, (offset, event)) in zip(objects, expected) {
             #expect(object["class_uid"] as? Int == 3002)
             #expect(object["category_uid"] as? Int == 3)
