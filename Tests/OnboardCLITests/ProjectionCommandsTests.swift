@@ -86,6 +86,40 @@ import Testing
         #expect(badTime.stderr.hasPrefix("onboard lockout: --at: \"noon\" is not an ISO-8601 UTC time"))
     }
 
+    @Test func sessionShowsThePartiallyFilledSignInAndItsSubmitButton() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var events = [
+            Self.event(40, .userAdded(displayName: "José Álvarez", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6),
+                       user: "jose", seconds: 0),
+            Self.event(41, .biometricEnabled(kind: .face), user: "jose", seconds: 1),
+            Self.event(42, .userSelected, user: "jose", seconds: 2),
+            Self.event(43, .fieldEdited(field: .passcode, filled: true, valid: false), user: "jose", seconds: 3),
+        ]
+        let store = try importLog(events, into: directory)
+        let disabled = try CLI.run(["session", "--store", store])
+        #expect(disabled.status == 0, "\(disabled.stderr)")
+        #expect(disabled.stdout == """
+            device     kiosk-7
+            signed in  nobody
+            screen     sign_in (partially_filled) for jose
+            fields     passcode filled (invalid)
+            biometric  face (badge on the sign-in button)
+            submit     disabled
+
+            """)
+        events.append(Self.event(44, .fieldEdited(field: .passcode, filled: true, valid: true), user: "jose", seconds: 4))
+        let file = try directory.write("more.jsonl", Corpus.jsonl(events))
+        #expect(try CLI.run(["import", file, "--store", store]).status == 0)
+        let enabled = try JSONValue.parse(try CLI.run(["session", "--store", store, "--json"]).stdout)
+        #expect(enabled["flow"]?["state"] == .string("partially_filled"))
+        #expect(enabled["flow"]?["submit_enabled"] == .bool(true))
+        #expect(enabled["flow"]?["biometric"] == .string("face"))
+        #expect(enabled["flow"]?["identifier_kind"] == .null)
+        #expect(enabled["flow"]?["fields"] == .array([.object([.init("field", .string("passcode")), .init("filled", .bool(true)),
+                                                               .init("valid", .bool(true))])]))
+    }
+
     @Test func sessionUsersAndHistoryCommands() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -362,3 +362,21 @@ struct ScreenStateMatrixTests {
         #expect(documentedErrors == Set(Self.errors.map { "\($0.error) on \($0.screen.rawValue): \($0.texts.sorted())" }))
     }
 }
+
+extension ScreenStateMatrixTests {
+    @Test("the flow's field bits round trip every field and flag, and have room for every FormField")
+    func fieldBitsRoundTrip() {
+        #expect(FormField.allCases.count <= 16, "FieldInputs keeps one bit of a UInt16 per field")
+        let all = FormField.allCases.flatMap { field in
+            [FieldInput(field: field, filled: true, valid: nil), FieldInput(field: field, filled: false, valid: false),
+             FieldInput(field: field, filled: true, valid: true)]
+        }
+        for input in all {
+            #expect(FieldInputs([input]).list == [input])
+        }
+        // The list is sorted by field name; a later report of a field replaces the earlier one.
+        let list = FieldInputs([FieldInput(field: .username, filled: true), FieldInput(field: .captcha, filled: false),
+                                FieldInput(field: .username, filled: false, valid: false)]).list
+        #expect(list == [FieldInput(field: .captcha, filled: false), FieldInput(field: .username, filled: false, valid: false)])
+    }
+}

@@ -86,16 +86,12 @@ public struct SessionProjection: Sendable, Hashable {
         // carries over. The form's fields and identifier kind carry over within the flow.
         var flow = Flow(session: event.session, user: event.user ?? (sameFlow ? before.user : nil))
         if sameFlow {
-            flow.fields = before.fields
+            flow.inputs = before.inputs
             flow.identifierKind = before.identifierKind
         }
 
         func decision(_ factor: LockoutFactor) -> LockoutDecision {
             lockout.decide(lockout.key(user: event.user, device: event.device, factor: factor), at: event.at)
-        }
-        /// The messages of the same flow's same screen, which some events keep.
-        var carriedFieldMessages: [FieldMessage] {
-            sameFlow && before.screen == flow.screen ? before.fieldMessages : []
         }
 
         switch event.payload {
@@ -152,11 +148,11 @@ public struct SessionProjection: Sendable, Hashable {
             device.signedIn = event.user.map { SignedInUser(user: $0, since: event.at, method: method, secondFactor: secondFactor) }
             flow.screen = .signedIn
             flow.state = .success
-            flow.fields = []
+            flow.inputs = FieldInputs()
 
         case .signedOut(let reason):
             device.signedIn = nil
-            flow.fields = []
+            flow.inputs = FieldInputs()
             switch reason {
             case .user: break
             case .sessionExpired: flow.systemMessage = Message(SessionText.sessionExpired, .info)
@@ -181,26 +177,12 @@ public struct SessionProjection: Sendable, Hashable {
         case .captchaAlternativesViewed:
             // Information beside the CAPTCHA: what the user typed and was told stays.
             flow.screen = .captcha
-            flow.fieldMessages = carriedFieldMessages
+            flow.fieldMessages = sameFlow && before.screen == flow.screen ? before.fieldMessages : []
             flow.state = sameFlow && before.screen == .captcha ? before.state : flow.restingState
             flow.systemMessage = Message(SessionText.captchaAlternatives, .info)
 
         case let .fieldEdited(field, filled, valid):
-            flow.setField(FieldInput(field: field, filled: filled, valid: valid))
-            if let kind = field.identifierKind { flow.identifierKind = kind }
-            if sameFlow && before.screen == .lockedOut {
-                // The lock screen has no fields: it stays as it was.
-                flow.screen = .lockedOut
-                flow.state = before.state
-                flow.systemMessage = before.systemMessage
-                flow.lockedUntil = before.lockedUntil
-                break
-            }
-            flow.screen = sameFlow && before.screen.formFields.contains(field) ? before.screen : field.homeScreen
-            flow.fieldMessages = carriedFieldMessages
-            if flow.screen == before.screen && sameFlow { flow.systemMessage = before.systemMessage }
-            if filled { flow.fieldMessages.removeAll { $0.field == field.rawValue } }
-            flow.state = flow.showsError ? .error : flow.restingState
+            SessionProjection.edit(&flow, field: field, filled: filled, valid: valid, before: before, sameFlow: sameFlow)
 
         case .passwordResetStarted, .passcodeResetStarted:
             flow.screen = .forgotPassword
@@ -226,7 +208,7 @@ public struct SessionProjection: Sendable, Hashable {
         case .temporaryPasswordSent:
             flow.screen = .resetSent
             flow.state = .success
-            flow.fields = []
+            flow.inputs = FieldInputs()
             flow.systemMessage = Message(SessionText.temporaryPasswordSent, .success)
             flow.resend = ResendInfo(availableAt: event.at.adding(milliseconds: resendWaitMilliseconds),
                                      help: SessionText.resendHelp)
@@ -235,7 +217,7 @@ public struct SessionProjection: Sendable, Hashable {
             let signedIn = device.signedIn.map { $0.user == event.user } ?? false
             flow.screen = signedIn ? .signedIn : .signIn
             flow.state = .success
-            flow.fields = []
+            flow.inputs = FieldInputs()
             flow.systemMessage = Message(SessionText.passwordChanged, .success)
 
         case .accountCreationStarted:
@@ -243,52 +225,35 @@ public struct SessionProjection: Sendable, Hashable {
             flow.state = flow.restingState
 
         case let .fieldValidated(field, result):
-            flow.screen = .createAccount
-            flow.fieldMessages = carriedFieldMessages
-            switch result.message {
-            case nil: flow.fieldMessages.removeAll { $0.field == field.rawValue }
-            case let (text, severity)?:
-                let text = result == .usernameInUse ? field.inUseText : text
-                flow.setFieldMessage(FieldMessage(field: field.rawValue, text, severity))
-            }
-            flow.state = flow.showsError ? .error : flow.restingState
+            SessionProjection.validate(&flow, field: field, result: result, before: before, sameFlow: sameFlow)
 
         case .accountCreationSubmitted:
             flow.screen = .createAccount
             flow.state = .loading
 
         case let .accountCreationFailed(field, reason):
-            flow.screen = .createAccount
-            flow.state = .error
-            flow.fieldMessages = carriedFieldMessages
-            switch reason.problem {
-            case let .field(naturalField, text):
-                let field = field ?? naturalField
-                flow.setFieldMessage(FieldMessage(field: field.rawValue, reason == .usernameInUse ? field.inUseText : text, .error))
-            case .system(let text):
-                flow.systemMessage = Message(text, .error)
-            }
+            SessionProjection.failAccountCreation(&flow, field: field, reason: reason, before: before, sameFlow: sameFlow)
 
         case .accountCreated:
             flow.screen = .createAccount
             flow.state = .success
-            flow.fields = []
+            flow.inputs = FieldInputs()
             flow.systemMessage = Message(SessionText.accountCreated, .success)
 
         case .userSelected:
             flow.screen = .signIn
-            flow.fields = []
+            flow.inputs = FieldInputs()
             flow.identifierKind = nil
 
         case .userAdded:
             flow.screen = .switchUser
             flow.state = .success
-            flow.fields = []
+            flow.inputs = FieldInputs()
 
         case .passcodeResetCompleted:
             flow.screen = .signIn
             flow.state = .success
-            flow.fields = []
+            flow.inputs = FieldInputs()
             flow.systemMessage = Message(SessionText.passcodeReset, .success)
 
         case .lockoutCleared:
@@ -302,12 +267,64 @@ public struct SessionProjection: Sendable, Hashable {
         }
 
         // The badge follows the flow's user; looked up only when that user changes.
-        flow.biometric = flow.user == before.user ? before.biometric : flow.user.flatMap { biometrics[event.device]?[$0] }
+        if !biometrics.isEmpty {
+            flow.biometric = flow.user == before.user ? before.biometric : flow.user.flatMap { biometrics[event.device]?[$0] }
+        }
         device.flow = flow
         if let index {
             devices.values[index] = device
         } else {
             devices[event.device] = device
+        }
+    }
+
+    // The form events' cases, out of line: `apply` stays small where most events go (sign-in
+    // attempts), which keeps the rebuild as fast per event as before they existed.
+
+    @inline(never)
+    private static func edit(_ flow: inout Flow, field: FormField, filled: Bool, valid: Bool?, before: Flow, sameFlow: Bool) {
+        flow.setField(FieldInput(field: field, filled: filled, valid: valid))
+        if let kind = field.identifierKind { flow.identifierKind = kind }
+        if sameFlow && before.screen == .lockedOut {
+            // The lock screen has no fields: it stays as it was.
+            flow.screen = .lockedOut
+            flow.state = before.state
+            flow.systemMessage = before.systemMessage
+            flow.lockedUntil = before.lockedUntil
+            return
+        }
+        flow.screen = sameFlow && before.screen.formMask & FieldInputs.bit(field) != 0 ? before.screen : field.homeScreen
+        flow.fieldMessages = sameFlow && before.screen == flow.screen ? before.fieldMessages : []
+        if flow.screen == before.screen && sameFlow { flow.systemMessage = before.systemMessage }
+        if filled { flow.fieldMessages.removeAll { $0.field == field.rawValue } }
+        flow.state = flow.showsError ? .error : flow.restingState
+    }
+
+    @inline(never)
+    private static func validate(_ flow: inout Flow, field: FormField, result: ValidationResult, before: Flow, sameFlow: Bool) {
+        flow.screen = .createAccount
+        flow.fieldMessages = sameFlow && before.screen == flow.screen ? before.fieldMessages : []
+        switch result.message {
+        case nil: flow.fieldMessages.removeAll { $0.field == field.rawValue }
+        case let (text, severity)?:
+            let text = result == .usernameInUse ? field.inUseText : text
+            flow.setFieldMessage(FieldMessage(field: field.rawValue, text, severity))
+        }
+        flow.state = flow.showsError ? .error : flow.restingState
+    }
+
+    @inline(never)
+    private static func failAccountCreation(_ flow: inout Flow, field: FormField?, reason: AccountCreationFailureReason,
+                                            before: Flow, sameFlow: Bool) {
+        flow.screen = .createAccount
+        flow.state = .error
+        flow.fieldMessages = sameFlow && before.screen == flow.screen ? before.fieldMessages : []
+        switch reason.problem {
+        case let .field(naturalField, text):
+            let field = field ?? naturalField
+            flow.setFieldMessage(FieldMessage(field: field.rawValue, reason == .usernameInUse ? field.inUseText : text, .error))
+        case .system(let text):
+            flow.systemMessage = Message(text, .error)
         }
     }
 
@@ -395,12 +412,8 @@ extension Flow {
         fieldMessages.insert(message, at: index)
     }
 
-    /// Replaces the flags of `input.field`, keeping the list sorted by field name.
-    mutating func setField(_ input: FieldInput) {
-        fields.removeAll { $0.field == input.field }
-        let index = fields.firstIndex { $0.field.rawValue > input.field.rawValue } ?? fields.endIndex
-        fields.insert(input, at: index)
-    }
+    /// Replaces the flags of `input.field`.
+    mutating func setField(_ input: FieldInput) { inputs.set(input) }
 
     /// Whether a red message is shown (under a field or as the system message).
     var showsError: Bool {
@@ -410,8 +423,7 @@ extension Flow {
     /// The state of a form with nothing to report: `partially_filled` while any of the screen's
     /// own fields is filled, else `empty`.
     var restingState: ScreenState {
-        let formFields = screen.formFields
-        return fields.contains { $0.filled && formFields.contains($0.field) } ? .partiallyFilled : .empty
+        inputs.filled & screen.formMask != 0 ? .partiallyFilled : .empty
     }
 }
 
@@ -524,7 +536,12 @@ public struct Flow: Sendable, Hashable {
     public var lockedUntil: Timestamp?
     /// The flow's form fields the app reported (`field_edited`), sorted by field name: whether
     /// each is filled and, when the app checked, valid. Never their content.
-    public var fields: [FieldInput]
+    public var fields: [FieldInput] {
+        get { inputs.list }
+        set { inputs = FieldInputs(newValue) }
+    }
+    /// The same as bit sets, one bit per field: what the fold keeps (no allocation per event).
+    var inputs = FieldInputs()
     /// What the user types to name the account on this flow's form (username, email or phone),
     /// when an event said; it decides under which field "no account" shows.
     public var identifierKind: IdentifierKind?
@@ -544,7 +561,7 @@ public struct Flow: Sendable, Hashable {
         self.systemMessage = systemMessage
         self.resend = resend
         self.lockedUntil = lockedUntil
-        self.fields = fields
+        self.inputs = FieldInputs(fields)
         self.identifierKind = identifierKind
         self.biometric = biometric
     }
@@ -556,19 +573,18 @@ public struct Flow: Sendable, Hashable {
     /// device); on `second_factor` the code; on `captcha` the answer; on `create_account` an
     /// identifier and a password; on `forgot_password` an identifier unless the user is known.
     public var submitEnabled: Bool {
-        let formFields = screen.formFields
-        guard state != .loading, !formFields.isEmpty else { return false }
-        var filled: Set<FormField> = []
-        for input in fields where formFields.contains(input.field) {
-            guard input.filled, input.valid != false else { return false }
-            filled.insert(input.field)
-        }
-        let identifier = !filled.isDisjoint(with: [.username, .email, .phone])
+        let form = screen.formMask
+        guard state != .loading, form != 0 else { return false }
+        let reported = inputs.reported & form
+        // Every reported field of the form filled, none reported invalid.
+        guard inputs.filled & reported == reported, inputs.invalid & reported == 0 else { return false }
+        let filled = inputs.filled & form
+        let identifier = filled & FieldInputs.mask([.username, .email, .phone]) != 0
         switch screen {
-        case .signIn: return !filled.isDisjoint(with: [.password, .passcode]) && (identifier || user != nil)
-        case .secondFactor: return filled.contains(.secondFactorCode)
-        case .captcha: return filled.contains(.captcha)
-        case .createAccount: return identifier && filled.contains(.password)
+        case .signIn: return filled & FieldInputs.mask([.password, .passcode]) != 0 && (identifier || user != nil)
+        case .secondFactor: return filled & FieldInputs.mask([.secondFactorCode]) != 0
+        case .captcha: return filled & FieldInputs.mask([.captcha]) != 0
+        case .createAccount: return identifier && filled & FieldInputs.mask([.password]) != 0
         case .forgotPassword: return identifier || user != nil
         case .resetSent, .switchUser, .signedIn, .lockedOut: return false
         }
@@ -612,6 +628,50 @@ extension Flow: Codable {
     }
 }
 
+/// The reported form fields of a flow as bit sets indexed by ``FormField`` code: plain bytes, so
+/// carrying them from event to event costs no reference counting.
+struct FieldInputs: Sendable, Hashable {
+    /// Fields the app reported at all.
+    private(set) var reported: UInt16 = 0
+    /// Reported and filled.
+    private(set) var filled: UInt16 = 0
+    /// Reported with `valid: false`.
+    private(set) var invalid: UInt16 = 0
+    /// Reported with `valid: true`.
+    private(set) var valid: UInt16 = 0
+
+    init() {}
+
+    init(_ list: [FieldInput]) {
+        for input in list { set(input) }
+    }
+
+    /// One bit per field code: room for 16 fields (``FormField`` has 8; a test holds the bound).
+    static func bit(_ field: FormField) -> UInt16 { 1 << UInt16(field.wireCode) }
+
+    static func mask(_ fields: [FormField]) -> UInt16 { fields.reduce(0) { $0 | bit($1) } }
+
+    mutating func set(_ input: FieldInput) {
+        let bit = FieldInputs.bit(input.field)
+        reported |= bit
+        filled = input.filled ? filled | bit : filled & ~bit
+        invalid = input.valid == false ? invalid | bit : invalid & ~bit
+        valid = input.valid == true ? valid | bit : valid & ~bit
+    }
+
+    /// The reported fields, sorted by field name.
+    var list: [FieldInput] {
+        FieldInputs.byName.compactMap { field in
+            let bit = FieldInputs.bit(field)
+            guard reported & bit != 0 else { return nil }
+            return FieldInput(field: field, filled: filled & bit != 0,
+                              valid: invalid & bit != 0 ? false : valid & bit != 0 ? true : nil)
+        }
+    }
+
+    private static let byName = FormField.allCases.sorted { $0.rawValue < $1.rawValue }
+}
+
 /// What the app reported of one form field: filled or empty, and its own check of the field's
 /// policy when it made one.
 public struct FieldInput: Sendable, Hashable, Codable {
@@ -644,6 +704,24 @@ public enum Screen: String, Sendable, Hashable, Codable, CaseIterable {
         case .resetSent, .switchUser, .signedIn, .lockedOut: []
         }
     }
+
+    /// ``formFields`` as a bit set of field codes (built once per screen: the fold asks per event).
+    var formMask: UInt16 {
+        switch self {
+        case .signIn: Screen.signInMask
+        case .secondFactor: Screen.secondFactorMask
+        case .captcha: Screen.captchaMask
+        case .createAccount: Screen.createAccountMask
+        case .forgotPassword: Screen.forgotPasswordMask
+        case .resetSent, .switchUser, .signedIn, .lockedOut: 0
+        }
+    }
+
+    private static let signInMask = FieldInputs.mask(Screen.signIn.formFields)
+    private static let secondFactorMask = FieldInputs.mask(Screen.secondFactor.formFields)
+    private static let captchaMask = FieldInputs.mask(Screen.captcha.formFields)
+    private static let createAccountMask = FieldInputs.mask(Screen.createAccount.formFields)
+    private static let forgotPasswordMask = FieldInputs.mask(Screen.forgotPassword.formFields)
 }
 
 /// The five states the mobile auth brief asks of every screen (docs/projections.md has the
