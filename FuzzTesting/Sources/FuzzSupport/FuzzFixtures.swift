@@ -63,7 +63,7 @@ public enum FuzzFixtures {
         case .passcodeResetCompleted: return .passcodeResetCompleted
         case .biometricEnabled: return .biometricEnabled(kind: pick(index))
         case .biometricDisabled: return .biometricDisabled
-        case .signInStarted: return .signInStarted(method: pick(index))
+        case .signInStarted: return .signInStarted(method: pick(index), identifierKind: index % 2 == 0 ? nil : pick(index))
         case .signInFailed: return .signInFailed(method: pick(index), reason: pick(index))
         case .signInThrottled: return .signInThrottled(method: pick(index), retryAfter: retryAfter)
         case .secondFactorRequired: return .secondFactorRequired(method: pick(index))
@@ -84,6 +84,10 @@ public enum FuzzFixtures {
         case .accountCreated: return .accountCreated
         case .lockoutCleared: return .lockoutCleared(reason: pick(index))
         case .userForgotten: return .userForgotten
+        case .fieldEdited: return .fieldEdited(field: pick(index), filled: index % 2 == 0, valid: index % 3 == 0 ? nil : index % 3 == 1)
+        case .accountCreationSubmitted: return .accountCreationSubmitted
+        case .passwordResetStarted: return .passwordResetStarted
+        case .passwordResetFailed: return .passwordResetFailed(reason: pick(index))
         }
     }
 
