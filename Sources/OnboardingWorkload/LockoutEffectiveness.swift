@@ -89,7 +89,12 @@ public enum LockoutEffectiveness {
             spec: withAttacks, stopAfter: spec.start.millisecondsSince1970 + spanMilliseconds,
             attackGaps: (parameters.bruteForceIntervalMilliseconds, parameters.stuffingIntervalMilliseconds,
                          parameters.sprayingIntervalMilliseconds))
-        let bruteKey = generator.engine.key(user: generator.bruteForceTarget, device: WorkloadNames.bruteForceDevice, factor: .password)
+        // The brute-forced key's state after each event: with keys `(user, factor)`, a fold of the
+        // target's own events that may change a key reaches the state a fold of all of them does.
+        let target = generator.bruteForceTarget
+        var bruteEngine = LockoutEngine(policy: policy, acrossDevices: true)
+        let bruteKey = bruteEngine.key(user: target, device: WorkloadNames.bruteForceDevice, factor: .password)
+        var bruteSeq: UInt64 = 0
 
         var bruteGuesses = 0, stuffingGuesses = 0, sprayingGuesses = 0, throttled = 0, events = 0
         var stuffingAccounts = Set<String>(), sprayingAccounts = Set<String>()
@@ -98,6 +103,10 @@ public enum LockoutEffectiveness {
         var timesToLock: [Int64] = []
         while let (event, actor) = generator.nextTagged() {
             events += 1
+            if event.user == target, LockoutEngine.mayAffectKeys(event.type) {
+                bruteSeq += 1
+                bruteEngine.apply(Record(seq: bruteSeq, event: event, previousHash: .zero, hash: .zero))
+            }
             let isGuess = if case .signInFailed = event.payload { true } else { false }
             let isThrottled = event.type == .signInThrottled
             switch actor {
@@ -106,12 +115,16 @@ public enum LockoutEffectiveness {
                     honestUsers.insert(user)
                     if isThrottled { lockedOut.insert(user) }
                 }
+            case .newcomer:
+                // Creating an account makes no attempt a lockout could refuse: not among the
+                // honest users who could be locked out.
+                break
             case .bruteForce:
                 if isGuess {
                     bruteGuesses += 1
                     let at = event.at.millisecondsSince1970
                     if runStart == nil { runStart = at }
-                    if !generator.engine.decide(bruteKey, at: event.at).isAllowed, let start = runStart {
+                    if !bruteEngine.decide(bruteKey, at: event.at).isAllowed, let start = runStart {
                         timesToLock.append(at - start)
                         runStart = nil
                     }
@@ -126,7 +139,7 @@ public enum LockoutEffectiveness {
         let days = Double(parameters.days)
         func perAccountPerDay(_ guesses: Int, _ accounts: Int) -> Double { accounts == 0 ? 0 : Double(guesses) / Double(accounts) / days }
         let end = Timestamp(millisecondsSince1970: spec.start.millisecondsSince1970 + spanMilliseconds)
-        let permanent = if case .permanentlyLocked = generator.engine.decide(bruteKey, at: end) { true } else { false }
+        let permanent = if case .permanentlyLocked = bruteEngine.decide(bruteKey, at: end) { true } else { false }
         return Row(policy: policy.name, bruteForceGuessesPerDay: Double(bruteGuesses) / days,
                    stuffingGuessesPerAccountPerDay: perAccountPerDay(stuffingGuesses, stuffingAccounts.count),
                    sprayingGuessesPerAccountPerDay: perAccountPerDay(sprayingGuesses, sprayingAccounts.count),
