@@ -11,7 +11,7 @@ import OnboardingModel
 /// from a random stream of their own.
 struct SignUpTraffic {
     /// One sign-up for every this many planned honest sign-in events on personal devices (about
-    /// one newcomer per 30 sign-in sessions): a modest share, as in an app that has been out for
+    /// one newcomer per 23 sign-in sessions): a modest share, as in an app that has been out for
     /// a while.
     static let signInEventsPerSignUp: Int64 = 100
     /// The longest mean time between sign-ups (about 300 years): past any span a workload is

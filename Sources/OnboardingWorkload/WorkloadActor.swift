@@ -11,7 +11,7 @@ public enum WorkloadActor: String, Sendable, Hashable, CaseIterable {
     /// The password sprayer (devices `sprayer-…`).
     case spraying
     /// Someone creating an account on their own phone (`newcomer-…` on `signup-…`); there with
-    /// honest traffic, one sign-up per ``FormTraffic/signInEventsPerSignUp`` of its sign-in events.
+    /// honest traffic, one sign-up per ``SignUpTraffic/signInEventsPerSignUp`` planned sign-in events.
     case newcomer
 
     var isHonest: Bool { self == .honest || self == .sharedDevice || self == .newcomer }
