@@ -10,6 +10,9 @@ public enum WorkloadActor: String, Sendable, Hashable, CaseIterable {
     case stuffing
     /// The password sprayer (devices `sprayer-…`).
     case spraying
+    /// Someone creating an account on their own phone (`newcomer-…` on `signup-…`); there with
+    /// honest traffic, one sign-up per ``SignUpTraffic/signInEventsPerSignUp`` planned sign-in events.
+    case newcomer
 
-    var isHonest: Bool { self == .honest || self == .sharedDevice }
+    var isHonest: Bool { self == .honest || self == .sharedDevice || self == .newcomer }
 }

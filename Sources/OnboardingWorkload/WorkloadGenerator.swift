@@ -4,16 +4,21 @@ import OnboardingProjections
 
 /// A seeded, deterministic stream of realistic onboarding and sign-in events over simulated time.
 ///
-/// Streaming: it holds only a few bytes per simulated party and per kiosk, so 10^7 events never
-/// sit in memory. Deterministic: ``WorkloadSpec`` (seed and parameters) fixes every id, time and
-/// payload; the same spec gives the same JSONL byte for byte, on every platform (integer
-/// arithmetic only, its own ``WorkloadRandom``). Every event passes `Event.validate()`, and times
-/// never decrease (across the whole stream, hence per device).
+/// Streaming: it holds only a few bytes per simulated party and per kiosk, and the events of the
+/// next half minute of simulated time, so 10^7 events never sit in memory. Deterministic:
+/// ``WorkloadSpec`` (seed and parameters) fixes every id, time and payload; the same spec gives
+/// the same JSONL byte for byte, on every platform (integer arithmetic only, its own
+/// ``WorkloadRandom``). Every event passes `Event.validate()`, and times never decrease (across
+/// the whole stream, hence per device).
 ///
-/// Every party asks a `LockoutEngine` (fed with the stream so far, under ``WorkloadSpec/policy``)
-/// before an attempt, as the app would: a refused attempt is recorded as `sign_in_throttled`;
-/// attackers then wait for the lock's end (or probe hourly when it is permanent), honest users
-/// reset their password or passcode once and try again.
+/// Two layers. The sign-in traffic: every party asks a `LockoutEngine` (fed with the stream so
+/// far, under ``WorkloadSpec/policy``) before an attempt, as the app would, and records a refused
+/// one as `sign_in_throttled`. Over it, unless ``WorkloadSpec/formEvents`` is off, what honest
+/// users' forms report (fields filled, "Forgot password?", failed reset requests) and newcomers
+/// creating accounts. Those draw from random streams of their own and only add events between
+/// the sign-in ones (no lockout counts them), so the sign-in traffic is the same event for event
+/// with or without them; to date a form event before the sign-in event it leads to, the
+/// generator looks ``formLeadMilliseconds`` of simulated time ahead.
 ///
 /// ```swift
 /// for event in WorkloadGenerator(spec: WorkloadSpec(eventCount: 10_000, seed: 42)) {
@@ -21,45 +26,31 @@ import OnboardingProjections
 /// }
 /// ```
 public struct WorkloadGenerator: Sequence, IteratorProtocol {
-    /// Mean pause of a user between two steps of one session (typing, reading): 1–8 s.
-    static let typingPauseMilliseconds: ClosedRange<Int64> = 1_000...8_000
-    /// A user signs out this long after signing in (when they sign out at all).
-    static let signedInMilliseconds: ClosedRange<Int64> = 30_000...1_200_000
-    /// A parallel lane of honest sessions should leave at least this much time per event, so a
-    /// session (typing pauses, half of them a signed-in stretch of up to 20 minutes, ~5 events)
-    /// fits; more lanes are opened for denser workloads.
-    static let laneGapFloorMilliseconds: Int64 = 120_000
-    /// Lanes per kind of honest traffic: enough for 10^9 events a week, bounded for the heap.
-    static let maximumLanes = 4_096
-    /// A permanently locked attacker checks back this often.
-    static let permanentProbeMilliseconds: Int64 = 3_600_000
-    /// The sprayer rests this long after each password has been tried on every account.
-    static let sprayRestMilliseconds: Int64 = 3_600_000
-    static let stufferDeviceCount = 256
-    static let sprayerDeviceCount = 8
-    static let leakedAccountCount = 1_000_000
+    /// How long before the sign-in event it leads to a form event may be dated: a user fills a
+    /// sign-in or reset form within half a minute of sending it. Also the look-ahead: the
+    /// generator holds the events of this much simulated time (a handful at the default rates,
+    /// about 50,000 at 10^9 events a week).
+    static let formLeadMilliseconds: Int64 = 30_000
 
     public let spec: WorkloadSpec
-    /// The lockout state the simulated app enforces, after every event generated so far.
-    public private(set) var engine: LockoutEngine
-    /// Events generated so far.
+    /// Events returned so far.
     public private(set) var generatedCount = 0
     /// The account the brute-force attacker guesses.
-    public let bruteForceTarget: String
-    /// Stop at the first event after this time (the effectiveness report runs by time, not count).
-    var stopAfter: Int64?
-    /// Overrides the share-derived pace of the attackers (milliseconds between attempts).
-    var attackGaps: (bruteForce: Int64, stuffing: Int64, spraying: Int64)?
+    public var bruteForceTarget: String { traffic.bruteForceTarget }
 
-    private var random: WorkloadRandom
-    private var agents: [WorkloadAgent] = []
-    /// Min-heap of agent indices by (nextAt, index): the next event is always the earliest.
-    private var heap: [Int] = []
-    private let kioskCount: Int
-    /// Users already added on each kiosk; rosters fill up as members first come by.
-    private var kioskMembersAdded: [UInt8]
-    private var sprayIndex = 0
-    private var eventMilliseconds: Int64
+    private var traffic: SignInTraffic
+    private var form: FormTraffic?
+    private var signUps: SignUpTraffic?
+    /// Events laid out, not yet returned.
+    private var pending = PendingEvents()
+    /// The time of the last event taken from `traffic`: no event still to come is dated before
+    /// this minus `lead`.
+    private var frontier: Int64
+    private let lead: Int64
+    private var trafficEnded = false
+    /// Stop at the first sign-in event after this time (the effectiveness report runs by time).
+    private let stopAfter: Int64?
+    private var lastMilliseconds: Int64
 
     public init(spec: WorkloadSpec) {
         self.init(spec: spec, stopAfter: nil, attackGaps: nil)
@@ -68,266 +59,52 @@ public struct WorkloadGenerator: Sequence, IteratorProtocol {
     init(spec: WorkloadSpec, stopAfter: Int64?, attackGaps: (bruteForce: Int64, stuffing: Int64, spraying: Int64)?) {
         self.spec = spec
         self.stopAfter = stopAfter
-        self.attackGaps = attackGaps
-        engine = LockoutEngine(policy: spec.policy, acrossDevices: spec.globalLockout)
-        random = WorkloadRandom(seed: spec.seed)
-        kioskCount = Swift.max(1, spec.deviceCount / 10)
-        kioskMembersAdded = Array(repeating: 0, count: kioskCount)
-        eventMilliseconds = spec.start.millisecondsSince1970
-        bruteForceTarget = WorkloadNames.user(random.below(spec.userCount))
-
-        let mix = spec.mix
+        traffic = SignInTraffic(spec: spec, stopAfter: stopAfter, attackGaps: attackGaps)
         let start = spec.start.millisecondsSince1970
-        /// Mean time between events of one kind if `weight` of the mix goes to it.
-        func gap(_ weight: Int) -> Int64 {
-            let events = Swift.max(1, Int64(spec.eventCount) * Int64(weight) / Int64(Swift.max(1, mix.total)))
-            return Swift.max(1, spec.spanMilliseconds / events)
-        }
-        func addLanes(_ actor: WorkloadActor, weight: Int) {
-            guard weight > 0 else { return }
-            let kindGap = gap(weight)
-            let lanes = Swift.min(WorkloadGenerator.maximumLanes, Swift.max(1, Int(WorkloadGenerator.laneGapFloorMilliseconds / kindGap) + 1))
-            for _ in 0..<lanes {
-                let laneGap = kindGap * Int64(lanes)
-                agents.append(WorkloadAgent(actor: actor, nextAt: start + random.between(0...Swift.min(laneGap, spec.spanMilliseconds)),
-                                            gapMilliseconds: laneGap))
+        if spec.formEvents {
+            form = FormTraffic(seed: spec.seed, agentCount: traffic.agentCount, start: start)
+            if let gap = traffic.honestGapMilliseconds {
+                signUps = SignUpTraffic(seed: spec.seed, start: start, honestGapMilliseconds: gap)
             }
         }
-        addLanes(.honest, weight: mix.honest)
-        addLanes(.sharedDevice, weight: mix.sharedDevice)
-        if mix.bruteForce > 0 {
-            agents.append(WorkloadAgent(actor: .bruteForce, nextAt: start + random.between(0...60_000),
-                                        gapMilliseconds: attackGaps?.bruteForce ?? gap(mix.bruteForce)))
-        }
-        if mix.stuffing > 0 {
-            agents.append(WorkloadAgent(actor: .stuffing, nextAt: start + random.between(0...60_000),
-                                        gapMilliseconds: attackGaps?.stuffing ?? gap(mix.stuffing)))
-        }
-        if mix.spraying > 0 {
-            agents.append(WorkloadAgent(actor: .spraying, nextAt: start + random.between(0...60_000),
-                                        gapMilliseconds: attackGaps?.spraying ?? gap(mix.spraying)))
-        }
-        precondition(!agents.isEmpty, "a workload mix needs at least one positive weight")
-        for index in agents.indices { push(index) }
+        lead = spec.formEvents ? WorkloadGenerator.formLeadMilliseconds : 0
+        frontier = start - 1
+        lastMilliseconds = start
     }
 
     public mutating func next() -> Event? { nextTagged()?.event }
 
-    /// The next event and the party that produced it.
+    /// The next event and the party that produced it (a form event's is its flow's).
     public mutating func nextTagged() -> (event: Event, actor: WorkloadActor)? {
         if stopAfter == nil, generatedCount >= spec.eventCount { return nil }
-        guard let index = heap.first else { return nil }
-        if let stopAfter, agents[index].nextAt > stopAfter { return nil }
-        popFirst()
-        // Take the agent out (its plan too, so the array stays uniquely referenced), step, put back.
-        var agent = agents[index]
-        agents[index].plan = []
-        let event = step(&agent)
-        agents[index] = agent
-        push(index)
-        precondition(event.at.millisecondsSince1970 >= eventMilliseconds, "generated time went backwards")
-        eventMilliseconds = event.at.millisecondsSince1970
-        generatedCount += 1
-        engine.apply(Record(seq: UInt64(generatedCount), event: event, previousHash: .zero, hash: .zero))
-        return (event, agents[index].actor)
-    }
-
-    // MARK: One step of one party
-
-    private mutating func step(_ agent: inout WorkloadAgent) -> Event {
-        switch agent.actor {
-        case .honest, .sharedDevice: return honestStep(&agent)
-        case .bruteForce:
-            return attack(&agent, user: bruteForceTarget, device: WorkloadNames.bruteForceDevice, reason: .invalidPassword)
-        case .stuffing:
-            let known = random.chance(perMille: 600)
-            let user = known ? WorkloadNames.user(random.below(spec.userCount))
-                : WorkloadNames.leaked(random.below(WorkloadGenerator.leakedAccountCount))
-            let device = WorkloadNames.stuffer(random.below(WorkloadGenerator.stufferDeviceCount))
-            return attack(&agent, user: user, device: device, reason: known ? .invalidPassword : .unknownUser)
-        case .spraying:
-            let account = sprayIndex % spec.userCount
-            sprayIndex += 1
-            let event = attack(&agent, user: WorkloadNames.user(account),
-                               device: WorkloadNames.sprayer(account % WorkloadGenerator.sprayerDeviceCount), reason: .invalidPassword)
-            if sprayIndex % spec.userCount == 0 { agent.nextAt += WorkloadGenerator.sprayRestMilliseconds }
-            return event
-        }
-    }
-
-    /// One attacker attempt: a counted failure when allowed, else `sign_in_throttled` and a wait.
-    private mutating func attack(_ agent: inout WorkloadAgent, user: String, device: String,
-                                 reason: SignInFailureReason) -> Event {
-        let at = agent.nextAt
-        let pace = Swift.max(1, random.between(agent.gapMilliseconds / 2...agent.gapMilliseconds * 3 / 2))
-        let payload: Payload
-        switch engine.decide(engine.key(user: user, device: device, factor: .password), at: Timestamp(millisecondsSince1970: at)) {
-        case .allowed:
-            payload = .signInFailed(method: .password, reason: reason)
-            agent.nextAt = at + pace
-        case .locked(let lock):
-            payload = .signInThrottled(method: .password, retryAfter: lock.until)
-            agent.nextAt = Swift.max(lock.until.millisecondsSince1970, at + pace)
-        case .permanentlyLocked:
-            payload = .signInThrottled(method: .password, retryAfter: Timestamp.maximum)
-            agent.nextAt = at + Swift.max(pace, agent.actor == .bruteForce ? WorkloadGenerator.permanentProbeMilliseconds : pace)
-        }
-        return Event(id: random.uuid(), device: device, at: Timestamp(millisecondsSince1970: at), user: user,
-                     session: random.uuid(), payload: payload)
-    }
-
-    private mutating func honestStep(_ agent: inout WorkloadAgent) -> Event {
-        if agent.isBetweenSessions { startSession(&agent) }
-        let at = Timestamp(millisecondsSince1970: agent.nextAt)
-        let step = agent.plan[agent.planIndex]
-        agent.planIndex += 1
-        let payload: Payload
-        switch step {
-        case .emit(let fixed):
-            payload = fixed
-        case let .attempt(method, succeeds, secondFactor):
-            let decision = engine.decide(engine.key(user: agent.user, device: agent.device, factor: .password), at: at)
-            if !decision.isAllowed {
-                payload = throttled(method: method, decision: decision)
-                recover(&agent, method: method)
-            } else if succeeds {
-                payload = secondFactor ? .secondFactorRequired(method: .totp) : .signInSucceeded(method: method, secondFactor: false)
-            } else {
-                payload = .signInFailed(method: method, reason: method == .passcode ? .invalidPasscode : .invalidPassword)
-            }
-        case .code(let succeeds):
-            let decision = engine.decide(engine.key(user: agent.user, device: agent.device, factor: .secondFactor), at: at)
-            if !decision.isAllowed {
-                payload = throttled(method: .password, decision: decision)
-                agent.planIndex = agent.plan.count
-            } else {
-                payload = succeeds ? .secondFactorSucceeded(method: .totp) : .secondFactorFailed(method: .totp)
-            }
-        }
-        let event = Event(id: random.uuid(), device: agent.device, at: at, user: agent.user, session: agent.session, payload: payload)
-        if agent.isBetweenSessions {
-            agent.nextAt += sessionPause(agent)
-        } else if case .emit(.signedOut) = agent.plan[agent.planIndex] {
-            agent.nextAt += random.between(WorkloadGenerator.signedInMilliseconds)
-        } else {
-            agent.nextAt += random.between(WorkloadGenerator.typingPauseMilliseconds)
-        }
-        return event
-    }
-
-    private func throttled(method: SignInMethod, decision: LockoutDecision) -> Payload {
-        switch decision {
-        case .locked(let lock): .signInThrottled(method: method, retryAfter: lock.until)
-        default: .signInThrottled(method: method, retryAfter: Timestamp.maximum)
-        }
-    }
-
-    /// After meeting a lock, an honest user resets the credential once and tries again.
-    private func recover(_ agent: inout WorkloadAgent, method: SignInMethod) {
-        guard !agent.hasRecovered else {
-            agent.planIndex = agent.plan.count
-            return
-        }
-        agent.hasRecovered = true
-        let reset: [WorkloadAgent.Step] = method == .passcode
-            ? [.emit(.passcodeResetStarted), .emit(.passcodeResetCompleted)]
-            : [.emit(.passwordResetRequested(route: .email)), .emit(.temporaryPasswordSent), .emit(.passwordChanged(forced: true))]
-        agent.plan = Array(agent.plan[..<agent.planIndex]) + reset + [.attempt(method, succeeds: true, secondFactor: false)]
-    }
-
-    /// The pause before the next session, so the lane keeps its planned event rate.
-    private mutating func sessionPause(_ agent: WorkloadAgent) -> Int64 {
-        let planned = agent.gapMilliseconds * Int64(agent.plan.count)
-        let taken = agent.nextAt - agent.sessionStartedAt
-        return random.between(0...Swift.max(1, 2 * (planned - taken)))
-    }
-
-    private mutating func startSession(_ agent: inout WorkloadAgent) {
-        agent.planIndex = 0
-        agent.hasRecovered = false
-        agent.sessionStartedAt = agent.nextAt
-        agent.session = random.uuid()
-        var plan: [WorkloadAgent.Step] = []
-        if agent.actor == .sharedDevice {
-            let kiosk = random.below(kioskCount)
-            let rosterSize = 4 + (kiosk &* 7) % 9
-            var member = random.below(rosterSize)
-            agent.device = WorkloadNames.kiosk(kiosk)
-            if member >= Int(kioskMembersAdded[kiosk]) {
-                member = Int(kioskMembersAdded[kiosk])
-                kioskMembersAdded[kiosk] += 1
-                let numeric = random.chance(perMille: 800)
-                plan += [.emit(.userAdded(displayName: WorkloadNames.displayName(kiosk: kiosk, member: member),
-                                          subtitle: WorkloadNames.subtitle(kiosk: kiosk, member: member), imageRef: nil,
-                                          passcodePolicy: numeric ? .numeric : .alphanumeric, passcodeMinLength: numeric ? 6 : 8)),
-                         .emit(.passcodeSet)]
-            }
-            agent.user = WorkloadNames.staff(kiosk: kiosk, member: member)
-            plan += [.emit(.userSelected), .emit(.signInStarted(method: .passcode))]
-            let roll = random.below(1000)
-            let failures = roll < 5 ? 8 + random.below(5) : roll < 85 ? 1 + random.below(2) : 0
-            plan += Array(repeating: .attempt(.passcode, succeeds: false, secondFactor: false), count: failures)
-            plan.append(.attempt(.passcode, succeeds: true, secondFactor: false))
-            if random.chance(perMille: 700) { plan.append(.emit(.signedOut(reason: .user))) }
-        } else {
-            let user = random.below(spec.userCount)
-            agent.user = WorkloadNames.user(user)
-            agent.device = WorkloadNames.device(user % spec.deviceCount)
-            plan.append(.emit(.signInStarted(method: .password)))
-            let roll = random.below(1000)
-            if roll < 30 {
-                // Forgot the password: the reset flow, then a sign-in with the new one.
-                plan += [.emit(.passwordResetRequested(route: random.chance(perMille: 500) ? .email : .username)),
-                         .emit(.temporaryPasswordSent), .emit(.passwordChanged(forced: true))]
-            } else if roll < 40 {
-                // Half-remembers it: several wrong guesses, then the reset flow.
-                plan += Array(repeating: .attempt(.password, succeeds: false, secondFactor: false), count: 2 + random.below(5))
-                plan += [.emit(.passwordResetRequested(route: .email)), .emit(.temporaryPasswordSent),
-                         .emit(.passwordChanged(forced: true))]
-            } else if roll < 140 {
-                plan += Array(repeating: .attempt(.password, succeeds: false, secondFactor: false), count: 1 + random.below(2))
-            }
-            let twoFactor = user % 4 == 0
-            plan.append(.attempt(.password, succeeds: true, secondFactor: twoFactor))
-            if twoFactor {
-                if random.chance(perMille: 80) { plan.append(.code(succeeds: false)) }
-                plan += [.code(succeeds: true), .emit(.signInSucceeded(method: .password, secondFactor: true))]
-            }
-            if random.chance(perMille: 500) { plan.append(.emit(.signedOut(reason: .user))) }
-        }
-        agent.plan = plan
-    }
-
-    // MARK: Heap of agents by next time
-
-    private func earlier(_ left: Int, _ right: Int) -> Bool {
-        (agents[left].nextAt, left) < (agents[right].nextAt, right)
-    }
-
-    private mutating func push(_ index: Int) {
-        heap.append(index)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard earlier(heap[child], heap[parent]) else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func popFirst() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        var parent = 0
         while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < heap.count, earlier(heap[left], heap[smallest]) { smallest = left }
-            if right < heap.count, earlier(heap[right], heap[smallest]) { smallest = right }
-            guard smallest != parent else { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
+            // Every event dated up to `laidOut` is in `pending`: the sign-in traffic comes in time
+            // order, and form events lead theirs by at most `lead`.
+            let laidOut = trafficEnded ? Int64.max : frontier - lead
+            if let next = signUps?.nextStart, next <= laidOut, next <= stopAfter ?? Int64.max {
+                for event in signUps!.nextFlow() { pending.add(event, actor: .newcomer) }
+                continue
+            }
+            if let first = pending.first, first.at <= laidOut {
+                let entry = pending.removeFirst()
+                // A sign-up that began before the end may run past it: the report stops at the end.
+                if let stopAfter, entry.at > stopAfter { continue }
+                precondition(entry.at >= lastMilliseconds, "generated time went backwards")
+                lastMilliseconds = entry.at
+                generatedCount += 1
+                return (entry.event, entry.actor)
+            }
+            if trafficEnded { return nil }
+            guard let (taken, actor, agent) = traffic.next() else {
+                trafficEnded = true
+                continue
+            }
+            var event = taken
+            if form != nil {
+                for formEvent in form!.lay(&event, actor: actor, agent: agent) { pending.add(formEvent, actor: actor) }
+            }
+            pending.add(event, actor: actor)
+            frontier = event.at.millisecondsSince1970
         }
     }
 }

@@ -7,6 +7,8 @@ enum WorkloadNames {
     static func leaked(_ index: Int) -> String { "leaked-" + padded(index, 7) }
     static func stuffer(_ index: Int) -> String { "stuffer-" + padded(index, 3) }
     static func sprayer(_ index: Int) -> String { "sprayer-" + padded(index, 2) }
+    static func newcomer(_ index: Int) -> String { "newcomer-" + padded(index, 6) }
+    static func signUpDevice(_ index: Int) -> String { "signup-" + padded(index, 6) }
     static let bruteForceDevice = "brute-1"
 
     static let firstNames = ["Amara", "Bjørn", "Chloé", "Dmitri", "Elif", "François", "Grace", "Hiroshi",

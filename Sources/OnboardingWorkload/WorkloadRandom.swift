@@ -23,6 +23,19 @@ extension SplitMix64 {
         range.lowerBound + Int64(below(Int(range.upperBound - range.lowerBound) + 1))
     }
 
+    /// The generator of stream `stream` of `seed`: the workload's parts that must not shift one
+    /// another's draws (the sign-in traffic, its form events, the sign-ups) each draw from their
+    /// own. Stream 0 is `SplitMix64(seed: seed)` itself, so the sign-in traffic keeps its numbers.
+    public init(seed: UInt64, stream: UInt64) {
+        guard stream != 0 else {
+            self.init(seed: seed)
+            return
+        }
+        // Seeds a gamma apart give the same sequence shifted by one draw: scramble the pair first.
+        var scrambler = SplitMix64(seed: seed ^ (stream &* 0xD1B5_4A32_D192_ED03))
+        self.init(seed: scrambler.next())
+    }
+
     /// `true` with probability `perMille` / 1000.
     public mutating func chance(perMille: Int) -> Bool { below(1000) < perMille }
 

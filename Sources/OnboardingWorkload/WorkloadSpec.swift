@@ -5,7 +5,8 @@ import OnboardingProjections
 public enum WorkloadScenario: String, CaseIterable, Sendable, Hashable {
     /// Every kind below, in the shares of ``WorkloadMix/mixed``.
     case mixed
-    /// Honest users on their own devices: sign-ins with typos, 2FA, resets, sign-outs.
+    /// Honest users on their own devices: sign-ins with typos, 2FA, resets, sign-outs; and
+    /// newcomers creating accounts.
     case honest
     /// One attacker guessing one account's password from one device, as fast as the lockout allows.
     case bruteForce = "brute_force"
@@ -94,11 +95,17 @@ public struct WorkloadSpec: Sendable, Hashable {
     /// `true`: the app enforces the server's global lockout (keys `(user, factor)` across devices)
     /// instead of the device's own keys.
     public var globalLockout: Bool
+    /// `true` (the default): honest flows also record what their forms report (`field_edited`,
+    /// `password_reset_started`, `password_reset_failed`, `identifier_kind` on `sign_in_started`)
+    /// and newcomers create accounts, from random streams of their own. `false`: the sign-in
+    /// traffic alone, the same bytes as the generator wrote before those events existed. Either
+    /// way the sign-in traffic is the same event for event (docs/workloads.md § Form events).
+    public var formEvents: Bool
 
     public init(eventCount: Int, seed: UInt64 = 1, scenario: WorkloadScenario = .mixed, userCount: Int = 1000,
                 deviceCount: Int = 200, start: Timestamp = WorkloadSpec.defaultStart,
                 spanMilliseconds: Int64 = WorkloadSpec.defaultSpanMilliseconds,
-                policy: LockoutPolicy = .mediawiki, globalLockout: Bool = false) {
+                policy: LockoutPolicy = .mediawiki, globalLockout: Bool = false, formEvents: Bool = true) {
         precondition(WorkloadSpec.eventCountRange.contains(eventCount), "eventCount must lie in \(WorkloadSpec.eventCountRange)")
         precondition(WorkloadSpec.userCountRange.contains(userCount), "userCount must lie in \(WorkloadSpec.userCountRange)")
         precondition(WorkloadSpec.deviceCountRange.contains(deviceCount), "deviceCount must lie in \(WorkloadSpec.deviceCountRange)")
@@ -112,6 +119,7 @@ public struct WorkloadSpec: Sendable, Hashable {
         self.spanMilliseconds = spanMilliseconds
         self.policy = policy
         self.globalLockout = globalLockout
+        self.formEvents = formEvents
     }
 
     public var scenario: WorkloadScenario {

@@ -13,6 +13,7 @@ import Testing
         #expect(generated.stdout.isEmpty)
         let again = try CLI.run(["generate", "--events", "10000", "--seed", "7"])
         #expect(again.stdoutBytes == (try Data(contentsOf: URL(fileURLWithPath: file))), "same seed, same bytes")
+        #expect(again.stdout.contains("\"type\":\"field_edited\""), "the form events are in the workload")
         let imported = try CLI.run(["import", file, "--store", store])
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stdout == "imported 10000 events (seq 1–10000)\n")
@@ -29,6 +30,24 @@ import Testing
         #expect(generated.status == 0, "\(generated.stderr)")
         let imported = try CLI.run(["import", "-", "--store", directory.appending("store")], input: generated.stdoutBytes)
         #expect(imported.status == 0, "\(imported.stderr)")
+    }
+
+    @Test func noFormEventsWritesTheSignInTrafficAlone() throws {
+        let withForms = try CLI.run(["generate", "--events", "4000", "--seed", "3", "--scenario", "honest"])
+        let without = try CLI.run(["generate", "--events", "4000", "--seed", "3", "--scenario", "honest", "--no-form-events"])
+        #expect(withForms.status == 0 && without.status == 0, "\(withForms.stderr)\(without.stderr)")
+        let formTypes = ["field_edited", "password_reset_started", "account_creation_submitted", "account_created"]
+        for type in formTypes {
+            #expect(withForms.stdout.contains("\"type\":\"\(type)\""), "no \(type) by default")
+            #expect(!without.stdout.contains("\"type\":\"\(type)\""), "\(type) with --no-form-events")
+        }
+        // The sign-in lines of the default output are the other's first lines (identifier_kind aside).
+        let signInLines = without.stdout.split(separator: "\n")
+        let ids = Set(signInLines.map { $0.prefix(44) })
+        let kind = try Regex(#","identifier_kind":"(username|email|phone)""#)
+        let kept = withForms.stdout.split(separator: "\n").filter { ids.contains($0.prefix(44)) }.map { String($0.replacing(kind, with: "")) }
+        #expect(kept.count > 2_000 && kept.count < 4_000)
+        #expect(kept == signInLines.prefix(kept.count).map(String.init))
     }
 
     @Test func effectivenessJSONHasOneRowPerPreset() throws {
@@ -49,6 +68,8 @@ import Testing
         (["generate", "--events", "10", "--policy", "strict"],
          "onboard generate: --policy strict is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode) nor a file\n"),
         (["generate", "--events", "10", "--json"], "onboard generate: --json only applies to --effectiveness\n"),
+        (["generate", "--effectiveness", "--no-form-events"],
+         "onboard generate: --no-form-events does not apply to --effectiveness (no lockout counts form events: the report is the same)\n"),
     ])
     func usageErrorsExit64(arguments: [String], message: String) throws {
         let result = try CLI.run(arguments)

@@ -190,4 +190,56 @@ import Testing
             #expect(demo.stdout.contains(expected), "demo output lacks \(expected)")
         }
     }
+
+    @Test func demoShowsPartiallyFilledFormsAndWhenTheirSubmitButtonEnables() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let demo = try CLI.run(["demo", "--store", directory.appending("demo")])
+        #expect(demo.status == 0, "\(demo.stderr)")
+        let screens = demo.stdout.split(separator: "\n").compactMap { line -> String? in
+            let text = line.trimmingCharacters(in: .whitespaces)
+            return text.hasPrefix("screen   ") ? String(text.dropFirst("screen   ".count)) : nil
+        }
+        /// `expected` appears among the screen lines in this order (others may come between).
+        func inOrder(_ expected: [String]) {
+            var rest = screens[...]
+            for line in expected {
+                guard let index = rest.firstIndex(of: line) else {
+                    Issue.record("no screen line \"\(line)\" after the ones before it in\n\(screens.joined(separator: "\n"))")
+                    return
+                }
+                rest = rest[(index + 1)...]
+            }
+        }
+        // José on the shared device: selected with the passcode field empty, a passcode too short
+        // for his policy, then one that fits; the app empties the field after a wrong one.
+        inOrder([
+            "sign_in (empty) · submit disabled",
+            "sign_in (partially_filled) · submit disabled · passcode filled (invalid)",
+            "sign_in (partially_filled) · submit enabled · passcode filled",
+            "sign_in (loading) · submit disabled · passcode filled",
+            "sign_in (error) · submit enabled · passcode filled · passcode: \"Invalid passcode\" [error]",
+            "sign_in (error) · submit disabled · passcode empty · passcode: \"Invalid passcode\" [error]",
+            "sign_in (partially_filled) · submit enabled · passcode filled",
+            "signed_in (success)",
+        ])
+        // Alice's reset: no network first, then the mail goes out.
+        inOrder([
+            "forgot_password (empty) · submit disabled",
+            "forgot_password (partially_filled) · submit enabled · email filled",
+            "forgot_password (loading) · submit disabled · email filled",
+            "forgot_password (error) · submit enabled · email filled · \"No internet connection. Check your connection and try again.\" [error]",
+            "forgot_password (loading) · submit disabled · email filled",
+        ])
+        #expect(screens.contains { $0.hasPrefix("reset_sent (success) · \"Temporary password sent via email\" [success] · resend from ") })
+        #expect(demo.stdout.contains("event    password_reset_failed  reason=network_unavailable"))
+        #expect(demo.stdout.contains("event    field_edited  field=passcode filled=true valid=false"))
+        // The newcomer's form shows loading once sent.
+        inOrder([
+            "create_account (partially_filled) · submit disabled · username filled",
+            "create_account (partially_filled) · submit enabled · password filled, username filled",
+            "create_account (loading) · submit disabled · password filled, password_confirmation filled, username filled",
+            "create_account (success) · submit disabled · \"Your account has been created.\" [success]",
+        ])
+    }
 }

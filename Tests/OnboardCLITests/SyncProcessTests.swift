@@ -174,7 +174,7 @@ import Glibc
         #expect(demo.stdout.contains("enrolled with its signing key"), "\(demo.stdout.suffix(1500))")
         let audit = try CLI.run(["audit", "--data", directory.appending("demo") + "-server"])
         #expect(audit.status == 0, "\(audit.stdout)\(audit.stderr)")
-        #expect(audit.stdout.contains("ok, 39 records, signed up to seq 39"), "\(audit.stdout)")
+        #expect(audit.stdout.contains("ok, 56 records, signed up to seq 56"), "\(audit.stdout)")
     }
 
     @Test func forgetUserOnTheServersDataErasesEveryReplicaAndKeepsItsAuditValid() throws {
@@ -189,7 +189,7 @@ import Glibc
         // The chain and the device's signed heads are untouched.
         let audit = try CLI.run(["audit", "--data", data])
         #expect(audit.status == 0, "\(audit.stdout)")
-        #expect(audit.stdout.contains("ok, 39 records, signed up to seq 39"))
+        #expect(audit.stdout.contains("ok, 56 records, signed up to seq 56"))
         // Compacted: the readable id is nowhere in the replica's file any more.
         let replicas = try FileManager.default.contentsOfDirectory(atPath: data + "/devices")
         #expect(replicas.count == 1)

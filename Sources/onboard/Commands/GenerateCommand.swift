@@ -19,6 +19,8 @@ enum GenerateCommand {
     static let policyOption = OptionSpec(name: "policy", valueName: "NAME|FILE",
                                          help: "the lockout the simulated app enforces: mediawiki (default), keycloak, owasp, nist, local_passcode, or a policy JSON file")
     static let outputOption = OptionSpec(name: "output", valueName: "FILE", help: "write to FILE instead of stdout")
+    static let noFormEventsOption = OptionSpec(name: "no-form-events", valueName: nil,
+                                               help: "the sign-in traffic alone: no field_edited, reset starts and failures or sign-ups (the stream before they existed)")
     static let effectivenessOption = OptionSpec(name: "effectiveness", valueName: nil,
                                                 help: "print the lockout effectiveness report of every preset instead of events")
 
@@ -29,11 +31,13 @@ enum GenerateCommand {
         details: [
             "The same seed and options always give the same bytes. Every party asks the lockout",
             "(--policy) before an attempt and records a refused one as sign_in_throttled. The output",
-            "imports with `onboard import`. --effectiveness replays the attacks and honest traffic",
-            "under every preset (global lockout, 2 simulated days) and prints what each let through.",
+            "imports with `onboard import`. Honest flows also record their form input (fields filled,",
+            "never their content), password resets started and failed, and sign-ups; the sign-in",
+            "traffic is the same with --no-form-events. --effectiveness replays the attacks and honest",
+            "traffic under every preset (global lockout, 2 simulated days) and prints what each let through.",
         ],
-        options: [eventsOption, seedOption, scenarioOption, usersOption, devicesOption, policyOption, outputOption,
-                  effectivenessOption, .json],
+        options: [eventsOption, seedOption, scenarioOption, usersOption, devicesOption, policyOption, noFormEventsOption,
+                  outputOption, effectivenessOption, .json],
         argumentCount: 0...0,
         run: run)
 
@@ -46,6 +50,9 @@ enum GenerateCommand {
             for name in ["events", "scenario", "users", "devices", "policy", "output"] where invocation.values[name] != nil {
                 throw .usage("onboard generate: --\(name) does not apply to --effectiveness (it replays every preset at fixed sizes)")
             }
+            if invocation.has("no-form-events") {
+                throw .usage("onboard generate: --no-form-events does not apply to --effectiveness (no lockout counts form events: the report is the same)")
+            }
             return effectiveness(seed: seed, json: invocation.has("json"))
         }
         if invocation.has("json") { throw .usage("onboard generate: --json only applies to --effectiveness") }
@@ -55,7 +62,7 @@ enum GenerateCommand {
         guard WorkloadSpec.eventCountRange.contains(count) else {
             throw .usage("onboard generate: --events must be at most \(WorkloadSpec.eventCountRange.upperBound), got \(count)")
         }
-        var spec = WorkloadSpec(eventCount: count, seed: seed)
+        var spec = WorkloadSpec(eventCount: count, seed: seed, formEvents: !invocation.has("no-form-events"))
         if let name = invocation.values["scenario"] {
             guard let scenario = WorkloadScenario(rawValue: name) else {
                 let names = WorkloadScenario.allCases.map(\.rawValue).joined(separator: ", ")
