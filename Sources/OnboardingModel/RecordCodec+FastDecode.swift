@@ -16,7 +16,8 @@ extension RecordCodec {
         var reader = FastBodyReader(bytes: body)
         guard let code = reader.uint16(), code >= 1, Int(code) <= WireCases.eventTypes.count else { return nil }
         let type = WireCases.eventTypes[Int(code) - 1]
-        guard let schema = reader.uint8(), schema >= 1, schema <= type.schemaVersion,
+        // Most records are at schema 1: only a higher one needs the type's newest.
+        guard let schema = reader.uint8(), schema == 1 || (schema > 1 && schema <= type.schemaVersion),
               let seq = reader.uint64(), seq >= 1,
               let id = reader.uuid(),
               let at = reader.instant(),

@@ -69,22 +69,33 @@ public struct SessionProjection: Sendable, Hashable {
     public mutating func apply(_ record: Record, lockout: LockoutEngine) {
         let event = record.event
         switch event.payload {
-        case .biometricEnabled, .biometricDisabled, .userRemoved, .userForgotten:
-            noteBiometric(event)
+        case .biometricEnabled(let kind):
+            noteBiometric(kind, user: event.user, device: event.device)
+            return
+        case .biometricDisabled, .userRemoved:
+            noteBiometric(nil, user: event.user, device: event.device)
+            return
+        case .userForgotten:
+            noteBiometric(nil, user: event.user, device: nil)
             return
         case .userProfileUpdated, .passcodeSet, .passcodeChanged:
             return // no screen changes; decided before touching the device table
         default:
             break
         }
-        // One lookup per event: the position found here is where the device's session is written back.
+        // One lookup per event: the position found here is where the device's session is written
+        // back. The session and its flow are moved out (swapped with placeholders that hold no
+        // references) rather than copied, so the fold retains and releases none of their strings
+        // and arrays; the session is moved back at the end.
         let index = devices.index(forKey: event.device)
-        var device = index.map { devices.values[$0] } ?? DeviceSession(device: event.device)
-        let before = device.flow
+        var device = DeviceSession.placeholder
+        if let index { swap(&device, &devices.values[index]) } else { device = DeviceSession(device: event.device) }
+        var before = Flow.placeholder
+        swap(&before, &device.flow)
         let sameFlow = event.session == before.session
         // Every handled event starts from a clean screen of the event's flow; the cases say what
         // carries over. The form's fields and identifier kind carry over within the flow.
-        var flow = Flow(session: event.session, user: event.user ?? (sameFlow ? before.user : nil))
+        var flow = Flow(cleanScreenOf: event.session, user: event.user ?? (sameFlow ? before.user : nil))
         if sameFlow {
             flow.inputs = before.inputs
             flow.identifierKind = before.identifierKind
@@ -258,12 +269,15 @@ public struct SessionProjection: Sendable, Hashable {
 
         case .lockoutCleared:
             // Only a lock screen waiting for this user changes; any other screen stays as it is.
-            guard before.screen == .lockedOut, before.user == event.user else { return }
+            guard before.screen == .lockedOut, before.user == event.user else {
+                flow = before
+                break
+            }
             flow.screen = .signIn
             flow.state = flow.restingState
 
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
-            return // returned above already
+            flow = before // handled before the device table; never reached, and a no-op if it were
         }
 
         // The badge follows the flow's user; looked up only when that user changes.
@@ -272,7 +286,7 @@ public struct SessionProjection: Sendable, Hashable {
         }
         device.flow = flow
         if let index {
-            devices.values[index] = device
+            swap(&device, &devices.values[index])
         } else {
             devices[event.device] = device
         }
@@ -328,15 +342,16 @@ public struct SessionProjection: Sendable, Hashable {
         }
     }
 
-    /// Keeps the biometric table, and the badge of a flow showing the user, current.
-    private mutating func noteBiometric(_ event: Event) {
-        guard let user = event.user else { return }
-        switch event.payload {
-        case .biometricEnabled(let kind): biometrics[event.device, default: [:]][user] = kind
-        case .biometricDisabled, .userRemoved: biometrics[event.device]?[user] = nil
-        case .userForgotten:
-            for device in Array(biometrics.keys) { biometrics[device]?[user] = nil }
-        default: return
+    /// Keeps the biometric table, and the badge of a flow showing the user, current: `kind` is
+    /// the sensor `user` turned on on `device`, or `nil` when it went off (on every device when
+    /// `device` is `nil`: the user was forgotten). Out of line: rare, and `apply` stays small.
+    @inline(never)
+    private mutating func noteBiometric(_ kind: BiometricKind?, user: String?, device: String?) {
+        guard let user else { return }
+        if let device {
+            if let kind { biometrics[device, default: [:]][user] = kind } else { biometrics[device]?[user] = nil }
+        } else {
+            for name in Array(biometrics.keys) { biometrics[name]?[user] = nil }
         }
         for (name, session) in devices where session.flow.user == user {
             let kind = biometrics[name]?[user]
@@ -498,6 +513,9 @@ public struct DeviceSession: Sendable, Hashable, Codable {
     public var signedIn: SignedInUser?
     public var flow: Flow
 
+    /// What the fold leaves in the device table while it works on the session it moved out.
+    static let placeholder = DeviceSession(device: "", flow: .placeholder)
+
     public init(device: String, signedIn: SignedInUser? = nil, flow: Flow = Flow()) {
         self.device = device
         self.signedIn = signedIn
@@ -564,6 +582,24 @@ public struct Flow: Sendable, Hashable {
         self.inputs = FieldInputs(fields)
         self.identifierKind = identifierKind
         self.biometric = biometric
+    }
+
+    /// What the fold leaves in a session while it works on the flow it moved out: holds no references.
+    static let placeholder = Flow(cleanScreenOf: nil, user: nil)
+
+    /// The fold's start for each event: a clean sign-in screen of flow `session` about `user`
+    /// (the public initializer's defaults, without building an empty field list per event).
+    init(cleanScreenOf session: UUID?, user: String?) {
+        self.session = session
+        self.user = user
+        screen = .signIn
+        state = .empty
+        fieldMessages = []
+        systemMessage = nil
+        resend = nil
+        lockedUntil = nil
+        identifierKind = nil
+        biometric = nil
     }
 
     /// Whether the screen's submit button ("Sign In", "Verify", "Create account", "Send") is
