@@ -83,8 +83,9 @@ public enum EventType: String, WireEnum {
     /// The lowest schema whose fields hold `values` (given in the order of ``fields``): an
     /// added field must be absent and every choice code within the schema's list.
     public func schemaVersion(holding values: [FieldValue?]) -> UInt8 {
+        // Most types have one schema: answered from a byte table, without touching the field lists.
+        guard schemaVersion > 1 else { return 1 }
         let schemas = EventType.schemaTable[Int(wireCode)]
-        if schemas.count == 1 { return 1 }
         for (index, specs) in schemas.enumerated() where EventType.holds(specs, values) { return UInt8(index + 1) }
         return UInt8(schemas.count)
     }

@@ -69,29 +69,17 @@ public struct SessionProjection: Sendable, Hashable {
     public mutating func apply(_ record: Record, lockout: LockoutEngine) {
         let event = record.event
         switch event.payload {
-        case .biometricEnabled(let kind):
-            noteBiometric(kind, user: event.user, device: event.device)
+        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
+            // No screen changes (only the biometric badge); decided before touching the device table.
+            noteBiometric(record)
             return
-        case .biometricDisabled, .userRemoved:
-            noteBiometric(nil, user: event.user, device: event.device)
-            return
-        case .userForgotten:
-            noteBiometric(nil, user: event.user, device: nil)
-            return
-        case .userProfileUpdated, .passcodeSet, .passcodeChanged:
-            return // no screen changes; decided before touching the device table
         default:
             break
         }
-        // One lookup per event: the position found here is where the device's session is written
-        // back. The session and its flow are moved out (swapped with placeholders that hold no
-        // references) rather than copied, so the fold retains and releases none of their strings
-        // and arrays; the session is moved back at the end.
+        // One lookup per event: the position found here is where the device's session is written back.
         let index = devices.index(forKey: event.device)
-        var device = DeviceSession.placeholder
-        if let index { swap(&device, &devices.values[index]) } else { device = DeviceSession(device: event.device) }
-        var before = Flow.placeholder
-        swap(&before, &device.flow)
+        var device = index.map { devices.values[$0] } ?? DeviceSession(device: event.device)
+        let before = device.flow
         let sameFlow = event.session == before.session
         // Every handled event starts from a clean screen of the event's flow; the cases say what
         // carries over. The form's fields and identifier kind carry over within the flow.
@@ -286,7 +274,7 @@ public struct SessionProjection: Sendable, Hashable {
         }
         device.flow = flow
         if let index {
-            swap(&device, &devices.values[index])
+            devices.values[index] = device
         } else {
             devices[event.device] = device
         }
@@ -342,12 +330,19 @@ public struct SessionProjection: Sendable, Hashable {
         }
     }
 
-    /// Keeps the biometric table, and the badge of a flow showing the user, current: `kind` is
-    /// the sensor `user` turned on on `device`, or `nil` when it went off (on every device when
-    /// `device` is `nil`: the user was forgotten). Out of line: rare, and `apply` stays small.
+    /// Keeps the biometric table, and the badge of a flow showing the record's user, current: a
+    /// sensor turned on or off on the record's device, or off everywhere when the user was
+    /// forgotten. Out of line: rare, and `apply` stays small.
     @inline(never)
-    private mutating func noteBiometric(_ kind: BiometricKind?, user: String?, device: String?) {
-        guard let user else { return }
+    private mutating func noteBiometric(_ record: Record) {
+        let kind: BiometricKind?, device: String?
+        switch record.event.payload {
+        case .biometricEnabled(let enabled): (kind, device) = (enabled, record.event.device)
+        case .biometricDisabled, .userRemoved: (kind, device) = (nil, record.event.device)
+        case .userForgotten: (kind, device) = (nil, nil)
+        default: return
+        }
+        guard let user = record.event.user else { return }
         if let device {
             if let kind { biometrics[device, default: [:]][user] = kind } else { biometrics[device]?[user] = nil }
         } else {
@@ -513,8 +508,14 @@ public struct DeviceSession: Sendable, Hashable, Codable {
     public var signedIn: SignedInUser?
     public var flow: Flow
 
-    /// What the fold leaves in the device table while it works on the session it moved out.
-    static let placeholder = DeviceSession(device: "", flow: .placeholder)
+    /// What the fold leaves in the device table while it works on the session it moved out:
+    /// holds no references, and is built in place (copying a stored one costs a value-witness call).
+    @inline(__always)
+    init(placeholder: Void) {
+        device = ""
+        signedIn = nil
+        flow = Flow(cleanScreenOf: nil, user: nil)
+    }
 
     public init(device: String, signedIn: SignedInUser? = nil, flow: Flow = Flow()) {
         self.device = device
@@ -584,11 +585,9 @@ public struct Flow: Sendable, Hashable {
         self.biometric = biometric
     }
 
-    /// What the fold leaves in a session while it works on the flow it moved out: holds no references.
-    static let placeholder = Flow(cleanScreenOf: nil, user: nil)
-
     /// The fold's start for each event: a clean sign-in screen of flow `session` about `user`
     /// (the public initializer's defaults, without building an empty field list per event).
+    @inline(__always)
     init(cleanScreenOf session: UUID?, user: String?) {
         self.session = session
         self.user = user
