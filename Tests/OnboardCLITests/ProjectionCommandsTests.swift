@@ -223,6 +223,9 @@ import Testing
             "sign_in (partially_filled) · submit enabled · passcode filled",
             "signed_in (success)",
         ])
+        // Alice turned Face ID on: her sign-in screen shows the badge on its button; José's does not.
+        #expect(screens.contains("sign_in (empty) · submit disabled · Face ID badge"))
+        #expect(screens.contains("sign_in (partially_filled) · submit enabled · Face ID badge · password filled"))
         // Alice's reset: no network first, then the mail goes out.
         inOrder([
             "forgot_password (empty) · submit disabled",

@@ -111,6 +111,10 @@ enum DemoCommand {
         var parts = ["\(flow.screen.rawValue) (\(flow.state.rawValue))"]
         let formFields = flow.screen.formFields
         if !formFields.isEmpty { parts.append("submit \(flow.submitEnabled ? "enabled" : "disabled")") }
+        // The badge on the sign-in button while the user has biometric sign-in on.
+        if flow.screen == .signIn, let kind = flow.biometric {
+            parts.append(kind == .face ? "Face ID badge" : kind == .touch ? "Touch ID badge" : "fingerprint badge")
+        }
         let fields = flow.fields.filter { formFields.contains($0.field) }
         if !fields.isEmpty {
             parts.append(fields.map { input in
