@@ -5,11 +5,13 @@
 /// ```swift
 /// let payload = Payload.signInFailed(method: .password, reason: .invalidPassword)
 /// payload.type // .signInFailed
+/// Payload.userAdded(displayName: "Ann Lee", passcodePolicy: .numeric, passcodeMinLength: 6) // optional fields default to nil
 /// ```
 public enum Payload: Sendable, Hashable {
-    case userAdded(displayName: String, subtitle: String?, imageRef: String?,
+    case userAdded(displayName: String, subtitle: String? = nil, imageRef: String? = nil,
                    passcodePolicy: PasscodePolicy, passcodeMinLength: Int)
-    case userProfileUpdated(displayName: String?, subtitle: String?, imageRef: String?)
+    /// Carries the fields that changed; `nil` leaves a field as it was.
+    case userProfileUpdated(displayName: String? = nil, subtitle: String? = nil, imageRef: String? = nil)
     case userSelected
     case userRemoved(reason: UserRemovalReason)
     case passcodeSet
@@ -38,14 +40,14 @@ public enum Payload: Sendable, Hashable {
     case passwordChanged(forced: Bool)
     case accountCreationStarted
     case fieldValidated(field: FormField, result: ValidationResult)
-    case accountCreationFailed(field: FormField?, reason: AccountCreationFailureReason)
+    case accountCreationFailed(field: FormField? = nil, reason: AccountCreationFailureReason)
     case accountCreated
     case lockoutCleared(reason: LockoutClearReason)
     /// The user's key was destroyed; the event's `user` is the pseudonym literal.
     case userForgotten
     /// A form field went from empty to filled (typed, pasted or autofilled) or back; `valid` is
     /// the app's own check of its policy (say, a numeric passcode of the minimum length).
-    case fieldEdited(field: FormField, filled: Bool, valid: Bool?)
+    case fieldEdited(field: FormField, filled: Bool, valid: Bool? = nil)
     case accountCreationSubmitted
     case passwordResetStarted
     case passwordResetFailed(reason: PasswordResetFailureReason)

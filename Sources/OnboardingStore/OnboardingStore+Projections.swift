@@ -50,7 +50,7 @@ extension OnboardingStore {
     /// Appends `event` and returns the decision and screen state that follow from it.
     ///
     /// ```swift
-    /// let outcome = try await store.record(Event(id: UUID(), device: store.deviceID, at: now,
+    /// let outcome = try await store.record(Event(id: UUID(), device: store.deviceID, at: .now,
     ///     user: "alice", session: flow, payload: .signInFailed(method: .password, reason: .invalidPassword)))
     /// outcome.session.flow.fieldMessages   // [password: "Invalid password" (error)]
     /// outcome.decision.message             // after the 5th: "You have made too many recent login attempts. …"
@@ -63,6 +63,24 @@ extension OnboardingStore {
                                                          at: event.at),
                           session: state.session.session(device: event.device))
         }
+    }
+
+    /// Records what just happened on this device: `payload` by `user` (when known) in the flow
+    /// `flow` (the pass through one sign-in, sign-up or reset form; `nil` when there is none), at
+    /// `at` (by default the store's clock, ``Options/clock``: the system clock unless the app set
+    /// another), under a new event id — what `onboard record` fills in.
+    /// Returns, as recording an `Event` does, once the event is durable and applied.
+    ///
+    /// ```swift
+    /// let flow = UUID()                          // one per pass through the sign-in screen
+    /// let outcome = try await store.record(.signInFailed(method: .password, reason: .invalidPassword),
+    ///                                      user: "alice", flow: flow)
+    /// outcome.session.flow.fieldMessages         // [password: "Invalid password" (error)]
+    /// ```
+    @discardableResult
+    public func record(_ payload: Payload, user: String? = nil, flow: UUID? = nil,
+                       at: Timestamp? = nil) async throws(StoreError) -> RecordOutcome {
+        try await record(Event(id: UUID(), device: deviceID, at: at ?? options.clock(), user: user, session: flow, payload: payload))
     }
 
     /// May `user` try to sign in on `device` (default: this store's device) at `at`? Call it

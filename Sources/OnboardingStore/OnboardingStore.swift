@@ -61,9 +61,7 @@ public final class OnboardingStore: Sendable {
     }
 
     /// The system clock, as a ``Timestamp``.
-    public static let systemClock: @Sendable () -> Timestamp = {
-        Timestamp(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-    }
+    public static let systemClock: @Sendable () -> Timestamp = { Timestamp.now }
 
     /// The store's directory.
     public let path: String
