@@ -7,12 +7,17 @@ import Darwin
 
 /// Why a store operation failed. Every message says what was wrong and what to do.
 ///
-/// Match on ``code``; new codes may be added without breaking callers:
+/// Match on ``code``; new codes may be added without breaking callers. The store's methods
+/// throw `StoreError` itself (typed throws), so a `catch` after them already has it: no `as`
+/// cast (which the compiler would flag as always true).
 ///
 /// ```swift
 /// do { _ = try await store.append(event) }
-/// catch let error as StoreError where error.code == .conflict { … }
+/// catch where error.code == .conflict { … }   // `error` is a StoreError
+/// catch { … }
 /// ```
+///
+/// Every code is listed in docs/store.md § Errors.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {

@@ -52,4 +52,22 @@ import OnboardingProjections
         }
         #expect(try store.head().seq == 0)
     }
+
+    /// The catch pattern StoreError's documentation shows, compiled with `-warnings-as-errors`
+    /// in CI: it must match without a cast.
+    @Test func theDocumentedCatchPatternMatchesAConflict() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try OnboardingStore.open(at: directory.store, options: storeOptions())
+        defer { store.close() }
+        let event = Events.make(1)
+        _ = try await store.append(event)
+        var conflicting = event
+        conflicting.payload = .signInSucceeded(method: .passcode, secondFactor: false)
+        var matched = false
+        do { _ = try await store.append(conflicting) }
+        catch where error.code == .conflict { matched = error.seq == 1 }
+        catch { Issue.record("expected a conflict, got \(error)") }
+        #expect(matched)
+    }
 }
