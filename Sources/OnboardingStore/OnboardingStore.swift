@@ -74,6 +74,8 @@ public final class OnboardingStore: Sendable {
     /// The projections, once loaded (eagerly for a writable store, on first use otherwise).
     let projections = Mutex<ProjectionCache>(ProjectionCache())
     let observers = Mutex<[UUID: @Sendable ([Record]) -> Void]>([:])
+    /// Called once when the store closes: the update sequences end (``sessionUpdates(device:)``).
+    let closeObservers = Mutex<[UUID: @Sendable () -> Void]>([:])
     /// Encodes and writes due snapshots off the writer queue, one at a time, so appenders never
     /// wait for a snapshot (see `advanceProjections`).
     let snapshotQueue = DispatchQueue(label: "OnboardingStore.snapshots", qos: .utility)
@@ -402,6 +404,7 @@ public final class OnboardingStore: Sendable {
         }
         guard wasOpen else { return }
         committer.drainAndStop()
+        for finish in closeObservers.withLock({ observers in defer { observers = [:] }; return Array(observers.values) }) { finish() }
         projectorQueue.sync {}
         projections.withLock { applyPending(&$0) }
         snapshotQueue.sync {} // a snapshot being written finishes before the final one

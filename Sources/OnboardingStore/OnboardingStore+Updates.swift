@@ -1,0 +1,114 @@
+import Dispatch
+import Foundation
+import OnboardingModel
+import OnboardingProjections
+import Synchronization
+
+/// Watching a store from SwiftUI or an actor: `AsyncSequence`s of what changes.
+///
+/// ```swift
+/// for await session in store.sessionUpdates() {          // the device's session, now and after each change
+///     screen = session.flow.screen; canSubmit = session.flow.submitEnabled
+/// }
+/// for try await batch in store.appendedRecords() {       // every record appended from now on, in order
+///     for record in batch { print(record.seq, record.event.type) }
+/// }
+/// ```
+///
+/// Both end when the consuming task is cancelled (the registration goes with it) or the store
+/// closes. Neither blocks an append: a slow consumer costs memory only up to a bound, and what
+/// happens past it is documented on each.
+extension OnboardingStore {
+    /// The default bound of ``appendedRecords(bufferingBatches:)``: 256 commits in flight is far
+    /// more than a consumer keeping up ever holds, and at most a few MiB of records.
+    public static let defaultUpdateBufferBatches = 256
+
+    /// The records appended from the moment of the call, one element per commit, in seq order,
+    /// each once it is durable and applied to the projections.
+    ///
+    /// A consumer that falls more than `bufferingBatches` commits behind does not lose records
+    /// silently: it still receives the commits buffered so far, then the sequence throws
+    /// ``UpdatesOverflow``, whose `resumeSeq` is the first seq it did not get. Read the rest with
+    /// `records(in:)` and subscribe again.
+    public func appendedRecords(bufferingBatches: Int = OnboardingStore.defaultUpdateBufferBatches)
+        -> AsyncThrowingStream<[Record], any Error> {
+        precondition(bufferingBatches > 0, "appendedRecords needs room for at least one commit (got \(bufferingBatches))")
+        let (stream, continuation) = AsyncThrowingStream<[Record], any Error>.makeStream(
+            bufferingPolicy: .bufferingOldest(bufferingBatches))
+        let overflowed = Atomic<Bool>(false)
+        let observation = observeAppends { records in
+            guard !overflowed.load(ordering: .acquiring) else { return }
+            if case .dropped = continuation.yield(records) {
+                overflowed.store(true, ordering: .releasing)
+                continuation.finish(throwing: UpdatesOverflow(resumeSeq: records[0].seq, bufferedBatches: bufferingBatches))
+            }
+        }
+        let closing = observeClose { continuation.finish() }
+        continuation.onTermination = { _ in
+            observation.cancel()
+            closing.cancel()
+        }
+        // Registered first, checked after: a store closing meanwhile ends the sequence either way.
+        if isClosed { continuation.finish() }
+        return stream
+    }
+
+    /// The session of `device` (default: this store's device): first as it is now, then after
+    /// every commit that changes it — what the sign-in screen shows, its state and whether its
+    /// submit button is enabled.
+    ///
+    /// Sessions are states, not events: a consumer slower than the appends gets the newest one
+    /// (the buffer holds one, the latest), never a stale one after a newer. The values come in
+    /// the order the commits were made.
+    public func sessionUpdates(device: String? = nil) -> AsyncStream<DeviceSession> {
+        let device = device ?? deviceID
+        let (stream, continuation) = AsyncStream<DeviceSession>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // One serial queue per subscription: each read sees at least the commit that asked for
+        // it, and the reads reach the consumer in order.
+        let queue = DispatchQueue(label: "OnboardingStore.sessionUpdates")
+        let last = Mutex<DeviceSession?>(nil)
+        let publish: @Sendable (OnboardingStore) -> Void = { store in
+            guard let session = try? store.session(device: device) else { return }
+            let changed = last.withLock { previous -> Bool in
+                defer { previous = session }
+                return previous != session
+            }
+            if changed { continuation.yield(session) }
+        }
+        queue.async { [weak self] in
+            if let self { publish(self) } else { continuation.finish() }
+        }
+        let observation = observeAppends { [weak self] records in
+            guard records.contains(where: { $0.event.device == device }) else { return }
+            queue.async { [weak self] in
+                if let self { publish(self) } else { continuation.finish() }
+            }
+        }
+        let closing = observeClose { queue.async { continuation.finish() } }
+        continuation.onTermination = { _ in
+            observation.cancel()
+            closing.cancel()
+        }
+        if isClosed { queue.async { continuation.finish() } }
+        return stream
+    }
+
+    /// Calls `handler` once when the store closes (after its last commit).
+    func observeClose(_ handler: @escaping @Sendable () -> Void) -> AppendObservation {
+        let id = UUID()
+        closeObservers.withLock { $0[id] = handler }
+        return AppendObservation { [weak self] in self?.closeObservers.withLock { _ = $0.removeValue(forKey: id) } }
+    }
+}
+
+/// ``OnboardingStore/appendedRecords(bufferingBatches:)`` ended because its consumer fell behind.
+public struct UpdatesOverflow: Error, Sendable, CustomStringConvertible {
+    /// The first seq the consumer did not receive: read from here with `records(in:)`.
+    public let resumeSeq: UInt64
+    /// The bound it passed.
+    public let bufferedBatches: Int
+
+    public var description: String {
+        "the consumer of appendedRecords fell more than \(bufferedBatches) commits behind; read from seq \(resumeSeq) with records(in:) and subscribe again"
+    }
+}
