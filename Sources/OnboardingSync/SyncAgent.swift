@@ -1,5 +1,7 @@
+import Foundation
 import OnboardingModel
 import OnboardingStore
+import Synchronization
 
 /// Drives a ``SyncClient`` from the log itself: a `sign_in_succeeded` starts a sync and periodic
 /// re-syncs while signed in; `signed_out` stops them (the request in flight finishes, nothing is
@@ -30,6 +32,29 @@ public actor SyncAgent {
     private var periodic: Task<Void, Never>?
     private var current: Task<Result<SyncSummary, SyncError>, Never>?
 
+    /// What the agent does, as ``updates()`` reports it.
+    public enum Update: Sendable, Equatable {
+        /// A `sign_in_succeeded` was recorded: syncing starts, then repeats every interval.
+        case signedIn
+        /// A `signed_out` was recorded (or ``shutdown()`` ran): no request is sent after the one in flight.
+        case signedOut
+        /// A run began.
+        case started
+        /// A batch was acknowledged.
+        case progress(SyncProgress)
+        /// A run ended: what it did.
+        case finished(SyncSummary)
+        /// A run failed; the next period (or ``syncNow()``) tries again.
+        case failed(SyncError)
+    }
+
+    /// Updates buffered per subscriber of ``updates()``: progress comes once per batch, so 256
+    /// covers a long catch-up; a subscriber further behind loses the oldest updates first.
+    public static let updateBuffer = 256
+
+    /// The subscribers of ``updates()``; reached from the client's progress callback, off the actor.
+    private let subscribers = Mutex<[UUID: AsyncStream<Update>.Continuation]>([:])
+
     /// Whether the last sign-in signal seen was `sign_in_succeeded`.
     public private(set) var isSignedIn = false
     /// Finished runs, and the outcome of the last one (a failed run is retried at the next period).
@@ -42,6 +67,28 @@ public actor SyncAgent {
         self.client = client
         self.interval = interval
         self.sleep = sleep
+    }
+
+    /// What the agent does from now on — sign-in and sign-out seen, runs started, each
+    /// acknowledged batch, each run's summary or error — for a SwiftUI `.task` or an actor. It
+    /// ends when the consuming task is cancelled or the agent shuts down; a subscriber more than
+    /// ``updateBuffer`` updates behind loses the oldest.
+    ///
+    /// ```swift
+    /// for await update in agent.updates() {
+    ///     if case .finished(let summary) = update { lastSynced = summary.acknowledgedSeq }
+    /// }
+    /// ```
+    public nonisolated func updates() -> AsyncStream<Update> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Update.self, bufferingPolicy: .bufferingNewest(Self.updateBuffer))
+        let id = UUID()
+        subscribers.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.subscribers.withLock { _ = $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    private nonisolated func publish(_ update: Update) {
+        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(update) }
     }
 
     /// Starts watching the store's appends. Idempotent.
@@ -77,12 +124,19 @@ public actor SyncAgent {
         signals = nil
         listener?.cancel()
         listener = nil
+        let inFlight = current
         await signOut()
+        // The run in flight finishes (signOut stopped it after its request) and reports first.
+        if let inFlight { _ = await inFlight.value }
+        for continuation in subscribers.withLock({ subscribers in defer { subscribers = [:] }; return Array(subscribers.values) }) {
+            continuation.finish()
+        }
     }
 
     private func handle(_ signal: Signal) async {
         switch signal {
         case .signedIn:
+            publish(.signedIn)
             isSignedIn = true
             guard periodic == nil else { return }
             periodic = Task { await self.syncWhileSignedIn() }
@@ -92,6 +146,7 @@ public actor SyncAgent {
     }
 
     private func signOut() async {
+        if isSignedIn { publish(.signedOut) }
         isSignedIn = false
         periodic?.cancel()
         periodic = nil
@@ -116,8 +171,18 @@ public actor SyncAgent {
             return result
         }
         let client = self.client
-        let task = Task { () async -> Result<SyncSummary, SyncError> in
-            do throws(SyncError) { return .success(try await client.run()) } catch { return .failure(error) }
+        publish(.started)
+        // The outcome is published inside the task, before its value is ready: `shutdown()` waits
+        // for the value, so a subscriber hears how the last run ended before the updates end.
+        let task = Task { [self] () async -> Result<SyncSummary, SyncError> in
+            do throws(SyncError) {
+                let summary = try await client.run { self.publish(.progress($0)) }
+                publish(.finished(summary))
+                return .success(summary)
+            } catch {
+                publish(.failed(error))
+                return .failure(error)
+            }
         }
         current = task
         let result = await task.value

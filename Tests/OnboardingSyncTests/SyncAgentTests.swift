@@ -6,6 +6,59 @@ import OnboardingStore
 import OnboardingSync
 
 @Suite struct SyncAgentTests {
+    @Test func updatesReportSignInEachRunItsBatchesAndSignOut() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SyncFixture.openStore(in: directory)
+        defer { store.close() }
+        try await SyncFixture.append(120, to: store)
+        let server = FakeSyncServer()
+        let client = SyncClient(store: store, transport: InMemoryTransport { server.handle($0) }, token: SyncFixture.token,
+                                batchEvents: 50, sleep: ManualClock().sleep)
+        let agent = SyncAgent(client: client, interval: .seconds(3600))
+        let updates = agent.updates()
+        await agent.start()
+        _ = try await store.append(SyncFixture.event(120, payload: .signInSucceeded(method: .passcode, secondFactor: false)))
+        #expect(await eventually { server.log().count == 121 })
+        #expect(await eventually { await agent.completedRuns >= 1 }, "the run reports before sign-out")
+        _ = try await store.append(SyncFixture.event(121, payload: .signedOut(reason: .user)))
+        #expect(await eventually { await !agent.isSignedIn })
+        await agent.shutdown()
+
+        var seen: [SyncAgent.Update] = []
+        for await update in updates { seen.append(update) }  // ends with the shutdown
+        #expect(seen.first == .signedIn)
+        #expect(seen.last == .signedOut)
+        let started = seen.firstIndex(of: .started)
+        let finished = seen.firstIndex { if case .finished = $0 { return true } else { return false } }
+        let batches = seen.compactMap { update -> UInt64? in
+            if case .progress(let progress) = update { return progress.acknowledgedSeq } else { return nil }
+        }
+        #expect(started != nil && finished != nil && started! < finished!)
+        #expect(batches == [50, 100, 121], "one update per acknowledged batch, in order")
+        if let finished, case .finished(let summary) = seen[finished] {
+            #expect(summary.appended == 121 && summary.acknowledgedSeq == 121)
+        }
+    }
+
+    @Test func aFailedRunIsReportedAndTheUpdatesEndOnShutdown() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SyncFixture.openStore(in: directory)
+        defer { store.close() }
+        try await SyncFixture.append(3, to: store)
+        let client = SyncClient(store: store, transport: InMemoryTransport { _ in SyncResponse.status(401) },
+                                token: "wrong-token", sleep: ManualClock().sleep)
+        let agent = SyncAgent(client: client)
+        let updates = agent.updates()
+        await #expect(throws: SyncError.self) { _ = try await agent.syncNow() }
+        await agent.shutdown()
+        var seen: [SyncAgent.Update] = []
+        for await update in updates { seen.append(update) }
+        #expect(seen.first == .started)
+        #expect(seen.contains { if case .failed = $0 { return true } else { return false } })
+    }
+
     @Test func syncsOnSignInPeriodicallyWhileSignedInAndStopsOnSignOut() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
