@@ -56,7 +56,7 @@ public final class SyncServer: Sendable {
 
     /// The system clock, as a ``Timestamp``.
     public static let systemClock: @Sendable () -> Timestamp = {
-        Timestamp(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        Timestamp.now
     }
 
     public let dataDirectory: String

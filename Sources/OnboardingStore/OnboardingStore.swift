@@ -290,7 +290,7 @@ public final class OnboardingStore: Sendable {
         if let deviceID = newDeviceID {
             // The sub-databases and meta are created in one transaction, so a crash during
             // creation leaves either nothing (the next open creates the store) or a whole store.
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let now = Timestamp.now.millisecondsSince1970
             let created = try environment.createDatabases(StoreLayout.allDatabases) { transaction, created in
                 let meta = created[StoreLayout.allDatabases.firstIndex(of: StoreLayout.meta)!]
                 try transaction.put(meta, key: StoreLayout.MetaKey.formatVersion,
@@ -383,7 +383,7 @@ public final class OnboardingStore: Sendable {
                 throw state.flushFailure!
             }
         }
-        let now = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        let now = Timestamp.now
         background.withLock { $0.lastFlush = now }
     }
 

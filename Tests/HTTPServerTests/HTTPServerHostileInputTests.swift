@@ -86,8 +86,8 @@ import Glibc
     /// 2,000 connections opened and dropped in every way a client can drop one: at once, with a
     /// reset, after half a request line, after a whole request without reading the answer. The
     /// server ends with no connection, no request and no descriptor more than it started with.
-    /// A load test (`.heavy`): under the whole suite's load the drops took more than the 10 s the
-    /// checks wait, twice in a day of runs; alone they take well under one.
+    /// A load test (`.heavy`): under the whole suite's load the drops took more than 10 s three
+    /// times in a day of runs; alone they take well under one.
     @Test(.heavy) func twoThousandDroppedConnectionsLeakNothing() async throws {
         HTTPServer.raiseFileDescriptorLimit()
         try await withBlockingServer { server in
@@ -109,13 +109,16 @@ import Glibc
                 close(socket)
             }
             #expect(opened == 2000)
-            #expect(eventually(within: 10) { server.openConnectionCount == 0 && server.inFlightRequestCount == 0 })
+            // A leak never drains, however long the wait; 30 s leaves room for a machine loaded by the
+            // rest of the suite (alone the drops drain in well under a second).
+            #expect(eventually(within: 30) { server.openConnectionCount == 0 && server.inFlightRequestCount == 0 },
+                    "\(server.openConnectionCount) connections and \(server.inFlightRequestCount) requests still open")
             // The server holds no socket of a dropped connection (a leaked one sits in CLOSE_WAIT).
-            #expect(eventually(within: 10) { LoopbackSockets.openServerSide(port: server.port) == 0 },
+            #expect(eventually(within: 30) { LoopbackSockets.openServerSide(port: server.port) == 0 },
                     "\(LoopbackSockets.openServerSide(port: server.port)) server-side sockets still open")
             // Other tests in this process open descriptors too (pipes, their own servers), so the
             // count is only a coarse check: a leak of one per connection is 2,000.
-            #expect(eventually(within: 10) { HTTPServer.fileDescriptorsInUse() <= descriptorsBefore + 500 },
+            #expect(eventually(within: 30) { HTTPServer.fileDescriptorsInUse() <= descriptorsBefore + 500 },
                     "descriptors: \(descriptorsBefore) before, \(HTTPServer.fileDescriptorsInUse()) after")
             #expect(LoopbackClient.status(port: server.port, from: "127.0.0.1", timeout: .seconds(2)) == 200)
         }

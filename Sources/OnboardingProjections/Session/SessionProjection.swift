@@ -107,8 +107,7 @@ public struct SessionProjection: Sendable, Hashable {
             case .invalidPassword: flow.fieldMessages = [FieldMessage(field: "password", SessionText.invalidPassword, .error)]
             case .invalidPasscode: flow.fieldMessages = [FieldMessage(field: "passcode", SessionText.invalidPasscode, .error)]
             case .unknownUser:
-                let kind = flow.identifierKind ?? .username
-                flow.fieldMessages = [FieldMessage(field: kind.rawValue, SessionText.unknownAccount(kind), .error)]
+                flow.showUnknownAccount()
             case .biometricFailed: flow.systemMessage = Message(SessionText.biometricFailed, .error)
             case .networkUnavailable: flow.systemMessage = Message(SessionText.noConnection, .error)
             case .serverError: flow.systemMessage = Message(SessionText.serverError, .error)
@@ -176,7 +175,7 @@ public struct SessionProjection: Sendable, Hashable {
         case .captchaAlternativesViewed:
             // Information beside the CAPTCHA: what the user typed and was told stays.
             flow.screen = .captcha
-            flow.fieldMessages = sameFlow && before.screen == flow.screen ? before.fieldMessages : []
+            flow.fieldMessages = before.fieldMessages(ifSameFlow: sameFlow, screen: flow.screen)
             flow.state = sameFlow && before.screen == .captcha ? before.state : flow.restingState
             flow.systemMessage = Message(SessionText.captchaAlternatives, .info)
 
@@ -197,8 +196,7 @@ public struct SessionProjection: Sendable, Hashable {
             flow.state = .error
             switch reason {
             case .unknownAccount:
-                let kind = flow.identifierKind ?? .username
-                flow.fieldMessages = [FieldMessage(field: kind.rawValue, SessionText.unknownAccount(kind), .error)]
+                flow.showUnknownAccount()
             case .networkUnavailable: flow.systemMessage = Message(SessionText.noConnection, .error)
             case .serverError: flow.systemMessage = Message(SessionText.serverError, .error)
             case .rateLimited: flow.systemMessage = Message(SessionText.tooManyResetRequests, .error)
@@ -257,15 +255,12 @@ public struct SessionProjection: Sendable, Hashable {
 
         case .lockoutCleared:
             // Only a lock screen waiting for this user changes; any other screen stays as it is.
-            guard before.screen == .lockedOut, before.user == event.user else {
-                flow = before
-                break
-            }
+            guard before.screen == .lockedOut, before.user == event.user else { return }
             flow.screen = .signIn
             flow.state = flow.restingState
 
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
-            flow = before // handled before the device table; never reached, and a no-op if it were
+            return // returned above already
         }
 
         // The badge follows the flow's user; looked up only when that user changes.
@@ -296,7 +291,7 @@ public struct SessionProjection: Sendable, Hashable {
             return
         }
         flow.screen = sameFlow && before.screen.formMask & FieldInputs.bit(field) != 0 ? before.screen : field.homeScreen
-        flow.fieldMessages = sameFlow && before.screen == flow.screen ? before.fieldMessages : []
+        flow.fieldMessages = before.fieldMessages(ifSameFlow: sameFlow, screen: flow.screen)
         if flow.screen == before.screen && sameFlow { flow.systemMessage = before.systemMessage }
         if filled { flow.fieldMessages.removeAll { $0.field == field.rawValue } }
         flow.state = flow.showsError ? .error : flow.restingState
@@ -305,7 +300,7 @@ public struct SessionProjection: Sendable, Hashable {
     @inline(never)
     private static func validate(_ flow: inout Flow, field: FormField, result: ValidationResult, before: Flow, sameFlow: Bool) {
         flow.screen = .createAccount
-        flow.fieldMessages = sameFlow && before.screen == flow.screen ? before.fieldMessages : []
+        flow.fieldMessages = before.fieldMessages(ifSameFlow: sameFlow, screen: flow.screen)
         switch result.message {
         case nil: flow.fieldMessages.removeAll { $0.field == field.rawValue }
         case let (text, severity)?:
@@ -320,7 +315,7 @@ public struct SessionProjection: Sendable, Hashable {
                                             before: Flow, sameFlow: Bool) {
         flow.screen = .createAccount
         flow.state = .error
-        flow.fieldMessages = sameFlow && before.screen == flow.screen ? before.fieldMessages : []
+        flow.fieldMessages = before.fieldMessages(ifSameFlow: sameFlow, screen: flow.screen)
         switch reason.problem {
         case let .field(naturalField, text):
             let field = field ?? naturalField
@@ -425,6 +420,17 @@ extension Flow {
     /// Replaces the flags of `input.field`.
     mutating func setField(_ input: FieldInput) { inputs.set(input) }
 
+    /// "No account with this …" under the field the flow's form names the account with.
+    mutating func showUnknownAccount() {
+        let kind = identifierKind ?? .username
+        fieldMessages = [FieldMessage(field: kind.rawValue, SessionText.unknownAccount(kind), .error)]
+    }
+
+    /// These messages, for an event of the same flow on the same screen (which keeps them); none otherwise.
+    func fieldMessages(ifSameFlow sameFlow: Bool, screen: Screen) -> [FieldMessage] {
+        sameFlow && self.screen == screen ? fieldMessages : []
+    }
+
     /// Whether a red message is shown (under a field or as the system message).
     var showsError: Bool {
         systemMessage?.severity == .error || fieldMessages.contains { $0.severity == .error }
@@ -507,15 +513,6 @@ public struct DeviceSession: Sendable, Hashable, Codable {
     public var device: String
     public var signedIn: SignedInUser?
     public var flow: Flow
-
-    /// What the fold leaves in the device table while it works on the session it moved out:
-    /// holds no references, and is built in place (copying a stored one costs a value-witness call).
-    @inline(__always)
-    init(placeholder: Void) {
-        device = ""
-        signedIn = nil
-        flow = Flow(cleanScreenOf: nil, user: nil)
-    }
 
     public init(device: String, signedIn: SignedInUser? = nil, flow: Flow = Flow()) {
         self.device = device

@@ -116,11 +116,7 @@ enum DemoCommand {
             parts.append(kind == .face ? "Face ID badge" : kind == .touch ? "Touch ID badge" : "fingerprint badge")
         }
         let fields = flow.fields.filter { formFields.contains($0.field) }
-        if !fields.isEmpty {
-            parts.append(fields.map { input in
-                "\(input.field.rawValue) \(input.filled ? "filled" : "empty")\(input.valid == false ? " (invalid)" : "")"
-            }.joined(separator: ", "))
-        }
+        if !fields.isEmpty { parts.append(SessionCommand.fieldsText(fields)) }
         parts += flow.fieldMessages.map { "\($0.field): \"\($0.text)\" [\($0.severity.rawValue)]" }
         if let message = flow.systemMessage { parts.append("\"\(message.text)\" [\(message.severity.rawValue)]") }
         if let resend = flow.resend { parts.append("resend from \(resend.availableAt.iso8601.dropFirst(11).prefix(8))") }

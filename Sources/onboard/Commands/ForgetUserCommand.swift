@@ -43,7 +43,7 @@ enum ForgetUserCommand {
             if try store.isForgotten(user) {
                 outcome = nil
             } else {
-                let now = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+                let now = Timestamp.now
                 outcome = try store.forgetUser(user, at: now)
             }
         } catch {

@@ -61,6 +61,6 @@ enum RecordCommand {
 /// The wall clock, read only at the command-line edge; the model and store take time as input.
 enum Clock {
     static func now() -> Timestamp {
-        Timestamp(millisecondsSince1970: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        Timestamp.now
     }
 }

@@ -28,6 +28,13 @@ enum SessionCommand {
         return ExitCode.success
     }
 
+    /// `passcode filled (invalid), username empty`: what the app reported of the fields, never their content.
+    static func fieldsText(_ fields: [FieldInput]) -> String {
+        fields.map { input in
+            "\(input.field.rawValue) \(input.filled ? "filled" : "empty")\(input.valid == false ? " (invalid)" : "")"
+        }.joined(separator: ", ")
+    }
+
     static func text(_ session: DeviceSession) -> String {
         var lines = ["device     \(session.device)"]
         if let user = session.signedIn {
@@ -43,12 +50,7 @@ enum SessionCommand {
         if let message = flow.systemMessage { lines.append("  \(message.text) [\(message.severity.rawValue)]") }
         if let until = flow.lockedUntil { lines.append("  locked until \(until.iso8601)") }
         if let resend = flow.resend { lines.append("  resend from \(resend.availableAt.iso8601): \(resend.help)") }
-        if !flow.fields.isEmpty {
-            let fields = flow.fields.map { input in
-                "\(input.field.rawValue) \(input.filled ? "filled" : "empty")\(input.valid == false ? " (invalid)" : "")"
-            }
-            lines.append("fields     \(fields.joined(separator: ", "))")
-        }
+        if !flow.fields.isEmpty { lines.append("fields     \(fieldsText(flow.fields))") }
         if let kind = flow.biometric { lines.append("biometric  \(kind.rawValue) (badge on the sign-in button)") }
         lines.append("submit     \(flow.submitEnabled ? "enabled" : "disabled")")
         return lines.joined(separator: "\n")
