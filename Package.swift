@@ -1,21 +1,22 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Dependency direction points down (DESIGN.md §2):
-//   onboard (CLI) → OnboardingStore → LMDB → CLMDB
-//                                 ↘ OnboardingModel → CSodium
-// The model is pure (no I/O, no clock); the LMDB wrapper knows no domain types.
+// Dependency direction points down:
+//   onboard (CLI), onboard-sim, onboard-bench
+//     → OnboardingServer → HTTPServer → CMicroHTTPD
+//     → OnboardingStore (the device store and the sync client) → LMDB → CLMDB
+//                        ↘ OnboardingProjections → OnboardingModel → CSodium
+//   OnboardingImport and OnboardingWorkload serve the CLI and the bench; OnboardingSimulation runs
+//   devices, network and server together (docs/testing.md).
+// The model is pure (no I/O, no clock); the LMDB wrapper and the HTTP layer know no domain types.
 let package = Package(
     name: "OnboardingStore",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "OnboardingModel", targets: ["OnboardingModel"]),
-        .library(name: "OnboardingProjections", targets: ["OnboardingProjections"]),
+        // What an app adds: `import OnboardingStore` gives the store, the events, the projections'
+        // public types and the sync client with its URLSession transport.
         .library(name: "OnboardingStore", targets: ["OnboardingStore"]),
-        .library(name: "LMDB", targets: ["LMDB"]),
-        .library(name: "HTTPServer", targets: ["HTTPServer"]),
-        // For FuzzTesting/, a package of its own that fuzzes the sync wire format and the server.
-        .library(name: "OnboardingSync", targets: ["OnboardingSync"]),
+        // For those who embed the sync server (and for FuzzTesting/, which fuzzes it).
         .library(name: "OnboardingServer", targets: ["OnboardingServer"]),
         .executable(name: "onboard", targets: ["onboard"]),
         .executable(name: "onboard-bench", targets: ["onboard-bench"]),
@@ -42,20 +43,21 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "OnboardingModel", dependencies: ["CSodium"]),
         .target(name: "OnboardingProjections", dependencies: ["OnboardingModel"]),
+        // The device store, and the sync client (Sync/: the protocol's wire types and limits, one place
+        // for client and server, the client, the agent and the transports). Re-exports the model and
+        // the projections, so an app writes one import.
         .target(name: "OnboardingStore", dependencies: ["LMDB", "OnboardingModel", "OnboardingProjections"]),
         // JSONL import: checked in a streaming pass, then appended in bounded commits (CLI and bench).
         .target(name: "OnboardingImport", dependencies: ["OnboardingStore", "OnboardingModel"]),
         // Seeded, deterministic workloads (honest traffic and attacks) and the lockout effectiveness report; pure.
         .target(name: "OnboardingWorkload", dependencies: ["OnboardingModel", "OnboardingProjections"]),
-        // The sync protocol's wire types and limits (one place for client and server) and the client.
-        .target(name: "OnboardingSync", dependencies: ["OnboardingModel", "OnboardingStore", "OnboardingProjections"]),
         // The reference sync server: routes, token store, per-device replicas, global lockout.
-        .target(name: "OnboardingServer", dependencies: ["OnboardingSync", "OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer"]),
+        .target(name: "OnboardingServer", dependencies: ["OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer"]),
         // The deterministic simulation of devices, network and server (docs/testing.md).
-        .target(name: "OnboardingSimulation", dependencies: ["OnboardingServer", "OnboardingSync", "OnboardingStore", "OnboardingModel",
+        .target(name: "OnboardingSimulation", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel",
                                                              "OnboardingProjections", "OnboardingWorkload"]),
         .executableTarget(name: "onboard-sim", dependencies: ["OnboardingSimulation"]),
-        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingImport", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingSync", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
+        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingImport", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
         // posix_spawn for tests' child processes (Tests/CSpawn/include/onboard_spawn.h says why).
         .target(name: "CSpawn", path: "Tests/CSpawn"),
@@ -71,14 +73,14 @@ let package = Package(
         .target(name: "CBaseline", dependencies: ["CLMDB", "CSodium"], path: "Benchmarks/CBaseline"),
         .executableTarget(name: "onboard-bench",
                           dependencies: ["OnboardingStore", "OnboardingImport", "OnboardingModel", "OnboardingProjections", "LMDB", "CBaseline", "CSQLite",
-                                         "OnboardingSync", "OnboardingServer", "HTTPServer"],
+                                         "OnboardingServer", "HTTPServer"],
                           path: "Benchmarks/onboard-bench"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "OnboardingModelTests", dependencies: ["OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingProjectionsTests", dependencies: ["OnboardingProjections", "OnboardingModel", "TestSupport"]),
-        .testTarget(name: "OnboardingSyncTests", dependencies: ["OnboardingSync", "OnboardingServer", "OnboardingStore", "OnboardingModel", "TestSupport"]),
-        .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingSync", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
+        .testTarget(name: "OnboardingSyncTests", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "TestSupport"]),
+        .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
         .testTarget(name: "OnboardingImportTests", dependencies: ["OnboardingImport", "OnboardingStore", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingWorkloadTests", dependencies: ["OnboardingWorkload", "OnboardingModel", "OnboardingProjections", "TestSupport"]),

@@ -100,7 +100,7 @@ extension Bench {
                 let event = Event(id: BenchEvents.uuid(&random, milliseconds: BenchEvents.startMilliseconds),
                                   device: BenchEvents.device,
                                   at: Timestamp(millisecondsSince1970: BenchEvents.startMilliseconds + Int64(attempt) * 1_000),
-                                  user: "user-\(index)", session: nil,
+                                  user: "user-\(index)", flow: nil,
                                   payload: .signInFailed(method: .passcode, reason: .invalidPasscode))
                 engine.apply(Record(seq: seq, event: event, previousHash: .zero, hash: .zero))
             }

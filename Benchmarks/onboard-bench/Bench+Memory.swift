@@ -34,7 +34,7 @@ extension Bench {
         for index in 0..<userCount {
             let event = Event(id: BenchEvents.uuid(&random, milliseconds: BenchEvents.startMilliseconds), device: BenchEvents.device,
                               at: Timestamp(millisecondsSince1970: BenchEvents.startMilliseconds + Int64(index)),
-                              user: "user-\(index)", session: nil,
+                              user: "user-\(index)", flow: nil,
                               payload: .userAdded(displayName: "User \(index)", subtitle: nil, imageRef: nil,
                                                   passcodePolicy: .numeric, passcodeMinLength: 6))
             users.apply(Record(seq: UInt64(index + 1), event: event, previousHash: .zero, hash: .zero))

@@ -3,7 +3,6 @@ import HTTPServer
 import OnboardingModel
 import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 
 extension Bench {
     /// A fresh reference server in its own data directory, with the bench device enrolled through

@@ -47,7 +47,7 @@ enum BenchEvents {
             default: payload = .signInFailed(method: .passcode, reason: .invalidPasscode)
             }
             events.append(Event(id: uuid(&random, milliseconds: milliseconds), device: device,
-                                at: Timestamp(millisecondsSince1970: milliseconds), user: user, session: session,
+                                at: Timestamp(millisecondsSince1970: milliseconds), user: user, flow: session,
                                 payload: payload))
         }
         precondition(historyLeft == 0, "the log is too short for \(historyEvents) history events")
@@ -112,7 +112,7 @@ final class EncodedEvents {
         for (index, event) in events.enumerated() {
             let record = place(records[index])
             let id = place(withUnsafeBytes(of: event.id.uuid) { Array($0) })
-            let session = event.session.map { session in place(withUnsafeBytes(of: session.uuid) { Array($0) }) }
+            let session = event.flow.map { session in place(withUnsafeBytes(of: session.uuid) { Array($0) }) }
             let user = users[index].map(place)
             let entry = entries[index]
             descriptors[index] = cb_event(seq: UInt64(index + 1), record: record, record_length: records[index].count,

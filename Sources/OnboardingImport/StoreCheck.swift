@@ -52,7 +52,7 @@ struct StoreCheck {
         if let store, head > 0 {
             do {
                 storedSeq = try store.seq(of: event.id)
-                if let seq = storedSeq, let record = try store.record(at: seq), record.event != event {
+                if let seq = storedSeq, let record = try store.storedRecord(at: seq), record.event != event {
                     guard Self.mayBeErasedForm(stored: record.event, of: event) else {
                         failure = Failure(line: line, message: "event \(id) is already stored at seq \(seq) with different content; an event id may only be reused for the identical event")
                         return

@@ -1,9 +1,9 @@
 import Foundation
 
-/// One onboarding or authentication action: the envelope of DESIGN.md §4 around a typed payload.
+/// One onboarding or authentication action: the envelope (docs/events.md) around a typed payload.
 ///
 /// ```swift
-/// let event = Event(id: UUID(), device: "kiosk-7", at: now, user: "alice", session: flow,
+/// let event = Event(id: UUID(), device: "kiosk-7", at: .now, user: "alice", flow: flow,
 ///                   payload: .signInFailed(method: .passcode, reason: .invalidPasscode))
 /// try event.validate()
 /// ```
@@ -16,17 +16,32 @@ public struct Event: Sendable, Hashable {
     public var at: Timestamp
     /// The account, when known (not before account creation).
     public var user: String?
-    /// The onboarding flow instance.
-    public var session: UUID?
+    /// The onboarding flow instance: one pass through the screens, from the first screen to
+    /// signed in or given up (spelled `session` in the JSON form and the stored body, whose
+    /// names never change; docs/events.md).
+    public var flow: UUID?
     public var payload: Payload
 
-    public init(id: UUID, device: String, at: Timestamp, user: String?, session: UUID?, payload: Payload) {
+    public init(id: UUID, device: String, at: Timestamp, user: String?, flow: UUID?, payload: Payload) {
         self.id = id
         self.device = device
         self.at = at
         self.user = user
-        self.session = session
+        self.flow = flow
         self.payload = payload
+    }
+
+    /// The flow id's old name: "session" also named a device's sign-in state and a sign-in's
+    /// span, so the flow id is now ``flow``.
+    @available(*, deprecated, renamed: "flow")
+    public var session: UUID? {
+        get { flow }
+        set { flow = newValue }
+    }
+
+    @available(*, deprecated, renamed: "init(id:device:at:user:flow:payload:)")
+    public init(id: UUID, device: String, at: Timestamp, user: String?, session: UUID?, payload: Payload) {
+        self.init(id: id, device: device, at: at, user: user, flow: session, payload: payload)
     }
 
     public var type: EventType { payload.type }

@@ -73,7 +73,7 @@ extension EventJSON {
             values.append(value)
         }
         guard taken == members.payloadCount else { return nil }
-        let event = Event(id: id, device: device, at: at, user: user, session: session,
+        let event = Event(id: id, device: device, at: at, user: user, flow: session,
                           payload: Payload(type: type, fieldValues: values))
         do { try event.validate() } catch { return nil }
         return Decoded(event: event, seq: seq)

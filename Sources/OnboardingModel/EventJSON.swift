@@ -37,7 +37,7 @@ public enum EventJSON {
         bytes.append(UInt8(ascii: ",")); key("user")
         if let user = event.user { JSONWriter.appendQuoted(user, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
         bytes.append(UInt8(ascii: ",")); key("session")
-        if let session = event.session {
+        if let session = event.flow {
             JSONWriter.appendQuoted(session.uuidString.lowercased(), to: &bytes)
         } else {
             bytes.append(contentsOf: "null".utf8)
@@ -183,7 +183,7 @@ public enum EventJSON {
             }
             values.append(try fieldValue(raw, spec: spec))
         }
-        let event = Event(id: id, device: device, at: at, user: user, session: session,
+        let event = Event(id: id, device: device, at: at, user: user, flow: session,
                           payload: Payload(type: type, fieldValues: values))
         try event.validate()
         return Decoded(event: event, seq: seq)

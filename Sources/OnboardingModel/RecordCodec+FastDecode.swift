@@ -41,7 +41,7 @@ extension RecordCodec {
             session = value
         }
         guard let payload = fastDecodePayload(type, schema: schema, &reader), reader.isAtEnd else { return nil }
-        return (seq, Event(id: id, device: device, at: at, user: user, session: session, payload: payload))
+        return (seq, Event(id: id, device: device, at: at, user: user, flow: session, payload: payload))
     }
 
     /// The payload fields of `type` in the order of `EventType.fields` (as `Payload.init(type:fieldValues:)`),

@@ -87,7 +87,7 @@ public enum RecordCodec {
         } else {
             writer.append(UInt8(0))
         }
-        if let session = event.session {
+        if let session = event.flow {
             writer.append(UInt8(1))
             writer.append(session)
         } else {
@@ -326,7 +326,7 @@ public enum RecordCodec {
         guard type.schemaVersion(holding: values) == schema else {
             throw RecordDecodingError("\(type.rawValue) is written at schema version \(schema) but holds nothing an older schema cannot; a record is written at the lowest schema that holds its values")
         }
-        let event = Event(id: id, device: device, at: at, user: user, session: session,
+        let event = Event(id: id, device: device, at: at, user: user, flow: session,
                           payload: Payload(type: type, fieldValues: values))
         do { try event.validate() } catch { throw RecordDecodingError("stored event is invalid: \(error)") }
         return (seq, event)

@@ -38,7 +38,7 @@ extension LockoutEngine.Entry {
     }
 }
 
-extension DeviceSession {
+extension DeviceState {
     public var jsonValue: JSONValue {
         let signedIn: JSONValue = signedIn.map { user in
             .object([.init("user", .string(user.user)), .init("since", .time(user.since)),
@@ -51,7 +51,7 @@ extension DeviceSession {
 extension Flow {
     public var jsonValue: JSONValue {
         .object([
-            .init("session", .text(session?.uuidString.lowercased())),
+            .init("session", .text(id?.uuidString.lowercased())),
             .init("user", .text(user)),
             .init("screen", .string(screen.rawValue)),
             .init("state", .string(state.rawValue)),
@@ -111,7 +111,7 @@ extension UsersView {
 extension History.Attempt {
     public var jsonValue: JSONValue {
         .object([.init("seq", .integer(seq)), .init("at", .time(at)), .init("device", .string(device)),
-                 .init("factor", .string(factor.rawValue)), .init("method", .string(method)),
+                 .init("factor", .string(factor.rawValue)), .init("method", .string(method.name)),
                  .init("outcome", .string(outcome.rawValue)), .init("reason", .text(reason)), .init("user", .text(user))])
     }
 }

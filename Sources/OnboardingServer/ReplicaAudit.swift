@@ -1,7 +1,6 @@
 import Foundation
 import OnboardingModel
 import OnboardingStore
-import OnboardingSync
 
 /// What auditing one device's replica found: the replica's own `verify()` (chain, indexes,
 /// signed heads against the key recorded in the replica) plus the check that this key is the one

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPServer
-import OnboardingSync
+import OnboardingStore
 
 /// Serves a ``SyncServer`` over libmicrohttpd: translates HTTP requests into the protocol's
 /// ``SyncRequest`` and back. All protocol logic stays in the router.

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPServer
 import OnboardingModel
-import OnboardingSync
+import OnboardingStore
 
 #if canImport(Glibc)
 import Glibc

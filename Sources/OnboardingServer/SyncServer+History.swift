@@ -2,7 +2,6 @@ import Foundation
 import OnboardingModel
 import OnboardingProjections
 import OnboardingStore
-import OnboardingSync
 
 extension SyncServer {
     /// Attempts per page when the request gives no `limit`: a page is built in memory and sent
@@ -42,22 +41,40 @@ extension SyncServer {
             }
         }
 
-        var history = History(user: user)
-        var devices: [String] = []
-        if let device = query.device {
-            guard tokens.isEnrolled(device) else {
-                if pathDevice != nil { return failure(404, "not_found", "device \(device) is not enrolled") }
-                return json(200, historyBody(History(user: user), devices: []))
-            }
-            try replicas.withReplica(device) { store in
-                history = try store.history(query)
-                if let user, !(try store.records(user: user, limit: 1).isEmpty) { devices = [device] }
-            }
-            if user == nil { devices = [device] }
-        } else {
-            history = try mergedHistory(query, devices: &devices)
+        if let device = query.device, pathDevice != nil, !tokens.isEnrolled(device) {
+            return failure(404, "not_found", "device \(device) is not enrolled")
         }
-        return json(200, historyBody(history, devices: devices))
+        let found = try historyAcrossDevices(query)
+        return json(200, historyBody(found.history, devices: found.devices))
+    }
+
+    /// One page of the history `query` asks for, as `GET /v1/users/{user}/history` (and
+    /// `…/devices/{device}/history`) serves it: with `query.device`, from that device's replica
+    /// (empty when it is not enrolled); with only a user, every replica's records of the user
+    /// merged by `(at, device, seq)`. For those who embed the server; `query.limit` is taken as
+    /// it is (`nil`: every attempt).
+    ///
+    /// ```swift
+    /// let failed = try server.history(HistoryQuery(user: "alice", outcomes: [.failed])).attempts
+    /// ```
+    public func history(_ query: HistoryQuery) throws -> History {
+        precondition(query.user != nil || query.device != nil, "a server history needs a user or a device")
+        return try historyAcrossDevices(query).history
+    }
+
+    /// The page, and the enrolled devices whose logs mention the user (or the one device asked).
+    private func historyAcrossDevices(_ query: HistoryQuery) throws -> (history: History, devices: [String]) {
+        guard let device = query.device else {
+            var devices: [String] = []
+            let history = try mergedHistory(query, devices: &devices)
+            return (history, devices)
+        }
+        guard tokens.isEnrolled(device) else { return (History(user: query.user), []) }
+        return try replicas.withReplica(device) { store in
+            let history = try store.history(query)
+            guard let user = query.user else { return (history, [device]) }
+            return (history, try store.records(user: user, limit: 1).isEmpty ? [] : [device])
+        }
     }
 
     /// The history of `query.user` across every replica, merged in time order; `devices` gets

@@ -2,7 +2,6 @@ import Foundation
 import OnboardingModel
 import OnboardingProjections
 import OnboardingStore
-import OnboardingSync
 import Synchronization
 
 /// The reference sync server's logic, independent of HTTP: a router from ``SyncRequest`` to
@@ -397,21 +396,46 @@ public final class SyncServer: Sendable {
     private func enrol(_ request: SyncRequest) throws -> SyncResponse {
         if let refusal = checkJSON(request) { return refusal }
         let (device, publicKey) = try SyncWire.enrolment(from: request.body)
-        if let publicKey {
-            do { try tokens.register(publicKey: publicKey, device: device) } catch let mismatch as TokenStore.KeyMismatch {
-                return failure(409, "key_mismatch", mismatch.description)
-            }
-            try replicas.withReplica(device) { try $0.recordSigningPublicKey(publicKey) }
+        let token: String
+        do { token = try enroll(device: device, publicKey: publicKey) } catch let invalid as EventValidationError {
+            return failure(400, "malformed", "device id \(invalid.message)")
+        } catch let mismatch as TokenStore.KeyMismatch {
+            return failure(409, "key_mismatch", mismatch.description)
         }
-        return try issueDeviceToken(device)
+        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey))
     }
 
+    /// `POST /v1/devices/{device}/tokens`: one more token for `device`.
     private func issueDeviceToken(_ device: String) throws -> SyncResponse {
-        do { try Event.validate(deviceID: device) } catch { return failure(400, "malformed", "device id \(error.message)") }
-        // The replica first: a token is only handed out for a device the server can store.
-        try replicas.withReplica(device) { _ in }
-        let token = try tokens.issue(role: .device, device: device)
+        let token: String
+        do { token = try enroll(device: device) } catch let invalid as EventValidationError {
+            return failure(400, "malformed", "device id \(invalid.message)")
+        }
         return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey))
+    }
+
+    /// Enrols `device`, as `POST /v1/devices` does for an admin, and returns its new token (the
+    /// server keeps only its hash). With `publicKey` (the device store's
+    /// `signingPublicKey()`), every batch the device uploads must carry a head signed by it.
+    /// A device enrolled before gets one more token; the ones it had stay valid.
+    ///
+    /// ```swift
+    /// let token = try server.enroll(device: store.deviceID, publicKey: try store.signingPublicKey())
+    /// let client = SyncClient(store: store, transport: transport, token: token, serverKey: server.signingKey.publicKey)
+    /// ```
+    ///
+    /// - Throws: `EventValidationError` for a device id no device can have;
+    ///   `TokenStore.KeyMismatch` when the device is registered with another key; a storage error.
+    public func enroll(device: String, publicKey: SigningPublicKey? = nil) throws -> String {
+        try Event.validate(deviceID: device)
+        if let publicKey {
+            try tokens.register(publicKey: publicKey, device: device)
+        }
+        // The replica first: a token is only handed out for a device the server can store.
+        try replicas.withReplica(device) { store in
+            if let publicKey { try store.recordSigningPublicKey(publicKey) }
+        }
+        return try tokens.issue(role: .device, device: device)
     }
 
     private func cursor(_ device: String) throws -> SyncResponse {
@@ -611,7 +635,7 @@ public final class SyncServer: Sendable {
         }
         for (index, record) in upload.records.enumerated() {
             if record.seq <= head.seq {
-                let stored = try store.record(at: record.seq)
+                let stored = try store.storedRecord(at: record.seq)
                 guard let stored, stored.hash == record.hash, Self.isSameRecord(stored.event, resent: record.event, in: store) else {
                     if record.seq <= pinnedSeq {
                         return refuse(409, "history_rewritten", "seq \(record.seq) differs from the history \(device) signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed", at: index)

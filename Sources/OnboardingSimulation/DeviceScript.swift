@@ -101,7 +101,7 @@ struct DeviceScript {
                     payload = succeeds ? .secondFactorSucceeded(method: .totp) : .secondFactorFailed(method: .totp)
                 }
             }
-            let event = Event(id: random.uuid(), device: device, at: at, user: user, session: session, payload: payload)
+            let event = Event(id: random.uuid(), device: device, at: at, user: user, flow: session, payload: payload)
             return (event, newUser)
         }
     }

@@ -104,7 +104,7 @@ enum HistoryModel {
     static func rows(of history: History) -> Answer {
         Answer(attempts: history.attempts.map { attempt in
             Attempt(seq: attempt.seq, at: attempt.at.iso8601, device: attempt.device, factor: attempt.factor.rawValue,
-                    method: attempt.method, outcome: attempt.outcome.rawValue, reason: attempt.reason, user: attempt.user)
+                    method: attempt.method.name, outcome: attempt.outcome.rawValue, reason: attempt.reason, user: attempt.user)
         }, sessions: history.sessions.map { session in
             Session(seq: session.seq, device: session.device, start: session.start.iso8601, end: session.end?.iso8601,
                     method: session.method.rawValue, secondFactor: session.secondFactor, endReason: session.endReason, user: session.user)

@@ -1,5 +1,5 @@
 import OnboardingModel
-import OnboardingSync
+import OnboardingStore
 
 /// An older or third-party client: it sends `keys` only with an upload whose records name a
 /// user, so a batch of records without users (a first sync before anyone signed in) goes

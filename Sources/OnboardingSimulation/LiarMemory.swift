@@ -1,5 +1,5 @@
 import OnboardingModel
-import OnboardingSync
+import OnboardingStore
 
 /// What the lying server of the hostile mode knows: only what crossed the path between the
 /// devices and the server (the hash of every record an upload carried, whether or not the server

@@ -1,4 +1,4 @@
-import OnboardingSync
+import OnboardingStore
 
 /// One way the lying server of the hostile mode answers a request in the real server's place
 /// (docs/testing.md § The hostile server). Most are built from the real server's answer: the

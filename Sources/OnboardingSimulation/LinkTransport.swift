@@ -1,4 +1,4 @@
-import OnboardingSync
+import OnboardingStore
 
 /// The transport at the bottom of a simulated device's stack: hands every request to the
 /// device's ``SimulatedLink``, where it waits for the simulated network.

@@ -1,7 +1,6 @@
 import Foundation
 import OnboardingModel
 import OnboardingStore
-import OnboardingSync
 
 /// One simulated device: its store on disk, its skewed clock, its link to the simulated network,
 /// the people using it, and the simulator's model of its log (what every copy must hold).

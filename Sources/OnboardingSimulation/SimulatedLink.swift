@@ -1,5 +1,5 @@
 import Dispatch
-import OnboardingSync
+import OnboardingStore
 import Synchronization
 
 /// Where one device's sync client meets the simulated world: every request it sends and every

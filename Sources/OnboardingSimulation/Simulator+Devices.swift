@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import OnboardingWorkload
 
 extension Simulator {
@@ -97,7 +96,7 @@ extension Simulator {
             guard !result.isDuplicate, result.seq == UInt64(device.log.count + 1) else {
                 throw failure("device log", "\(device.id) stored a new event at seq \(result.seq) (duplicate: \(result.isDuplicate)); its log had \(device.log.count) records")
             }
-            let stored = try expect("reading seq \(result.seq) of \(device.id)") { try device.store.record(at: result.seq) }
+            let stored = try expect("reading seq \(result.seq) of \(device.id)") { try device.store.storedRecord(at: result.seq) }
             guard let stored else { throw failure("device log", "\(device.id) lacks seq \(result.seq) right after appending it") }
             device.log.append(ModelRecord(seq: result.seq, hash: stored.hash, event: event, forgets: nil))
             if let user = event.user { device.notePseudonym(of: user) }
@@ -209,7 +208,7 @@ extension Simulator {
             guard pseudonym == device.pseudonyms[user]?.literal else {
                 throw failure("erasure", "\(device.id) forgot \(user) under another pseudonym than the one its records carry")
             }
-            guard seq == UInt64(device.log.count + 1), let stored = try device.store.record(at: seq) else {
+            guard seq == UInt64(device.log.count + 1), let stored = try device.store.storedRecord(at: seq) else {
                 throw failure("device log", "\(device.id) wrote the user_forgotten of \(user) at seq \(seq) with \(device.log.count) records before it")
             }
             device.log.append(ModelRecord(seq: seq, hash: stored.hash, event: stored.event, forgets: user))

@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 
 extension Simulator {
     /// One query of the server's history endpoint and one of a device's history, drawn by the

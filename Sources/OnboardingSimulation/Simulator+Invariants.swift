@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 
 extension Simulator {
     /// Every invariant, over what the step may have changed (everything, every
@@ -102,7 +101,7 @@ extension Simulator {
     private func checkReplica(_ device: SimulatedDevice, full: Bool) throws -> Bool {
         let point = try expect("reading the prune point of \(device.id)") { try device.store.prunedThrough() }
         let (head, heldAtPoint) = try expect("reading the replica of \(device.id)") {
-            try server.withReplica(of: device.id) { replica in (try replica.head(), try point.flatMap { try replica.record(at: $0.seq) }) }
+            try server.withReplica(of: device.id) { replica in (try replica.head(), try point.flatMap { try replica.storedRecord(at: $0.seq) }) }
         }
         guard head.seq <= UInt64(device.log.count) else {
             throw failure("replica prefix", "the server holds \(device.id) up to seq \(head.seq); the device recorded \(device.log.count)")

@@ -2,7 +2,6 @@ import Foundation
 import OnboardingModel
 import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 
 extension Simulator {
     // MARK: The hostile server

@@ -2,7 +2,6 @@ import Foundation
 import OnboardingModel
 import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 
 extension Simulator {
     /// The server stops between two requests (requests in flight wait in the network) and starts

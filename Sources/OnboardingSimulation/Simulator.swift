@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import OnboardingWorkload
 
 /// A deterministic simulation of devices, the network and the sync server, driven by one seed

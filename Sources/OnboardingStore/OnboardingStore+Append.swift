@@ -19,15 +19,31 @@ extension OnboardingStore {
     /// Appends `events` atomically (all or none) and returns when they are committed with the
     /// store's durability. Concurrent callers share one transaction and one fsync.
     ///
-    /// - Parameters:
-    ///   - claimedSeqs: per event, the seq it must get (an import of an exported log); `nil`
-    ///     entries let the store assign.
-    ///   - expectedHead: the head seq the caller last saw; the batch is refused with
-    ///     ``StoreError/Code/headMoved`` if the log has moved on (optimistic concurrency).
+    /// - Parameter expectedHead: the head seq the caller last saw; the batch is refused with
+    ///   ``StoreError/Code/headMoved`` if the log has moved on (optimistic concurrency).
     /// - Returns: one result per event: its seq, and whether it was a duplicate of an event
     ///   already stored with the same id and content.
-    public func append(_ events: [Event], claimedSeqs: [UInt64?]? = nil,
-                       expectedHead: UInt64? = nil) async throws(StoreError) -> [AppendResult] {
+    public func append(_ events: [Event], expectedHead: UInt64? = nil) async throws(StoreError) -> [AppendResult] {
+        try await append(events, claimedSeqs: nil, expectedHead: expectedHead)
+    }
+
+    /// Appends one event; see ``append(_:expectedHead:)``.
+    public func append(_ event: Event, expectedHead: UInt64? = nil) async throws(StoreError) -> AppendResult {
+        try await append([event], claimedSeqs: nil, expectedHead: expectedHead)[0]
+    }
+
+    /// The blocking form of ``append(_:expectedHead:)`` for command-line tools and
+    /// other synchronous callers. Never call it from Swift concurrency's cooperative threads.
+    public func appendBlocking(_ events: [Event], expectedHead: UInt64? = nil) throws(StoreError) -> [AppendResult] {
+        try appendBlocking(events, claimedSeqs: nil, expectedHead: expectedHead)
+    }
+
+    /// ``append(_:expectedHead:)`` with the seqs the events must get: an import of an
+    /// exported log, or a sync server's replica of a device's log.
+    ///
+    /// - Parameter claimedSeqs: per event, the seq it must get; `nil` entries let the store assign.
+    package func append(_ events: [Event], claimedSeqs: [UInt64?]?,
+                        expectedHead: UInt64? = nil) async throws(StoreError) -> [AppendResult] {
         let request = try makeRequest(events, claimedSeqs: claimedSeqs, expectedHead: expectedHead)
         guard !events.isEmpty else { return [] }
         let result: Result<[AppendResult], StoreError> = await withCheckedContinuation { continuation in
@@ -39,19 +55,13 @@ extension OnboardingStore {
         return try result.get()
     }
 
-    /// Appends one event; see ``append(_:claimedSeqs:expectedHead:)``.
-    public func append(_ event: Event, expectedHead: UInt64? = nil) async throws(StoreError) -> AppendResult {
-        try await append([event], expectedHead: expectedHead)[0]
-    }
-
-    /// The blocking form of ``append(_:claimedSeqs:expectedHead:)`` for command-line tools and
-    /// other synchronous callers. Never call it from Swift concurrency's cooperative threads.
+    /// The blocking form of ``append(_:claimedSeqs:expectedHead:)``.
     ///
     /// - Parameter sealedSections: per event, the sealed personal section its device wrote, for
     ///   an event whose user is forgotten here and whose device sealed it before forgetting
     ///   (a sync server's replica; see ``sealedSections(for:)``). Written unchanged.
-    public func appendBlocking(_ events: [Event], claimedSeqs: [UInt64?]? = nil,
-                               expectedHead: UInt64? = nil, sealedSections: [[UInt8]?]? = nil) throws(StoreError) -> [AppendResult] {
+    package func appendBlocking(_ events: [Event], claimedSeqs: [UInt64?]?,
+                                expectedHead: UInt64? = nil, sealedSections: [[UInt8]?]? = nil) throws(StoreError) -> [AppendResult] {
         let request = try makeRequest(events, claimedSeqs: claimedSeqs, expectedHead: expectedHead)
         guard !events.isEmpty else { return [] }
         if let sealedSections { precondition(sealedSections.count == events.count, "sealedSections must have one entry per event") }
@@ -252,7 +262,7 @@ extension OnboardingStore {
                 // The user's first record: its entry is appended with the group's others.
                 if let entry = user.newEntry { scratch.newEntries.append(entry) }
             }
-            if let session = events[index].session {
+            if let session = events[index].flow {
                 StoreLayout.writeSessionKey(session, seq, into: &scratch.indexKey)
                 try transaction.put(databases.bySession, key: scratch.indexKey, value: empty)
             }

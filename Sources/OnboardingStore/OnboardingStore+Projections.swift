@@ -40,8 +40,14 @@ public struct RecordOutcome: Sendable {
     public var isDuplicate: Bool
     /// The password-factor decision for the event's user on its device, at the event's time.
     public var decision: LockoutDecision
-    /// The event's device's session after the event.
-    public var session: DeviceSession
+    /// The event's device after the event: who is signed in, and its flow.
+    public var state: DeviceState
+
+    /// The screen the app shows now: ``state``'s flow.
+    public var flow: Flow { state.flow }
+
+    @available(*, deprecated, renamed: "state")
+    public var session: DeviceState { state }
 }
 
 extension OnboardingStore {
@@ -51,8 +57,8 @@ extension OnboardingStore {
     ///
     /// ```swift
     /// let outcome = try await store.record(Event(id: UUID(), device: store.deviceID, at: .now,
-    ///     user: "alice", session: flow, payload: .signInFailed(method: .password, reason: .invalidPassword)))
-    /// outcome.session.flow.fieldMessages   // [password: "Invalid password" (error)]
+    ///     user: "alice", flow: flow, payload: .signInFailed(method: .password, reason: .invalidPassword)))
+    /// outcome.flow.fieldMessages   // [password: "Invalid password" (error)]
     /// outcome.decision.message             // after the 5th: "You have made too many recent login attempts. …"
     /// ```
     public func record(_ event: Event) async throws(StoreError) -> RecordOutcome {
@@ -61,7 +67,7 @@ extension OnboardingStore {
             RecordOutcome(seq: result.seq, isDuplicate: result.isDuplicate,
                           decision: state.lockout.decide(state.lockout.key(user: event.user.map(canonicalUser), device: event.device, factor: .password),
                                                          at: event.at),
-                          session: state.session.session(device: event.device))
+                          state: state.session.session(device: event.device))
         }
     }
 
@@ -75,22 +81,24 @@ extension OnboardingStore {
     /// let flow = UUID()                          // one per pass through the sign-in screen
     /// let outcome = try await store.record(.signInFailed(method: .password, reason: .invalidPassword),
     ///                                      user: "alice", flow: flow)
-    /// outcome.session.flow.fieldMessages         // [password: "Invalid password" (error)]
+    /// outcome.flow.fieldMessages         // [password: "Invalid password" (error)]
     /// ```
     @discardableResult
     public func record(_ payload: Payload, user: String? = nil, flow: UUID? = nil,
                        at: Timestamp? = nil) async throws(StoreError) -> RecordOutcome {
-        try await record(Event(id: UUID(), device: deviceID, at: at ?? options.clock(), user: user, session: flow, payload: payload))
+        try await record(Event(id: UUID(), device: deviceID, at: at ?? options.clock(), user: user, flow: flow, payload: payload))
     }
 
-    /// May `user` try to sign in on `device` (default: this store's device) at `at`? Call it
-    /// before checking a password or passcode; record `sign_in_throttled` when it says no.
+    /// May `user` try to sign in on `device` (default: this store's device) at `at` (default: the
+    /// store's clock, ``Options/clock``)? Call it before checking a password or passcode; record
+    /// `sign_in_throttled` when it says no.
     ///
     /// ```swift
-    /// if case .locked(let lock) = try store.signInDecision(user: "alice", at: now) { show(lock.message) }
+    /// if case .locked(let lock) = try store.signInDecision(user: "alice") { show(lock.message) }
     /// ```
     public func signInDecision(user: String?, device: String? = nil, factor: LockoutFactor = .password,
-                               at: Timestamp) throws(StoreError) -> LockoutDecision {
+                               at: Timestamp? = nil) throws(StoreError) -> LockoutDecision {
+        let at = at ?? options.clock()
         // A forgotten user's lockout state is kept under the pseudonym.
         let user = user.map(canonicalUser)
         return try withProjections { state in
@@ -98,14 +106,21 @@ extension OnboardingStore {
         }
     }
 
-    /// The session (signed-in user and current screen) of `device` (default: this store's device).
-    public func session(device: String? = nil) throws(StoreError) -> DeviceSession {
+    /// Who is signed in on `device` (default: this store's device), and its current flow.
+    public func deviceState(device: String? = nil) throws(StoreError) -> DeviceState {
         try withProjections { $0.session.session(device: device ?? deviceID) }
     }
 
-    /// The "Switch or Add User" list of `device` at `at`, optionally filtered by `search`.
-    public func users(device: String? = nil, at: Timestamp, search: String? = nil) throws(StoreError) -> UsersView {
-        try withProjections { $0.users.view(device: device ?? deviceID, lockout: $0.lockout, at: at, search: search) }
+    /// The old name of ``deviceState(device:)``: "session" now means only a sign-in's span
+    /// (``History/SignInSession``).
+    @available(*, deprecated, renamed: "deviceState(device:)")
+    public func session(device: String? = nil) throws(StoreError) -> DeviceState { try deviceState(device: device) }
+
+    /// The "Switch or Add User" list of `device` at `at` (default: the store's clock; it decides
+    /// who shows as locked), optionally filtered by `search` ("jose" finds "José").
+    public func users(device: String? = nil, at: Timestamp? = nil, search: String? = nil) throws(StoreError) -> UsersView {
+        let at = at ?? options.clock()
+        return try withProjections { $0.users.view(device: device ?? deviceID, lockout: $0.lockout, at: at, search: search) }
     }
 
     /// Every lockout key with counted failures, as it stands at `at`.

@@ -218,7 +218,7 @@ extension OnboardingStore {
                         StoreLayout.writeUserKey(ref, record.seq, into: &key)
                         try transaction.delete(databases.byUser, key: key)
                     }
-                    if let session = record.event.session {
+                    if let session = record.event.flow {
                         StoreLayout.writeSessionKey(session, record.seq, into: &key)
                         try transaction.delete(databases.bySession, key: key)
                     }
@@ -241,7 +241,7 @@ extension OnboardingStore {
     static func entryBytes(of event: Event, valueBytes: Int) -> Int {
         var bytes = 8 + valueBytes + 16 + 8
         if let user = event.user { bytes += user.utf8.count + 9 }
-        if event.session != nil { bytes += 24 }
+        if event.flow != nil { bytes += 24 }
         return bytes
     }
 

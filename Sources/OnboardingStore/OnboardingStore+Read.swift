@@ -9,9 +9,13 @@ extension OnboardingStore {
     }
 
     /// The record at `seq`, or `nil` when the log is shorter.
-    public func record(at seq: UInt64) throws(StoreError) -> Record? {
+    public func storedRecord(at seq: UInt64) throws(StoreError) -> Record? {
         try reading { transaction in try readRecord(seq, in: transaction) }
     }
+
+    /// The old name of ``storedRecord(at:)``: beside `record(_:)`, which appends, it read as a write.
+    @available(*, deprecated, renamed: "storedRecord(at:)")
+    public func record(at seq: UInt64) throws(StoreError) -> Record? { try storedRecord(at: seq) }
 
     /// The seq of the event with `id`, if stored.
     public func seq(of id: UUID) throws(StoreError) -> UInt64? {
@@ -68,9 +72,15 @@ extension OnboardingStore {
         return try indexedRecords(in: databases.byUser, prefix: StoreLayout.userIndexPrefix(ref), user: ref, limit: limit)
     }
 
-    /// Every record of the onboarding flow `session`, in log order, through `by_session`.
+    /// Every record of the onboarding flow `flow` (``Event/flow``), in log order, through the
+    /// `by_session` index.
+    public func records(flow: UUID, limit: Int = .max) throws(StoreError) -> [Record] {
+        try indexedRecords(in: databases.bySession, prefix: StoreLayout.uuidBytes(flow), limit: limit)
+    }
+
+    @available(*, deprecated, renamed: "records(flow:limit:)")
     public func records(session: UUID, limit: Int = .max) throws(StoreError) -> [Record] {
-        try indexedRecords(in: databases.bySession, prefix: StoreLayout.uuidBytes(session), limit: limit)
+        try records(flow: session, limit: limit)
     }
 
     private func indexedRecords(in index: Database, prefix: [UInt8], user: UserRef? = nil, limit: Int) throws(StoreError) -> [Record] {

@@ -203,7 +203,7 @@ extension OnboardingStore {
 
     /// Records the public key of the device this (replica) store copies, as registered at
     /// enrolment. A different key than the one recorded is refused.
-    public func recordSigningPublicKey(_ key: SigningPublicKey) throws(StoreError) {
+    package func recordSigningPublicKey(_ key: SigningPublicKey) throws(StoreError) {
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
         do {
@@ -225,7 +225,7 @@ extension OnboardingStore {
 
     /// Keeps a signed head made by the device this store copies (a server replica). It must be
     /// valid for the recorded public key and name a record the store holds with that hash.
-    public func recordSignedHead(_ head: SignedHead) throws(StoreError) {
+    package func recordSignedHead(_ head: SignedHead) throws(StoreError) {
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
         let database = try signedHeadsDatabase(create: true)!

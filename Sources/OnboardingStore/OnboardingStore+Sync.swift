@@ -10,13 +10,13 @@ extension StoreLayout.MetaKey {
 
 extension OnboardingStore {
     /// The highest seq the sync server has acknowledged as durably stored (0 before any sync).
-    public func syncCursor() throws(StoreError) -> UInt64 {
+    package func syncCursor() throws(StoreError) -> UInt64 {
         try reading { transaction in try readSyncCursor(transaction) }
     }
 
     /// Records the server's acknowledgement durably (its own commit). The cursor may move back:
     /// a server that lost data answers with an earlier seq, and the client resends from there.
-    public func setSyncCursor(_ seq: UInt64) throws(StoreError) {
+    package func setSyncCursor(_ seq: UInt64) throws(StoreError) {
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
         do {
@@ -33,7 +33,7 @@ extension OnboardingStore {
     /// let observation = store.observeAppends { records in agent.noticed(records) }
     /// // … observation.cancel()
     /// ```
-    public func observeAppends(_ handler: @escaping @Sendable ([Record]) -> Void) -> AppendObservation {
+    package func observeAppends(_ handler: @escaping @Sendable ([Record]) -> Void) -> AppendObservation {
         let id = UUID()
         observers.withLock { $0[id] = handler }
         return AppendObservation { [weak self] in self?.observers.withLock { _ = $0.removeValue(forKey: id) } }
@@ -46,12 +46,12 @@ extension OnboardingStore {
 }
 
 /// Stops an ``OnboardingStore/observeAppends(_:)`` registration when cancelled.
-public final class AppendObservation: Sendable {
+package final class AppendObservation: Sendable {
     private let cancellation: Mutex<(@Sendable () -> Void)?>
 
     init(_ cancel: @escaping @Sendable () -> Void) { cancellation = Mutex(cancel) }
 
-    public func cancel() {
+    package func cancel() {
         let cancel = cancellation.withLock { current -> (@Sendable () -> Void)? in
             defer { current = nil }
             return current
@@ -68,7 +68,7 @@ extension StoreLayout.MetaKey {
 
 extension OnboardingStore {
     /// The sync server key this store pinned (``pinServerKey(_:)``), or nil before any.
-    public func pinnedServerKey() throws(StoreError) -> SigningPublicKey? {
+    package func pinnedServerKey() throws(StoreError) -> SigningPublicKey? {
         let bytes = try reading { try $0.get(databases.meta, key: StoreLayout.MetaKey.serverKey) }
         guard let bytes else { return nil }
         guard let key = SigningPublicKey(bytes: bytes) else {
@@ -80,7 +80,7 @@ extension OnboardingStore {
     /// Pins the sync server's public key, durably: from then on only forget requests signed with
     /// it are carried out. Pinning the key already pinned does nothing; another key is refused
     /// (``StoreError/Code/conflict``), since a server whose key changes is not the one enrolled.
-    public func pinServerKey(_ key: SigningPublicKey) throws(StoreError) {
+    package func pinServerKey(_ key: SigningPublicKey) throws(StoreError) {
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
         if let pinned = try pinnedServerKey() {

@@ -7,7 +7,7 @@ import Synchronization
 /// Watching a store from SwiftUI or an actor: `AsyncSequence`s of what changes.
 ///
 /// ```swift
-/// for await session in store.sessionUpdates() {          // the device's session, now and after each change
+/// for await session in store.deviceStateUpdates() {          // the device's session, now and after each change
 ///     screen = session.flow.screen; canSubmit = session.flow.submitEnabled
 /// }
 /// for try await batch in store.appendedRecords() {       // every record appended from now on, in order
@@ -60,15 +60,15 @@ extension OnboardingStore {
     /// Sessions are states, not events: a consumer slower than the appends gets the newest one
     /// (the buffer holds one, the latest), never a stale one after a newer. The values come in
     /// the order the commits were made.
-    public func sessionUpdates(device: String? = nil) -> AsyncStream<DeviceSession> {
+    public func deviceStateUpdates(device: String? = nil) -> AsyncStream<DeviceState> {
         let device = device ?? deviceID
-        let (stream, continuation) = AsyncStream<DeviceSession>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream<DeviceState>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // One serial queue per subscription: each read sees at least the commit that asked for
         // it, and the reads reach the consumer in order.
-        let queue = DispatchQueue(label: "OnboardingStore.sessionUpdates")
-        let last = Mutex<DeviceSession?>(nil)
+        let queue = DispatchQueue(label: "OnboardingStore.deviceStateUpdates")
+        let last = Mutex<DeviceState?>(nil)
         let publish: @Sendable (OnboardingStore) -> Void = { store in
-            guard let session = try? store.session(device: device) else { return }
+            guard let session = try? store.deviceState(device: device) else { return }
             let changed = last.withLock { previous -> Bool in
                 defer { previous = session }
                 return previous != session

@@ -114,7 +114,7 @@ extension OnboardingStore {
     /// is a user the server forgot before any of the device's records of it had arrived. Returns
     /// how many requests were added.
     @discardableResult
-    public func requestForgetOfUsersTheDeviceHolds(_ refs: [UserRef], requestedAt: Timestamp) throws(StoreError) -> Int {
+    package func requestForgetOfUsersTheDeviceHolds(_ refs: [UserRef], requestedAt: Timestamp) throws(StoreError) -> Int {
         try ensureOpen()
         let current = users
         // Every upload that carries keys comes here: nothing more than a lookup per user unless
@@ -175,7 +175,7 @@ extension OnboardingStore {
         if let point = try prunedThrough() {
             throw StoreError(.pruned, "cannot forget a user in \(path): it was pruned through seq \(point.seq), and the base snapshot kept at the prune point holds readable ids that a forget cannot rewrite; forget the user on the sync server, or in a store that was not pruned", seq: point.seq)
         }
-        return Event(id: UUID(), device: deviceID, at: at, user: userRef(of: user).literal, session: nil, payload: .userForgotten)
+        return Event(id: UUID(), device: deviceID, at: at, user: userRef(of: user).literal, flow: nil, payload: .userForgotten)
     }
 
     /// How ``forgetUserKey(_:requestedAt:)`` found the user.
@@ -195,7 +195,7 @@ extension OnboardingStore {
     /// the device with its cursor until the device's own `user_forgotten` arrives (see
     /// ``forgetRequests()``). Records of the user that arrive meanwhile are stored as the
     /// device sealed them and read as erased.
-    public func forgetUserKey(_ user: String, requestedAt: Timestamp) throws(StoreError) -> (pseudonym: String, outcome: KeyErasure) {
+    package func forgetUserKey(_ user: String, requestedAt: Timestamp) throws(StoreError) -> (pseudonym: String, outcome: KeyErasure) {
         do { try Event.validate(userID: user) } catch { throw StoreError(.invalidEvent, "user \(error.message)") }
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
@@ -302,7 +302,7 @@ extension OnboardingStore {
 
     /// The keys of `refs` that this store still holds (the sync client sends them with the
     /// records so the server's replica can re-encode, check and read them).
-    public func liveKeys(for refs: Set<UserRef>) -> [UserRef: SecretKey] {
+    package func liveKeys(for refs: Set<UserRef>) -> [UserRef: SecretKey] {
         let users = users
         var keys: [UserRef: SecretKey] = [:]
         for ref in refs { if let key = users.key(of: ref) { keys[ref] = key } }
@@ -312,7 +312,7 @@ extension OnboardingStore {
     /// The sealed personal sections of those `records` whose user this store forgot after
     /// sealing them, by seq: the server cannot re-encode such a record from its erased event,
     /// so the sync client sends the section with it (docs/sync-protocol.md § Keys).
-    public func sealedSections(for records: [Record]) throws(StoreError) -> [UInt64: [UInt8]] {
+    package func sealedSections(for records: [Record]) throws(StoreError) -> [UInt64: [UInt8]] {
         let candidates = records.filter { record in
             record.event.type.hasPersonalFields && record.event.user.map(UserRef.isLiteral) == true
         }
@@ -331,7 +331,7 @@ extension OnboardingStore {
 
     /// Drops the keys of the last upload from memory (the server calls it when the upload is
     /// done: a forgotten user's key must not outlive the request that needed it).
-    public func clearPendingKeys() {
+    package func clearPendingKeys() {
         pendingKeys.withLock { $0.removeAll() }
     }
 
@@ -339,14 +339,14 @@ extension OnboardingStore {
     /// user entries made with the key it has (a replica written before the adoption was
     /// recorded). A replica that received only records naming no user has its own random key,
     /// under which a pseudonym would mean nothing on the device.
-    public func holdsDevicePseudonymKey() throws(StoreError) -> Bool {
+    package func holdsDevicePseudonymKey() throws(StoreError) -> Bool {
         let current = users
         if !current.entries.isEmpty || !current.forgotten.isEmpty { return true }
         return try reading { try $0.get(databases.meta, key: StoreLayout.MetaKey.devicePseudonymKey) } != nil
     }
 
     /// This store's pseudonym key (sent to the sync server's replica of this device only).
-    public var pseudonymKeyForSync: SecretKey { users.pseudonymKey }
+    package var pseudonymKeyForSync: SecretKey { users.pseudonymKey }
 
     /// Takes the keys a device sent with one upload (a server replica): adopts the device's
     /// pseudonym key while the replica holds nothing that depends on its own (no user entry, no
@@ -356,7 +356,7 @@ extension OnboardingStore {
     /// user's first record; the key of a user the replica forgot only seals (the device's
     /// records must hash the same) and is never stored. Readable ids are learnt from the
     /// uploaded events when they are appended.
-    public func adoptKeys(pseudonymKey devicePseudonymKey: SecretKey, userKeys: [UserRef: SecretKey]) throws(StoreError) {
+    package func adoptKeys(pseudonymKey devicePseudonymKey: SecretKey, userKeys: [UserRef: SecretKey]) throws(StoreError) {
         try ensureOpen()
         let current = users
         let holds = try holdsDevicePseudonymKey()
@@ -443,7 +443,7 @@ extension OnboardingStore {
     /// What writing `event` here would seal with, for checking an uploaded record's hash (a sync
     /// server's replica): `nil` when the event names a readable user this replica has no key for
     /// (the device should have sent it). The inner seal is `nil` for an event without a user.
-    public func checkingSeal(for event: Event) -> CheckingSeal? {
+    package func checkingSeal(for event: Event) -> CheckingSeal? {
         guard let user = event.user else { return CheckingSeal(seal: nil) }
         let users = users
         let ref = users.ref(of: user)
@@ -458,7 +458,7 @@ extension OnboardingStore {
     }
 
     /// See ``checkingSeal(for:)``.
-    public struct CheckingSeal: Sendable {
-        public var seal: UserSeal?
+    package struct CheckingSeal: Sendable {
+        package var seal: UserSeal?
     }
 }

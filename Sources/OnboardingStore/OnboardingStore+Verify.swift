@@ -213,7 +213,7 @@ extension OnboardingStore {
                                 report.add("the record's user \(ref.literal) has no entry in user_keys: the user's readable id and key are lost, so the record reads as the pseudonym with its personal fields erased", seq: seq)
                             }
                         }
-                        if let session = event.session { expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
+                        if let session = event.flow { expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
                     } catch {
                         switch (error as? RecordDecodingError)?.reason ?? .damaged {
                         case .modified:

@@ -8,10 +8,8 @@ import Synchronization
 ///
 /// ```swift
 /// let store = try OnboardingStore.open(at: "/path/onboarding.lmdb")
-/// let result = try await store.append(Event(id: UUID(), device: store.deviceID, at: now,
-///                                            user: "alice", session: flow,
-///                                            payload: .signInStarted(method: .passcode)))
-/// let history = try store.records(user: "alice")
+/// let outcome = try await store.record(.signInStarted(method: .passcode), user: "alice", flow: flow)
+/// let history = try store.history(user: "alice")
 /// store.close()
 /// ```
 ///
@@ -30,7 +28,7 @@ public final class OnboardingStore: Sendable {
         public var initialMapSizeBytes = 64 << 20
         /// Keep the projections (lockout, session, users) current. A sync server's per-device
         /// replicas turn it off: the server folds all devices together instead.
-        public var maintainProjections = true
+        package var maintainProjections = true
         /// The lockout policy the store's projections use.
         public var lockoutPolicy = LockoutPolicy.mediawiki
         /// Write a projection snapshot after this many events (and on close): reopening then
@@ -42,7 +40,7 @@ public final class OnboardingStore: Sendable {
         /// Keep a signing key (`signing.key` in the store directory, made on the first writable
         /// open) and sign the head on close and for every sync batch. A sync server's replicas
         /// turn it off: they keep the heads their device signed instead.
-        public var signsHeads = true
+        package var signsHeads = true
         /// Called during a migration to the current format with (records done, records in all),
         /// about a hundred times over the log (`onboard` prints it for large stores).
         public var migrationProgress: (@Sendable (UInt64, UInt64) -> Void)?
@@ -74,7 +72,7 @@ public final class OnboardingStore: Sendable {
     /// The projections, once loaded (eagerly for a writable store, on first use otherwise).
     let projections = Mutex<ProjectionCache>(ProjectionCache())
     let observers = Mutex<[UUID: @Sendable ([Record]) -> Void]>([:])
-    /// Called once when the store closes: the update sequences end (``sessionUpdates(device:)``).
+    /// Called once when the store closes: the update sequences end (``deviceStateUpdates(device:)``).
     let closeObservers = Mutex<[UUID: @Sendable () -> Void]>([:])
     /// Encodes and writes due snapshots off the writer queue, one at a time, so appenders never
     /// wait for a snapshot (see `advanceProjections`).

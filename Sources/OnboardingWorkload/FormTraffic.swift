@@ -101,8 +101,8 @@ struct FormTraffic {
         guard actor == .honest || actor == .sharedDevice else { return [] }
         var flow = flows[agent]
         let previousAt = flow.lastDevice == event.device ? flow.lastAt : nil
-        if flow.session != event.session {
-            flow = FlowNotes(session: event.session)
+        if flow.session != event.flow {
+            flow = FlowNotes(session: event.flow)
             if actor == .honest {
                 flow.typed = random.chance(perMille: FormTraffic.typedIdentifierPerMille) ? identifierKind() : nil
                 flow.autofill = random.chance(perMille: FormTraffic.autofillPerMille)
@@ -258,7 +258,7 @@ struct FormTraffic {
         }
         return zip(kept, leads).map { step, lead in
             Event(id: random.uuid(), device: anchor.device, at: Timestamp(millisecondsSince1970: before - lead), user: anchor.user,
-                  session: anchor.session, payload: step.payload)
+                  flow: anchor.flow, payload: step.payload)
         }
     }
 

@@ -169,7 +169,7 @@ struct SignInTraffic {
             agent.nextAt = at + Swift.max(pace, agent.actor == .bruteForce ? SignInTraffic.permanentProbeMilliseconds : pace)
         }
         return Event(id: random.uuid(), device: device, at: Timestamp(millisecondsSince1970: at), user: user,
-                     session: random.uuid(), payload: payload)
+                     flow: random.uuid(), payload: payload)
     }
 
     private mutating func honestStep(_ agent: inout WorkloadAgent) -> Event {
@@ -200,7 +200,7 @@ struct SignInTraffic {
                 payload = succeeds ? .secondFactorSucceeded(method: .totp) : .secondFactorFailed(method: .totp)
             }
         }
-        let event = Event(id: random.uuid(), device: agent.device, at: at, user: agent.user, session: agent.session, payload: payload)
+        let event = Event(id: random.uuid(), device: agent.device, at: at, user: agent.user, flow: agent.session, payload: payload)
         if agent.isBetweenSessions {
             agent.nextAt += sessionPause(agent)
         } else if case .emit(.signedOut) = agent.plan[agent.planIndex] {

@@ -120,7 +120,7 @@ enum Corpus {
         return payloads.enumerated().map { index, pair in
             Event(id: uuid(index + 1), device: index % 3 == 0 ? "kiosk-7" : "phone.A_1:x",
                   at: base.adding(milliseconds: Int64(index) * 1_001),
-                  user: pair.0, session: index % 4 == 3 ? nil : uuid(1000 + index / 5), payload: pair.1)
+                  user: pair.0, flow: index % 4 == 3 ? nil : uuid(1000 + index / 5), payload: pair.1)
         }
     }
 
@@ -144,7 +144,7 @@ enum Corpus {
             }
             return Event(id: UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) }),
                          device: device, at: base.adding(milliseconds: Int64(index) * 250),
-                         user: user, session: nil, payload: payload)
+                         user: user, flow: nil, payload: payload)
         }
     }
 }

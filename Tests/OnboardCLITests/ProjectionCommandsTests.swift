@@ -9,7 +9,7 @@ import Testing
     static func event(_ index: Int, _ payload: Payload, user: String? = "alice", device: String = "kiosk-7",
                       seconds: Int64) -> Event {
         Event(id: Corpus.uuid(9000 + index), device: device, at: start.adding(milliseconds: seconds * 1000),
-              user: user, session: Corpus.uuid(77), payload: payload)
+              user: user, flow: Corpus.uuid(77), payload: payload)
     }
 
     /// Five wrong passwords in a minute on kiosk-7, one on phone-1, a network error (not counted).

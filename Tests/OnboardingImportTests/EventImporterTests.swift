@@ -13,7 +13,7 @@ import Glibc
     static func events(_ count: Int) -> [Event] {
         (0..<count).map { index in
             Event(id: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012x", index + 1))!, device: "kiosk-7",
-                  at: Timestamp(millisecondsSince1970: 1_796_054_400_000 + Int64(index) * 1000), user: "user-\(index % 5)", session: nil,
+                  at: Timestamp(millisecondsSince1970: 1_796_054_400_000 + Int64(index) * 1000), user: "user-\(index % 5)", flow: nil,
                   payload: index % 3 == 0 ? .signInSucceeded(method: .password, secondFactor: false)
                                           : .signInFailed(method: .password, reason: .invalidPassword))
         }

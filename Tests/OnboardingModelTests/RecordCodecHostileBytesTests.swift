@@ -7,7 +7,7 @@ import Testing
 @Suite("RecordCodec: hostile record bytes")
 struct RecordCodecHostileBytesTests {
     static let event = Event(id: UUID(uuidString: "0f8fad5b-d9cb-469f-a165-70867728950e")!, device: "kiosk-7",
-                             at: Timestamp(millisecondsSince1970: 1_795_968_000_000), user: nil, session: nil,
+                             at: Timestamp(millisecondsSince1970: 1_795_968_000_000), user: nil, flow: nil,
                              payload: .secondFactorSucceeded(method: .totp))
 
     /// Both decoders on `body`: the fast one's answer and the reference one's error, if any.
@@ -46,7 +46,7 @@ struct RecordCodecHostileBytesTests {
 
     @Test("a sealed personal section moved to another record (other id or seq) is refused, though it opens with the user's key")
     func sealedSectionOfAnotherRecordIsRefused() throws {
-        let added = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", session: nil,
+        let added = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", flow: nil,
                           payload: .userAdded(displayName: "Alice", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
         let original = RecordCodec.encode(added, seq: 5, previousHash: .zero)
         #expect(try RecordCodec.decode(original, users: TestKeys.directory).event == added)
@@ -68,7 +68,7 @@ struct RecordCodecHostileBytesTests {
     @Test("a user_forgotten record naming a live user, or no user, is refused by both decoders (the fast one read it)")
     func userForgottenOfALiveUserIsRefused() throws {
         for user in ["alice", nil] {
-            let forgotten = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: user, session: nil, payload: .userForgotten)
+            let forgotten = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: user, flow: nil, payload: .userForgotten)
             let bytes = RecordCodec.encode(forgotten, seq: 3, previousHash: .zero)
             let (fast, referenceError) = Self.decodeBody(Array(bytes[RecordCodec.headerByteCount...]))
             #expect(fast == nil, "user \(user ?? "none")")
@@ -77,7 +77,7 @@ struct RecordCodecHostileBytesTests {
         }
         // By its pseudonym literal (a user this directory does not hold): both read it.
         let literal = UserRef(bytes: [UInt8](repeating: 0xAB, count: UserRef.byteCount)).literal
-        let forgotten = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: literal, session: nil, payload: .userForgotten)
+        let forgotten = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: literal, flow: nil, payload: .userForgotten)
         let bytes = RecordCodec.encode(forgotten, seq: 3, previousHash: .zero)
         let (fast, referenceError) = Self.decodeBody(Array(bytes[RecordCodec.headerByteCount...]))
         #expect(fast?.1 == forgotten && referenceError == nil)
@@ -85,7 +85,7 @@ struct RecordCodecHostileBytesTests {
 
     @Test("a record of a live user whose sealed personal section was left out is refused: it would read as erased while the key is held")
     func liveUserWithoutSealedSectionIsRefused() throws {
-        let added = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", session: nil,
+        let added = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", flow: nil,
                           payload: .userAdded(displayName: "Alice", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
         guard let live = TestKeys.seal(for: "alice") else { Issue.record("alice has no seal"); return }
         // Written as for a forgotten user: presence 0, no section.

@@ -67,7 +67,7 @@ struct RecordCodecTests {
             }
             sawMaximumText = sawMaximumText || texts.contains { $0.utf8.count == Limits.maximumTextBytes }
             sawNullUser = sawNullUser || event.user == nil
-            sawNullSession = sawNullSession || event.session == nil
+            sawNullSession = sawNullSession || event.flow == nil
             sawAbsentOptional = sawAbsentOptional || event.payload.fieldValues.contains { $0 == nil }
         }
         #expect(perType.count == EventType.allCases.count)

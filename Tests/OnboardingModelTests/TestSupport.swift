@@ -236,7 +236,7 @@ struct EventGenerator {
         // user_forgotten names its user by the pseudonym literal only.
         let user = type == .userForgotten ? UserRef(bytes: (0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) }).literal : user()
         return Event(id: rng.uuid(), device: device(), at: instant(), user: user,
-                     session: rng.chance(1, in: 3) ? nil : rng.uuid(), payload: payload(of: type))
+                     flow: rng.chance(1, in: 3) ? nil : rng.uuid(), payload: payload(of: type))
     }
 
     mutating func event() -> Event { event(of: rng.pick()) }
@@ -250,6 +250,6 @@ enum Samples {
 
     static func event(_ payload: Payload, user: String? = "alice", session: UUID? = Samples.session,
                       device: String = "kiosk-7") -> Event {
-        Event(id: id, device: device, at: at, user: user, session: session, payload: payload)
+        Event(id: id, device: device, at: at, user: user, flow: session, payload: payload)
     }
 }

@@ -52,7 +52,7 @@ struct FlowScript {
         let hex = String(seq, radix: 16)
         let id = UUID(uuidString: "00000000-0000-4000-9000-" + String(repeating: "0", count: 12 - hex.count) + hex)!
         let event = Event(id: id,
-                          device: device ?? self.device, at: now, user: user, session: session, payload: payload)
+                          device: device ?? self.device, at: now, user: user, flow: session, payload: payload)
         let record = Record(seq: seq, event: event, previousHash: .zero, hash: .zero)
         records.append(record)
         state.apply(record)
@@ -60,7 +60,7 @@ struct FlowScript {
     }
 
     /// The device's session now.
-    var deviceSession: DeviceSession { state.session.session(device: device) }
+    var deviceSession: DeviceState { state.session.session(device: device) }
 
     /// The device's "Switch or Add User" screen at the time of the last event.
     func users(search: String? = nil) -> UsersView {
@@ -74,7 +74,7 @@ struct FlowScript {
 
     /// One golden step: records the event, then compares the device's whole session (and, when
     /// given, the whole user list) with the expected values.
-    mutating func step(_ payload: Payload, user: String?, at time: String, session expected: DeviceSession,
+    mutating func step(_ payload: Payload, user: String?, at time: String, session expected: DeviceState,
                        users expectedUsers: UsersView? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
         let record = record(payload, user: user, at: time)
         let label = "seq \(record.seq) \(payload.type.rawValue) at \(time)"

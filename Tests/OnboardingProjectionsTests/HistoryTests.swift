@@ -30,15 +30,15 @@ struct HistoryTests {
     }
 
     static let attempts: [History.Attempt] = alice([
-        .init(seq: 2, at: FlowTime.at("09:00:01"), device: "phone-1", factor: .password, method: "password", outcome: .failed, reason: "invalid_password"),
-        .init(seq: 3, at: FlowTime.at("09:00:05"), device: "phone-1", factor: .password, method: "password", outcome: .failed, reason: "network_unavailable"),
-        .init(seq: 5, at: FlowTime.at("09:00:20"), device: "phone-1", factor: .secondFactor, method: "totp", outcome: .failed, reason: nil),
-        .init(seq: 6, at: FlowTime.at("09:00:30"), device: "phone-1", factor: .secondFactor, method: "totp", outcome: .succeeded, reason: nil),
-        .init(seq: 7, at: FlowTime.at("09:00:31"), device: "phone-1", factor: .password, method: "password", outcome: .succeeded, reason: nil),
-        .init(seq: 10, at: FlowTime.at("18:00:00"), device: "kiosk-7", factor: .password, method: "passcode", outcome: .throttled, reason: "locked"),
-        .init(seq: 11, at: FlowTime.at("18:10:00"), device: "kiosk-7", factor: .password, method: "passcode", outcome: .succeeded, reason: nil),
-        .init(seq: 12, at: FlowTime.at("18:40:00"), device: "kiosk-7", factor: .password, method: "biometric", outcome: .succeeded, reason: nil),
-        .init(seq: 13, at: FlowTime.at("19:00:00"), device: "phone-1", factor: .password, method: "apple", outcome: .succeeded, reason: nil),
+        .init(seq: 2, at: FlowTime.at("09:00:01"), device: "phone-1", method: .signIn(.password), outcome: .failed, reason: "invalid_password"),
+        .init(seq: 3, at: FlowTime.at("09:00:05"), device: "phone-1", method: .signIn(.password), outcome: .failed, reason: "network_unavailable"),
+        .init(seq: 5, at: FlowTime.at("09:00:20"), device: "phone-1", method: .secondFactor(.totp), outcome: .failed, reason: nil),
+        .init(seq: 6, at: FlowTime.at("09:00:30"), device: "phone-1", method: .secondFactor(.totp), outcome: .succeeded, reason: nil),
+        .init(seq: 7, at: FlowTime.at("09:00:31"), device: "phone-1", method: .signIn(.password), outcome: .succeeded, reason: nil),
+        .init(seq: 10, at: FlowTime.at("18:00:00"), device: "kiosk-7", method: .signIn(.passcode), outcome: .throttled, reason: "locked"),
+        .init(seq: 11, at: FlowTime.at("18:10:00"), device: "kiosk-7", method: .signIn(.passcode), outcome: .succeeded, reason: nil),
+        .init(seq: 12, at: FlowTime.at("18:40:00"), device: "kiosk-7", method: .signIn(.biometric), outcome: .succeeded, reason: nil),
+        .init(seq: 13, at: FlowTime.at("19:00:00"), device: "phone-1", method: .signIn(.apple), outcome: .succeeded, reason: nil),
     ])
 
     static func alice(_ attempts: [History.Attempt]) -> [History.Attempt] {
@@ -94,7 +94,7 @@ struct HistoryTests {
     func otherUsers() {
         let bob = History.build(user: "bob", records: Self.log())
         #expect(bob == History(user: "bob", attempts: [
-            .init(seq: 8, at: FlowTime.at("09:30:00"), device: "phone-1", factor: .password, method: "password",
+            .init(seq: 8, at: FlowTime.at("09:30:00"), device: "phone-1", method: .signIn(.password),
                   outcome: .failed, reason: "invalid_password", user: "bob"),
         ], sessions: []))
         #expect(History.build(user: "carol", records: Self.log()) == History(user: "carol"))

@@ -24,7 +24,7 @@ struct LockoutFormEventsTests {
             // Successes are rare, so locks happen.
             let payload = index % 1_000 == 999 ? payloads[6] : payloads[Int.random(in: 0...5, using: &random)]
             return Event(id: UUID(), device: ["kiosk-7", "phone-1"][Int.random(in: 0...1, using: &random)], at: at,
-                         user: ["ann", "bob", "carol"][Int.random(in: 0...2, using: &random)], session: nil, payload: payload)
+                         user: ["ann", "bob", "carol"][Int.random(in: 0...2, using: &random)], flow: nil, payload: payload)
         }
     }
 
@@ -52,7 +52,7 @@ struct LockoutFormEventsTests {
             // Up to five form events before each attempt, by the same user on the same device.
             for _ in 0..<Int.random(in: 0...5, using: &random) {
                 let payload = Self.formPayloads[Int.random(in: 0...Self.formPayloads.count - 1, using: &random)]
-                mixed.append(Event(id: UUID(), device: attempt.device, at: attempt.at, user: attempt.user, session: nil, payload: payload))
+                mixed.append(Event(id: UUID(), device: attempt.device, at: attempt.at, user: attempt.user, flow: nil, payload: payload))
             }
             mixed.append(attempt)
         }

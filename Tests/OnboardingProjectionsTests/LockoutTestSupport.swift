@@ -65,7 +65,7 @@ struct LockoutScenario {
         let seq = UInt64(records.count + 1)
         let event = Event(id: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012llx", seq))!,
                           device: device ?? self.device, at: time, user: user ?? self.user,
-                          session: nil, payload: payload)
+                          flow: nil, payload: payload)
         let record = Record(seq: seq, event: event, previousHash: .zero, hash: .zero)
         records.append(record)
         engine.apply(record)

@@ -11,8 +11,8 @@ struct MobileAuthFlowTests {
     static let device = "mobile-1"
     static let noConnection = Message("No internet connection. Check your connection and try again.", .error)
 
-    static func session(_ flow: Flow, signedIn: SignedInUser? = nil) -> DeviceSession {
-        DeviceSession(device: device, signedIn: signedIn, flow: flow)
+    static func session(_ flow: Flow, signedIn: SignedInUser? = nil) -> DeviceState {
+        DeviceState(device: device, signedIn: signedIn, flow: flow)
     }
 
     @Test("Sign in with Apple is offered first whenever another social provider is")
@@ -29,26 +29,26 @@ struct MobileAuthFlowTests {
         var script = FlowScript(device: Self.device)
         let login = FlowID.make(1)
         // Before any event the login screen is empty.
-        #expect(script.deviceSession == DeviceSession(device: Self.device, signedIn: nil, flow: Flow()))
+        #expect(script.deviceSession == DeviceState(device: Self.device, signedIn: nil, flow: Flow()))
         script.step(.signInStarted(method: .apple), user: nil, at: "09:00:00",
-                    session: Self.session(Flow(session: login, screen: .signIn, state: .loading)))
+                    session: Self.session(Flow(id: login, screen: .signIn, state: .loading)))
         // Closing Apple's sheet is no error: back to the empty form, nothing counted.
         script.step(.signInFailed(method: .apple, reason: .cancelled), user: nil, at: "09:00:04",
-                    session: Self.session(Flow(session: login, screen: .signIn, state: .empty)))
+                    session: Self.session(Flow(id: login, screen: .signIn, state: .empty)))
         script.step(.signInStarted(method: .google), user: nil, at: "09:00:10",
-                    session: Self.session(Flow(session: login, screen: .signIn, state: .loading)))
+                    session: Self.session(Flow(id: login, screen: .signIn, state: .loading)))
         script.step(.signInFailed(method: .google, reason: .networkUnavailable), user: nil, at: "09:00:11",
-                    session: Self.session(Flow(session: login, screen: .signIn, state: .error, systemMessage: Self.noConnection)))
+                    session: Self.session(Flow(id: login, screen: .signIn, state: .error, systemMessage: Self.noConnection)))
         script.step(.signInStarted(method: .google), user: nil, at: "09:00:30",
-                    session: Self.session(Flow(session: login, screen: .signIn, state: .loading)))
+                    session: Self.session(Flow(id: login, screen: .signIn, state: .loading)))
         script.step(.signInFailed(method: .google, reason: .serverError), user: nil, at: "09:00:31",
-                    session: Self.session(Flow(session: login, screen: .signIn, state: .error,
+                    session: Self.session(Flow(id: login, screen: .signIn, state: .error,
                                                systemMessage: Message("Something went wrong on our side. Please try again in a few minutes.", .error))))
         script.step(.signInStarted(method: .google), user: nil, at: "09:01:00",
-                    session: Self.session(Flow(session: login, screen: .signIn, state: .loading)))
+                    session: Self.session(Flow(id: login, screen: .signIn, state: .loading)))
         let maria = SignedInUser(user: "maria@example.com", since: FlowTime.at("09:01:02"), method: .google, secondFactor: false)
         script.step(.signInSucceeded(method: .google, secondFactor: false), user: "maria@example.com", at: "09:01:02",
-                    session: Self.session(Flow(session: login, user: "maria@example.com", screen: .signedIn, state: .success),
+                    session: Self.session(Flow(id: login, user: "maria@example.com", screen: .signedIn, state: .success),
                                           signedIn: maria))
         // Network and server errors and cancellations are never guesses.
         #expect(script.decision(nil) == .allowed(failures: 0))
@@ -59,19 +59,19 @@ struct MobileAuthFlowTests {
         var script = FlowScript(device: Self.device)
         let login = FlowID.make(1)
         script.step(.signInStarted(method: .biometric), user: "maria", at: "09:00:00",
-                    session: Self.session(Flow(session: login, user: "maria", screen: .signIn, state: .loading)))
+                    session: Self.session(Flow(id: login, user: "maria", screen: .signIn, state: .loading)))
         script.step(.signInFailed(method: .biometric, reason: .biometricFailed), user: "maria", at: "09:00:01",
-                    session: Self.session(Flow(session: login, user: "maria", screen: .signIn, state: .error,
+                    session: Self.session(Flow(id: login, user: "maria", screen: .signIn, state: .error,
                                                systemMessage: Message("Biometric sign-in failed. Try again, or use your passcode or password.", .error))))
         #expect(script.decision("maria") == .allowed(failures: 1))
         script.step(.signInStarted(method: .biometric), user: "maria", at: "09:00:05",
-                    session: Self.session(Flow(session: login, user: "maria", screen: .signIn, state: .loading)))
+                    session: Self.session(Flow(id: login, user: "maria", screen: .signIn, state: .loading)))
         let maria = SignedInUser(user: "maria", since: FlowTime.at("09:00:06"), method: .biometric, secondFactor: false)
         script.step(.signInSucceeded(method: .biometric, secondFactor: false), user: "maria", at: "09:00:06",
-                    session: Self.session(Flow(session: login, user: "maria", screen: .signedIn, state: .success), signedIn: maria))
+                    session: Self.session(Flow(id: login, user: "maria", screen: .signedIn, state: .success), signedIn: maria))
         #expect(script.decision("maria") == .allowed(failures: 0))
         script.step(.signedOut(reason: .revoked), user: "maria", at: "12:00:00",
-                    session: Self.session(Flow(session: login, user: "maria", screen: .signIn, state: .empty,
+                    session: Self.session(Flow(id: login, user: "maria", screen: .signIn, state: .empty,
                                                systemMessage: Message("You were signed out by the server or an administrator. Please sign in again.", .warning))))
     }
 
@@ -81,16 +81,16 @@ struct MobileAuthFlowTests {
         let reset = FlowID.make(1)
         let help = "Didn't get the email? Check your spam folder. You can send it again when the timer ends."
         script.step(.passwordResetRequested(route: .email), user: "maria", at: "09:00:00",
-                    session: Self.session(Flow(session: reset, user: "maria", screen: .forgotPassword, state: .loading, identifierKind: .email)))
+                    session: Self.session(Flow(id: reset, user: "maria", screen: .forgotPassword, state: .loading, identifierKind: .email)))
         script.step(.temporaryPasswordSent, user: "maria", at: "09:00:01.500",
-                    session: Self.session(Flow(session: reset, user: "maria", screen: .resetSent, state: .success,
+                    session: Self.session(Flow(id: reset, user: "maria", screen: .resetSent, state: .success,
                                                systemMessage: Message("Temporary password sent via email", .success),
                                                resend: ResendInfo(availableAt: FlowTime.at("09:01:01.500"), help: help), identifierKind: .email)))
         // "Resend" when the timer ends restarts it.
         script.step(.passwordResetRequested(route: .email), user: "maria", at: "09:01:02",
-                    session: Self.session(Flow(session: reset, user: "maria", screen: .forgotPassword, state: .loading, identifierKind: .email)))
+                    session: Self.session(Flow(id: reset, user: "maria", screen: .forgotPassword, state: .loading, identifierKind: .email)))
         script.step(.temporaryPasswordSent, user: "maria", at: "09:01:03",
-                    session: Self.session(Flow(session: reset, user: "maria", screen: .resetSent, state: .success,
+                    session: Self.session(Flow(id: reset, user: "maria", screen: .resetSent, state: .success,
                                                systemMessage: Message("Temporary password sent via email", .success),
                                                resend: ResendInfo(availableAt: FlowTime.at("09:02:03"), help: help), identifierKind: .email)))
         #expect(SessionProjection.defaultResendWaitMilliseconds == 60_000)
@@ -101,7 +101,7 @@ struct MobileAuthFlowTests {
         var projection = SessionProjection(resendWaitMilliseconds: 30_000)
         let engine = LockoutEngine(policy: .mediawiki)
         let event = Event(id: FlowID.make(9), device: Self.device, at: FlowTime.at("09:00:00"), user: "maria",
-                          session: FlowID.make(1), payload: .temporaryPasswordSent)
+                          flow: FlowID.make(1), payload: .temporaryPasswordSent)
         projection.apply(Record(seq: 1, event: event, previousHash: .zero, hash: .zero), lockout: engine)
         #expect(projection.session(device: Self.device).flow.resend?.availableAt == FlowTime.at("09:00:30"))
     }
@@ -113,8 +113,8 @@ struct MobileAuthFlowTests {
         let taken = FieldMessage(field: "email", "Email already in use", .error)
         let weak = FieldMessage(field: "password", "This password is too easy to guess. Choose a longer one.", .error)
         let match = FieldMessage(field: "password_confirmation", "Passwords match", .success)
-        func form(_ state: ScreenState, _ messages: [FieldMessage], system: Message? = nil, user: String? = nil) -> DeviceSession {
-            Self.session(Flow(session: signUp, user: user, screen: .createAccount, state: state, fieldMessages: messages, systemMessage: system))
+        func form(_ state: ScreenState, _ messages: [FieldMessage], system: Message? = nil, user: String? = nil) -> DeviceState {
+            Self.session(Flow(id: signUp, user: user, screen: .createAccount, state: state, fieldMessages: messages, systemMessage: system))
         }
         script.step(.accountCreationStarted, user: nil, at: "09:00:00", session: form(.empty, []))
         script.step(.fieldValidated(field: .email, result: .usernameInUse), user: nil, at: "09:00:08", session: form(.error, [taken]))

@@ -20,12 +20,12 @@ struct ScreenStateMatrixTests {
         var error: String = ""
         var policy: LockoutPolicy = .mediawiki
         var steps: [(Payload, String?)]
-        var expected: DeviceSession
+        var expected: DeviceState
 
         var testDescription: String { "\(screen.rawValue) × \(state.rawValue)\(error.isEmpty ? "" : " (\(error))")" }
 
         /// Records the steps one second apart from 16:00:00 and returns the device's session.
-        func run() -> DeviceSession {
+        func run() -> DeviceState {
             var script = FlowScript(policy: policy, device: ScreenStateMatrixTests.device, session: ScreenStateMatrixTests.flowID)
             for (index, (payload, user)) in steps.enumerated() {
                 script.record(payload, user: user, at: String(format: "16:00:%02d", index))
@@ -40,14 +40,14 @@ struct ScreenStateMatrixTests {
         }
     }
 
-    static func session(_ flow: Flow, signedIn: SignedInUser? = nil) -> DeviceSession {
-        DeviceSession(device: device, signedIn: signedIn, flow: flow)
+    static func session(_ flow: Flow, signedIn: SignedInUser? = nil) -> DeviceState {
+        DeviceState(device: device, signedIn: signedIn, flow: flow)
     }
 
     static func flow(_ screen: Screen, _ state: ScreenState, user: String? = nil, fieldMessages: [FieldMessage] = [],
                      system: Message? = nil, resend: ResendInfo? = nil, lockedUntil: Timestamp? = nil,
                      fields: [FieldInput] = [], identifierKind: IdentifierKind? = nil) -> Flow {
-        Flow(session: flowID, user: user, screen: screen, state: state, fieldMessages: fieldMessages, systemMessage: system,
+        Flow(id: flowID, user: user, screen: screen, state: state, fieldMessages: fieldMessages, systemMessage: system,
              resend: resend, lockedUntil: lockedUntil, fields: fields, identifierKind: identifierKind)
     }
 
@@ -243,12 +243,12 @@ struct ScreenStateMatrixTests {
         // Wrong passcode: the app clears the field; the red message stays until Ann types again.
         script.record(.signInFailed(method: .passcode, reason: .invalidPasscode), user: "ann", at: "16:00:05")
         script.record(.fieldEdited(field: .passcode, filled: false, valid: false), user: "ann", at: "16:00:06")
-        #expect(script.deviceSession.flow == Flow(session: Self.flowID, user: "ann", screen: .signIn, state: .error,
+        #expect(script.deviceSession.flow == Flow(id: Self.flowID, user: "ann", screen: .signIn, state: .error,
                                                   fieldMessages: [FieldMessage(field: "passcode", "Invalid passcode", .error)],
                                                   fields: [FieldInput(field: .passcode, filled: false, valid: false)]))
         #expect(!script.deviceSession.flow.submitEnabled)
         script.record(.fieldEdited(field: .passcode, filled: true, valid: true), user: "ann", at: "16:00:07")
-        #expect(script.deviceSession.flow == Flow(session: Self.flowID, user: "ann", screen: .signIn, state: .partiallyFilled,
+        #expect(script.deviceSession.flow == Flow(id: Self.flowID, user: "ann", screen: .signIn, state: .partiallyFilled,
                                                   fields: [FieldInput(field: .passcode, filled: true, valid: true)]))
         #expect(script.deviceSession.flow.submitEnabled)
     }

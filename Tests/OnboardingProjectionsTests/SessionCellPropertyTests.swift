@@ -76,7 +76,7 @@ struct SessionCellPropertyTests {
             // Mostly forward in time, sometimes far, sometimes back (a device clock is not to be trusted).
             now = now.adding(milliseconds: Int64([rng.int(in: 0...5_000), rng.int(in: 0...4_000_000), -rng.int(in: 0...60_000)][rng.int(in: 0...9) < 8 ? 0 : rng.int(in: 1...2)]))
             let event = Event(id: UUID(), device: ["phone-1", "kiosk-7"][rng.int(in: 0...1)], at: now, user: user,
-                              session: rng.int(in: 0...5) == 0 ? nil : FlowID.make(rng.int(in: 1...3)),
+                              flow: rng.int(in: 0...5) == 0 ? nil : FlowID.make(rng.int(in: 1...3)),
                               payload: Payload(type: weighted, fieldValues: values))
             return Record(seq: seq, event: event, previousHash: .zero, hash: .zero)
         }

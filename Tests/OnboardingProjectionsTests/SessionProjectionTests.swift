@@ -12,8 +12,8 @@ struct SessionProjectionTests {
     @Test("a device never seen shows the empty sign-in screen")
     func unseenDevice() {
         #expect(SessionProjection().session(device: "nowhere") ==
-                DeviceSession(device: "nowhere", signedIn: nil,
-                              flow: Flow(session: nil, user: nil, screen: .signIn, state: .empty, fieldMessages: [],
+                DeviceState(device: "nowhere", signedIn: nil,
+                              flow: Flow(id: nil, user: nil, screen: .signIn, state: .empty, fieldMessages: [],
                                          systemMessage: nil, resend: nil, lockedUntil: nil)))
     }
 
@@ -22,7 +22,7 @@ struct SessionProjectionTests {
         var script = FlowScript(device: Self.device)
         script.record(.signInFailed(method: .password, reason: .unknownUser), user: "nobody", at: "10:00:00")
         #expect(script.deviceSession.flow == Flow(
-            session: FlowID.make(1), user: "nobody", screen: .signIn, state: .error,
+            id: FlowID.make(1), user: "nobody", screen: .signIn, state: .error,
             fieldMessages: [FieldMessage(field: "username", "No account with this username. Check the spelling or create an account.", .error)]))
         #expect(script.decision("nobody") == .allowed(failures: 1))
     }
@@ -59,8 +59,8 @@ struct SessionProjectionTests {
         script.record(.lockoutCleared(reason: .admin), user: "bob", at: "10:01:00")
         #expect(script.deviceSession == locked)
         script.record(.lockoutCleared(reason: .admin), user: "alice", at: "10:01:10")
-        #expect(script.deviceSession == DeviceSession(device: Self.device, signedIn: nil,
-                                                      flow: Flow(session: FlowID.make(1), user: "alice", screen: .signIn, state: .empty)))
+        #expect(script.deviceSession == DeviceState(device: Self.device, signedIn: nil,
+                                                      flow: Flow(id: FlowID.make(1), user: "alice", screen: .signIn, state: .empty)))
         #expect(script.decision("alice") == .allowed(failures: 0))
         // Anywhere else it changes nothing on the screen.
         script.record(.signInStarted(method: .password), user: "alice", at: "10:01:20")
@@ -74,13 +74,13 @@ struct SessionProjectionTests {
         var script = FlowScript(device: "phone-1")
         script.record(.signInSucceeded(method: .password, secondFactor: false), user: "alice", at: "10:00:00", device: "phone-1")
         script.record(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "10:00:05", device: "tablet-2")
-        #expect(script.state.session.session(device: "phone-1") == DeviceSession(
+        #expect(script.state.session.session(device: "phone-1") == DeviceState(
             device: "phone-1",
             signedIn: SignedInUser(user: "alice", since: FlowTime.at("10:00:00"), method: .password, secondFactor: false),
-            flow: Flow(session: FlowID.make(1), user: "alice", screen: .signedIn, state: .success)))
-        #expect(script.state.session.session(device: "tablet-2") == DeviceSession(
+            flow: Flow(id: FlowID.make(1), user: "alice", screen: .signedIn, state: .success)))
+        #expect(script.state.session.session(device: "tablet-2") == DeviceState(
             device: "tablet-2", signedIn: nil,
-            flow: Flow(session: FlowID.make(1), user: "alice", screen: .signIn, state: .error,
+            flow: Flow(id: FlowID.make(1), user: "alice", screen: .signIn, state: .error,
                        fieldMessages: [FieldMessage(field: "password", "Invalid password", .error)])))
     }
 
@@ -93,7 +93,7 @@ struct SessionProjectionTests {
         script.session = FlowID.make(2)
         script.record(.fieldValidated(field: .passwordConfirmation, result: .passwordsMatch), user: nil, at: "10:00:03")
         #expect(script.deviceSession.flow == Flow(
-            session: FlowID.make(2), user: nil, screen: .createAccount, state: .empty,
+            id: FlowID.make(2), user: nil, screen: .createAccount, state: .empty,
             fieldMessages: [FieldMessage(field: "password_confirmation", "Passwords match", .success)]))
     }
 
@@ -105,7 +105,7 @@ struct SessionProjectionTests {
         script.record(.accountCreationFailed(field: nil, reason: .passwordsDoNotMatch), user: nil, at: "10:00:02")
         script.record(.accountCreationFailed(field: nil, reason: .captchaFailed), user: nil, at: "10:00:03")
         #expect(script.deviceSession.flow == Flow(
-            session: FlowID.make(1), user: nil, screen: .createAccount, state: .error,
+            id: FlowID.make(1), user: nil, screen: .createAccount, state: .error,
             fieldMessages: [FieldMessage(field: "captcha", "Wrong code. Please try again.", .error),
                             FieldMessage(field: "password_confirmation", "Passwords do not match", .error),
                             FieldMessage(field: "username", "This username can't be used. Choose another one.", .error)]))
@@ -152,7 +152,7 @@ struct SessionProjectionTests {
         // A CAPTCHA shown before the snapshot still returns to account creation after it.
         var resumed = decoded
         let event = Event(id: FlowID.make(99), device: Self.device, at: FlowTime.at("10:00:04"), user: nil,
-                          session: FlowID.make(1), payload: .captchaPassed)
+                          flow: FlowID.make(1), payload: .captchaPassed)
         resumed.apply(Record(seq: 5, event: event, previousHash: .zero, hash: .zero))
         #expect(resumed.session.session(device: Self.device).flow.screen == .createAccount)
     }

@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Testing
 import TestSupport
 
@@ -16,7 +15,7 @@ import TestSupport
         defer { fixture.server.close() }
         let (store, token) = try await fixture.device("kiosk-7", events: 6, user: "alice")
         defer { store.close() }
-        _ = try await store.append(Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", session: nil,
+        _ = try await store.append(Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", flow: nil,
                                          payload: .signInSucceeded(method: .passcode, secondFactor: false)))
         let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
                                 serverKey: fixture.server.signingKey.publicKey)
@@ -24,7 +23,7 @@ import TestSupport
 
         // The replica reads the readable ids with the keys the device sent.
         let replica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")
-        #expect(try replica.record(at: 1)?.event.user == "alice")
+        #expect(try replica.storedRecord(at: 1)?.event.user == "alice")
         #expect(try replica.records(in: 1...7) == (try store.records(in: 1...7)))
         #expect(!fixture.server.globalLockoutEntries(user: "alice", at: SyncServerTests.start.adding(milliseconds: 6_000)).isEmpty)
 
@@ -34,8 +33,8 @@ import TestSupport
         // The replica's copy of the key is gone: same records as the device, erased, chain intact.
         #expect(try replica.isForgotten("alice"))
         #expect(try replica.records(in: 1...8) == (try store.records(in: 1...8)))
-        #expect(try replica.record(at: 1)?.event.user == pseudonym)
-        #expect(try replica.record(at: 7)?.event.user == "bob")
+        #expect(try replica.storedRecord(at: 1)?.event.user == pseudonym)
+        #expect(try replica.storedRecord(at: 7)?.event.user == "bob")
         #expect(try replica.verify().isValid)
         // The global lockout now knows the user by the pseudonym only.
         let at = SyncServerTests.start.adding(milliseconds: 7_000)
@@ -48,7 +47,7 @@ import TestSupport
         defer { fixture.server.close() }
         let (store, token) = try await fixture.device("kiosk-7", events: 0)
         defer { store.close() }
-        _ = try await store.append(Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "alice", session: nil,
+        _ = try await store.append(Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "alice", flow: nil,
                                          payload: .userAdded(displayName: "Alice Liddell", subtitle: "Night nurse", imageRef: nil,
                                                              passcodePolicy: .numeric, passcodeMinLength: 4)))
         // Forgotten before its first sync: the record's sealed section can no longer be opened
@@ -69,7 +68,7 @@ import TestSupport
         #expect(try await client.run().acknowledgedSeq == 2)
         let replica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")
         #expect(try replica.records(in: 1...2) == (try store.records(in: 1...2)))
-        #expect(try replica.record(at: 1)?.event.user == pseudonym)
+        #expect(try replica.storedRecord(at: 1)?.event.user == pseudonym)
         #expect(try replica.verify().isValid)
     }
 
@@ -92,7 +91,7 @@ import TestSupport
         defer { kiosk.close() }
         let (tablet, tabletToken) = try await fixture.device("tablet-2", events: 3, user: "alice")
         defer { tablet.close() }
-        let bob = Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", session: nil,
+        let bob = Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", flow: nil,
                         payload: .userAdded(displayName: "Bob Porter", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4))
         _ = try await kiosk.append(bob)
         let kioskClient = SyncClient(store: kiosk, transport: InMemoryTransport { fixture.server.handle($0) }, token: kioskToken,
@@ -118,8 +117,8 @@ import TestSupport
         // chains still verify and the audit passes.
         let kioskReplica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")
         #expect(try kioskReplica.isForgotten("alice"))
-        #expect(try kioskReplica.record(at: 1)?.event.user == kioskPseudonym)
-        #expect(try kioskReplica.record(at: 5)?.event.payload == bob.payload)
+        #expect(try kioskReplica.storedRecord(at: 1)?.event.user == kioskPseudonym)
+        #expect(try kioskReplica.storedRecord(at: 5)?.event.payload == bob.payload)
         #expect(try kioskReplica.verify().isValid)
         #expect(try fixture.server.audit().allSatisfy(\.isValid))
         let at = SyncServerTests.start.adding(milliseconds: 9_000)
@@ -128,7 +127,7 @@ import TestSupport
 
         // The device, not told yet, records a profile change for alice (sealed with the key it
         // still holds). The server stores it as the device sealed it, and it reads as erased.
-        let profile = Event(id: UUID(), device: "kiosk-7", at: at, user: "alice", session: nil,
+        let profile = Event(id: UUID(), device: "kiosk-7", at: at, user: "alice", flow: nil,
                             payload: .userProfileUpdated(displayName: "Alice Liddell", subtitle: "Night nurse", imageRef: nil))
         _ = try await kiosk.append(profile)
         let summary = try await kioskClient.run()
@@ -136,10 +135,10 @@ import TestSupport
         #expect(summary.forgetFailures.isEmpty)
         #expect(summary.acknowledgedSeq == 7, "the profile change and the device's own user_forgotten")
         #expect(try kiosk.isForgotten("alice"))
-        #expect(try kiosk.record(at: 7)?.event.type == .userForgotten)
+        #expect(try kiosk.storedRecord(at: 7)?.event.type == .userForgotten)
         #expect(try kioskReplica.forgetRequests().isEmpty, "the device's user_forgotten ends the request")
         #expect(try kioskReplica.records(in: 1...7) == (try kiosk.records(in: 1...7)))
-        #expect(try kioskReplica.record(at: 6)?.event.payload == .userProfileUpdated(displayName: nil, subtitle: nil, imageRef: nil))
+        #expect(try kioskReplica.storedRecord(at: 6)?.event.payload == .userProfileUpdated(displayName: nil, subtitle: nil, imageRef: nil))
         #expect(try kioskReplica.verify().isValid)
         #expect(try kiosk.verify().isValid)
         // The other device is still asked until it syncs.
@@ -149,13 +148,13 @@ import TestSupport
         #expect(try SyncWire.cursor(from: cursor.body).forgetUsers == [tabletPseudonym])
         // A device that uploads before it heard (it still holds alice's key and sends it): the
         // server seals with the key for this upload only and keeps nothing readable.
-        _ = try await tablet.append(Event(id: UUID(), device: "tablet-2", at: at, user: "alice", session: nil,
+        _ = try await tablet.append(Event(id: UUID(), device: "tablet-2", at: at, user: "alice", flow: nil,
                                           payload: .userProfileUpdated(displayName: "Alice L.", subtitle: nil, imageRef: "img/a")))
         let early = try fixture.upload(tablet, 4...4, token: tabletToken)
         #expect(early.status == 200, "\(String(decoding: early.body, as: UTF8.self))")
         #expect(try SyncWire.cursor(from: early.body).forgetUsers == [tabletPseudonym])
-        #expect(try tabletReplica.record(at: 4)?.event == Event(id: try #require(try tablet.record(at: 4)).event.id, device: "tablet-2", at: at,
-                                                                 user: tabletPseudonym, session: nil,
+        #expect(try tabletReplica.storedRecord(at: 4)?.event == Event(id: try #require(try tablet.storedRecord(at: 4)).event.id, device: "tablet-2", at: at,
+                                                                 user: tabletPseudonym, flow: nil,
                                                                  payload: .userProfileUpdated(displayName: nil, subtitle: nil, imageRef: nil)))
         #expect(try tabletReplica.isForgotten("alice"))
         #expect(try tabletReplica.verify().isValid)
@@ -187,7 +186,7 @@ import TestSupport
         for (store, token) in [(kiosk, kioskToken), (tablet, tabletToken), (phone, phoneToken)] { _ = try await client(store, token).run() }
         // The tablet records alice offline; the server forgets her before that syncs.
         _ = try await tablet.append(Event(id: UUID(), device: "tablet-2", at: SyncServerTests.start.adding(milliseconds: 9_000),
-                                          user: "alice", session: nil, payload: .signInFailed(method: .password, reason: .invalidPassword)))
+                                          user: "alice", flow: nil, payload: .signInFailed(method: .password, reason: .invalidPassword)))
         _ = try fixture.server.forgetUser("alice")
         #expect(try fixture.server.replicas.withReplica("kiosk-7") { try $0.forgetRequests().count } == 1)
         #expect(try fixture.server.replicas.withReplica("tablet-2") { try $0.forgetRequests().count } == 0)

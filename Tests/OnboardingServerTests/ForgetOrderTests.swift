@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Testing
 import TestSupport
 
@@ -14,7 +13,7 @@ import TestSupport
     static let start = SyncServerTests.start
 
     static func failure(_ device: String, _ index: Int, user: String = "alice") -> Event {
-        Event(id: UUID(), device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user, session: nil,
+        Event(id: UUID(), device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user, flow: nil,
               payload: .signInFailed(method: .password, reason: .invalidPassword))
     }
 
@@ -71,7 +70,7 @@ import TestSupport
         defer { phone.close() }
         #expect(try fixture.upload(phone, 1...3, token: phoneToken).status == 200)
         _ = try await kiosk.append(Event(id: UUID(), device: "kiosk-7", at: Self.start.adding(milliseconds: 4_000), user: "alice",
-                                         session: nil, payload: .signInSucceeded(method: .password, secondFactor: false)))
+                                         flow: nil, payload: .signInSucceeded(method: .password, secondFactor: false)))
         #expect(try fixture.upload(kiosk, 2...2, token: kioskToken).status == 200)
 
         #expect(try fixture.server.globalLockoutMatchesRebuild())
@@ -115,8 +114,8 @@ import TestSupport
         let summary = try await client.run()
         #expect(summary.forgetFailures.isEmpty, "\(summary.forgetFailures)")
         #expect(summary.forgottenOnRequest == [store.userRef(of: "alice").literal])
-        #expect(try store.record(at: 2)?.event.type == .userForgotten)
-        #expect(try store.record(at: 2)?.event.at == deviceNow)
+        #expect(try store.storedRecord(at: 2)?.event.type == .userForgotten)
+        #expect(try store.storedRecord(at: 2)?.event.at == deviceNow)
     }
 
     /// A user_forgotten arrives while the upload holds its replica and the server may open only

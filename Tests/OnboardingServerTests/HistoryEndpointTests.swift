@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Testing
 import TestSupport
 
@@ -25,11 +24,11 @@ import TestSupport
                 default: .signedOut(reason: .user)
                 }
                 return Event(id: UUID(), device: name, at: SyncServerTests.start.adding(milliseconds: Int64(index * 2 + offset) * 1000),
-                             user: "alice", session: nil, payload: payload)
+                             user: "alice", flow: nil, payload: payload)
             }
             if name == "b" {
                 events.append(Event(id: UUID(), device: name, at: SyncServerTests.start.adding(milliseconds: 100_000), user: "bob",
-                                    session: nil, payload: .signInThrottled(method: .password, retryAfter: SyncServerTests.start)))
+                                    flow: nil, payload: .signInThrottled(method: .password, retryAfter: SyncServerTests.start)))
             }
             _ = try await store.append(events)
             #expect(try fixture.upload(store, 1...UInt64(events.count), token: token).status == 200)

@@ -2,7 +2,6 @@ import Foundation
 import OnboardingModel
 @testable import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Testing
 import TestSupport
 

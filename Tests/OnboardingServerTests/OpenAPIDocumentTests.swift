@@ -137,7 +137,7 @@ import Testing
         let text = OpenAPIEventSchemas.boundedText(bytes: Limits.maximumTextBytes)
         #expect(document.contains("pattern: " + text), "the text fields' pattern is generated")
         let pattern = try NSRegularExpression(pattern: String(text.dropFirst().dropLast().dropLast()) + #"\z"#)
-        let probe = Event(id: UUID(), device: "kiosk-7", at: Timestamp(millisecondsSince1970: 0), user: nil, session: nil,
+        let probe = Event(id: UUID(), device: "kiosk-7", at: Timestamp(millisecondsSince1970: 0), user: nil, flow: nil,
                           payload: .userProfileUpdated(displayName: nil, subtitle: nil, imageRef: nil))
         try Self.checkBoundedText(pattern, bytes: Limits.maximumTextBytes) { text in
             var event = probe

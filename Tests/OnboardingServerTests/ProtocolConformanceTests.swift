@@ -1,7 +1,7 @@
 import Foundation
 import OnboardingModel
 import OnboardingServer
-import OnboardingSync
+import OnboardingStore
 import Testing
 
 /// What docs/openapi.yaml promises and HTTP requires of every answer, checked on the router

@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Testing
 import TestSupport
 
@@ -31,7 +30,7 @@ import TestSupport
         ]
         _ = try await store.append(payloads.enumerated().map { index, pair in
             Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start.adding(milliseconds: Int64(index) * 1000),
-                  user: pair.0, session: flow, payload: pair.1)
+                  user: pair.0, flow: flow, payload: pair.1)
         })
         let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
                                 serverKey: fixture.server.signingKey.publicKey)

@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Synchronization
 import Testing
 import TestSupport
@@ -51,7 +50,7 @@ import Glibc
 
     static func event(_ device: String, at: Timestamp, user: String? = "alice",
                       payload: Payload = .signInFailed(method: .password, reason: .invalidPassword)) -> Event {
-        Event(id: UUID(), device: device, at: at, user: user, session: nil, payload: payload)
+        Event(id: UUID(), device: device, at: at, user: user, flow: nil, payload: payload)
     }
 
     /// - Parameter checksTimes: `false` for a hostile device, whose store writes whatever times it likes.

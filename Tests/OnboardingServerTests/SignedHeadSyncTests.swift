@@ -3,7 +3,6 @@ import LMDB
 import OnboardingModel
 @testable import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Testing
 import TestSupport
 
@@ -33,7 +32,7 @@ import TestSupport
     static func events(device: String, count: Int, user: String = "alice", from first: Int = 0) -> [Event] {
         (first..<(first + count)).map { index in
             Event(id: UUID(), device: device, at: SyncServerTests.start.adding(milliseconds: Int64(index) * 1000),
-                  user: user, session: nil, payload: .signInFailed(method: .password, reason: .invalidPassword))
+                  user: user, flow: nil, payload: .signInFailed(method: .password, reason: .invalidPassword))
         }
     }
 
@@ -102,7 +101,7 @@ import TestSupport
         defer { fixture.close() }
         let (store, token) = try await Self.enrolledDevice(fixture, count: 3)
         defer { store.close() }
-        let record = try #require(try store.record(at: 3))
+        let record = try #require(try store.storedRecord(at: 3))
         let forged = SignedHead.sign(device: "kiosk-7", seq: 3, hash: record.hash, with: SigningKeyPair.generate())
         let bad = try Self.upload(fixture, store, 1...3, token: token, signedHead: .some(forged))
         #expect(bad.status == 422)

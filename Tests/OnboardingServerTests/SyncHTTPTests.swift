@@ -3,7 +3,6 @@ import HTTPServer
 import OnboardingModel
 @testable import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Testing
 import TestSupport
 
@@ -41,7 +40,7 @@ import TestSupport
             if events > 0 {
                 _ = try await store.append((0..<events).map { index in
                     Event(id: UUID(), device: name, at: start.adding(milliseconds: Int64(index) * 700), user: "user-\(index % 9)",
-                          session: nil, payload: index % 3 == 0 ? .signInStarted(method: .password)
+                          flow: nil, payload: index % 3 == 0 ? .signInStarted(method: .password)
                               : .signInFailed(method: .password, reason: .invalidPassword))
                 })
             }
@@ -117,7 +116,7 @@ import TestSupport
         defer { store.close() }
         let start = Timestamp(millisecondsSince1970: 1_796_054_400_000)
         _ = try await store.append(["corp/alice", "José", "corp/alice"].enumerated().map { index, user in
-            Event(id: UUID(), device: "kiosk-7", at: start.adding(milliseconds: Int64(index) * 1000), user: user, session: nil,
+            Event(id: UUID(), device: "kiosk-7", at: start.adding(milliseconds: Int64(index) * 1000), user: user, flow: nil,
                   payload: .signInFailed(method: .password, reason: .invalidPassword))
         })
         let client = SyncClient(store: store, transport: running.transport, token: token)

@@ -3,7 +3,6 @@ import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Testing
 import TestSupport
 
@@ -30,7 +29,7 @@ import TestSupport
             let store = try OnboardingStore.open(at: directory.appending("device-\(name)"), options: options)
             let events = (0..<events).map { index in
                 Event(id: UUID(), device: name, at: SyncServerTests.start.adding(milliseconds: Int64(index) * 1000),
-                      user: user, session: nil, payload: payload)
+                      user: user, flow: nil, payload: payload)
             }
             if !events.isEmpty { _ = try await store.append(events) }
             let token = try server.tokens.issue(role: .device, device: name)
@@ -205,7 +204,7 @@ import TestSupport
         let store = try OnboardingStore.open(at: directory.appending("device"), options: options)
         defer { store.close() }
         _ = try await store.append((0..<6).map { index in
-            Event(id: UUID(), device: "kiosk-7", at: Self.start.adding(milliseconds: Int64(index) * 1000), user: "bob", session: nil,
+            Event(id: UUID(), device: "kiosk-7", at: Self.start.adding(milliseconds: Int64(index) * 1000), user: "bob", flow: nil,
                   payload: .signInFailed(method: .password, reason: .invalidPassword))
         })
         let body = SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...6), keys: try store.syncKeys(for: store.records(in: 1...6)))

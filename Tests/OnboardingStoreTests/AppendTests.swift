@@ -95,7 +95,7 @@ struct AppendTests {
                                                                AppendResult(seq: 2, isDuplicate: true)])
         #expect(try store.head() == head)
         #expect(try store.allRecords().map(\.event) == [first, second])
-        #expect(try store.records(session: first.session!).count == 1, "no second index entry")
+        #expect(try store.records(flow: first.flow!).count == 1, "no second index entry")
         #expect(try FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? Int == sizeBefore)
 
         // A duplicate mixed with a new event: the new one gets the next seq.
@@ -123,7 +123,7 @@ struct AppendTests {
         switch change {
         case "time": changed.at = changed.at.adding(milliseconds: 1)
         case "user": changed.user = nil
-        case "session": changed.session = UUID()
+        case "session": changed.flow = UUID()
         case "payload": changed.payload = .signInStarted(method: .password)
         default: changed.device = "kiosk-8"
         }
@@ -134,7 +134,7 @@ struct AppendTests {
         #expect(error?.message.contains("seq 3") == true)
         #expect(error?.message.contains(original.id.uuidString.lowercased()) == true)
         #expect(try store.head() == head)
-        #expect(try store.record(at: 3)?.event == original)
+        #expect(try store.storedRecord(at: 3)?.event == original)
     }
 
     @Test("duplicates inside one batch: identical ones share a seq, different ones conflict")

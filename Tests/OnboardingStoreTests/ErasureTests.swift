@@ -76,7 +76,7 @@ struct ErasureTests {
         #expect(try store.records(user: "alice").count == 7)
         // A new attempt naming alice is stored under the pseudonym only and keeps counting.
         let outcome = try await store.record(Events.make(11, user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword)))
-        #expect(try store.record(at: outcome.seq)?.event.user == pseudonym)
+        #expect(try store.storedRecord(at: outcome.seq)?.event.user == pseudonym)
         let entries = try store.lockoutEntries(at: at.adding(milliseconds: 2_000))
         #expect(entries.contains { $0.key.user == pseudonym } && !entries.contains { $0.key.user == "alice" })
         // The projections equal a rebuild from the log.
@@ -194,7 +194,7 @@ struct MigrationTests {
         body.append(UInt8(event.device.utf8.count))
         body += Array(event.device.utf8)
         if let user = event.user { body.append(1); text(user) } else { body.append(0) }
-        if let session = event.session { body.append(1); withUnsafeBytes(of: session.uuid) { body += $0 } } else { body.append(0) }
+        if let session = event.flow { body.append(1); withUnsafeBytes(of: session.uuid) { body += $0 } } else { body.append(0) }
         for (spec, value) in zip(event.type.fields(schema: 1)!, event.payload.fieldValues) {
             if spec.isOptional { body.append(value == nil ? 0 : 1) }
             switch value {
@@ -226,7 +226,7 @@ struct MigrationTests {
                 try transaction.put(databases[0], key: seqKey, value: value)
                 try transaction.put(databases[1], key: Keys.uuid(event.id), value: seqKey)
                 if let user = event.user { try transaction.put(databases[2], key: Array(user.utf8) + [0] + seqKey, value: []) }
-                if let session = event.session { try transaction.put(databases[3], key: Keys.session(session, seq), value: []) }
+                if let session = event.flow { try transaction.put(databases[3], key: Keys.session(session, seq), value: []) }
             }
             try transaction.put(databases[4], key: Keys.formatVersion, value: [0, 0, 0, 1])
             try transaction.put(databases[4], key: Keys.deviceID, value: Array("kiosk-7".utf8))

@@ -113,7 +113,7 @@ struct GroupCommitTests {
             case (.good, .success(let results)):
                 committed += results.count
                 for (event, result) in zip(events, results) {
-                    #expect(try store.record(at: result.seq)?.event == event)
+                    #expect(try store.storedRecord(at: result.seq)?.event == event)
                 }
             case (.conflicting, .failure(let error)):
                 #expect(error.code == .conflict)
@@ -201,7 +201,7 @@ struct GroupCommitTests {
             switch outcomes[event.id] {
             case .success(let result)?:
                 succeeded += 1
-                #expect(try reopened.record(at: result.seq)?.event == event, "a reported append survived close")
+                #expect(try reopened.storedRecord(at: result.seq)?.event == event, "a reported append survived close")
             case .failure(let error)?:
                 #expect(error.code == .closed)
                 #expect(try reopened.seq(of: event.id) == nil)

@@ -256,7 +256,7 @@ struct HostileNumbersTests {
         defer { store.close() }
         let report = try store.verify()
         #expect(report.firstProblem?.seq == 3, "\(report.problems)")
-        #expect(throws: StoreError.self) { _ = try store.record(at: 3) }
+        #expect(throws: StoreError.self) { _ = try store.storedRecord(at: 3) }
         #expect(throws: StoreError.self) { _ = try store.records(user: "alice") }
         #expect(try store.stats().eventCount == 5)
         #expect(throws: StoreError.self) { _ = try store.planPrune(before: Self.farFuture) }

@@ -60,7 +60,7 @@ import Testing
             clock = clock.adding(milliseconds: random.next() % 50 == 0 ? -600_000 : step)
             if random.next() % 20 == 0 { sessions.append(UUID()) }
             let user: String? = random.next() % 25 == 0 ? nil : pick(users)
-            return Event(id: UUID(), device: pick(devices), at: clock, user: user, session: pick(sessions), payload: payload())
+            return Event(id: UUID(), device: pick(devices), at: clock, user: user, flow: pick(sessions), payload: payload())
         }
     }
 
@@ -152,7 +152,7 @@ import Testing
         var workload = Workload(seed: 7)
         let store = try OnboardingStore.open(at: directory.store)
         _ = try await store.append((0..<120).map { _ in workload.event() } + [
-            Event(id: UUID(), device: "kiosk-1", at: workload.clock, user: "victim", session: nil,
+            Event(id: UUID(), device: "kiosk-1", at: workload.clock, user: "victim", flow: nil,
                   payload: .signInFailed(method: .password, reason: .invalidPassword)),
         ])
         store.close()

@@ -60,13 +60,13 @@ struct PruneTests {
         #expect(result.limit == .acknowledged(120))
         #expect(result.prunedThrough == PrunePoint(seq: 120, hash: before[119].hash))
         #expect(result.freedBytesEstimate > 120 * 100)
-        #expect(try store.record(at: 120) == nil)
+        #expect(try store.storedRecord(at: 120) == nil)
         #expect(try store.records(in: 1...200) == Array(before[120...]))
         #expect(try store.seq(of: events[0].id) == nil)
         #expect(try store.seq(of: events[120].id) == 121)
         #expect(try store.records(user: "alice").allSatisfy { $0.seq > 120 })
         #expect(try store.records(user: "alice").count == before[120...].filter { $0.event.user == "alice" }.count)
-        #expect(try store.records(session: Self.sessions[0]).allSatisfy { $0.seq > 120 })
+        #expect(try store.records(flow: Self.sessions[0]).allSatisfy { $0.seq > 120 })
         #expect(try store.head().seq == 200)
         #expect(try store.prunedThrough() == result.prunedThrough)
         store.close()
@@ -122,7 +122,7 @@ struct PruneTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try await Self.makeStore(directory.store, events: Self.events(150), acknowledged: 90, snapshotEvery: 25)
-        let hash90 = try #require(try store.record(at: 90)).hash
+        let hash90 = try #require(try store.storedRecord(at: 90)).hash
         _ = try store.prune(before: Self.farFuture, batchRecords: 40)
         _ = try await store.append(Self.events(10, from: 150))
         store.close()
@@ -317,7 +317,7 @@ struct PrunedBaseVersion5Tests {
         events.append(Events.make(300, user: "alice", session: PruneTests.sessions[0], payload: .userSelected))
         let store = try await PruneTests.makeStore(directory.store, events: events, acknowledged: 150)
         _ = try store.prune(before: PruneTests.farFuture)
-        let expected = try store.session(device: Events.device)
+        let expected = try store.deviceState(device: Events.device)
         #expect(expected.flow.user == "alice" && expected.flow.biometric == .face)
         store.close()
 
@@ -337,7 +337,7 @@ struct PrunedBaseVersion5Tests {
         }
         let reopened = try OnboardingStore.open(at: directory.store)
         defer { reopened.close() }
-        let session = try reopened.session(device: Events.device)
+        let session = try reopened.deviceState(device: Events.device)
         #expect(session == expected)
         #expect(try reopened.verify().isValid)
     }

@@ -55,14 +55,14 @@ struct ReadTests {
         let (store, events) = try await Self.filledStore(directory.store)
         defer { store.close() }
         for case let session? in Self.sessions {
-            let expected = events.enumerated().filter { $0.element.session == session }
-            let records = try store.records(session: session)
+            let expected = events.enumerated().filter { $0.element.flow == session }
+            let records = try store.records(flow: session)
             #expect(records.map(\.event) == expected.map(\.element))
             #expect(records.map(\.seq) == expected.map { UInt64($0.offset + 1) })
         }
-        #expect(try store.records(session: UUID()).isEmpty)
+        #expect(try store.records(flow: UUID()).isEmpty)
         let first = try #require(Self.sessions[0])
-        #expect(try store.records(session: first, limit: 2).map(\.seq) == [1, 5])
+        #expect(try store.records(flow: first, limit: 2).map(\.seq) == [1, 5])
     }
 
     @Test("records(in:), record(at:) and forEachRecord return the log in order, clipped to what exists")
@@ -78,11 +78,11 @@ struct ReadTests {
         #expect(try store.records(in: 55...1000).map(\.seq) == Array(55...60))
         #expect(try store.records(in: 61...70).isEmpty)
 
-        #expect(try store.record(at: 1)?.event == events[0])
-        #expect(try store.record(at: 42)?.event == events[41])
-        #expect(try store.record(at: 42)?.seq == 42)
-        #expect(try store.record(at: 0) == nil)
-        #expect(try store.record(at: 61) == nil)
+        #expect(try store.storedRecord(at: 1)?.event == events[0])
+        #expect(try store.storedRecord(at: 42)?.event == events[41])
+        #expect(try store.storedRecord(at: 42)?.seq == 42)
+        #expect(try store.storedRecord(at: 0) == nil)
+        #expect(try store.storedRecord(at: 61) == nil)
 
         var seen: [UInt64] = []
         try store.forEachRecord(from: 58) { record in
@@ -117,9 +117,9 @@ struct ReadTests {
         let store = try OnboardingStore.open(at: directory.store)
         defer { store.close() }
         #expect(try store.records(in: 1...10).isEmpty)
-        #expect(try store.record(at: 1) == nil)
+        #expect(try store.storedRecord(at: 1) == nil)
         #expect(try store.records(user: "alice").isEmpty)
-        #expect(try store.records(session: UUID()).isEmpty)
+        #expect(try store.records(flow: UUID()).isEmpty)
         let report = try store.verify()
         #expect(report.isValid)
         #expect(report.recordsChecked == 0)

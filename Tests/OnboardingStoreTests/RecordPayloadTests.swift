@@ -22,21 +22,21 @@ import OnboardingProjections
         clock.withLock { $0 = $0 + .seconds(2) }
         let second = try await store.record(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", flow: flow)
         #expect(first.seq == 1 && second.seq == 2 && !second.isDuplicate)
-        #expect(second.session.flow.fieldMessages == [FieldMessage(field: "password", "Invalid password", .error)])
+        #expect(second.state.flow.fieldMessages == [FieldMessage(field: "password", "Invalid password", .error)])
         #expect(second.decision == .allowed(failures: 2))
         let records = try store.records(in: 1...2)
         #expect(records.map(\.event.device) == ["ward-3-ipad", "ward-3-ipad"])
         #expect(records.map(\.event.at.millisecondsSince1970) == [1_796_054_400_000, 1_796_054_402_000])
-        #expect(records.map(\.event.session) == [flow, flow])
+        #expect(records.map(\.event.flow) == [flow, flow])
         #expect(records[0].event.id != records[1].event.id, "a new id per call")
         // An explicit time, no user, no flow, and the payload's optional fields left out.
         let added = try await store.record(.userAdded(displayName: "Ann Lee", passcodePolicy: .numeric, passcodeMinLength: 6),
                                            user: "ann", at: Timestamp(millisecondsSince1970: 1_796_054_403_000))
         let started = try await store.record(.accountCreationStarted)
-        #expect(try store.record(at: added.seq)?.event.payload
+        #expect(try store.storedRecord(at: added.seq)?.event.payload
                 == .userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
-        let creation = try #require(try store.record(at: started.seq)?.event)
-        #expect(creation.user == nil && creation.session == nil && creation.at == clock.withLock { $0 })
+        let creation = try #require(try store.storedRecord(at: started.seq)?.event)
+        #expect(creation.user == nil && creation.flow == nil && creation.at == clock.withLock { $0 })
     }
 
     @Test func aBadUserIsRefusedAndNothingIsAppended() async throws {

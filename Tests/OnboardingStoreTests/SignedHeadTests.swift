@@ -19,7 +19,7 @@ struct SignedHeadTests {
         #expect(try store.signingPublicKey() == key.publicKey)
         #expect(try store.signedHeads().isEmpty, "appends alone sign nothing")
         let head = try #require(try store.signHead(through: 3))
-        let third = try store.record(at: 3)
+        let third = try store.storedRecord(at: 3)
         #expect(head.seq == 3 && head.hash == third?.hash && head.isValid(for: key.publicKey))
         #expect(try store.signHead(through: 3) == head, "signing a seq again returns the kept head")
         store.close()

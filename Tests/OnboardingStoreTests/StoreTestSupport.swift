@@ -30,7 +30,7 @@ enum Events {
     static func make(_ index: Int = 0, id: UUID = UUID(), user: String? = "alice", session: UUID? = nil,
                      payload: Payload = .signInStarted(method: .passcode), device: String = Events.device) -> Event {
         Event(id: id, device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user,
-              session: session, payload: payload)
+              flow: session, payload: payload)
     }
 
     /// `count` distinct events, the n-th at `start + n s`.

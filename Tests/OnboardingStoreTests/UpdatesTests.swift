@@ -4,7 +4,7 @@ import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingStore
 
-/// `appendedRecords()` and `sessionUpdates()`: what an app watches from SwiftUI or an actor.
+/// `appendedRecords()` and `deviceStateUpdates()`: what an app watches from SwiftUI or an actor.
 @Suite struct UpdatesTests {
     static func openStore(_ directory: TemporaryDirectory) throws -> OnboardingStore {
         try OnboardingStore.open(at: directory.store, options: storeOptions { $0.deviceID = "kiosk-7" })
@@ -47,12 +47,12 @@ import OnboardingProjections
         #expect(try await store.append(Events.make(9)).seq == 6)
     }
 
-    @Test func sessionUpdatesStartsWithNowAndFollowsTheForm() async throws {
+    @Test func deviceStateUpdatesStartsWithNowAndFollowsTheForm() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try Self.openStore(directory)
         let flow = UUID()
-        var updates = store.sessionUpdates().makeAsyncIterator()
+        var updates = store.deviceStateUpdates().makeAsyncIterator()
         let first = await updates.next()
         #expect(first?.flow.screen == .signIn && first?.flow.state == .empty)
         _ = try await store.record(.userSelected, user: "ann", flow: flow, at: Events.start)
@@ -76,7 +76,7 @@ import OnboardingProjections
         let store = try Self.openStore(directory)
         defer { store.close() }
         let flow = UUID()
-        let updates = store.sessionUpdates()
+        let updates = store.deviceStateUpdates()
         for index in 0..<20 {
             let field: FormField = index % 2 == 0 ? .passcode : .password
             _ = try await store.record(.fieldEdited(field: field, filled: true, valid: index % 3 != 0), user: "ann", flow: flow,
@@ -84,10 +84,10 @@ import OnboardingProjections
         }
         _ = try await store.record(.signInStarted(method: .passcode), user: "ann", flow: flow,
                                    at: Events.start.adding(milliseconds: 30_000))
-        let expected = try store.session()
+        let expected = try store.deviceState()
         // Read until the newest state arrives: what comes before it is in commit order, at most
         // one buffered, and nothing after it.
-        var seen: [DeviceSession] = []
+        var seen: [DeviceState] = []
         for await session in updates {
             seen.append(session)
             if session == expected { break }
@@ -103,7 +103,7 @@ import OnboardingProjections
         store.close()
         var records = store.appendedRecords().makeAsyncIterator()
         #expect(try await records.next() == nil)
-        var sessions = store.sessionUpdates().makeAsyncIterator()
+        var sessions = store.deviceStateUpdates().makeAsyncIterator()
         #expect(await sessions.next() == nil)
     }
 }

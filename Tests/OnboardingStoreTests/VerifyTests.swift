@@ -77,15 +77,15 @@ struct VerifyTests {
 
         let store = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.readOnly = true })
         defer { store.close() }
-        let error = #expect(throws: StoreError.self) { try store.record(at: 5) }
+        let error = #expect(throws: StoreError.self) { try store.storedRecord(at: 5) }
         #expect(error?.code == .corrupted)
         #expect(error?.seq == 5)
         #expect(error?.message.contains("seq 5") == true)
         #expect((#expect(throws: StoreError.self) { try store.records(in: 1...8) })?.seq == 5)
         #expect((#expect(throws: StoreError.self) { try store.records(user: "alice") })?.code == .corrupted)
         // The records around it still read.
-        #expect(try store.record(at: 4)?.seq == 4)
-        #expect(try store.record(at: 6)?.seq == 6)
+        #expect(try store.storedRecord(at: 4)?.seq == 4)
+        #expect(try store.storedRecord(at: 6)?.seq == 6)
         #expect(try store.records(in: 1...4).count == 4, "a range that stops before the damage reads")
         #expect(try store.records(in: 6...8).count == 3)
         #expect(try store.records(user: "bob").map(\.seq) == [2, 4, 6, 8])
@@ -156,8 +156,8 @@ struct VerifyTests {
 
         let store = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.readOnly = true })
         defer { store.close() }
-        #expect((#expect(throws: StoreError.self) { try store.record(at: 3) })?.seq == 3)
-        #expect((#expect(throws: StoreError.self) { try store.record(at: 6) })?.seq == 6)
+        #expect((#expect(throws: StoreError.self) { try store.storedRecord(at: 3) })?.seq == 3)
+        #expect((#expect(throws: StoreError.self) { try store.storedRecord(at: 6) })?.seq == 6)
     }
 
     @Test("a missing by_user entry is reported with the seq of its record")

@@ -141,7 +141,7 @@ struct WriteRetryTests {
         let entriesBefore = try store.stats().userCount
         faults.arm(.commit, failWith: LMDBError.mapFull.code)
         let forgotten = Event(id: UUID(), device: Events.device, at: Events.start.adding(milliseconds: 60_000), user: pseudonym,
-                              session: nil, payload: .userForgotten)
+                              flow: nil, payload: .userForgotten)
         _ = try store.appendBlocking([forgotten, Events.make(900, user: "new-user-1")])
         #expect(faults.injected(at: .commit) == 1)
         #expect(try store.isForgotten(pseudonym))

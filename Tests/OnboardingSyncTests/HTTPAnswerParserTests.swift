@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import OnboardingSync
+@_spi(Testing) import OnboardingStore
 import Testing
 
 #if canImport(Glibc)

@@ -2,7 +2,6 @@ import Foundation
 import OnboardingModel
 import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 import Synchronization
 import Testing
 
@@ -127,7 +126,7 @@ import Testing
             }
         }
         defer { fixture.close() }
-        head.withLock { $0 = try! fixture.store.record(at: try! fixture.store.head().seq) }
+        head.withLock { $0 = try! fixture.store.storedRecord(at: try! fixture.store.head().seq) }
 
         let error = await Self.failure(of: try fixture.client())
         #expect(error == .badResponse, "\(lie): \(String(describing: error))")
@@ -155,7 +154,7 @@ import Testing
                 outcomes: upload.records.map { SyncWire.Outcome(seq: $0.seq, kind: .duplicate) }))
         }
         defer { fixture.close() }
-        head.withLock { $0 = try! fixture.store.record(at: 300) }
+        head.withLock { $0 = try! fixture.store.storedRecord(at: 300) }
         let summary = try await fixture.client().run()
         #expect(summary.acknowledgedSeq == 300 && summary.batches == 1)
         #expect(try fixture.store.syncCursor() == 100, "the cursor went past the 100 records sent")

@@ -2,7 +2,6 @@ import Foundation
 import OnboardingModel
 import OnboardingServer
 import OnboardingStore
-import OnboardingSync
 
 /// A sync server for a test: the fake (``FakeSyncServer``) or the reference ``SyncServer``, with a
 /// device token for ``SyncFixture/device``.
@@ -44,7 +43,7 @@ struct ServerUnderTest: Sendable {
     func prefixProblem(of store: OnboardingStore) -> String? {
         guard let cursor = cursor() else { return "the server's cursor is unreadable" }
         let local: Record?
-        do { local = try store.record(at: cursor.acknowledgedSeq) } catch { return "local read failed: \(error)" }
+        do { local = try store.storedRecord(at: cursor.acknowledgedSeq) } catch { return "local read failed: \(error)" }
         if cursor.acknowledgedSeq == 0 {
             guard cursor.headHash == .zero else { return "an empty server log has head hash \(cursor.headHash)" }
         } else if local?.hash != cursor.headHash {

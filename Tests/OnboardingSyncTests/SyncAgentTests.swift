@@ -3,7 +3,6 @@ import Synchronization
 import Testing
 import OnboardingModel
 import OnboardingStore
-import OnboardingSync
 
 @Suite struct SyncAgentTests {
     @Test func updatesReportSignInEachRunItsBatchesAndSignOut() async throws {

@@ -2,8 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import OnboardingModel
-import OnboardingStore
-@testable import OnboardingSync
+@testable import OnboardingStore
 
 @Suite struct SyncClientTests {
     @Test func fullSyncUploadsEverythingInBoundedBatchesAndStoresTheCursorBeforeReporting() async throws {

@@ -3,7 +3,6 @@ import Synchronization
 import Testing
 import OnboardingModel
 import OnboardingStore
-import OnboardingSync
 
 /// VOPR-style: a seeded FaultyTransport between the client and a server; after every request the
 /// server's log must be a gap-free prefix of the device's, and in the end equal to it.

@@ -2,7 +2,6 @@ import Foundation
 @_exported import TestSupport
 import OnboardingModel
 import OnboardingStore
-import OnboardingSync
 import Synchronization
 
 // Helpers for the sync tests: a store with events, a faithful fake of the server's sync routes,
@@ -23,7 +22,7 @@ enum SyncFixture {
     static func event(_ index: Int, device: String = SyncFixture.device, payload: Payload = .signInStarted(method: .passcode),
                       id: UUID = UUID()) -> Event {
         Event(id: id, device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: "alice",
-              session: nil, payload: payload)
+              flow: nil, payload: payload)
     }
 
     /// Appends `count` events, in transactions of at most 1,000.

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import OnboardingSync
+import OnboardingStore
 
 /// Both real transports (our ``HTTPTransport`` and ``URLSessionTransport``, which `https://`
 /// uses) against a server that lies, stalls, floods and redirects: a scripted HTTP server on

@@ -88,7 +88,7 @@ import Testing
 
         init(_ all: [(event: Event, actor: WorkloadActor)]) {
             for entry in all {
-                guard let session = entry.event.session else { continue }
+                guard let session = entry.event.flow else { continue }
                 if bySession[session] == nil { order.append(session) }
                 bySession[session, default: []].append(entry)
             }
@@ -224,7 +224,7 @@ import Testing
             let device = event.device
             defer { lastOnDevice[device] = event.at.millisecondsSince1970 }
             var own = event
-            own.device = event.session.map { "flow-" + $0.uuidString } ?? event.device
+            own.device = event.flow.map { "flow-" + $0.uuidString } ?? event.device
             if [.signInStarted, .accountCreationSubmitted, .passwordResetRequested].contains(event.type) {
                 sent += 1
                 let flow = session.session(device: own.device).flow

@@ -9,7 +9,7 @@
 import Foundation
 import FuzzEntry
 import FuzzSupport
-import OnboardingModel
+import OnboardingStore
 
 private let target = "FuzzEventLine"
 

@@ -9,8 +9,7 @@
 import Foundation
 import FuzzEntry
 import FuzzSupport
-import OnboardingModel
-import OnboardingProjections
+import OnboardingStore
 
 private let target = "FuzzLockoutPolicy"
 
@@ -47,7 +46,7 @@ private let records: [Record] = {
     ]
     return events.enumerated().map { index, event in
         Record(seq: UInt64(index + 1),
-               event: Event(id: FuzzFixtures.id(index + 1), device: event.2, at: event.0, user: event.1, session: nil, payload: event.3),
+               event: Event(id: FuzzFixtures.id(index + 1), device: event.2, at: event.0, user: event.1, flow: nil, payload: event.3),
                previousHash: .zero, hash: .zero)
     }
 }()

@@ -12,7 +12,7 @@
 // server is reset, so every input meets the same server.
 import FuzzEntry
 import FuzzSupport
-import OnboardingSync
+import OnboardingStore
 
 private let target = "FuzzRouter"
 private let harness = ServerHarness.shared

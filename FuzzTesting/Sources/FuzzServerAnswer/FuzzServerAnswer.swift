@@ -10,8 +10,7 @@
 import FuzzEntry
 import FuzzSupport
 import Foundation
-import OnboardingModel
-@_spi(Testing) import OnboardingSync
+@_spi(Testing) import OnboardingStore
 
 #if canImport(Glibc)
 import Glibc

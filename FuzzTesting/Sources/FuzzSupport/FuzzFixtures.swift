@@ -1,5 +1,5 @@
 import Foundation
-import OnboardingModel
+import OnboardingStore
 
 /// The fixed world every target and the corpus generator share: one device, fixed keys, two live
 /// users and one forgotten one, and an event of every type. Nothing here is random, so the seed
@@ -94,7 +94,7 @@ public enum FuzzFixtures {
     /// The event numbered `index` of `type`, on `device`, a second after the previous one.
     public static func event(_ type: EventType, index: Int, user: String?, session: Bool, device: String = device) -> Event {
         Event(id: id(index + 1), device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user,
-              session: session ? id(0x5E55_0000 + index % 3) : nil, payload: payload(of: type, index: index))
+              flow: session ? id(0x5E55_0000 + index % 3) : nil, payload: payload(of: type, index: index))
     }
 
     /// An event of every type: once without a user, and once naming each kind of user (live by

@@ -1,4 +1,4 @@
-import OnboardingSync
+import OnboardingStore
 
 /// What every answer of the server must satisfy, whatever the request (docs/sync-protocol.md
 /// § Errors): never 500; no 503 or 429 (a single-threaded harness neither shuts down nor uploads

@@ -1,7 +1,5 @@
 import Foundation
-import OnboardingModel
-import OnboardingStore
-import OnboardingSync
+@testable import OnboardingStore
 
 /// A real device store filled with a fixed story, and the upload bodies its sync client would
 /// send (``SyncWire/uploadBody(device:records:signedHead:keys:)`` with ``OnboardingStore/syncKeys(for:)``).
@@ -55,7 +53,7 @@ public enum SeedDevice {
         ]
         var forget = FuzzFixtures.event(.userForgotten, index: index + 1, user: FuzzFixtures.ref(of: carol).literal, session: false)
         index += 1
-        forget.session = nil
+        forget.flow = nil
         let third = [
             forget, next(.lockoutCleared, alice, session: false), next(.passwordChanged, bob),
             next(.accountCreationStarted, nil), next(.fieldValidated, nil), next(.accountCreationFailed, nil), next(.signedOut, alice),

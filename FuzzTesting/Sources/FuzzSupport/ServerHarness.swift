@@ -1,7 +1,6 @@
 import Foundation
-import OnboardingModel
 import OnboardingServer
-import OnboardingSync
+import OnboardingStore
 import Synchronization
 
 /// A real ``SyncServer`` in a temporary directory, for the server targets: created once per

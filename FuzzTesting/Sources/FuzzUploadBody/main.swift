@@ -8,9 +8,8 @@
 // the same replica.
 import FuzzEntry
 import FuzzSupport
-import OnboardingModel
 import OnboardingServer
-import OnboardingSync
+import OnboardingStore
 
 private let target = "FuzzUploadBody"
 private let harness = ServerHarness.shared

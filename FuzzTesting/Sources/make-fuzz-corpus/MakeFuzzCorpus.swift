@@ -1,8 +1,6 @@
 import Foundation
 import FuzzSupport
-import OnboardingModel
-import OnboardingProjections
-import OnboardingSync
+import OnboardingStore
 
 /// Writes the seed corpus of every target (`Corpus/<target>/`) and the libFuzzer dictionaries
 /// (`Dictionaries/<target>.dict`) from the fixtures, the event vocabulary and the protocol's

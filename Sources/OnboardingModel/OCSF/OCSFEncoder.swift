@@ -109,7 +109,7 @@ public struct OCSFEncoder: Sendable {
             .init("profiles", .array(OCSFSchema.profiles.map(JSONValue.string))),
             .init("uid", .string(record.event.id.uuidString.lowercased())),
         ]
-        if let session = record.event.session {
+        if let session = record.event.flow {
             members.append(.init("correlation_uid", .string(session.uuidString.lowercased())))
         }
         members.append(.init("event_code", .string(record.event.type.rawValue)))

@@ -90,15 +90,15 @@ public struct History: Sendable, Hashable {
 
             switch event.payload {
             case let .signInFailed(method, reason):
-                attempt(record, .password, method.rawValue, .failed, reason.rawValue)
+                attempt(record, .signIn(method), .failed, reason.rawValue)
             case let .signInThrottled(method, _):
-                attempt(record, .password, method.rawValue, .throttled, History.lockedReason)
+                attempt(record, .signIn(method), .throttled, History.lockedReason)
             case .secondFactorFailed(let method):
-                attempt(record, .secondFactor, method.rawValue, .failed, nil)
+                attempt(record, .secondFactor(method), .failed, nil)
             case .secondFactorSucceeded(let method):
-                attempt(record, .secondFactor, method.rawValue, .succeeded, nil)
+                attempt(record, .secondFactor(method), .succeeded, nil)
             case let .signInSucceeded(method, secondFactor):
-                let listed = attempt(record, .password, method.rawValue, .succeeded, nil)
+                let listed = attempt(record, .signIn(method), .succeeded, nil)
                 close(event, History.replacedReason)
                 if listed {
                     open[event.device] = built.sessions.count
@@ -114,16 +114,16 @@ public struct History: Sendable, Hashable {
 
         /// Lists the attempt when the filters admit it and the page has room; says whether it did.
         @discardableResult
-        private mutating func attempt(_ record: Record, _ factor: LockoutFactor, _ method: String,
-                                      _ outcome: Attempt.Outcome, _ reason: String?) -> Bool {
-            guard query.admits(factor: factor, method: method, outcome: outcome) else { return false }
+        private mutating func attempt(_ record: Record, _ method: AttemptMethod, _ outcome: Attempt.Outcome,
+                                      _ reason: String?) -> Bool {
+            guard query.admits(factor: method.factor, method: method.name, outcome: outcome) else { return false }
             guard !isFull else {
                 hasMore = true
                 return false
             }
             let event = record.event
-            built.attempts.append(Attempt(seq: record.seq, at: event.at, device: event.device, factor: factor,
-                                          method: method, outcome: outcome, reason: reason, user: event.user))
+            built.attempts.append(Attempt(seq: record.seq, at: event.at, device: event.device, method: method,
+                                          outcome: outcome, reason: reason, user: event.user))
             last = HistoryCursor(at: event.at, device: event.device, seq: record.seq)
             return true
         }
@@ -147,21 +147,21 @@ public struct History: Sendable, Hashable {
         public var seq: UInt64
         public var at: Timestamp
         public var device: String
-        public var factor: LockoutFactor
-        /// `password`, `passcode`, … for the first factor; `totp`, `sms`, … for the second.
-        public var method: String
+        /// `.signIn(.password)`, … for the first factor; `.secondFactor(.totp)`, … for the second.
+        public var method: AttemptMethod
         public var outcome: Outcome
+        /// The lockout factor the attempt counts toward (the method's).
+        public var factor: LockoutFactor { method.factor }
         /// The failure reason (`invalid_password`, …) or, for a throttled attempt, `locked`.
         public var reason: String?
         /// The event's user (`nil` for an attempt on an account nobody could name).
         public var user: String?
-        public init(seq: UInt64, at: Timestamp, device: String, factor: LockoutFactor, method: String,
+        public init(seq: UInt64, at: Timestamp, device: String, method: AttemptMethod,
                     outcome: Outcome, reason: String?, user: String? = nil) {
             self.user = user
             self.seq = seq
             self.at = at
             self.device = device
-            self.factor = factor
             self.method = method
             self.outcome = outcome
             self.reason = reason

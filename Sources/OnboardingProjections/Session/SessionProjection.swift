@@ -47,7 +47,7 @@ public struct SessionProjection: Sendable, Hashable {
     /// enough that someone whose mail went missing is not stuck (the mobile brief's retry timer).
     public static let defaultResendWaitMilliseconds: Int64 = 60_000
 
-    public private(set) var devices: [String: DeviceSession] = [:]
+    public private(set) var devices: [String: DeviceState] = [:]
     /// The resend timer shown on `reset_sent`.
     public let resendWaitMilliseconds: Int64
     /// While a CAPTCHA is shown on a device: what it is for, so `captcha_passed` returns there.
@@ -78,12 +78,12 @@ public struct SessionProjection: Sendable, Hashable {
         }
         // One lookup per event: the position found here is where the device's session is written back.
         let index = devices.index(forKey: event.device)
-        var device = index.map { devices.values[$0] } ?? DeviceSession(device: event.device)
+        var device = index.map { devices.values[$0] } ?? DeviceState(device: event.device)
         let before = device.flow
-        let sameFlow = event.session == before.session
+        let sameFlow = event.flow == before.id
         // Every handled event starts from a clean screen of the event's flow; the cases say what
         // carries over. The form's fields and identifier kind carry over within the flow.
-        var flow = Flow(cleanScreenOf: event.session, user: event.user ?? (sameFlow ? before.user : nil))
+        var flow = Flow(cleanScreenOf: event.flow, user: event.user ?? (sameFlow ? before.user : nil))
         if sameFlow {
             flow.inputs = before.inputs
             flow.identifierKind = before.identifierKind
@@ -367,8 +367,8 @@ public struct SessionProjection: Sendable, Hashable {
     }
 
     /// The device's session (the empty sign-in screen for a device never seen).
-    public func session(device: String) -> DeviceSession {
-        devices[device] ?? DeviceSession(device: device)
+    public func session(device: String) -> DeviceState {
+        devices[device] ?? DeviceState(device: device)
     }
 
     /// Fills in what a snapshot of projection state version 5 did not hold (the biometric table,
@@ -393,7 +393,7 @@ extension SessionProjection: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        devices = try container.decode([String: DeviceSession].self, forKey: .devices)
+        devices = try container.decode([String: DeviceState].self, forKey: .devices)
         resendWaitMilliseconds = try container.decode(Int64.self, forKey: .resendWaitMilliseconds)
         captchaPurposes = try container.decode([String: CaptchaPurpose].self, forKey: .captchaPurposes)
         // Absent from snapshots of state version 5 (see upgradeFromStateVersion5).
@@ -508,8 +508,8 @@ extension AccountCreationFailureReason {
     }
 }
 
-/// One device's session state.
-public struct DeviceSession: Sendable, Hashable, Codable {
+/// One device's state: who is signed in (``SignedInUser``), and the flow its screen shows.
+public struct DeviceState: Sendable, Hashable, Codable {
     public var device: String
     public var signedIn: SignedInUser?
     public var flow: Flow
@@ -535,10 +535,21 @@ public struct SignedInUser: Sendable, Hashable, Codable {
     }
 }
 
+/// The old name of ``DeviceState``: "session" now means only a sign-in's span
+/// (``History/SignInSession``), and a flow's id is ``Flow/id``.
+@available(*, deprecated, renamed: "DeviceState")
+public typealias DeviceSession = DeviceState
+
 /// What the current onboarding flow shows.
 public struct Flow: Sendable, Hashable {
-    /// The flow instance (the events' `session`).
-    public var session: UUID?
+    /// The flow instance (the events' ``Event/flow``).
+    public var id: UUID?
+    /// The flow id's old name (see ``Event/flow``).
+    @available(*, deprecated, renamed: "id")
+    public var session: UUID? {
+        get { id }
+        set { id = newValue }
+    }
     /// The user the flow is about, when known.
     public var user: String?
     public var screen: Screen
@@ -565,11 +576,11 @@ public struct Flow: Sendable, Hashable {
     /// on the sign-in button. `nil` when biometric sign-in is off (or the user is not known).
     public var biometric: BiometricKind?
 
-    public init(session: UUID? = nil, user: String? = nil, screen: Screen = .signIn, state: ScreenState = .empty,
+    public init(id: UUID? = nil, user: String? = nil, screen: Screen = .signIn, state: ScreenState = .empty,
                 fieldMessages: [FieldMessage] = [], systemMessage: Message? = nil, resend: ResendInfo? = nil,
                 lockedUntil: Timestamp? = nil, fields: [FieldInput] = [], identifierKind: IdentifierKind? = nil,
                 biometric: BiometricKind? = nil) {
-        self.session = session
+        self.id = id
         self.user = user
         self.screen = screen
         self.state = state
@@ -582,11 +593,11 @@ public struct Flow: Sendable, Hashable {
         self.biometric = biometric
     }
 
-    /// The fold's start for each event: a clean sign-in screen of flow `session` about `user`
+    /// The fold's start for each event: a clean sign-in screen of flow `id` about `user`
     /// (the public initializer's defaults, without building an empty field list per event).
     @inline(__always)
-    init(cleanScreenOf session: UUID?, user: String?) {
-        self.session = session
+    init(cleanScreenOf id: UUID?, user: String?) {
+        self.id = id
         self.user = user
         screen = .signIn
         state = .empty
@@ -625,12 +636,13 @@ public struct Flow: Sendable, Hashable {
 
 extension Flow: Codable {
     private enum CodingKeys: String, CodingKey {
-        case session, user, screen, state, fieldMessages, systemMessage, resend, lockedUntil, fields, identifierKind, biometric
+        // `session`: the key snapshots have always used for the flow id.
+        case id = "session", user, screen, state, fieldMessages, systemMessage, resend, lockedUntil, fields, identifierKind, biometric
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(session: try container.decodeIfPresent(UUID.self, forKey: .session),
+        self.init(id: try container.decodeIfPresent(UUID.self, forKey: .id),
                   user: try container.decodeIfPresent(String.self, forKey: .user),
                   screen: try container.decode(Screen.self, forKey: .screen),
                   state: try container.decode(ScreenState.self, forKey: .state),
@@ -646,7 +658,7 @@ extension Flow: Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(session, forKey: .session)
+        try container.encodeIfPresent(id, forKey: .id)
         try container.encodeIfPresent(user, forKey: .user)
         try container.encode(screen, forKey: .screen)
         try container.encode(state, forKey: .state)

@@ -2,7 +2,6 @@ import Foundation
 import HTTPServer
 import OnboardingModel
 import OnboardingServer
-import OnboardingSync
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -269,12 +268,12 @@ enum DemoCommand {
                     guard case .locked(let lock) = decision else { continue }
                     payload = .signInThrottled(method: method, retryAfter: lock.until)
                 }
-                let event = Event(id: UUID(), device: device, at: clock, user: step.user, session: session, payload: payload)
+                let event = Event(id: UUID(), device: device, at: clock, user: step.user, flow: session, payload: payload)
                 let result = try storeCall { try store.appendBlocking([event])[0] }
                 output.line("   #\(result.seq)  \(step.narration)")
                 let fields = EventText.details(event)
                 output.line("        event    \(event.type.rawValue)\(fields.isEmpty ? "" : "  " + fields)")
-                let screen = try storeCall { try store.session() }
+                let screen = try storeCall { try store.deviceState() }
                 output.line("        screen   \(describe(screen.flow))")
                 if let user = step.user {
                     let decision = try storeCall { try store.signInDecision(user: user, at: clock) }

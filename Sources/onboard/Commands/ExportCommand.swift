@@ -81,7 +81,7 @@ enum ExportCommand {
     static func csvRow(_ record: Record) -> String {
         let event = record.event
         return [String(record.seq), event.id.uuidString.lowercased(), event.device, event.at.iso8601,
-                event.user ?? "", event.session?.uuidString.lowercased() ?? "", event.type.rawValue,
+                event.user ?? "", event.flow?.uuidString.lowercased() ?? "", event.type.rawValue,
                 EventJSON.encodePayload(event.payload)].map(csvField).joined(separator: ",")
     }
 

@@ -78,7 +78,7 @@ enum HistoryCommand {
         var lines = [csvHeader]
         for attempt in history.attempts {
             lines.append(["attempt", String(attempt.seq), attempt.at.iso8601, attempt.device, attempt.factor.rawValue,
-                          attempt.method, attempt.outcome.rawValue, attempt.reason ?? "", "", "", "", "", "", attempt.user ?? ""]
+                          attempt.method.name, attempt.outcome.rawValue, attempt.reason ?? "", "", "", "", "", "", attempt.user ?? ""]
                 .map(ExportCommand.csvField).joined(separator: ","))
         }
         for session in history.sessions {
@@ -96,7 +96,7 @@ enum HistoryCommand {
         print(history.user.map { "attempts of \($0): \(history.attempts.count)" } ?? "attempts: \(history.attempts.count)")
         if !history.attempts.isEmpty {
             print(Table.render(header: ["SEQ", "AT", "DEVICE"] + userHeader + ["FACTOR", "METHOD", "OUTCOME", "REASON"], rows: history.attempts.map {
-                [String($0.seq), $0.at.iso8601, $0.device] + user($0.user) + [$0.factor.rawValue, $0.method, $0.outcome.rawValue, $0.reason ?? ""]
+                [String($0.seq), $0.at.iso8601, $0.device] + user($0.user) + [$0.factor.rawValue, $0.method.name, $0.outcome.rawValue, $0.reason ?? ""]
             }))
         }
         print("sessions: \(history.sessions.count)")

@@ -1,7 +1,6 @@
 import Foundation
 import OnboardingModel
 import OnboardingStore
-import OnboardingSync
 
 /// `onboard prune`: remove the oldest events the sync server already holds.
 enum PruneCommand {

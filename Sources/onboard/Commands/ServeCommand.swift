@@ -1,7 +1,7 @@
 import Foundation
 import HTTPServer
 import OnboardingServer
-import OnboardingSync
+import OnboardingStore
 
 #if canImport(Glibc)
 import Glibc

@@ -16,8 +16,8 @@ enum SessionCommand {
     static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
         let store = try OnboardTool.openStore(invocation, writable: false)
         defer { store.close() }
-        let session: DeviceSession
-        do { session = try store.session(device: invocation.values["device"]) } catch {
+        let session: DeviceState
+        do { session = try store.deviceState(device: invocation.values["device"]) } catch {
             throw CLIError(CLIError(error).exitCode, "onboard session: \(error.message)")
         }
         if invocation.has("json") {
@@ -35,7 +35,7 @@ enum SessionCommand {
         }.joined(separator: ", ")
     }
 
-    static func text(_ session: DeviceSession) -> String {
+    static func text(_ session: DeviceState) -> String {
         var lines = ["device     \(session.device)"]
         if let user = session.signedIn {
             lines.append("signed in  \(user.user) since \(user.since.iso8601) with \(user.method.rawValue)\(user.secondFactor ? " + second factor" : "")")

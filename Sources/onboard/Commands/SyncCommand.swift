@@ -1,7 +1,6 @@
 import Foundation
 import OnboardingModel
 import OnboardingStore
-import OnboardingSync
 
 /// `onboard sync`: upload everything the server has not acknowledged.
 enum SyncCommand {

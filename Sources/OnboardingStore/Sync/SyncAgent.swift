@@ -1,6 +1,5 @@
 import Foundation
 import OnboardingModel
-import OnboardingStore
 import Synchronization
 
 /// Drives a ``SyncClient`` from the log itself: a `sign_in_succeeded` starts a sync and periodic

@@ -1,5 +1,4 @@
 import OnboardingModel
-import OnboardingStore
 
 extension OnboardingStore {
     /// The keys the server's replica needs for `records`: this store's pseudonym key, the live
@@ -9,7 +8,7 @@ extension OnboardingStore {
     /// ```swift
     /// let body = SyncWire.uploadBody(device: store.deviceID, records: records, keys: try store.syncKeys(for: records))
     /// ```
-    public func syncKeys(for records: [Record]) throws(StoreError) -> SyncWire.Keys {
+    package func syncKeys(for records: [Record]) throws(StoreError) -> SyncWire.Keys {
         var refs = Set<UserRef>()
         for record in records {
             if let user = record.event.user, !UserRef.isLiteral(user) { refs.insert(userRef(of: user)) }

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import OnboardingModel
-import OnboardingStore
 
 /// Uploads a store's log to a sync server: every record the server does not hold yet, oldest
 /// first, in bounded batches, resuming from the server's cursor, with back-off on failures.
@@ -252,7 +251,7 @@ public actor SyncClient {
         if cursor.acknowledgedSeq > 0 {
             // At the prune point the record is gone; the hash it left stands for it.
             let localHash = cursor.acknowledgedSeq == prunedThrough?.seq
-                ? prunedThrough?.hash : try reading { try store.record(at: cursor.acknowledgedSeq) }?.hash
+                ? prunedThrough?.hash : try reading { try store.storedRecord(at: cursor.acknowledgedSeq) }?.hash
             guard let localHash, localHash == cursor.headHash else {
                 throw SyncError.fork.with("the server's record at seq \(cursor.acknowledgedSeq) of device \(device) has hash \(cursor.headHash.hex), this store's has \(localHash?.hex ?? "none"): the logs have diverged; nothing was uploaded — keep both and have an operator compare them (onboard verify, the server's audit log) before syncing this device again")
             }
@@ -452,7 +451,7 @@ public actor SyncClient {
         guard seq >= last.seq else {
             throw SyncError.badResponse.with("the server acknowledged seq \(seq) in its answer to \(what), short of the batch (seq \(last.seq)); nothing was marked acknowledged — \(Self.protocolAdvice)")
         }
-        let local: Record? = seq == last.seq ? last : try reading { try store.record(at: seq) }
+        let local: Record? = seq == last.seq ? last : try reading { try store.storedRecord(at: seq) }
         guard let local else {
             throw SyncError.badResponse.with("the server acknowledged seq \(seq) in its answer to \(what), beyond the last record this store holds; nothing was marked acknowledged, so nothing can be pruned on its word — \(Self.protocolAdvice)")
         }
