@@ -20,13 +20,15 @@ import Darwin
 /// Every code is listed in docs/store.md § Errors.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String, Hashable, Sendable {
+        private enum Base: String, Hashable, Sendable, CaseIterable {
             case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
                  seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey, pruned, needsMigration,
                  notDurable
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
+        /// Every code, for the test that holds docs/store.md § Errors to them.
+        static var all: [Code] { Base.allCases.map(Code.init) }
 
         /// No store exists at the path (and creating one was not asked for).
         public static let storeMissing = Code(.storeMissing)

@@ -75,6 +75,59 @@ import Testing
         }.joined(separator: "\n")
     }
 
+    /// What only a sync server's replicas use, one use per line: an app that writes any of them
+    /// must not compile (each is `package`, or, for claimed seqs, not an overload an app sees).
+    static let replicaPlumbing = [
+        "_ = store.pseudonymKeyForSync",
+        "_ = store.liveKeys(for: [])",
+        "_ = try store.sealedSections(for: records)",
+        "try store.adoptKeys(pseudonymKey: key, userKeys: [:])",
+        "store.clearPendingKeys()",
+        "_ = store.checkingSeal(for: events[0])",
+        "_ = try store.syncKeys(for: records)",
+        "_ = try store.syncCursor()",
+        "try store.setSyncCursor(1)",
+        "_ = try store.pinnedServerKey()",
+        "try store.recordSignedHead(head)",
+        "try store.recordSigningPublicKey(publicKey)",
+        "_ = try store.appendBlocking(events, claimedSeqs: [nil])",
+        "_ = store.observeAppends { _ in }",
+        "options.maintainProjections = false",
+        "options.signsHeads = false",
+    ]
+
+    /// Type-checks, as the app's module, a file that uses each piece of ``replicaPlumbing``, and
+    /// expects an error on every one of those lines.
+    func checkReplicaPlumbingIsNotPublic(modules: String, in directory: TemporaryDirectory) throws {
+        let header = [
+            "import Foundation",
+            "import OnboardingStore",
+            "func probe(_ store: OnboardingStore, records: [Record], events: [Event], key: SecretKey, head: SignedHead, publicKey: SigningPublicKey) throws {",
+            "    var options = OnboardingStore.Options()",
+            "    options.lockoutPolicy = .mediawiki",
+        ]
+        let source = (header + Self.replicaPlumbing.map { "    " + $0 } + ["}", ""]).joined(separator: "\n")
+        let file = directory.appending("probe.swift")
+        try source.write(toFile: file, atomically: true, encoding: .utf8)
+        let swiftc = (Self.swift() as NSString).deletingLastPathComponent + "/swiftc"
+        let result = try Tool.run(swiftc, ["-typecheck", "-I", modules,
+                                           "-I", Self.repository.appendingPathComponent("Sources/CLMDB").path,
+                                           "-I", Self.repository.appendingPathComponent("Sources/CSodium").path, file])
+        #expect(result.status != 0)
+        for (index, use) in Self.replicaPlumbing.enumerated() {
+            let line = header.count + index + 1
+            // Refused for its access (or, for claimed seqs, as an overload an app does not see),
+            // not for some other mistake in the probe.
+            let errors = result.output.split(separator: "\n").filter { $0.contains("probe.swift:\(line):") && $0.contains("error:") }
+            #expect(!errors.isEmpty && errors.allSatisfy { $0.contains("'package' protection level") || $0.contains("extra argument 'claimedSeqs'") },
+                    "an app can still write `\(use)`:\n\(result.output.suffix(3000))")
+        }
+        // The probe's own setup is public: its first lines type-check.
+        for line in 1...header.count {
+            #expect(!result.output.contains("probe.swift:\(line):"), "\(result.output.suffix(2000))")
+        }
+    }
+
     @Test func everyBlockIsAWholeProgramOrTheManifest() throws {
         let blocks = try Self.allBlocks()
         // README: the manifest and the snippet; store.md, projections.md, lockout.md, sync-protocol.md.
@@ -122,6 +175,8 @@ import Testing
         }
         #expect(build.status == 0, "a Swift block in the README or docs/ does not build:\n\(Self.mapDiagnostics(String(build.output.suffix(6000)), blocks: targets))")
         guard build.status == 0 else { return }
+
+        try checkReplicaPlumbingIsNotPublic(modules: app + "/.build/debug/Modules", in: directory)
 
         // Run the README's snippet where it creates its store, and check what its comments say it prints.
         let run = try await OwnThread.run {

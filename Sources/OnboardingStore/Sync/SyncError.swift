@@ -1,16 +1,19 @@
 /// Why a sync run stopped without the server holding the local log. The message says what was
-/// wrong and what to do; compare with the named constants to branch (equality ignores the message).
+/// wrong and what to do; match on ``code`` (or compare with the named constants: equality
+/// ignores the message). Every code is listed in docs/sync-protocol.md § Errors in an app.
 ///
 /// ```swift
 /// do { _ = try await client.run() }
-/// catch let error where error == .fork { alertOperator(error.message) }
+/// catch where error.code == .fork { alertOperator(error.message) }   // `error` is a SyncError
+/// catch { retryLater() }
 /// ```
 public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
-    private enum Code: Equatable, Sendable {
+    /// What went wrong, for branching; the raw value is the name the docs use.
+    public enum Code: String, Hashable, Sendable, CaseIterable {
         case fork, chainBroken, historyRewritten, badSignature, unauthorized, forbidden, serverAhead, unavailable, refused, badResponse, redirected, timeLimit, serverKeyMismatch, store, busy
     }
 
-    private let code: Code
+    public let code: Code
     public let message: String
 
     private init(_ code: Code, _ message: String) {

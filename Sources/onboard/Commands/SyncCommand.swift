@@ -115,14 +115,15 @@ enum SyncCommand {
 
     /// The documented exit status of a failed run (README, "Exit statuses").
     static func exitCode(of error: SyncError) -> Int32 {
-        switch error {
+        // Exhaustive: a new code needs its own decision (docs/sync-protocol.md § Errors in an app).
+        switch error.code {
         case .fork, .chainBroken, .historyRewritten, .badSignature, .serverAhead, .refused: ExitCode.dataError
         case .unauthorized, .forbidden, .serverKeyMismatch: ExitCode.noPermission
         case .badResponse: ExitCode.protocolError
         case .redirected: ExitCode.config
         case .timeLimit: ExitCode.tempFail
         case .store: ExitCode.ioError
-        default: ExitCode.unavailable
+        case .unavailable, .busy: ExitCode.unavailable
         }
     }
 
