@@ -38,7 +38,15 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
+        // libpq for the sync server's PostgreSQL storage: connections, a bounded pool, binary
+        // parameters and results; knows no domain types.
+        .target(name: "PostgreSQL", dependencies: ["CLibPQ"]),
         // The reusable HTTP layer for `onboard serve`; knows no domain types.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "OnboardingModel", dependencies: ["CSodium"]),
@@ -77,6 +85,7 @@ let package = Package(
                           path: "Benchmarks/onboard-bench"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "TestSupport"]),
         .testTarget(name: "OnboardingModelTests", dependencies: ["OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingProjectionsTests", dependencies: ["OnboardingProjections", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingSyncTests", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "TestSupport"]),

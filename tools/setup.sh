@@ -4,8 +4,9 @@
 set -euo pipefail
 
 # libsqlite3-dev: the SQLite baseline of onboard-bench (Benchmarks/CSQLite). python3-venv: the
-# environment of the Python test tools below.
-packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libsqlite3-dev pkg-config python3 python3-venv curl)
+# environment of the Python test tools below. libpq-dev: the sync server's PostgreSQL client
+# (Sources/CLibPQ); postgresql: the server its tests run against (tools/pg-test-cluster.sh).
+packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libsqlite3-dev libpq-dev postgresql pkg-config python3 python3-venv curl)
 
 if [[ $(id -u) -ne 0 ]]; then
     sudo=sudo
