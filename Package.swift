@@ -60,7 +60,8 @@ let package = Package(
         // Seeded, deterministic workloads (honest traffic and attacks) and the lockout effectiveness report; pure.
         .target(name: "OnboardingWorkload", dependencies: ["OnboardingModel", "OnboardingProjections"]),
         // The reference sync server: routes, token store, per-device replicas, global lockout.
-        .target(name: "OnboardingServer", dependencies: ["OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer"]),
+        .target(name: "OnboardingServer", dependencies: ["OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer",
+                                                         "PostgreSQL"]),
         // The deterministic simulation of devices, network and server (docs/testing.md).
         .target(name: "OnboardingSimulation", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel",
                                                              "OnboardingProjections", "OnboardingWorkload"]),
@@ -69,7 +70,7 @@ let package = Package(
         // Helpers shared by every test target (temporary directories, a seeded generator).
         // posix_spawn for tests' child processes (Tests/CSpawn/include/onboard_spawn.h says why).
         .target(name: "CSpawn", path: "Tests/CSpawn"),
-        .target(name: "TestSupport", dependencies: ["OnboardingModel", "CSpawn"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["OnboardingModel", "CSpawn", "PostgreSQL"], path: "Tests/TestSupport"),
         // Benchmarks (issue 5): the store against the same LMDB writes in C and against SQLite.
         // Not a dependency of any test target, so `swift test` never builds or runs them.
         .systemLibrary(

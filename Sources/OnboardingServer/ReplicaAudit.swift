@@ -120,9 +120,6 @@ public enum ReplicaAudit {
 }
 
 extension SyncServer {
-    /// Audits every replica this server holds (the open stores), as ``ReplicaAudit/run(dataDirectory:)``.
-    public func audit() throws -> [DeviceAudit] {
-        try ReplicaAudit.run(tokens: tokens, detailed: false, open: { device throws(StoreError) in try replicas.leaseForAudit(device) },
-                             release: { store in replicas.release(store.deviceID) })
-    }
+    /// Audits every device's log this server holds, as ``ReplicaAudit/run(dataDirectory:)`` does for replicas.
+    public func audit() throws -> [DeviceAudit] { try storage.audit() }
 }

@@ -41,16 +41,16 @@ extension SyncServer {
             }
         }
 
-        if let device = query.device, pathDevice != nil, !tokens.isEnrolled(device) {
+        if let device = query.device, pathDevice != nil, !(try storage.isEnrolled(device)) {
             return failure(404, "not_found", "device \(device) is not enrolled")
         }
-        let found = try historyAcrossDevices(query)
+        let found = try storage.history(query)
         return json(200, historyBody(found.history, devices: found.devices))
     }
 
     /// One page of the history `query` asks for, as `GET /v1/users/{user}/history` (and
-    /// `…/devices/{device}/history`) serves it: with `query.device`, from that device's replica
-    /// (empty when it is not enrolled); with only a user, every replica's records of the user
+    /// `…/devices/{device}/history`) serves it: with `query.device`, from that device's log
+    /// (empty when it is not enrolled); with only a user, every device's records of the user
     /// merged by `(at, device, seq)`. For those who embed the server; `query.limit` is taken as
     /// it is (`nil`: every attempt).
     ///
@@ -59,48 +59,7 @@ extension SyncServer {
     /// ```
     public func history(_ query: HistoryQuery) throws -> History {
         precondition(query.user != nil || query.device != nil, "a server history needs a user or a device")
-        return try historyAcrossDevices(query).history
-    }
-
-    /// The page, and the enrolled devices whose logs mention the user (or the one device asked).
-    private func historyAcrossDevices(_ query: HistoryQuery) throws -> (history: History, devices: [String]) {
-        guard let device = query.device else {
-            var devices: [String] = []
-            let history = try mergedHistory(query, devices: &devices)
-            return (history, devices)
-        }
-        guard tokens.isEnrolled(device) else { return (History(user: query.user), []) }
-        return try replicas.withReplica(device) { store in
-            let history = try store.history(query)
-            guard let user = query.user else { return (history, [device]) }
-            return (history, try store.records(user: user, limit: 1).isEmpty ? [] : [device])
-        }
-    }
-
-    /// The history of `query.user` across every replica, merged in time order; `devices` gets
-    /// the enrolled devices whose logs mention the user.
-    private func mergedHistory(_ query: HistoryQuery, devices: inout [String]) throws -> History {
-        guard let user = query.user else { preconditionFailure("a history across devices needs a user") }
-        var records: [Record] = []
-        for device in try tokens.enrolledDevices() {
-            var mentioned = false
-            let found = try replicas.withReplica(device) { try $0.records(user: user) }
-            for record in found {
-                mentioned = true
-                if query.covers(record.event) { records.append(record) }
-            }
-            if mentioned { devices.append(device) }
-        }
-        func key(_ record: Record) -> HistoryCursor { HistoryCursor(at: record.event.at, device: record.event.device, seq: record.seq) }
-        records.sort { key($0) < key($1) }
-        var seen = Set<UUID>()
-        var builder = History.Builder(query: query)
-        for record in records where seen.insert(record.event.id).inserted {
-            if let after = query.after, !(after < key(record)) { continue }
-            builder.add(record)
-            if builder.isSettled { break }
-        }
-        return builder.history
+        return try storage.history(query).history
     }
 
     private func historyBody(_ history: History, devices: [String]) -> [UInt8] {

@@ -2,6 +2,7 @@ import Foundation
 import OnboardingModel
 import OnboardingProjections
 import OnboardingStore
+import PostgreSQL
 import Synchronization
 
 /// The reference sync server's logic, independent of HTTP: a router from ``SyncRequest`` to
@@ -9,7 +10,7 @@ import Synchronization
 ///
 /// ```swift
 /// let server = try SyncServer(dataDirectory: "/var/lib/onboard")
-/// let token = try server.tokens.issue(role: .device, device: "kiosk-7")
+/// let token = try server.issueToken(role: .device, device: "kiosk-7")
 /// let response = server.handle(SyncRequest(method: "GET", path: "/v1/devices/kiosk-7/cursor",
 ///                                          headers: ["authorization": "Bearer \(token)"]))
 /// ```
@@ -58,30 +59,31 @@ public final class SyncServer: Sendable {
         Timestamp.now
     }
 
-    public let dataDirectory: String
-    public let tokens: TokenStore
-    /// The server's own Ed25519 key (`DATA/server/signing.key`, mode 0600, made on first start):
-    /// it signs the forget requests in cursor and upload answers, and devices pin its public half
-    /// at enrolment (docs/security.md, "Server-driven forgets").
-    public let signingKey: SigningKeyPair
-    let replicas: DeviceReplicas
+    /// Where the storage lives (docs/server-storage.md); every read and write goes through it.
+    package let storage: any ServerStorage
+    /// The LMDB replicas, when they are the storage (`onboard serve --data`).
+    package let replicaStorage: ReplicaStorage?
+    /// The LMDB replicas of an LMDB-backed server (tests reach into them).
+    var replicas: DeviceReplicas {
+        guard let replicaStorage else { preconditionFailure("this server does not keep LMDB replicas") }
+        return replicaStorage.replicas
+    }
+    /// The data directory of an LMDB-backed server.
+    public var dataDirectory: String? { replicaStorage?.dataDirectory }
+    /// The server's own Ed25519 key (made on first start, kept by the storage: `DATA/server/signing.key`,
+    /// mode 0600, for LMDB): it signs the forget requests in cursor and upload answers, and
+    /// devices pin its public half at enrolment (docs/security.md, "Server-driven forgets").
+    public var signingKey: SigningKeyPair { storage.signingKey }
     public let options: Options
-    /// Devices with an upload in progress: a second concurrent upload of one device gets 429.
+    /// Devices with an upload in progress here: a second concurrent upload of one device gets 429.
     private let inFlight = Mutex<Set<String>>([])
     private let shuttingDown = Atomic<Bool>(false)
-    /// The cross-device lockout.
-    private let global: Mutex<GlobalLockout>
-    /// A refold of ``global`` could not read some replica for want of a resource (every replica
-    /// the server may open was leased): ``global`` is stale until a refold succeeds, which every
-    /// later upload, forget and lockout query tries first.
-    private let refoldPending = Atomic<Bool>(false)
     /// The admin token created on first start, when there was none (written to `DATA/admin.token`).
-    public let createdAdminToken: String?
+    public var createdAdminToken: String? { replicaStorage?.createdAdminToken ?? (storage as? PostgresStorage)?.createdAdminToken }
     /// Replicas whose log could not be read whole when the server started (one line each: the
     /// device and what is wrong). The server starts anyway: their records up to the damage count
     /// in the global views, the others' all do, and `GET /v1/audit` names the damage.
-    public let unreadableReplicas: [String]
-    private var policy: LockoutPolicy { options.policy }
+    public var unreadableReplicas: [String] { replicaStorage?.unreadableReplicas ?? [] }
 
     public convenience init(dataDirectory: String, policy: LockoutPolicy = .mediawiki) throws {
         var options = Options()
@@ -89,95 +91,43 @@ public final class SyncServer: Sendable {
         try self.init(dataDirectory: dataDirectory, options: options)
     }
 
-    public init(dataDirectory: String, options: Options) throws {
-        self.dataDirectory = dataDirectory
+    /// A server on LMDB replicas in `dataDirectory` (created if missing; one process per directory).
+    public convenience init(dataDirectory: String, options: Options) throws {
+        let storage = try ReplicaStorage(dataDirectory: dataDirectory, policy: options.policy,
+                                         maximumOpenReplicas: options.maximumOpenReplicas,
+                                         replicaInitialMapSizeBytes: options.replicaInitialMapSizeBytes, failureLog: options.failureLog)
+        self.init(storage: storage, options: options)
+    }
+
+    /// A server on `storage`.
+    package init(storage: any ServerStorage, options: Options) {
+        self.storage = storage
+        self.replicaStorage = storage as? ReplicaStorage
         self.options = options
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        tokens = try TokenStore(directory: (dataDirectory as NSString).appendingPathComponent("server"))
-        signingKey = try OnboardingStore.signingKey(at: Self.signingKeyPath(dataDirectory: dataDirectory))
-        replicas = try DeviceReplicas(directory: (dataDirectory as NSString).appendingPathComponent("devices"),
-                                      maximumOpen: options.maximumOpenReplicas,
-                                      initialMapSizeBytes: options.replicaInitialMapSizeBytes)
-        if try tokens.hasAdmin() {
-            createdAdminToken = nil
-        } else {
-            let token = try tokens.issue(role: .admin)
-            let file = (dataDirectory as NSString).appendingPathComponent("admin.token")
-            _ = FileManager.default.createFile(atPath: file, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
-            createdAdminToken = token
-        }
-        let built = try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: options.policy)
-        unreadableReplicas = built.unreadable
-        global = Mutex(built.lockout)
-        // The start-up scan needs no replica afterwards: their descriptors go back before the
-        // HTTP layer counts what it may use.
-        replicas.closeIdle()
     }
 
-    /// Where the server keeps its signing key: `DATA/server/signing.key`.
+    /// A server on PostgreSQL at `databaseURL` (`postgres://…`): its schema is created or
+    /// migrated first (docs/server-storage.md). Any number of servers may share the database.
+    public convenience init(databaseURL: String, options: Options) throws {
+        let storage = try PostgresStorage(url: try DatabaseURL(databaseURL), policy: options.policy)
+        self.init(storage: storage, options: options)
+    }
+
+    /// Where an LMDB-backed server keeps its signing key: `DATA/server/signing.key`.
     public static func signingKeyPath(dataDirectory: String) -> String {
-        ((dataDirectory as NSString).appendingPathComponent("server") as NSString).appendingPathComponent("signing.key")
+        ReplicaStorage.signingKeyPath(dataDirectory: dataDirectory)
     }
 
-    /// The global lockout from every replica's records. A replica that cannot be read whole (a
-    /// damaged record) contributes its records up to the damage and is listed; `isPartial` says
-    /// that a replica could not be read now for want of a resource (it would be read later).
-    private func buildGlobalLockout() throws -> (lockout: GlobalLockout, unreadable: [String], isPartial: Bool) {
-        try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: policy)
-    }
-
-    private static func buildGlobalLockout(tokens: TokenStore, replicas: DeviceReplicas,
-                                           policy: LockoutPolicy) throws -> (lockout: GlobalLockout, unreadable: [String], isPartial: Bool) {
-        var relevant: [Record] = []
-        var unreadable: [String] = []
-        var isPartial = false
-        for device in try tokens.enrolledDevices() {
-            do {
-                try replicas.withReplica(device) { store in
-                    try store.forEachRecord { record in
-                        if LockoutEngine.mayAffectKeys(record.event.type) { relevant.append(record) }
-                        return true
-                    }
-                }
-            } catch {
-                unreadable.append("\(device): \(error)")
-                if ServerFailure(error).isResourceShortage { isPartial = true }
-            }
-        }
-        return (GlobalLockout(policy: policy, records: relevant), unreadable, isPartial)
-    }
-
-    /// Replaces the global lockout with a rebuild from every replica. A rebuild that could not
-    /// read a replica now (every replica the server may open is leased) never stands for all of
-    /// them: the current lockout stays, and the refold is tried again by the next upload, forget
-    /// or lockout query. Call it without holding a replica lease (with one open replica allowed,
-    /// a held lease would keep every other replica from opening).
-    private func refoldGlobalLockout() {
-        do {
-            let built = try buildGlobalLockout()
-            guard !built.isPartial else {
-                refoldPending.store(true, ordering: .sequentiallyConsistent)
-                options.failureLog?("onboard serve: the global lockout could not be refolded now (\(built.unreadable.count) replicas could not be opened); it is refolded on the next request")
-                return
-            }
-            global.withLock { $0 = built.lockout }
-            refoldPending.store(false, ordering: .sequentiallyConsistent)
-        } catch {
-            refoldPending.store(true, ordering: .sequentiallyConsistent)
-            options.failureLog?("onboard serve: the global lockout could not be refolded now (\(ServerFailure(error).logLine)); it is refolded on the next request")
-        }
-    }
-
-    private func refoldIfPending() {
-        if refoldPending.load(ordering: .sequentiallyConsistent) { refoldGlobalLockout() }
+    /// Issues a token (only its hash is kept), as `onboard enroll` and the admin endpoints do.
+    public func issueToken(role: TokenRole, device: String? = nil) throws -> String {
+        try storage.issueToken(role: role, device: device)
     }
 
     /// The global lockout rebuilt from the replicas, for comparing with the one the server keeps
     /// (tests and the simulator: the two must hold the same keys whatever the upload order).
+    /// Other storage folds it from the database on every query: always `true`.
     public func globalLockoutMatchesRebuild() throws -> Bool {
-        let rebuilt = try buildGlobalLockout().lockout
-        return global.withLock { $0.hasSameKeys(as: rebuilt) }
+        try replicaStorage?.globalLockoutMatchesRebuild() ?? true
     }
 
     /// Refuse new requests with 503 (in-flight ones finish), then close the stores.
@@ -185,8 +135,7 @@ public final class SyncServer: Sendable {
 
     public func close() {
         beginShutdown()
-        replicas.closeAll()
-        tokens.close()
+        storage.close()
     }
 
     // MARK: Routing
@@ -204,12 +153,12 @@ public final class SyncServer: Sendable {
             return admin(request) {
                 try self.withValidDevice(device) { device in
                     // Idempotent: a device that was never enrolled has no tokens to revoke.
-                    _ = try self.tokens.revoke(device: device)
+                    _ = try self.storage.revokeTokens(device: device)
                     return SyncResponse(status: 204)
                 }
             }
         case .issueAuditorToken:
-            return admin(request) { self.json(201, SyncWire.tokenBody(role: "auditor", device: nil, token: try self.tokens.issue(role: .auditor))) }
+            return admin(request) { self.json(201, SyncWire.tokenBody(role: "auditor", device: nil, token: try self.storage.issueToken(role: .auditor, device: nil))) }
         case .cursor(let device): return readDevice(request, device) { try self.cursor($0) }
         case .upload(let device): return upload(request, device: device)
         case .history(let user):
@@ -246,7 +195,7 @@ public final class SyncServer: Sendable {
                             return self.failure(400, "malformed", "query parameter at: \(error)")
                         }
                     }
-                    return self.json(200, SyncWire.encode(.array(self.globalLockoutEntries(user: user, at: at).map(\.jsonValue))))
+                    return self.json(200, SyncWire.encode(.array(try self.globalLockoutEntries(user: user, at: at).map(\.jsonValue))))
                 }
             }
         case .wrongMethod(let allowed):
@@ -306,7 +255,9 @@ public final class SyncServer: Sendable {
         guard let token = request.bearerToken else {
             return .refused(failure(401, "unauthorized", "missing bearer token; send Authorization: Bearer <token>"))
         }
-        guard let grant = tokens.grant(for: token) else {
+        let found: TokenGrant?
+        do { found = try storage.grant(for: token) } catch { return .refused(failure(for: error)) }
+        guard let grant = found else {
             return .refused(failure(401, "unauthorized", "unknown or revoked token; ask the server's admin for a new one"))
         }
         return .granted(grant)
@@ -344,7 +295,7 @@ public final class SyncServer: Sendable {
                     if grant.role == .device && grant.device != device {
                         return failure(403, "forbidden", "this token belongs to device \(grant.device ?? "?"), not \(device)")
                     }
-                    guard tokens.isEnrolled(device) else { return failure(404, "not_found", "device \(device) is not enrolled") }
+                    guard try storage.isEnrolled(device) else { return failure(404, "not_found", "device \(device) is not enrolled") }
                     return try body(device)
                 }
             }
@@ -372,17 +323,19 @@ public final class SyncServer: Sendable {
     /// else 500. Neither says more than that — the detail, which may name files, goes to the
     /// operator's log (``Options/failureLog``), never to the client.
     private func guarded(_ body: () throws -> SyncResponse) -> SyncResponse {
-        do { return try body() } catch let error as SyncWireError {
-            return failure(400, "malformed", error.message)
-        } catch {
-            let failure = ServerFailure(error)
-            options.failureLog?("onboard serve: \(failure.logLine)")
-            if failure.isResourceShortage {
-                return self.failure(503, "unavailable", "the server is short of a resource (\(failure.resource)); retry shortly",
-                                    retryAfter: ServerFailure.retryAfterSeconds)
-            }
-            return self.failure(500, "internal", "the server failed to complete the request; its operator's log has the details")
+        do { return try body() } catch { return failure(for: error) }
+    }
+
+    /// The answer to an endpoint that threw `error`: see ``guarded(_:)``.
+    private func failure(for error: any Error) -> SyncResponse {
+        if let error = error as? SyncWireError { return failure(400, "malformed", error.message) }
+        let failure = ServerFailure(error)
+        options.failureLog?("onboard serve: \(failure.logLine)")
+        if failure.isResourceShortage {
+            return self.failure(503, "unavailable", "the server is short of a resource (\(failure.resource)); retry shortly",
+                                retryAfter: ServerFailure.retryAfterSeconds)
         }
+        return self.failure(500, "internal", "the server failed to complete the request; its operator's log has the details")
     }
 
     /// A method name as it may appear in an answer: printable ASCII only, at most 32 bytes.
@@ -428,14 +381,9 @@ public final class SyncServer: Sendable {
     ///   `TokenStore.KeyMismatch` when the device is registered with another key; a storage error.
     public func enroll(device: String, publicKey: SigningPublicKey? = nil) throws -> String {
         try Event.validate(deviceID: device)
-        if let publicKey {
-            try tokens.register(publicKey: publicKey, device: device)
-        }
-        // The replica first: a token is only handed out for a device the server can store.
-        try replicas.withReplica(device) { store in
-            if let publicKey { try store.recordSigningPublicKey(publicKey) }
-        }
-        return try tokens.issue(role: .device, device: device)
+        // The log first: a token is only handed out for a device the server can store.
+        try storage.enroll(device, publicKey: publicKey)
+        return try storage.issueToken(role: .device, device: device)
     }
 
     private func cursor(_ device: String) throws -> SyncResponse {
@@ -444,14 +392,14 @@ public final class SyncServer: Sendable {
 
     /// Where the server stands for `device`, with the users it must still forget.
     private func standing(of device: String) throws -> SyncWire.Cursor {
-        try replicas.withReplica(device) { store in try standing(of: device, in: store) }
+        try storage.withDeviceLog(device) { log in try standing(of: device, in: log) }
     }
 
-    private func standing(of device: String, in store: OnboardingStore) throws -> SyncWire.Cursor {
-        let head = try store.head()
+    private func standing(of device: String, in log: any DeviceLog) throws -> SyncWire.Cursor {
+        let head = try log.head()
         // At most the protocol's limit per answer; the rest follow in later answers, as the
         // device's user_forgotten events for these arrive and their requests end.
-        let forget = Array(try store.forgetRequests().prefix(SyncLimits.maximumForgetUsersPerAnswer).map(\.literal))
+        let forget = Array(try log.forgetRequests().prefix(SyncLimits.maximumForgetUsersPerAnswer).map(\.literal))
         let signature = forget.isEmpty ? nil : signingKey.sign(SyncWire.forgetMessage(device: device, pseudonyms: forget))
         return SyncWire.Cursor(device: device, acknowledgedSeq: head.seq, headHash: head.hash,
                                forgetUsers: forget, forgetSignature: signature)
@@ -461,39 +409,37 @@ public final class SyncServer: Sendable {
     /// key is destroyed (the records stay, byte for byte, and read as erased) and a forget
     /// request is kept, sent to the device with its cursor until the device's own
     /// `user_forgotten` arrives. The cross-device lockout is refolded under the pseudonyms.
-    public func forgetUser(_ user: String, at: Timestamp? = nil) throws -> [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)] {
-        let now = at ?? options.clock()
-        var results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)] = []
-        for device in try tokens.enrolledDevices() {
-            try replicas.withReplica(device) { store in
-                // A replica without its device's pseudonym key holds no record naming a user
-                // (uploads naming one carry the keys), and a pseudonym under its own key would
-                // mean nothing to the device: nothing to forget there.
-                guard try store.holdsDevicePseudonymKey() else { return }
-                let (pseudonym, outcome) = try store.forgetUserKey(user, requestedAt: now)
-                results.append((device, pseudonym, outcome))
-            }
-        }
-        refoldGlobalLockout()
-        return results
+    public func forgetUser(_ user: String, at: Timestamp? = nil) throws -> [ForgetOutcome] {
+        try storage.forgetUser(user, at: at ?? options.clock())
     }
 
-    /// Where the replica of `device` lives in the data directory.
-    public func replicaPath(for device: String) -> String { replicas.path(for: device) }
+    /// Runs `body` with the log the server holds for an enrolled `device`, on any storage: for
+    /// checks that compare it with the device's log (the simulator). Read only through it.
+    /// Throws ``StoreError/Code/storeMissing`` for a device that is not enrolled.
+    package func withDeviceLog<R>(of device: String, _ body: (any DeviceLog) throws -> R) throws -> R {
+        guard try storage.isEnrolled(device) else {
+            throw StoreError(.storeMissing, "device \(device) is not enrolled; the server holds no log of it")
+        }
+        return try storage.withDeviceLog(device, body)
+    }
 
-    /// Runs `body` with the replica of an enrolled `device`, leased as a request leases it: for
-    /// checks that read what the server holds (tests and the simulator compare it with the
-    /// device's log). Read only through it: writes belong to the upload path. Throws
-    /// ``StoreError/Code/storeMissing`` for a device that is not enrolled (no replica is made).
+    /// Where the replica of `device` lives in the data directory (an LMDB-backed server).
+    public func replicaPath(for device: String) -> String? { replicaStorage?.replicas.path(for: device) }
+
+    /// Runs `body` with the replica of an enrolled `device` of an LMDB-backed server, leased as a
+    /// request leases it: for checks that read what the server holds (tests and the simulator
+    /// compare it with the device's log). Read only through it: writes belong to the upload
+    /// path. Throws ``StoreError/Code/storeMissing`` for a device that is not enrolled (no
+    /// replica is made) or a server on other storage.
     public func withReplica<R>(of device: String, _ body: (OnboardingStore) throws -> R) throws -> R {
-        guard tokens.isEnrolled(device) else {
+        guard let replicaStorage, replicaStorage.tokens.isEnrolled(device) else {
             throw StoreError(.storeMissing, "device \(device) is not enrolled; it has no replica")
         }
-        return try replicas.withReplica(device, body)
+        return try replicaStorage.replicas.withReplica(device, body)
     }
 
     private func forget(user: String) throws -> SyncResponse {
-        let results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)]
+        let results: [ForgetOutcome]
         do { results = try forgetUser(user) } catch let error as StoreError where error.code == .pruned {
             // The store's message names the replica's directory: the client gets the facts only.
             return failure(409, "pruned", "a replica of this server was pruned through seq \(error.seq.map(String.init) ?? "?"), and its base snapshot holds readable ids a forget cannot rewrite; forget the user with the server stopped (onboard forget-user --data) after restoring that replica unpruned")
@@ -520,10 +466,8 @@ public final class SyncServer: Sendable {
     }
 
     /// The cross-device lockout keys of `user` at `at` (default: now).
-    public func globalLockoutEntries(user: String, at: Timestamp? = nil) -> [LockoutEngine.Entry] {
-        refoldIfPending()
-        let now = at ?? options.clock()
-        return global.withLock { $0.entries(user: user, at: now) }
+    public func globalLockoutEntries(user: String, at: Timestamp? = nil) throws -> [LockoutEngine.Entry] {
+        try storage.lockoutEntries(user: user, at: at ?? options.clock())
     }
 
     /// Checks the whole batch against the replica, then appends the new suffix atomically and
@@ -549,15 +493,7 @@ public final class SyncServer: Sendable {
                 defer { _ = inFlight.withLock { $0.remove(device) } }
                 let upload = try SyncWire.uploadWithKeys(from: request.body)
                 if let refusal = refusal(of: upload, device: device) { return refusal }
-                refoldIfPending()
-                var refold = false
-                let response = try replicas.withReplica(device) { store in
-                    defer { store.clearPendingKeys() }
-                    return try ingest(upload, device: device, into: store, refold: &refold)
-                }
-                // Outside the lease: the refold opens every replica.
-                if refold { refoldGlobalLockout() }
-                return response
+                return try storage.withDeviceLog(device) { log in try ingest(upload, device: device, into: log) }
             }
         }
     }
@@ -595,13 +531,13 @@ public final class SyncServer: Sendable {
                             body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expected), results: results))
     }
 
-    /// Sets `refold` when the global lockout must be folded again from every replica (after the
-    /// caller released the replica).
-    private func ingest(_ upload: SyncWire.Upload, device: String, into store: OnboardingStore, refold: inout Bool) throws -> SyncResponse {
-        let head = try store.head()
+    /// The protocol's checks of one batch against the device's log, then the append of its new
+    /// suffix: the same on every storage.
+    private func ingest(_ upload: SyncWire.Upload, device: String, into log: any DeviceLog) throws -> SyncResponse {
+        let head = try log.head()
         // A device enrolled with a public key signs every batch; the heads the server accepted
         // pin the history up to them (docs/sync-protocol.md, "Signed heads").
-        let registered = tokens.publicKey(for: device)
+        let registered = try storage.registeredKey(of: device)
         if let registered {
             guard let signed = upload.signedHead else {
                 return failure(422, "signature_required", "device \(device) is enrolled with a signing key; every upload must carry signed_head over its last record — upgrade the client")
@@ -609,16 +545,12 @@ public final class SyncServer: Sendable {
             guard signed.isValid(for: registered) else {
                 return failure(422, "bad_signature", "signed_head for seq \(signed.seq) of \(device) does not verify with the key registered at enrolment (\(registered.hex)); nothing was stored")
             }
-            if try store.signingPublicKey() == nil { try store.recordSigningPublicKey(registered) }
+            if try log.signingPublicKey() == nil { try log.recordSigningPublicKey(registered) }
         }
-        let pinnedSeq = registered == nil ? 0 : (try store.latestSignedHead()?.seq ?? 0)
+        let pinnedSeq = registered == nil ? 0 : (try log.latestSignedHead()?.seq ?? 0)
         if let keys = upload.keys {
-            // The replica seals with the device's keys, so its records hash as the device's do.
-            let adopted: Result<Void, StoreError> = Result { () throws(StoreError) in
-                try store.adoptKeys(pseudonymKey: keys.pseudonymKey, userKeys: keys.users)
-            }
-            if case .failure(let error) = adopted {
-                guard error.code == .conflict else { throw error }
+            // The log seals with the device's keys, so its records hash as the device's do.
+            do { try log.adoptKeys(pseudonymKey: keys.pseudonymKey, userKeys: keys.users) } catch let error as StoreError where error.code == .conflict {
                 // Another pseudonym key is another store: after a signed head was accepted that
                 // is a rewritten history, before it a replaced device store.
                 if pinnedSeq > 0 {
@@ -635,8 +567,8 @@ public final class SyncServer: Sendable {
         }
         for (index, record) in upload.records.enumerated() {
             if record.seq <= head.seq {
-                let stored = try store.storedRecord(at: record.seq)
-                guard let stored, stored.hash == record.hash, Self.isSameRecord(stored.event, resent: record.event, in: store) else {
+                let stored = try log.storedRecord(at: record.seq)
+                guard let stored, stored.hash == record.hash, Self.isSameRecord(stored.event, resent: record.event, in: log) else {
                     if record.seq <= pinnedSeq {
                         return refuse(409, "history_rewritten", "seq \(record.seq) differs from the history \(device) signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed", at: index)
                     }
@@ -653,7 +585,7 @@ public final class SyncServer: Sendable {
             if fresh.isEmpty && record.previousHash != previous && head.seq > 0 && head.seq <= pinnedSeq {
                 return refuse(409, "history_rewritten", "seq \(record.seq) does not follow seq \(head.seq), which \(device) signed and the server accepted; the device log was rewritten after its head was signed", at: index)
             }
-            guard var seal = store.checkingSeal(for: record.event) else {
+            guard var seal = log.checkingSeal(for: record.event) else {
                 return refuse(409, "chain_broken", "seq \(record.seq) names a user whose key the upload did not carry, so its hash cannot be checked; send the device's keys with its records (body.keys)", at: index)
             }
             if seal.seal?.key == nil, let sealed = upload.keys?.sealed[record.seq] {
@@ -671,10 +603,9 @@ public final class SyncServer: Sendable {
             let appendError: StoreError?
             do {
                 let sealed = upload.keys.map { keys in fresh.map { keys.sealed[$0.seq] } }
-                _ = try store.appendBlocking(fresh.map(\.event), claimedSeqs: fresh.map(\.seq), expectedHead: head.seq,
-                                             sealedSections: sealed)
+                try log.append(fresh.map(\.event), claimedSeqs: fresh.map(\.seq), expectedHead: head.seq, sealedSections: sealed)
                 appendError = nil
-            } catch {
+            } catch let error as StoreError {
                 appendError = error
             }
             if let appendError {
@@ -687,38 +618,29 @@ public final class SyncServer: Sendable {
                 outcomes.removeAll()
                 return refuse(409, "fork", "the server cannot append: \(appendError.message)", at: 0)
             }
-            if fresh.contains(where: { $0.event.type == .userForgotten }) {
-                // Earlier records of the forgotten user now read by the pseudonym: refold.
-                refold = true
-            } else {
-                // Folded as the replica reads them, as a rebuild does: a user the server forgot
-                // before the device did arrives by name and is stored under the pseudonym.
-                let stored = try store.records(in: fresh[0].seq...fresh[fresh.count - 1].seq)
-                global.withLock { $0.apply(stored) }
-            }
         }
         if let keys = upload.keys, !keys.users.isEmpty {
             // The device holds these users; any of them the server forgot before their records
             // got here is asked of the device now.
-            try store.requestForgetOfUsersTheDeviceHolds(Array(keys.users.keys), requestedAt: options.clock())
+            try log.requestForgetOfUsersTheDeviceHolds(Array(keys.users.keys), requestedAt: options.clock())
         }
         if registered != nil, let signed = upload.signedHead {
             // Checked above and the batch is now stored: the replica keeps the device's signature.
-            try store.recordSignedHead(signed)
+            try log.recordSignedHead(signed)
         }
-        return json(200, SyncWire.uploadResponseBody(try standing(of: device, in: store), outcomes: outcomes))
+        return json(200, SyncWire.uploadResponseBody(try standing(of: device, in: log), outcomes: outcomes))
     }
 
     /// Whether a resent record (same seq, same hash) is the one the replica stores: the same
     /// event, or the same but for how its user reads — by name on one side, by pseudonym with
     /// personal fields erased on the other, when one side forgot the user before the other did
     /// (a resend after a lost answer, a stale copy). The hash covers the sealed bytes either way.
-    static func isSameRecord(_ stored: Event, resent: Event, in store: OnboardingStore) -> Bool {
+    static func isSameRecord(_ stored: Event, resent: Event, in log: any DeviceLog) -> Bool {
         if stored == resent { return true }
         guard let storedUser = stored.user, let resentUser = resent.user,
               UserRef.isLiteral(storedUser) != UserRef.isLiteral(resentUser) else { return false }
-        let ref = store.userRef(of: storedUser)
-        guard store.userRef(of: resentUser) == ref else { return false }
+        let ref = log.userRef(of: storedUser)
+        guard log.userRef(of: resentUser) == ref else { return false }
         return stored.erasingPersonalData(ref: ref) == resent.erasingPersonalData(ref: ref)
     }
 

@@ -7,6 +7,10 @@
 /// ```
 public struct SimulationOptions: Sendable {
     public var seed: UInt64
+    /// The server's storage: LMDB replicas in the run's directory (`nil`), or a PostgreSQL
+    /// database (`postgres://…`; the run creates its tables there, so give it an empty one).
+    /// The server then restarts without a crash image (the database survives a crash by itself).
+    public var databaseURL: String?
     /// Steps to run (each is one action: events recorded, a request delivered, a crash, …).
     public var steps = 1_000
     /// Devices over the run: a few at the start, the rest enrol later.

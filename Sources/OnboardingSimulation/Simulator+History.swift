@@ -58,14 +58,11 @@ extension Simulator {
         } else {
             readings = mergedReadings()
         }
-        // The server finds a user's records by pseudonym (the `by_user` index): those of the
-        // user by name, and the user_forgotten naming it.
+        // The devices whose replica holds records that read as the user there: by name while
+        // live, by the pseudonym once forgotten (a forget cuts the name's link to the device).
         var mentioning: Set<String> = []
         for device in devices where device.isEnrolled && (deviceFilter == nil || device.id == deviceFilter) {
-            let ref = device.store.userRef(of: user)
-            if device.replicaView.contains(where: { event in event.user.map { device.store.userRef(of: $0) == ref } ?? false }) {
-                mentioning.insert(device.id)
-            }
+            if device.replicaView.contains(where: { $0.user == user }) { mentioning.insert(device.id) }
         }
         let expected = HistoryModel.answer(query, records: readings)
 

@@ -101,7 +101,7 @@ extension Simulator {
     private func checkReplica(_ device: SimulatedDevice, full: Bool) throws -> Bool {
         let point = try expect("reading the prune point of \(device.id)") { try device.store.prunedThrough() }
         let (head, heldAtPoint) = try expect("reading the replica of \(device.id)") {
-            try server.withReplica(of: device.id) { replica in (try replica.head(), try point.flatMap { try replica.storedRecord(at: $0.seq) }) }
+            try server.withDeviceLog(of: device.id) { replica in (try replica.head(), try point.flatMap { try replica.storedRecord(at: $0.seq) }) }
         }
         guard head.seq <= UInt64(device.log.count) else {
             throw failure("replica prefix", "the server holds \(device.id) up to seq \(head.seq); the device recorded \(device.log.count)")
@@ -125,7 +125,7 @@ extension Simulator {
         let forgetArrived = device.log[Int(device.replicaCheckedThrough)..<Int(head.seq)].contains { $0.forgets != nil }
         let first = full || forgetArrived ? 1 : device.replicaCheckedThrough + 1
         guard first <= head.seq else { return grew }
-        let records = try expect("reading the replica of \(device.id)") { try server.withReplica(of: device.id) { try $0.records(in: first...head.seq) } }
+        let records = try expect("reading the replica of \(device.id)") { try server.withDeviceLog(of: device.id) { try $0.records(in: first...head.seq) } }
         guard records.count == Int(head.seq - first + 1), records.enumerated().allSatisfy({ $0.element.seq == first + UInt64($0.offset) }) else {
             throw failure("replica prefix", "the replica of \(device.id) has a gap: \(records.count) records in seq \(first)…\(head.seq)")
         }
@@ -152,7 +152,7 @@ extension Simulator {
     /// what it believed.
     func checkSyncCursorAfterLies(of device: SimulatedDevice) throws {
         guard !device.liesThisRun.isEmpty, device.isEnrolled else { return }
-        let head = try expect("reading the replica of \(device.id)") { try server.withReplica(of: device.id) { try $0.head() } }
+        let head = try expect("reading the replica of \(device.id)") { try server.withDeviceLog(of: device.id) { try $0.head() } }
         try checkSyncCursor(of: device, serverHolds: head.seq)
     }
 
@@ -190,7 +190,7 @@ extension Simulator {
         let now = server.options.clock()
         for user in Set(relevant.compactMap(\.event.user)).sorted() {
             let expected = engine.entries(ofUser: user, at: now)
-            let actual = server.globalLockoutEntries(user: user, at: now)
+            let actual = try server.globalLockoutEntries(user: user, at: now)
             guard expected == actual else {
                 throw failure("global lockout", "the server's lockout of \(UserRef.isLiteral(user) ? "a forgotten user" : user) is \(actual), a fold of the replicas in (at, device, seq) order gives \(expected)")
             }

@@ -233,8 +233,8 @@ extension Simulator {
         }
         for device in devices where try !isConverged(device) {
             let head = try expect("reading \(device.id)") { try device.store.head() }.seq
-            let replica = try expect("reading the replica of \(device.id)") { try server.withReplica(of: device.id) { try $0.head() } }.seq
-            let requests = try expect("reading the replica of \(device.id)") { try server.withReplica(of: device.id) { try $0.forgetRequests() } }.count
+            let replica = try expect("reading the replica of \(device.id)") { try server.withDeviceLog(of: device.id) { try $0.head() } }.seq
+            let requests = try expect("reading the replica of \(device.id)") { try server.withDeviceLog(of: device.id) { try $0.forgetRequests() } }.count
             throw failure("liveness", "\(device.id) did not converge in \(Self.convergenceRounds) sync runs over a healed network: its log ends at seq \(head), the server holds seq \(replica), the sync cursor is \(try device.store.syncCursor()), \(requests) forget requests wait")
         }
         statistics.convergences += 1
@@ -257,7 +257,7 @@ extension Simulator {
         let head = try expect("reading \(device.id)") { try device.store.head() }.seq
         let cursor = try expect("reading \(device.id)") { try device.store.syncCursor() }
         let (replica, requests) = try expect("reading the replica of \(device.id)") {
-            try server.withReplica(of: device.id) { (try $0.head().seq, try $0.forgetRequests().count) }
+            try server.withDeviceLog(of: device.id) { (try $0.head().seq, try $0.forgetRequests().count) }
         }
         return replica == head && cursor == head && (requests == 0 || device.prunedThrough > 0)
     }

@@ -7,13 +7,13 @@ extension Simulator {
     /// The server stops between two requests (requests in flight wait in the network) and starts
     /// again from its data directory: cleanly, or from what a crash left.
     func restartServer() throws {
-        let crash = chance(500)
+        let crash = options.databaseURL == nil && chance(500)
         if crash {
             try expect("taking the crash image of the server") { try CrashImage.replace(serverDirectory) { server.close() } }
         } else {
             server.close()
         }
-        server = try expect("restarting the server") { try SyncServer(dataDirectory: serverDirectory, options: serverOptions) }
+        server = try expect("restarting the server") { try Self.makeServer(options: options, directory: serverDirectory, serverOptions: serverOptions) }
         guard server.unreadableReplicas.isEmpty else {
             throw failure("server restart", "replicas the server cannot read after a restart: \(server.unreadableReplicas.joined(separator: "; "))")
         }
@@ -80,7 +80,7 @@ extension Simulator {
         }
         // Every replica holding a record of the user must have forgotten it.
         for device in devices where device.isEnrolled && !reached.contains(device.id) {
-            let head = try expect("reading the replica of \(device.id)") { try server.withReplica(of: device.id) { try $0.head() } }.seq
+            let head = try expect("reading the replica of \(device.id)") { try server.withDeviceLog(of: device.id) { try $0.head() } }.seq
             if let record = device.log.prefix(Int(head)).first(where: { $0.event.user == user }) {
                 throw failure("erasure", "the server's forget of \(user) passed over the replica of \(device.id), which holds seq \(record.seq) of the user")
             }

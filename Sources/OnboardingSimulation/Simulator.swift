@@ -104,7 +104,7 @@ public final class Simulator {
         let log = serverLog
         serverOptions.failureLog = { line in log.append(line) }
         self.serverOptions = serverOptions
-        server = try SyncServer(dataDirectory: serverDirectory, options: serverOptions)
+        server = try Self.makeServer(options: options, directory: serverDirectory, serverOptions: serverOptions)
         guard let admin = server.createdAdminToken else { throw SimulationSetupError("the new server made no admin token") }
         adminToken = admin
         let issued = server.handle(SyncRequest(method: "POST", path: SyncPaths.auditorTokens, headers: ["authorization": "Bearer \(admin)"]))
@@ -112,13 +112,20 @@ public final class Simulator {
             throw SimulationSetupError("the server refused an auditor token (\(issued.status))")
         }
         auditorToken = token
-        trace.add("seed \(options.seed): \(options.steps) steps, up to \(options.devices) devices, replicas map \(serverOptions.replicaInitialMapSizeBytes) B, \(serverOptions.maximumOpenReplicas) open"
+        trace.add("seed \(options.seed): \(options.steps) steps, up to \(options.devices) devices, "
+                  + (options.databaseURL == nil ? "" : "the server on PostgreSQL, ") + "replicas map \(serverOptions.replicaInitialMapSizeBytes) B, \(serverOptions.maximumOpenReplicas) open"
                   + (options.lieRatePerMille > 0 ? ", a lying server on \(options.lieRatePerMille)‰ of requests" + (options.undetectableLies ? " (undetectable lies too)" : "") : ""))
         for _ in 0..<min(Self.initialDevices, options.devices) { try createDevice() }
     }
 
     /// Initial map sizes: from the smallest a store opens with to a few pages more, so growth
     /// happens at many different points of a log.
+    /// The server on the storage the options name.
+    static func makeServer(options: SimulationOptions, directory: String, serverOptions: SyncServer.Options) throws -> SyncServer {
+        if let url = options.databaseURL { return try SyncServer(databaseURL: url, options: serverOptions) }
+        return try SyncServer(dataDirectory: directory, options: serverOptions)
+    }
+
     static let tinyMapSizes = [32 << 10, 40 << 10, 48 << 10, 64 << 10, 96 << 10]
 
     private func runSteps() -> SimulationReport {

@@ -460,5 +460,6 @@ extension OnboardingStore {
     /// See ``checkingSeal(for:)``.
     package struct CheckingSeal: Sendable {
         package var seal: UserSeal?
+        package init(seal: UserSeal?) { self.seal = seal }
     }
 }

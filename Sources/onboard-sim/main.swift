@@ -6,7 +6,7 @@ import OnboardingSimulation
 
 let usage = """
     usage: onboard-sim [--seed N] [--steps M] [--devices D] [--seconds S | --long] [--hostile-server | --lie-rate R]
-                       [--undetectable-lies] [--directory DIR] [--verbose] [--keep]
+                       [--undetectable-lies] [--directory DIR] [--database URL] [--verbose] [--keep]
 
     Runs the simulation of seed N (random when not given) for M steps (default 1000) with up to D
     devices (default 6), checking every invariant after every step. On a broken invariant it
@@ -18,6 +18,7 @@ let usage = """
       --lie-rate R   the same for R per mille (1 to 1000)
       --undetectable-lies  also the lies no client can catch without signed answers (expected to break invariants)
       --directory    where the stores live (default: /dev/shm when writable, else the temporary directory)
+      --database URL the server on PostgreSQL (postgres://…, an empty database) instead of LMDB replicas
       --verbose      print every step as it happens
       --keep         keep the stores after the run
 
@@ -33,6 +34,7 @@ struct Arguments {
     var devices = 6
     var seconds: Double?
     var directory: String?
+    var databaseURL: String?
     var verbose = false
     var keep = false
     var lieRatePerMille = 0
@@ -83,6 +85,8 @@ func parse(_ arguments: [String]) -> Arguments {
             parsed.undetectableLies = true
         case "--directory":
             parsed.directory = value(argument)
+        case "--database":
+            parsed.databaseURL = value(argument)
         case "--verbose":
             parsed.verbose = true
         case "--keep":
@@ -93,6 +97,9 @@ func parse(_ arguments: [String]) -> Arguments {
         index += 1
     }
     if parsed.undetectableLies && parsed.lieRatePerMille == 0 { parsed.lieRatePerMille = SimulationOptions.defaultLieRatePerMille }
+    if parsed.databaseURL != nil && parsed.seconds != nil {
+        fail("--database runs one seed on one empty database; leave out --seconds and --long")
+    }
     return parsed
 }
 
@@ -105,6 +112,7 @@ while true {
     options.steps = arguments.steps
     options.devices = arguments.devices
     options.directory = arguments.directory
+    options.databaseURL = arguments.databaseURL
     options.verbose = arguments.verbose
     options.keepFiles = arguments.keep
     options.lieRatePerMille = arguments.lieRatePerMille

@@ -75,7 +75,7 @@ import TestSupport
 
         #expect(try fixture.server.globalLockoutMatchesRebuild())
         let at = Self.start.adding(milliseconds: 5_000)
-        #expect(fixture.server.globalLockoutEntries(user: "alice", at: at).map(\.failures) == [3])
+        #expect(try fixture.server.globalLockoutEntries(user: "alice", at: at).map(\.failures) == [3])
     }
 
     /// The device forgot alice and synced its user_forgotten; the server's forget then finds her
@@ -106,7 +106,7 @@ import TestSupport
         let store = try OnboardingStore.open(at: fixture.directory.appending("device-clocked"), options: options)
         defer { store.close() }
         _ = try await store.append(Self.failure("kiosk-7", 0))
-        let token = try fixture.server.tokens.issue(role: .device, device: "kiosk-7")
+        let token = try fixture.server.issueToken(role: .device, device: "kiosk-7")
         let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
                                 serverKey: fixture.server.signingKey.publicKey)
         #expect(try await client.run().acknowledgedSeq == 1)
@@ -131,7 +131,7 @@ import TestSupport
             var storeOptions = OnboardingStore.Options()
             storeOptions.deviceID = name
             return (try OnboardingStore.open(at: directory.appending(name), options: storeOptions),
-                    try server.tokens.issue(role: .device, device: name))
+                    try server.issueToken(role: .device, device: name))
         }
         func upload(_ store: OnboardingStore, _ token: String, from first: UInt64 = 1) throws -> Int {
             server.handle(SyncRequest(method: "POST", path: SyncPaths.events(device: store.deviceID),
@@ -152,6 +152,6 @@ import TestSupport
         #expect(try upload(phone, phoneToken, from: 2) == 200)
 
         #expect(try server.globalLockoutMatchesRebuild())
-        #expect(server.globalLockoutEntries(user: "bob", at: Self.start.adding(milliseconds: 4_000)).map(\.failures) == [2])
+        #expect(try server.globalLockoutEntries(user: "bob", at: Self.start.adding(milliseconds: 4_000)).map(\.failures) == [2])
     }
 }

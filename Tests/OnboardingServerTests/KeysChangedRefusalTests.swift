@@ -17,7 +17,7 @@ struct KeysChangedRefusalTests {
         defer { directory.remove() }
         let server = try Hardening.server(in: directory, clock: .init(Hardening.start.adding(milliseconds: 3_600_000)))
         defer { server.close() }
-        let token = try server.tokens.issue(role: .device, device: "kiosk-7")
+        let token = try server.issueToken(role: .device, device: "kiosk-7")
         let device = try Hardening.openStore("kiosk-7", in: directory)
         defer { device.close() }
         _ = try await device.append([Hardening.event("kiosk-7", at: Hardening.start, user: "alice")])

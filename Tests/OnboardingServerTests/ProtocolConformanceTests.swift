@@ -36,7 +36,7 @@ import Testing
     @Test func everyUserEndpointRefusesAnInvalidUserIdWith400() throws {
         let fixture = try Fixture()
         defer { fixture.close() }
-        let auditor = try fixture.server.tokens.issue(role: .auditor)
+        let auditor = try fixture.server.issueToken(role: .auditor)
         let longest = String(repeating: "é", count: Limits.maximumUserBytes / 2)
         for (user, valid) in [("alice", true), (longest, true), (longest + "x", false), ("a\u{1B}b", false),
                               ("a\u{85}", false), ("a\u{7F}", false), ("a\nb", false), ("\u{9F}", false)] {
@@ -58,7 +58,7 @@ import Testing
         let (store, token) = try await fixture.device("kiosk-7", events: 2)
         defer { store.close() }
         #expect(try fixture.upload(store, 1...2, token: token).status == 200)
-        let auditor = try fixture.server.tokens.issue(role: .auditor)
+        let auditor = try fixture.server.issueToken(role: .auditor)
         let path = SyncPaths.history(user: "alice")
         for invalid in ["%C3%97%C3%B8%C2%9B", "bad%20id", "a%2Fb", String(repeating: "x", count: 65), "%0A"] {
             let response = fixture.call("GET", path + "?device=" + invalid, token: auditor)

@@ -41,7 +41,7 @@ import TestSupport
         #expect(try replica.records(in: 1...count) == (try store.records(in: 1...count)))
         #expect(try replica.verify().isValid)
         // One counted failure, whatever the form events around it.
-        let entries = fixture.server.globalLockoutEntries(user: "ann@example.org", at: SyncServerTests.start.adding(milliseconds: 20_000))
+        let entries = try fixture.server.globalLockoutEntries(user: "ann@example.org", at: SyncServerTests.start.adding(milliseconds: 20_000))
         #expect(entries.map(\.failures) == [1])
     }
 }

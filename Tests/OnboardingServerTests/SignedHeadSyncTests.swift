@@ -156,7 +156,7 @@ import TestSupport
         #expect(server.unreadableReplicas.count == 1)
         #expect(server.unreadableReplicas.first?.hasPrefix("kiosk-2: ") == true, "\(server.unreadableReplicas)")
         // The cross-device views still work (the readable records count), and the audit names the damage.
-        #expect(!server.globalLockoutEntries(user: user, at: at).isEmpty)
+        #expect(try !server.globalLockoutEntries(user: user, at: at).isEmpty)
         let audits = try ReplicaAudit.run(dataDirectory: data)
         #expect(audits.first { $0.device == "kiosk-2" }?.firstProblem?.seq == 5)
     }
@@ -165,7 +165,7 @@ import TestSupport
         let fixture = try Fixture()
         defer { fixture.directory.remove() }
         let (data, replicaPath) = try await Self.twoSyncedDevices(fixture)
-        let auditor = try fixture.server.tokens.issue(role: .auditor)
+        let auditor = try fixture.server.issueToken(role: .auditor)
         fixture.server.close()
 
         // Someone with the server's disk rewrites seq 4 of kiosk-2's replica and re-chains

@@ -44,7 +44,7 @@ import TestSupport
                               : .signInFailed(method: .password, reason: .invalidPassword))
                 })
             }
-            return (store, try server.tokens.issue(role: .device, device: name))
+            return (store, try server.issueToken(role: .device, device: name))
         }
 
         func stop() {
@@ -122,7 +122,7 @@ import TestSupport
         let client = SyncClient(store: store, transport: running.transport, token: token)
         #expect(try await client.run().acknowledgedSeq == 3)
         let admin = try #require(running.server.createdAdminToken)
-        let auditor = try running.server.tokens.issue(role: .auditor)
+        let auditor = try running.server.issueToken(role: .auditor)
 
         let slashed = try await running.send("GET", SyncPaths.history(user: "corp/alice"), token: auditor)
         #expect(slashed.status == 200, "\(String(decoding: slashed.body, as: UTF8.self))")

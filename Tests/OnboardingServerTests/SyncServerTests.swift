@@ -32,7 +32,7 @@ import TestSupport
                       user: user, flow: nil, payload: payload)
             }
             if !events.isEmpty { _ = try await store.append(events) }
-            let token = try server.tokens.issue(role: .device, device: name)
+            let token = try server.issueToken(role: .device, device: name)
             return (store, token)
         }
 
@@ -161,7 +161,7 @@ import TestSupport
         let enrolled = fixture.call("POST", SyncPaths.devices, token: fixture.admin, body: SyncWire.enrolBody(device: "tablet-3"))
         #expect(enrolled.status == 201)
         let deviceToken = try SyncWire.token(from: enrolled.body)
-        #expect(fixture.server.tokens.grant(for: deviceToken) == TokenGrant(role: .device, device: "tablet-3"))
+        #expect(try fixture.server.storage.grant(for: deviceToken) == TokenGrant(role: .device, device: "tablet-3"))
         #expect(fixture.call("POST", SyncPaths.devices, token: deviceToken, body: SyncWire.enrolBody(device: "x")).status == 403)
         #expect(fixture.call("POST", SyncPaths.devices, token: fixture.admin, body: SyncWire.enrolBody(device: "../etc")).status == 400)
 
@@ -198,7 +198,7 @@ import TestSupport
         defer { directory.remove() }
         let data = directory.appending("data")
         var server = try SyncServer(dataDirectory: data)
-        let token = try server.tokens.issue(role: .device, device: "kiosk-7")
+        let token = try server.issueToken(role: .device, device: "kiosk-7")
         var options = OnboardingStore.Options()
         options.deviceID = "kiosk-7"
         let store = try OnboardingStore.open(at: directory.appending("device"), options: options)
@@ -217,7 +217,7 @@ import TestSupport
         #expect(server.createdAdminToken == nil, "the admin token is created once")
         let cursor = server.handle(SyncRequest(method: "GET", path: SyncPaths.cursor(device: "kiosk-7"), headers: headers))
         #expect(try SyncWire.cursor(from: cursor.body).acknowledgedSeq == 6)
-        let entries = server.globalLockoutEntries(user: "bob")
+        let entries = try server.globalLockoutEntries(user: "bob")
         #expect(entries.count == 1)
         #expect(entries.first?.failures == 5, "the sixth failure came while locked and did not count")
     }

@@ -22,7 +22,7 @@ import Testing
         init(events: Int = 300, script: @escaping @Sendable (_ request: SyncRequest, _ honest: @Sendable () -> SyncResponse) -> ScriptedHTTPServer.Reply) async throws {
             directory = try TemporaryDirectory()
             server = try SyncServer(dataDirectory: directory.appending("server"))
-            token = try server.tokens.issue(role: .device, device: SyncFixture.device)
+            token = try server.issueToken(role: .device, device: SyncFixture.device)
             store = try SyncFixture.openStore(in: directory)
             try await SyncFixture.append(events, to: store)
             let server = self.server

@@ -1,4 +1,5 @@
 import Foundation
+import PostgreSQL
 import Testing
 
 /// The PostgreSQL server the tests create their databases on: `$ONBOARD_TEST_DATABASE_URL`
@@ -81,4 +82,22 @@ public enum TestDatabase {
 public struct TestDatabaseUnavailable: Error, CustomStringConvertible {
     public let reason: String
     public var description: String { "no PostgreSQL for the tests: \(reason)" }
+}
+
+extension TestDatabase {
+    /// A new, empty database for one test on the tests' PostgreSQL server, dropped afterwards
+    /// (also when `body` throws). Blocks: call it from a thread of its own.
+    public static func withFreshDatabase<R>(_ body: (DatabaseURL) throws -> R) throws -> R {
+        let name = freshName()
+        let admin = try PGConnection(url: DatabaseURL(try url(database: "postgres")))
+        defer { admin.close() }
+        try admin.execute("CREATE DATABASE \(name)")
+        defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        return try body(DatabaseURL(try url(database: name)))
+    }
+}
+
+/// ``TestDatabase/withFreshDatabase(_:)``.
+public func withFreshDatabase<R>(_ body: (DatabaseURL) throws -> R) throws -> R {
+    try TestDatabase.withFreshDatabase(body)
 }

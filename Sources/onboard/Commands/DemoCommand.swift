@@ -72,7 +72,7 @@ enum DemoCommand {
         guard enrolment.status == 201, let deviceToken = try? SyncWire.token(from: enrolment.body) else {
             throw CLIError(ExitCode.software, "onboard demo: enrolling \(store.deviceID) failed with status \(enrolment.status): \(String(decoding: enrolment.body, as: UTF8.self))")
         }
-        let auditorToken = try storeCall { try server.tokens.issue(role: .auditor) }
+        let auditorToken = try storeCall { try server.issueToken(role: .auditor) }
         let keyNote = publicKey.map { " with its signing key \($0.hex.prefix(16))…" } ?? ""
         output.line("   server on \(base.absoluteString), data in \(data); \(store.deviceID) enrolled\(keyNote)")
         output.flush()

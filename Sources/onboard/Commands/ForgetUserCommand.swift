@@ -71,13 +71,13 @@ enum ForgetUserCommand {
         guard FileManager.default.fileExists(atPath: (data as NSString).appendingPathComponent("server")) else {
             throw CLIError(ExitCode.noInput, "onboard forget-user: \(data) is not a sync server's data directory (no server/ in it); pass --data PATH")
         }
-        let results: [(device: String, pseudonym: String, outcome: OnboardingStore.KeyErasure)]
+        let results: [ForgetOutcome]
         let paths: [String]
         do {
             let server = try SyncServer(dataDirectory: data)
             do {
                 results = try server.forgetUser(user)
-                paths = results.map { server.replicaPath(for: $0.device) }
+                paths = results.compactMap { server.replicaPath(for: $0.device) }
             } catch {
                 server.close()
                 throw error

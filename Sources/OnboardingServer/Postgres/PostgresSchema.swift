@@ -1,0 +1,130 @@
+import Foundation
+import PostgreSQL
+
+/// The server's tables in PostgreSQL, versioned (docs/server-storage.md). `onboard serve
+/// --database` creates and migrates them at start, under an advisory lock and in one
+/// transaction: two nodes starting at once are safe, and a failed migration leaves nothing
+/// half-done. A database written by a newer `onboard` is refused.
+enum PostgresSchema {
+    /// The schema this build writes.
+    static let currentVersion = 1
+
+    /// The advisory lock migrations take (`pg_advisory_xact_lock`): "onboard" in ASCII, so it
+    /// collides with no device lock (those are hashes with the top bit set, see ``deviceLockKey(_:)``).
+    static let migrationLockKey: Int64 = 0x6F_6E_62_6F_61_72_64
+
+    /// Hash partitions of `events`: 16 spread a fleet's write load and vacuum work, and stay few
+    /// enough that a query naming no device (a user's history) plans quickly.
+    static let eventPartitions = 16
+
+    /// The statements of each version, in order; version n's are run on a database at n − 1.
+    static let migrations: [[String]] = [
+        // Version 1.
+        [
+            """
+            CREATE TABLE server_keys (
+                name text PRIMARY KEY,
+                secret bytea NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE tokens (
+                token_hash bytea PRIMARY KEY,
+                role text NOT NULL CHECK (role IN ('admin', 'auditor', 'device')),
+                device text COLLATE "C",
+                issued_at timestamptz NOT NULL DEFAULT now(),
+                CHECK ((role = 'device') = (device IS NOT NULL))
+            )
+            """,
+            "CREATE INDEX tokens_by_device ON tokens (device) WHERE device IS NOT NULL",
+            """
+            CREATE TABLE devices (
+                device text COLLATE "C" PRIMARY KEY,
+                public_key bytea,
+                pseudonym_key bytea NOT NULL,
+                holds_device_pseudonym_key boolean NOT NULL DEFAULT false,
+                head_seq int8 NOT NULL DEFAULT 0 CHECK (head_seq >= 0),
+                head_hash bytea NOT NULL,
+                enrolled_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            """
+            CREATE TABLE device_users (
+                device text COLLATE "C" NOT NULL,
+                ref bytea NOT NULL,
+                number int8 NOT NULL,
+                key bytea,
+                sealed_name bytea,
+                PRIMARY KEY (device, ref),
+                CHECK ((key IS NULL) = (sealed_name IS NULL))
+            )
+            """,
+            """
+            CREATE TABLE events (
+                device text COLLATE "C" NOT NULL,
+                seq int8 NOT NULL CHECK (seq > 0),
+                id uuid NOT NULL,
+                at_ms int8 NOT NULL,
+                type int2 NOT NULL,
+                user_key bytea,
+                hash bytea NOT NULL,
+                record bytea NOT NULL,
+                PRIMARY KEY (device, seq),
+                UNIQUE (device, id)
+            ) PARTITION BY HASH (device)
+            """,
+        ] + (0..<eventPartitions).map { index in
+            "CREATE TABLE events_p\(String(format: "%02d", index)) PARTITION OF events FOR VALUES WITH (MODULUS \(eventPartitions), REMAINDER \(index))"
+        } + [
+            "CREATE INDEX events_by_user ON events (user_key, at_ms, device, seq) WHERE user_key IS NOT NULL",
+            """
+            CREATE TABLE signed_heads (
+                device text COLLATE "C" NOT NULL,
+                seq int8 NOT NULL,
+                hash bytea NOT NULL,
+                signature bytea NOT NULL,
+                PRIMARY KEY (device, seq)
+            )
+            """,
+            """
+            CREATE TABLE forget_requests (
+                device text COLLATE "C" NOT NULL,
+                ref bytea NOT NULL,
+                requested_at_ms int8 NOT NULL,
+                PRIMARY KEY (device, ref)
+            )
+            """,
+        ],
+    ]
+
+    /// Brings the database at `connection` to ``currentVersion``; returns the version it found
+    /// (0 for an empty database). Throws ``PostgresStorageError/newerSchema`` for a newer one.
+    @discardableResult
+    static func migrate(_ connection: PGConnection) throws -> Int {
+        try connection.transaction { connection in
+            try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int64(migrationLockKey)])
+            try connection.execute("CREATE TABLE IF NOT EXISTS onboard_schema (version int4 NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())")
+            let found = Int(try connection.execute("SELECT coalesce(max(version), 0)::int8 FROM onboard_schema")[0].int64(0))
+            guard found <= currentVersion else {
+                throw PostgresStorageError.newerSchema(found: found, supported: currentVersion)
+            }
+            for version in (found + 1)..<(currentVersion + 1) {
+                for statement in migrations[version - 1] { try connection.execute(statement) }
+                try connection.execute("INSERT INTO onboard_schema (version) VALUES ($1)", [.int32(Int32(version))])
+            }
+            return found
+        }
+    }
+}
+
+/// Why the PostgreSQL storage cannot be used as it is.
+enum PostgresStorageError: Error, CustomStringConvertible {
+    case newerSchema(found: Int, supported: Int)
+
+    var description: String {
+        switch self {
+        case let .newerSchema(found, supported):
+            "the database holds the server schema version \(found), newer than this onboard's \(supported); upgrade onboard on this node (the database is left as it is)"
+        }
+    }
+}
