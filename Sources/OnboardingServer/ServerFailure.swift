@@ -1,4 +1,5 @@
 import OnboardingStore
+import PostgreSQL
 
 /// A failure of the server's own (not the client's), classified for the answer: a resource
 /// running out is 503 with Retry-After, anything else 500. Only ``logLine`` carries the detail
@@ -28,6 +29,12 @@ struct ServerFailure {
             resource = store.resource ?? "the store is closing"
             isResourceShortage = true
             logLine = "503 (\(resource)): \(store.message)"
+        case let database as PostgreSQLError where [.unavailable, .poolExhausted, .timeout].contains(database.kind):
+            // The database restarted, is out of connections, or a statement waited too long:
+            // nothing was acknowledged, and the client's retry after the wait resumes.
+            resource = database.kind == .poolExhausted ? "database connections" : "the database"
+            isResourceShortage = true
+            logLine = "503 (\(resource)): \(database.message)"
         default:
             resource = ""
             isResourceShortage = false

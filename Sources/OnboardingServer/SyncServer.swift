@@ -108,9 +108,27 @@ public final class SyncServer: Sendable {
 
     /// A server on PostgreSQL at `databaseURL` (`postgres://…`): its schema is created or
     /// migrated first (docs/server-storage.md). Any number of servers may share the database.
-    public convenience init(databaseURL: String, options: Options) throws {
-        let storage = try PostgresStorage(url: try DatabaseURL(databaseURL), policy: options.policy)
+    ///
+    /// - Parameter createsAdminToken: make an admin token when the database has none (`onboard
+    ///   serve`; ``createdAdminToken`` then has it). Other tools leave that to the server.
+    public convenience init(databaseURL: String, options: Options, createsAdminToken: Bool = true) throws {
+        let storage = try PostgresStorage(url: try DatabaseURL(databaseURL), policy: options.policy, createsAdminToken: createsAdminToken)
         self.init(storage: storage, options: options)
+    }
+
+    /// Whether `error` says the database was migrated by a newer `onboard` (which this one
+    /// leaves alone: upgrade it).
+    public static func isNewerDatabaseSchema(_ error: any Error) -> Bool {
+        if case .newerSchema = error as? PostgresStorageError { return true }
+        return false
+    }
+
+    /// The access log's pseudonymiser, keyed as the storage keeps the key: `DATA/log.key` for
+    /// LMDB, a row of `server_keys` in PostgreSQL (so every node names a user alike).
+    public func makeAccessLog() throws -> AccessLog {
+        if let postgres = storage as? PostgresStorage { return AccessLog(key: postgres.accessLogKey) }
+        guard let dataDirectory else { preconditionFailure("a server without storage of its own") }
+        return try AccessLog(dataDirectory: dataDirectory)
     }
 
     /// Where an LMDB-backed server keeps its signing key: `DATA/server/signing.key`.

@@ -3,8 +3,9 @@ import OnboardingModel
 import OnboardingServer
 import OnboardingStore
 
-/// A sync server for a test: the fake (``FakeSyncServer``) or the reference ``SyncServer``, with a
-/// device token for ``SyncFixture/device``.
+/// A sync server for a test: the fake (``FakeSyncServer``), the reference ``SyncServer`` on LMDB
+/// replicas, or (`postgres`) on a fresh PostgreSQL database, with a device token for
+/// ``SyncFixture/device``.
 struct ServerUnderTest: Sendable {
     let name: String
     let handle: @Sendable (SyncRequest) -> SyncResponse
@@ -17,7 +18,15 @@ struct ServerUnderTest: Sendable {
             let server = FakeSyncServer()
             return ServerUnderTest(name: name, handle: { server.handle($0) }, token: SyncFixture.token, close: {})
         default:
-            let server = try SyncServer(dataDirectory: directory.appending("server"))
+            var dropDatabase: (@Sendable () -> Void)?
+            let server: SyncServer
+            if name == "postgres" {
+                let database = try TestDatabase.freshDatabase()
+                dropDatabase = database.drop
+                server = try SyncServer(databaseURL: database.url, options: SyncServer.Options())
+            } else {
+                server = try SyncServer(dataDirectory: directory.appending("server"))
+            }
             guard let admin = server.createdAdminToken else { throw TestFailure("a new server made no admin token") }
             let response = server.handle(SyncRequest(method: "POST", path: SyncPaths.devices,
                                                      headers: ["authorization": "Bearer \(admin)", "content-type": SyncWire.contentType],
@@ -25,8 +34,9 @@ struct ServerUnderTest: Sendable {
             guard response.status == 201 else {
                 throw TestFailure("enrolment answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
             }
+            let drop = dropDatabase
             return ServerUnderTest(name: name, handle: { server.handle($0) }, token: try SyncWire.token(from: response.body),
-                                   close: { server.close() })
+                                   close: { server.close(); drop?() })
         }
     }
 

@@ -346,7 +346,7 @@ struct SlowTransport: SyncTransport {
 @Suite struct PrunedStoreSyncTests {
     static let farFuture = Timestamp(millisecondsSince1970: 4_000_000_000_000)
 
-    @Test(arguments: ["fake", "reference"])
+    @Test(arguments: ["fake"] + TestDatabase.serverBackends)
     func aPrunedStoreKeepsSyncingFromItsPrunePoint(server name: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

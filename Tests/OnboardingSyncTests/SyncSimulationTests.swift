@@ -10,7 +10,7 @@ import OnboardingStore
     static let seeds = UInt64(1)...12
     static let maximumRunsPerSeed = 20
 
-    @Test(arguments: ["fake", "reference"])
+    @Test(arguments: ["fake"] + TestDatabase.serverBackends)
     func faultyNetworkNeverBreaksThePrefixAndEventuallyConverges(server kind: String) async throws {
         var logs = ""
         for seed in Self.seeds {
@@ -22,7 +22,7 @@ import OnboardingStore
         }
     }
 
-    @Test(arguments: ["fake", "reference"])
+    @Test(arguments: ["fake"] + TestDatabase.serverBackends)
     func aFullSyncOfThousandsOfEvents(server kind: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

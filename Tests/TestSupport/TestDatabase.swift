@@ -101,3 +101,24 @@ extension TestDatabase {
 public func withFreshDatabase<R>(_ body: (DatabaseURL) throws -> R) throws -> R {
     try TestDatabase.withFreshDatabase(body)
 }
+
+extension TestDatabase {
+    /// A new, empty database for a fixture that outlives one call: its URL, and `drop` to
+    /// remove it (idempotent).
+    public static func freshDatabase() throws -> (url: String, drop: @Sendable () -> Void) {
+        let name = freshName()
+        let adminURL = try url(database: "postgres")
+        let admin = try PGConnection(url: DatabaseURL(adminURL))
+        defer { admin.close() }
+        try admin.execute("CREATE DATABASE \(name)")
+        return (try url(database: name), {
+            guard let admin = try? PGConnection(url: DatabaseURL(adminURL)) else { return }
+            defer { admin.close() }
+            _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        })
+    }
+
+    /// The backends the parameterised server suites run against: the reference server on LMDB,
+    /// and on PostgreSQL when a server is available (see ``isEnabled``).
+    public static var serverBackends: [String] { isEnabled ? ["reference", "postgres"] : ["reference"] }
+}

@@ -15,6 +15,8 @@ package final class PostgresStorage: ServerStorage {
     /// a record names its user (the readable id, or the device's pseudonym once forgotten), so a
     /// user's records across all devices are one index range, found with one hash per query.
     private let userIndexKey: SecretKey
+    /// The key the access log pseudonymises user ids with (``SyncServer/AccessLog``), shared by every node.
+    package let accessLogKey: SecretKey
     private let policy: LockoutPolicy
     /// The admin token made on first start, when the database had none.
     package let createdAdminToken: String?
@@ -24,32 +26,37 @@ package final class PostgresStorage: ServerStorage {
 
     /// Connects, migrates the schema (see ``PostgresSchema``) and loads the server's keys,
     /// creating them (and an admin token) on first start.
-    package init(url: DatabaseURL, pool options: PGPool.Options = PGPool.Options(), policy: LockoutPolicy) throws {
+    package init(url: DatabaseURL, pool options: PGPool.Options = PGPool.Options(), policy: LockoutPolicy,
+                 createsAdminToken: Bool = true) throws {
         pool = PGPool(url: url, options: options)
         self.policy = policy
-        let keys = try pool.withConnection { connection throws -> (signing: [UInt8], userIndex: [UInt8], admin: String?) in
+        let keys = try pool.withConnection { connection throws -> (signing: [UInt8], userIndex: [UInt8], accessLog: [UInt8], admin: String?) in
             try PostgresSchema.migrate(connection)
             return try connection.transaction { connection in
                 try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int64(PostgresSchema.migrationLockKey)])
-                try connection.execute("INSERT INTO server_keys (name, secret) VALUES ('signing', $1), ('user_index', $2) ON CONFLICT (name) DO NOTHING",
-                                       [.bytes(SigningKeyPair.generate().secretBytes), .bytes(SecretKey.random().bytes)])
-                let rows = try connection.execute("SELECT name, secret FROM server_keys WHERE name IN ('signing', 'user_index')")
+                try connection.execute("""
+                    INSERT INTO server_keys (name, secret) VALUES ('signing', $1), ('user_index', $2), ('access_log', $3)
+                    ON CONFLICT (name) DO NOTHING
+                    """, [.bytes(SigningKeyPair.generate().secretBytes), .bytes(SecretKey.random().bytes), .bytes(SecretKey.random().bytes)])
+                let rows = try connection.execute("SELECT name, secret FROM server_keys WHERE name IN ('signing', 'user_index', 'access_log')")
                 var found: [String: [UInt8]] = [:]
                 for row in rows { found[try row.string(0)] = try row.bytes(1) }
                 var admin: String?
-                if !(try connection.execute("SELECT EXISTS (SELECT 1 FROM tokens WHERE role = 'admin')")[0].bool(0)) {
+                if createsAdminToken, !(try connection.execute("SELECT EXISTS (SELECT 1 FROM tokens WHERE role = 'admin')")[0].bool(0)) {
                     let token = TokenStore.newToken()
                     try connection.execute("INSERT INTO tokens (token_hash, role) VALUES ($1, 'admin')", [.bytes(TokenStore.key(token))])
                     admin = token
                 }
-                return (found["signing"] ?? [], found["user_index"] ?? [], admin)
+                return (found["signing"] ?? [], found["user_index"] ?? [], found["access_log"] ?? [], admin)
             }
         }
-        guard let signing = SigningKeyPair(secretBytes: keys.signing), keys.userIndex.count == SecretKey.byteCount else {
+        guard let signing = SigningKeyPair(secretBytes: keys.signing), keys.userIndex.count == SecretKey.byteCount,
+              keys.accessLog.count == SecretKey.byteCount else {
             throw Self.corrupted("the server_keys table holds a key of the wrong size; restore it from a backup")
         }
         signingKey = signing
         userIndexKey = SecretKey(bytes: keys.userIndex)
+        accessLogKey = SecretKey(bytes: keys.accessLog)
         createdAdminToken = keys.admin
     }
 

@@ -14,19 +14,30 @@ enum AuditCommand {
             "replica's hash chain, seqs and indexes, every signed head the server accepted against",
             "the key registered at enrolment. One line per device: ok, or the first bad seq and what",
             "is wrong (modified, missing, reordered, bad signature). Exit 1 when any device fails.",
+            "With --database URL (or $ONBOARD_DATABASE_URL) it audits a server's PostgreSQL.",
         ],
-        options: [ServeCommand.dataOption, .json],
+        options: [ServeCommand.dataOption, ServerStorageChoice.databaseOption, .json],
         argumentCount: 0...0,
         run: run)
 
     static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
-        let data = ServeCommand.dataDirectory(invocation)
-        guard FileManager.default.fileExists(atPath: (data as NSString).appendingPathComponent("server")) else {
-            throw CLIError(ExitCode.noInput, "onboard audit: \(data) is not a sync server's data directory (no server/ in it); pass --data PATH")
-        }
         let audits: [DeviceAudit]
-        do { audits = try ReplicaAudit.run(dataDirectory: data) } catch {
-            throw CLIError(ExitCode.ioError, "onboard audit: cannot read \(data): \(error)")
+        switch try ServerStorageChoice.resolve(invocation, command: "audit") {
+        case .data(let data):
+            guard FileManager.default.fileExists(atPath: (data as NSString).appendingPathComponent("server")) else {
+                throw CLIError(ExitCode.noInput, "onboard audit: \(data) is not a sync server's data directory (no server/ in it); pass --data PATH")
+            }
+            do { audits = try ReplicaAudit.run(dataDirectory: data) } catch {
+                throw CLIError(ExitCode.ioError, "onboard audit: cannot read \(data): \(error)")
+            }
+        case .database(let url):
+            do {
+                let server = try SyncServer(databaseURL: url, options: SyncServer.Options(), createsAdminToken: false)
+                defer { server.close() }
+                audits = try server.audit()
+            } catch {
+                throw ServerStorageChoice.cliError(error, command: "audit")
+            }
         }
         if invocation.has("json") {
             print(String(decoding: ReplicaAudit.body(audits), as: UTF8.self))

@@ -27,15 +27,22 @@ enum ForgetUserCommand {
             "one): in every device replica the key is destroyed and the records read as erased, no",
             "event is appended (a replica holds only its device's records), each replica is",
             "compacted, and each device is asked at its next sync to forget USER too; its",
-            "user_forgotten then arrives like any other record.",
+            "user_forgotten then arrives like any other record. With --database URL the same on a",
+            "server's PostgreSQL (also while servers run on it).",
         ],
-        options: [.store, ServeCommand.dataOption],
+        options: [.store, ServeCommand.dataOption, ServerStorageChoice.databaseOption],
         argumentCount: 1...1,
         run: run)
 
     static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
         // USER may be a pseudonym literal: a user the sync server asked this device to forget.
         let user = invocation.arguments[0]
+        if invocation.values["database"] != nil {
+            guard case .database(let url) = try ServerStorageChoice.resolve(invocation, command: "forget-user") else {
+                preconditionFailure("--database resolves to a database")
+            }
+            return try forgetInDatabase(user, url: url)
+        }
         if let data = invocation.values["data"] { return try forgetOnServer(user, data: data) }
         let store = try OnboardTool.openStore(invocation, writable: true)
         let outcome: (pseudonym: String, seq: UInt64)?
@@ -93,6 +100,29 @@ enum ForgetUserCommand {
                 throw CLIError(CLIError(error).exitCode, "onboard forget-user: \(user) is forgotten in every replica but compacting \(path) failed: \(error.message); run it again with the server stopped")
             }
         }
+        printOutcomes(results)
+        print("forgot \(user) in \(results.count) replica\(results.count == 1 ? "" : "s") of \(data)")
+        return ExitCode.success
+    }
+
+    /// `--database`: the server's forget in PostgreSQL, in one transaction per device's log.
+    static func forgetInDatabase(_ user: String, url: String) throws(CLIError) -> Int32 {
+        do { try Event.validate(userID: user) } catch { throw .usage("onboard forget-user: user \(error.message)") }
+        let results: [ForgetOutcome]
+        let server: SyncServer
+        do { server = try SyncServer(databaseURL: url, options: SyncServer.Options(), createsAdminToken: false) } catch {
+            throw ServerStorageChoice.cliError(error, command: "forget-user")
+        }
+        defer { server.close() }
+        do { results = try server.forgetUser(user) } catch {
+            throw ServerStorageChoice.cliError(error, command: "forget-user")
+        }
+        printOutcomes(results)
+        print("forgot \(user) in \(results.count) device log\(results.count == 1 ? "" : "s") of \(ServerStorageChoice.database(url).displayName)")
+        return ExitCode.success
+    }
+
+    static func printOutcomes(_ results: [ForgetOutcome]) {
         for result in results {
             let what = switch result.outcome {
             case .erased: "key destroyed"
@@ -101,7 +131,5 @@ enum ForgetUserCommand {
             }
             print("\(result.device): \(what), reads as \(result.pseudonym); the device is asked to forget at its next sync")
         }
-        print("forgot \(user) in \(results.count) replica\(results.count == 1 ? "" : "s") of \(data)")
-        return ExitCode.success
     }
 }

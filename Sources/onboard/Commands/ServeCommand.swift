@@ -21,13 +21,16 @@ enum ServeCommand {
         help: "device replicas kept open at once (default: a quarter of the open-file limit / 3, at most 1024)")
     /// A million replicas would need three million descriptors: more than Linux lets a process have.
     static let maximumOpenReplicas = 1_000_000
+    static let adminTokenFileOption = OptionSpec(
+        name: "admin-token-file", valueName: "PATH",
+        help: "with --database: where the first start writes the admin token (mode 0600; default ./onboard-admin.token)")
     static let perAddressOption = OptionSpec(
         name: "connections-per-address", valueName: "N",
         help: "connections one client address may hold at once (default \(HTTPServer.Limits.defaultPerAddressConnectionLimit); behind a reverse proxy, the connection limit)")
 
     static let spec = CommandSpec(
         name: "serve",
-        summary: "run the sync server (HTTP on libmicrohttpd, storage on LMDB)",
+        summary: "run the sync server (HTTP on libmicrohttpd, storage on LMDB or PostgreSQL)",
         arguments: "",
         details: [
             "Receives device logs (docs/sync-protocol.md), stores each device's log exactly, durable",
@@ -37,8 +40,14 @@ enum ServeCommand {
             "characters escaped). Raises its open-file limit to the hard limit and sizes the connection",
             "limit to it; refuses to start when too few descriptors are left. SIGINT or SIGTERM: finish",
             "in-flight requests, close, exit 0. Limits: docs/sync-protocol.md.",
+            "With --database URL (or $ONBOARD_DATABASE_URL) everything is kept in PostgreSQL instead",
+            "(docs/server-storage.md): the schema is created or migrated at start, any number of",
+            "servers may share the database, the admin token of a first start goes to",
+            "--admin-token-file. Exit 64 for a URL that cannot be used, 69 for a database that",
+            "cannot be reached or that a newer onboard migrated.",
         ],
-        options: [portOption, dataOption, hostOption, skewOption, perAddressOption, openReplicasOption],
+        options: [portOption, dataOption, ServerStorageChoice.databaseOption, adminTokenFileOption, hostOption, skewOption,
+                  perAddressOption, openReplicasOption],
         argumentCount: 0...0,
         run: run)
 
@@ -59,7 +68,10 @@ enum ServeCommand {
             }
             limits.perAddressConnectionLimit = perAddress
         }
-        let data = dataDirectory(invocation)
+        let choice = try ServerStorageChoice.resolve(invocation, command: "serve")
+        if invocation.values["admin-token-file"] != nil, case .data = choice {
+            throw .usage("onboard serve: --admin-token-file goes with --database (with --data the admin token is in DATA/admin.token)")
+        }
         // Before any file is opened: every connection and every replica is a descriptor, and the
         // usual soft limit (1,024) is far below the usual hard one.
         let descriptorLimit = HTTPServer.raiseFileDescriptorLimit()
@@ -101,13 +113,34 @@ enum ServeCommand {
             Output.error("onboard serve: warning: --max-open-replicas \(options.maximumOpenReplicas) needs about \(replicaDescriptors) file descriptors, more than half the open-file limit (\(descriptorLimit)); when they run out, requests get 503 — raise ulimit -n or lower --max-open-replicas")
         }
         let server: SyncServer
-        do { server = try SyncServer(dataDirectory: data, options: options) } catch {
-            throw CLIError(ExitCode.cannotCreate, "onboard serve: cannot open data directory \(data): \(error)")
+        switch choice {
+        case .data(let data):
+            do { server = try SyncServer(dataDirectory: data, options: options) } catch {
+                throw CLIError(ExitCode.cannotCreate, "onboard serve: cannot open data directory \(data): \(error)")
+            }
+        case .database(let url):
+            do { server = try SyncServer(databaseURL: url, options: options) } catch {
+                throw ServerStorageChoice.cliError(error, command: "serve")
+            }
         }
         let accessLog: SyncServer.AccessLog
-        do { accessLog = try SyncServer.AccessLog(dataDirectory: data) } catch {
+        do { accessLog = try server.makeAccessLog() } catch {
             server.close()
             throw CLIError(ExitCode.cannotCreate, "onboard serve: \(error)")
+        }
+        var adminTokenNote: String?
+        if let admin = server.createdAdminToken {
+            switch choice {
+            case .data(let data):
+                adminTokenNote = "onboard serve: created the admin token (also in \(data)/admin.token): \(admin)"
+            case .database:
+                let file = invocation.values["admin-token-file"] ?? "./onboard-admin.token"
+                guard writeSecret(admin, to: file) else {
+                    server.close()
+                    throw CLIError(ExitCode.cannotCreate, "onboard serve: cannot create \(file) for the new admin token (it exists, or the directory is not writable); pass --admin-token-file PATH and restart — the database keeps the token's hash only, so issue another with onboard enroll --database")
+                }
+                adminTokenNote = "onboard serve: created the admin token in \(file) (mode 0600)"
+            }
         }
         let http = HTTPServer(
             host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits, handler: SyncHTTPHandler(server: server),
@@ -118,14 +151,15 @@ enum ServeCommand {
             throw CLIError(ExitCode.unavailable, "onboard serve: \(error)")
         }
         var banner = Output.standardOutput()
-        banner.line("onboard serve: listening on http://\(http.host):\(http.port), data in \(data)")
+        switch choice {
+        case .data(let data): banner.line("onboard serve: listening on http://\(http.host):\(http.port), data in \(data)")
+        case .database: banner.line("onboard serve: listening on http://\(http.host):\(http.port), data in PostgreSQL at \(choice.displayName)")
+        }
         banner.line("onboard serve: server key \(server.signingKey.publicKey.hex) (devices pin it: onboard sync --server-key)")
         banner.line("onboard serve: up to \(http.connectionLimit) connections, \(limits.perAddressConnectionLimit) per address, \(options.maximumOpenReplicas) open replicas (open-file limit \(descriptorLimit))")
-        if let admin = server.createdAdminToken {
-            banner.line("onboard serve: created the admin token (also in \(data)/admin.token): \(admin)")
-        }
+        if let adminTokenNote { banner.line(adminTokenNote) }
         for problem in server.unreadableReplicas {
-            banner.line("onboard serve: warning: the replica of \(problem); its records after the damage are left out of the cross-device views — run onboard audit --data \(data)")
+            banner.line("onboard serve: warning: the replica of \(problem); its records after the damage are left out of the cross-device views — run onboard audit --data \(choice.displayName)")
         }
         banner.flush()
         var received: Int32 = 0
@@ -136,5 +170,21 @@ enum ServeCommand {
         server.close()
         Output.error("onboard serve: stopped cleanly")
         return ExitCode.success
+    }
+
+    /// Writes `secret` and a newline to a new file `path` with mode 0600, durably; `false` when
+    /// the file exists or cannot be made (it is never overwritten).
+    static func writeSecret(_ secret: String, to path: String) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { return false }
+        let bytes = Array((secret + "\n").utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == bytes.count, synced else {
+            unlink(path)
+            return false
+        }
+        return true
     }
 }
