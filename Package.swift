@@ -4,6 +4,7 @@ import PackageDescription
 // Dependency direction points down:
 //   onboard (CLI), onboard-sim, onboard-bench
 //     → OnboardingServer → HTTPServer → CMicroHTTPD
+//                        → PostgreSQL → CLibPQ
 //     → OnboardingStore (the device store and the sync client) → LMDB → CLMDB
 //                        ↘ OnboardingProjections → OnboardingModel → CSodium
 //   OnboardingImport and OnboardingWorkload serve the CLI and the bench; OnboardingSimulation runs
@@ -59,7 +60,8 @@ let package = Package(
         .target(name: "OnboardingImport", dependencies: ["OnboardingStore", "OnboardingModel"]),
         // Seeded, deterministic workloads (honest traffic and attacks) and the lockout effectiveness report; pure.
         .target(name: "OnboardingWorkload", dependencies: ["OnboardingModel", "OnboardingProjections"]),
-        // The reference sync server: routes, token store, per-device replicas, global lockout.
+        // The reference sync server: the router, and its storage behind one seam (ServerStorage):
+        // LMDB replicas per device with an in-memory global lockout, or PostgreSQL (Postgres/).
         .target(name: "OnboardingServer", dependencies: ["OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer",
                                                          "PostgreSQL"]),
         // The deterministic simulation of devices, network and server (docs/testing.md).

@@ -26,6 +26,9 @@ public final class PGConnection: @unchecked Sendable {
         public var connectTimeout = Duration.seconds(5)
         /// How the connections show in `pg_stat_activity`.
         public var applicationName = "onboard"
+        /// Server settings for the session (`-c name=value` at connect: no round trip), e.g.
+        /// `synchronous_commit=on`. Names and values are letters, digits and `_` only.
+        public var sessionSettings: [String: String] = [:]
 
         public init() {}
     }
@@ -37,6 +40,8 @@ public final class PGConnection: @unchecked Sendable {
     private var prepared: Set<String> = []
 
     public init(url: DatabaseURL, settings: Settings = Settings()) throws(PostgreSQLError) {
+        let plain = { (text: String) in !text.isEmpty && text.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) } }
+        precondition(settings.sessionSettings.allSatisfy { plain($0.key) && plain($0.value) }, "session settings are letters, digits and _ only")
         self.url = url
         self.settings = settings
         let milliseconds = max(1, settings.statementTimeout.milliseconds)
@@ -44,7 +49,8 @@ public final class PGConnection: @unchecked Sendable {
         let parameters: [(String, String)] = [
             ("connect_timeout", String(max(2, settings.connectTimeout.milliseconds / 1000))),
             ("application_name", settings.applicationName),
-            ("options", "-c statement_timeout=\(milliseconds)"),
+            ("options", (["-c statement_timeout=\(milliseconds)"] + settings.sessionSettings.sorted { $0.key < $1.key }.map { "-c \($0.key)=\($0.value)" })
+                .joined(separator: " ")),
             // A peer that vanished (no FIN, no RST) fails the connection instead of hanging it.
             ("tcp_user_timeout", String(milliseconds + 5000)),
             ("keepalives", "1"),

@@ -26,8 +26,8 @@ import Testing
               prune         remove old events the sync server has acknowledged; the chain stays verifiable
               generate      write a seeded, realistic workload of honest traffic and attacks as JSONL
               sync          upload the events the sync server has not acknowledged, oldest first
-              serve         run the sync server (HTTP on libmicrohttpd, storage on LMDB)
-              enroll        issue a device or auditor token on a sync server's data directory (or revoke)
+              serve         run the sync server (HTTP on libmicrohttpd, storage on LMDB or PostgreSQL)
+              enroll        issue a device or auditor token on a sync server's storage (or revoke)
               audit         verify every device replica a sync server holds against its signed heads
               demo          record a scripted story of the three onboarding flows on a fresh store and show it
 

@@ -153,3 +153,23 @@ struct PostgreSQLConnectionTests {
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 }
+
+/// Session settings go with the connection, and the server storage asks for durable commits.
+@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+struct PostgreSQLSessionSettingsTests {
+    @Test func sessionSettingsApplyFromTheFirstStatement() throws {
+        try withFreshDatabase { url in
+            var settings = PGConnection.Settings()
+            settings.sessionSettings = ["synchronous_commit": "on", "lock_timeout": "1234"]
+            let connection = try PGConnection(url: url, settings: settings)
+            #expect(try connection.execute("SELECT current_setting('synchronous_commit')")[0].string(0) == "on")
+            #expect(try connection.execute("SELECT current_setting('lock_timeout')")[0].string(0) == "1234ms")
+            // A database whose default is off still gets durable commits from such a session.
+            try connection.execute("ALTER DATABASE \(url.parameters["dbname"]!) SET synchronous_commit = off")
+            let fresh = try PGConnection(url: url, settings: settings)
+            #expect(try fresh.execute("SELECT current_setting('synchronous_commit')")[0].string(0) == "on")
+            let plain = try PGConnection(url: url)
+            #expect(try plain.execute("SELECT current_setting('synchronous_commit')")[0].string(0) == "off")
+        }
+    }
+}

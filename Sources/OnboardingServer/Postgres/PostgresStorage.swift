@@ -28,6 +28,9 @@ package final class PostgresStorage: ServerStorage {
     /// creating them (and an admin token) on first start.
     package init(url: DatabaseURL, pool options: PGPool.Options = PGPool.Options(), policy: LockoutPolicy,
                  createsAdminToken: Bool = true) throws {
+        var options = options
+        // An acknowledged batch must be durable whatever the database's default says.
+        options.connection.sessionSettings["synchronous_commit"] = "on"
         pool = PGPool(url: url, options: options)
         self.policy = policy
         let keys = try pool.withConnection { connection throws -> (signing: [UInt8], userIndex: [UInt8], accessLog: [UInt8], admin: String?) in
