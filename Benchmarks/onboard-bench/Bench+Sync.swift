@@ -54,7 +54,7 @@ extension Bench {
 
     /// The bodies of the uploads the client sends for `store`'s records at seqs 1…n in batches of
     /// `batchSize` (with the keys of § Keys, exactly as `SyncClient` builds them), and its head.
-    private func uploadBodies(_ store: OnboardingStore, batchSize: Int) -> (bodies: [[UInt8]], head: (seq: UInt64, hash: Digest)) {
+    func uploadBodies(_ store: OnboardingStore, batchSize: Int) -> (bodies: [[UInt8]], head: (seq: UInt64, hash: Digest)) {
         do {
             let head = try store.head()
             var bodies: [[UInt8]] = []
@@ -70,7 +70,7 @@ extension Bench {
     }
 
     /// A new device store (full durability) holding `events`, appended in batches of 1,000.
-    private func filledDeviceStore(at path: String, _ events: [Event]) -> OnboardingStore {
+    func filledDeviceStore(at path: String, _ events: [Event]) -> OnboardingStore {
         let store = openStore(at: path, relaxed: false)
         for start in Swift.stride(from: 0, to: events.count, by: 1_000) {
             do {

@@ -8,7 +8,7 @@ struct BenchOptions {
     var directory = NSTemporaryDirectory()
     /// Sections to run (`--only`); empty runs all of them.
     var sections: Set<String> = []
-    static let sectionNames = ["append", "import", "rebuild", "lockout", "memory", "group", "sync"]
+    static let sectionNames = ["append", "import", "rebuild", "lockout", "memory", "group", "sync", "server"]
 
     func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -41,7 +41,8 @@ struct BenchOptions {
           --dir PATH   where to create scratch stores (default: the temporary directory); must be a
                        real disk, since a tmpfs makes fsync free and the durable figures meaningless
           --only LIST  run only these sections (comma-separated): append, import, rebuild (with history),
-                       lockout, memory, group, sync; for profiling one path
+                       lockout, memory, group, sync, server (PostgreSQL: needs $ONBOARD_BENCH_DATABASE_URL,
+                       a server whose databases the bench may create and drop); for profiling one path
         """
 
     static func parse(_ arguments: [String]) -> BenchOptions {

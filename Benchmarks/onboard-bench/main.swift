@@ -43,6 +43,10 @@ if options.runs("sync") {
     bench.section("sync (loopback HTTP vs server-local ingest)")
     bench.measureSyncVersusLocalIngest()
 }
+if options.runs("server") {
+    bench.section("server storage (PostgreSQL vs COPY, HTTP and LMDB)")
+    bench.measureServerStorage()
+}
 
 bench.removeScratch()
 let targets = bench.report.results.filter { $0.met != nil }

@@ -89,6 +89,11 @@ extension SyncServer {
             return String(decoding: bytes[..<end], as: UTF8.self) + "...(\(sentBytes)B)"
         }
 
+        /// The key in `DATA/log.key`, `nil` when there is none (nothing is created).
+        package static func existingKey(dataDirectory: String) throws(KeyError) -> SecretKey? {
+            try readKey(at: (dataDirectory as NSString).appendingPathComponent(keyFileName))
+        }
+
         private static func loadOrCreateKey(at path: String) throws(KeyError) -> SecretKey {
             if let existing = try readKey(at: path) { return existing }
             // Written whole to a temporary file, then linked into place: a crash leaves no

@@ -154,6 +154,25 @@ public final class TokenStore: Sendable {
         }
     }
 
+    /// Every token's hash with its role and device (`onboard migrate-server` copies them).
+    package func allTokens() throws -> [(hash: [UInt8], grant: TokenGrant)] {
+        try environment.read { transaction in
+            try transaction.withCursor(tokens) { cursor in
+                var all: [(hash: [UInt8], grant: TokenGrant)] = []
+                var entry = try cursor.first()
+                while let current = entry {
+                    let parts = String(decoding: current.value, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                    if let first = parts.first, let role = TokenRole(rawValue: String(first)) {
+                        let device = parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil
+                        all.append((Array(current.key), TokenGrant(role: role, device: device)))
+                    }
+                    entry = try cursor.next()
+                }
+                return all
+            }
+        }
+    }
+
     public func isEnrolled(_ device: String) -> Bool {
         ((try? environment.read { try $0.get(devices, key: Array(device.utf8)) }) ?? nil) != nil
     }

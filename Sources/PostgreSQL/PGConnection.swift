@@ -138,6 +138,25 @@ public final class PGConnection: @unchecked Sendable {
         }
     }
 
+    /// Starts a statement that answers with `PGRES_COPY_IN` (a `COPY … FROM STDIN`).
+    func execute(_ sql: String, expectingCopy: Bool) throws(PostgreSQLError) {
+        let handle = try open()
+        guard let result = PQexec(handle, sql) else {
+            throw PostgreSQLError(.unavailable, "lost the connection to the database at \(url.redacted): \(url.scrubbed(String(cString: PQerrorMessage(handle))))")
+        }
+        if PQresultStatus(result) == PGRES_COPY_IN {
+            PQclear(result)
+            return
+        }
+        _ = try check(result)
+        throw PostgreSQLError(.unexpectedResult, "the statement did not start a COPY")
+    }
+
+    func openHandle() throws(PostgreSQLError) -> OpaquePointer { try open() }
+
+    /// ``check(_:)`` for a result taken with `PQgetResult`.
+    func finish(_ result: OpaquePointer) throws(PostgreSQLError) -> PGRows { try check(result) }
+
     private func open() throws(PostgreSQLError) -> OpaquePointer {
         guard let handle else { throw PostgreSQLError(.unavailable, "the connection to \(url.redacted) is closed") }
         return handle

@@ -10,6 +10,7 @@ import Foundation
 public enum PGValue: Sendable, Hashable {
     case null
     case bool(Bool)
+    case int16(Int16)
     case int32(Int32)
     case int64(Int64)
     case text(String)
@@ -17,6 +18,8 @@ public enum PGValue: Sendable, Hashable {
     case uuid(UUID)
     case int64Array([Int64])
     case textArray([String])
+    /// `nil` elements are SQL NULLs.
+    case optionalTextArray([String?])
     case bytesArray([[UInt8]])
     /// `nil` elements are SQL NULLs.
     case optionalBytesArray([[UInt8]?])
@@ -45,6 +48,7 @@ public enum PGValue: Sendable, Hashable {
         switch self {
         case .null: (0, nil)
         case .bool(let value): (OID.bool, [value ? 1 : 0])
+        case .int16(let value): (OID.int2, Self.bigEndian(value))
         case .int32(let value): (OID.int4, Self.bigEndian(value))
         case .int64(let value): (OID.int8, Self.bigEndian(value))
         case .text(let value): (OID.text, Array(value.utf8))
@@ -52,6 +56,7 @@ public enum PGValue: Sendable, Hashable {
         case .uuid(let value): (OID.uuid, Self.bytes(of: value))
         case .int64Array(let values): (OID.int8Array, Self.array(of: OID.int8, values.map { Self.bigEndian($0) }))
         case .textArray(let values): (OID.textArray, Self.array(of: OID.text, values.map { Array($0.utf8) }))
+        case .optionalTextArray(let values): (OID.textArray, Self.array(of: OID.text, values.map { $0.map { Array($0.utf8) } }))
         case .bytesArray(let values): (OID.byteaArray, Self.array(of: OID.bytea, values))
         case .optionalBytesArray(let values): (OID.byteaArray, Self.array(of: OID.bytea, values))
         case .uuidArray(let values): (OID.uuidArray, Self.array(of: OID.uuid, values.map { Self.bytes(of: $0) }))

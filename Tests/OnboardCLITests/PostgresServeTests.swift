@@ -18,11 +18,19 @@ struct PostgresServeTests {
         let port: Int
         let output: String
 
-        init(database: String, scratch: TemporaryDirectory, name: String) throws {
+        convenience init(database: String, scratch: TemporaryDirectory, name: String) throws {
+            try self.init(storage: ["--database", database, "--admin-token-file", scratch.appending("\(name)-admin.token")], scratch: scratch, name: name)
+        }
+
+        convenience init(dataDirectory: String, scratch: TemporaryDirectory, name: String) throws {
+            try self.init(storage: ["--data", dataDirectory], scratch: scratch, name: name)
+        }
+
+        init(storage: [String], scratch: TemporaryDirectory, name: String) throws {
             output = scratch.appending("\(name).out")
             _ = FileManager.default.createFile(atPath: output, contents: nil)
             process.executableURL = CLI.binary
-            process.arguments = ["serve", "--port", "0", "--database", database, "--admin-token-file", scratch.appending("\(name)-admin.token")]
+            process.arguments = ["serve", "--port", "0"] + storage
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardError = FileHandle.nullDevice
             try process.run()

@@ -173,3 +173,23 @@ struct PostgreSQLSessionSettingsTests {
         }
     }
 }
+
+/// Binary COPY: rows arrive as sent, NULLs included, and a refused row refuses the COPY.
+@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+struct PostgreSQLCopyTests {
+    @Test func binaryCopyLoadsEveryRowAsSent() throws {
+        try withFreshDatabase { url in
+            let connection = try PGConnection(url: url)
+            try connection.execute("CREATE TABLE t (k int8 PRIMARY KEY, body bytea, name text)")
+            let rows: [[PGValue]] = (1...3000).map { [.int64(Int64($0)), $0 % 7 == 0 ? .null : .bytes([UInt8($0 % 256), 0, 0xFF]), .text("row \($0) ✓")] }
+            #expect(try connection.copy(into: "t", columns: ["k", "body", "name"], rows: rows) == 3000)
+            let sample = try connection.execute("SELECT k, body, name FROM t WHERE k IN (7, 8, 3000) ORDER BY k")
+            #expect(try sample[0].isNull(1) && sample[1].bytes(1) == [8, 0, 0xFF])
+            #expect(try sample[2].string(2) == "row 3000 ✓")
+            // A duplicate key refuses the whole COPY; the connection stays usable.
+            let error = try #require(throws: PostgreSQLError.self) { try connection.copy(into: "t", columns: ["k", "body", "name"], rows: [rows[0]]) }
+            #expect(error.isUniqueViolation, "\(error)")
+            #expect(try connection.execute("SELECT count(*) FROM t")[0].int64(0) == 3000)
+        }
+    }
+}
