@@ -27,7 +27,7 @@ enum OnboardTool {
         lines += [
             "",
             "Every command takes --help. Store commands take --store PATH (default: $ONBOARD_STORE or",
-            "./onboarding.lmdb); serve and enroll take --data PATH, the sync server's directory.",
+            "./onboarding.lmdb); server commands take --data PATH (LMDB) or --database URL (PostgreSQL).",
             "Start with: onboard demo",
         ]
         return lines.joined(separator: "\n")

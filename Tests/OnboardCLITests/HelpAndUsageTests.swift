@@ -12,29 +12,29 @@ import Testing
             Usage: onboard COMMAND [ARGUMENTS] [--store PATH]
 
             Commands:
-              record        append one event given as JSON (argument or stdin)
-              import        append events from a JSONL file (- for stdin), every line checked first
-              export        write the log to stdout as JSONL, CSV or OCSF
-              log           print the log readably, optionally following new events
-              stats         device id, event count, head seq and hash, file size, counts per type
-              verify        check the hash chain, seqs, indexes and signed heads; exit 1 on any problem
-              forget-user   erase a user's personal fields: destroy their key, record user_forgotten
-              lockout       lockout state of every key with counted failures, under a policy, at a time
-              session       the signed-in user and the current screen, state and messages of a device
-              users         the users onboarded on a device, the selected one first, with lock state
-              history       sign-in attempts with outcomes, and sessions with durations, filtered and paged
-              prune         remove old events the sync server has acknowledged; the chain stays verifiable
-              generate      write a seeded, realistic workload of honest traffic and attacks as JSONL
-              sync          upload the events the sync server has not acknowledged, oldest first
-              serve         run the sync server (HTTP on libmicrohttpd, storage on LMDB or PostgreSQL)
-              enroll        issue a device or auditor token on a sync server's storage (or revoke)
-              audit         verify every device replica a sync server holds against its signed heads
-              demo          record a scripted story of the three onboarding flows on a fresh store and show it
+              record           append one event given as JSON (argument or stdin)
+              import           append events from a JSONL file (- for stdin), every line checked first
+              export           write the log to stdout as JSONL, CSV or OCSF
+              log              print the log readably, optionally following new events
+              stats            device id, event count, head seq and hash, file size, counts per type
+              verify           check the hash chain, seqs, indexes and signed heads; exit 1 on any problem
+              forget-user      erase a user's personal fields: destroy their key, record user_forgotten
+              lockout          lockout state of every key with counted failures, under a policy, at a time
+              session          the signed-in user and the current screen, state and messages of a device
+              users            the users onboarded on a device, the selected one first, with lock state
+              history          sign-in attempts with outcomes, and sessions with durations, filtered and paged
+              prune            remove old events the sync server has acknowledged; the chain stays verifiable
+              generate         write a seeded, realistic workload of honest traffic and attacks as JSONL
+              sync             upload the events the sync server has not acknowledged, oldest first
+              serve            run the sync server (HTTP on libmicrohttpd, storage on LMDB or PostgreSQL)
+              enroll           issue a device or auditor token on a sync server's storage (or revoke)
+              audit            verify every device replica a sync server holds against its signed heads
+              migrate-server   copy a sync server's data directory (LMDB replicas) into PostgreSQL
+              demo             record a scripted story of the three onboarding flows on a fresh store and show it
 
             Every command takes --help. Store commands take --store PATH (default: $ONBOARD_STORE or
-            ./onboarding.lmdb); serve and enroll take --data PATH, the sync server's directory.
+            ./onboarding.lmdb); server commands take --data PATH (LMDB) or --database URL (PostgreSQL).
             Start with: onboard demo
-
             """)
     }
 
