@@ -35,6 +35,7 @@ import Testing
             Every command takes --help. Store commands take --store PATH (default: $ONBOARD_STORE or
             ./onboarding.lmdb); server commands take --data PATH (LMDB) or --database URL (PostgreSQL).
             Start with: onboard demo
+
             """)
     }
 
