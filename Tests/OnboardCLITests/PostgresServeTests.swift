@@ -186,4 +186,57 @@ struct PostgresServeTests {
             }
         }
     }
+
+    /// A node killed with SIGKILL in the middle of a device's sync: what the database holds is
+    /// a prefix of the device's log (the audit passes, nothing acknowledged is missing), and the
+    /// sync through another node on the same database resumes to the device's whole log.
+    @Test func aNodeKilledMidSyncLosesNothingAndAnotherNodeResumes() async throws {
+        try await onOwnThread {
+            try withFreshDatabase { url in
+                let database = try TestDatabase.url(database: url.parameters["dbname"]!)
+                let scratch = try TemporaryDirectory()
+                defer { scratch.remove() }
+                let store = scratch.appending("device")
+                let text = Corpus.jsonl(Corpus.generated(count: 6_000, seed: 77))
+                #expect(try CLI.run(["import", try scratch.write("events.jsonl", text), "--store", store, "--device", "kiosk-7"]).status == 0)
+                let token = try CLI.run(["enroll", "--database", database, "--device", "kiosk-7"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                let first = try Node(database: database, scratch: scratch, name: "first")
+                let sync = ChildProcess()
+                sync.executableURL = CLI.binary
+                sync.arguments = ["sync", "--store", store, "--server", first.url, "--token", token, "--server-key", first.serverKey,
+                                  "--batch", "100", "--max-time", "20"]
+                sync.standardOutput = FileHandle.nullDevice
+                sync.standardError = FileHandle.nullDevice
+                try sync.run()
+                // Killed once some batches are in, well before the last.
+                let connection = try PGConnection(url: url)
+                defer { connection.close() }
+                let deadline = Date().addingTimeInterval(30)
+                var held: Int64 = 0
+                while held < 300 && Date() < deadline {
+                    held = try connection.execute("SELECT coalesce(max(head_seq), 0) FROM devices WHERE device = 'kiosk-7'")[0].int64(0)
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+                kill(first.process.processIdentifier, SIGKILL)
+                first.process.waitUntilExit()
+                // The client would retry for a while; it is stopped the same way.
+                kill(sync.processIdentifier, SIGKILL)
+                sync.waitUntilExit()
+                let atKill = try connection.execute("SELECT head_seq FROM devices WHERE device = 'kiosk-7'")[0].int64(0)
+                #expect(atKill >= 300 && atKill < 6_000, "the kill came mid-sync (the database held seq \(atKill))")
+                let audited = try CLI.run(["audit", "--database", database])
+                #expect(audited.status == 0 && audited.stdout.contains("kiosk-7: ok, \(atKill) records"), "\(audited.stdout)")
+
+                let second = try Node(database: database, scratch: scratch, name: "second")
+                defer { second.stop() }
+                let resumed = try CLI.run(["sync", "--store", store, "--server", second.url, "--token", token, "--server-key", second.serverKey])
+                #expect(resumed.status == 0, "\(resumed.stderr)")
+                let stats = try CLI.run(["stats", "--store", store, "--json"])
+                let headHash = try #require(stats.stdout.range(of: "\"head_hash\":\"").map { String(stats.stdout[$0.upperBound...].prefix(64)) })
+                let row = try connection.execute("SELECT head_seq, encode(head_hash, 'hex') FROM devices WHERE device = 'kiosk-7'")[0]
+                #expect(try row.int64(0) == 6_000 && row.string(1) == headHash)
+                #expect(try CLI.run(["audit", "--database", database]).stdout.contains("kiosk-7: ok, 6000 records"))
+            }
+        }
+    }
 }
