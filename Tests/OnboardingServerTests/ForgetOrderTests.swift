@@ -24,8 +24,8 @@ import TestSupport
 
     /// The device forgot alice, then sent records of hers (by pseudonym); the answer was lost and
     /// the same request goes again. The replica, which still held her key, reads them by name.
-    @Test func aResendAfterTheDeviceForgotIsAnsweredAsDuplicates() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func aResendAfterTheDeviceForgotIsAnsweredAsDuplicates(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let (store, token) = try await fixture.device("kiosk-7", events: 3)
         defer { store.close() }
@@ -41,8 +41,8 @@ import TestSupport
 
     /// The server forgot alice after appending a batch whose answer was lost: the same request
     /// (records by name) goes again and the replica now reads them by pseudonym.
-    @Test func aResendAfterTheServerForgotIsAnsweredAsDuplicates() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func aResendAfterTheServerForgotIsAnsweredAsDuplicates(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let (store, token) = try await fixture.device("kiosk-7", events: 3)
         defer { store.close() }
@@ -58,8 +58,8 @@ import TestSupport
     /// records by name; the replica stores them under the pseudonym, and so must the global
     /// lockout fold them: her success there must not clear the failures another device (enrolled
     /// after the forget) counts under her name.
-    @Test func theGlobalLockoutFoldsUploadsAsTheReplicaReadsThem() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func theGlobalLockoutFoldsUploadsAsTheReplicaReadsThem(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let (kiosk, kioskToken) = try await fixture.device("kiosk-7", events: 1)
         defer { kiosk.close() }
@@ -81,8 +81,8 @@ import TestSupport
     /// The device forgot alice and synced its user_forgotten; the server's forget then finds her
     /// forgotten and must not ask the device for a user_forgotten it already sent (nothing would
     /// ever end the request).
-    @Test func aServerForgetOfAUserTheDeviceForgotLeavesNoRequest() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func aServerForgetOfAUserTheDeviceForgotLeavesNoRequest(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let (store, token) = try await fixture.device("kiosk-7", events: 2)
         defer { store.close() }
@@ -96,8 +96,8 @@ import TestSupport
     /// The user_forgotten a client writes when the server asks is dated by the device's clock
     /// (the store's), which the store checks it against — not by the machine's: a device on a
     /// clock of its own (a simulation, a test) would have it refused as dated in the future.
-    @Test func aForgetOnRequestIsDatedByTheStoresClock() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func aForgetOnRequestIsDatedByTheStoresClock(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         var options = OnboardingStore.Options()
         options.deviceID = "kiosk-7"

@@ -47,8 +47,8 @@ import TestSupport
         return []
     }
 
-    @Test func userHistoryMergesDevicesInTimeOrderAndPagesConcatenate() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func userHistoryMergesDevicesInTimeOrderAndPagesConcatenate(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let auditor = try await Self.twoDevices(fixture)
         let path = SyncPaths.history(user: "alice")
@@ -89,8 +89,8 @@ import TestSupport
         #expect(Self.attempts(onA).map { $0["seq"] } == [.number("4"), .number("5"), .number("7")])
     }
 
-    @Test func deviceHistoryListsEveryUserOfThatDevice() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func deviceHistoryListsEveryUserOfThatDevice(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let auditor = try await Self.twoDevices(fixture)
         let (status, onB) = try Self.get(fixture, SyncPaths.history(device: "b") + "?outcome=throttled", token: auditor)
@@ -103,8 +103,8 @@ import TestSupport
         #expect(fixture.call("GET", SyncPaths.history(device: "c"), token: token).status == 403)
     }
 
-    @Test func badParametersGet400WithOneLine() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func badParametersGet400WithOneLine(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let auditor = try await Self.twoDevices(fixture)
         let path = SyncPaths.history(user: "alice")

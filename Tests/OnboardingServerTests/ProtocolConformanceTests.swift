@@ -3,6 +3,7 @@ import OnboardingModel
 import OnboardingServer
 import OnboardingStore
 import Testing
+import TestSupport
 
 /// What docs/openapi.yaml promises and HTTP requires of every answer, checked on the router
 /// (the schemathesis run in OnboardCLITests checks the same over HTTP, with generated requests).
@@ -10,8 +11,8 @@ import Testing
     typealias Fixture = SyncServerTests.Fixture
 
     /// RFC 9110 § 15.5.6: a 405 carries `Allow` with the methods the path takes.
-    @Test func a405NamesTheMethodsOfItsPathInAllow() throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func a405NamesTheMethodsOfItsPathInAllow(storage: String) throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         for (method, path, allowed) in [
             ("POST", "/v1/health", "GET"), ("GET", "/v1/devices", "POST"), ("DELETE", "/v1/auditors", "POST"),
@@ -33,8 +34,8 @@ import Testing
     /// Every endpoint with `{user}` in its path checks it as the envelope's `user`: 1–256 bytes
     /// of UTF-8 without a control character, else 400 — a history or lockout of an id that no
     /// event can carry is a client bug, not an empty answer.
-    @Test func everyUserEndpointRefusesAnInvalidUserIdWith400() throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func everyUserEndpointRefusesAnInvalidUserIdWith400(storage: String) throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let auditor = try fixture.server.issueToken(role: .auditor)
         let longest = String(repeating: "é", count: Limits.maximumUserBytes / 2)
@@ -52,8 +53,8 @@ import Testing
 
     /// `device=` of a user's history is a device id like the one in a path: an id no device can
     /// have is 400, a valid one that never uploaded is an empty page, an empty one no filter.
-    @Test func theHistoryDeviceParameterIsCheckedLikeAPathDevice() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func theHistoryDeviceParameterIsCheckedLikeAPathDevice(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let (store, token) = try await fixture.device("kiosk-7", events: 2)
         defer { store.close() }

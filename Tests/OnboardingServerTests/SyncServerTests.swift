@@ -15,10 +15,20 @@ import TestSupport
         let directory: TemporaryDirectory
         let server: SyncServer
         let admin: String
+        /// Drops the fixture's database (`postgres` storage).
+        let dropDatabase: @Sendable () -> Void
 
-        init() throws {
+        /// `storage`: `lmdb` (replicas in the fixture's directory) or `postgres` (a fresh database).
+        init(storage: String = "lmdb") throws {
             directory = try TemporaryDirectory()
-            server = try SyncServer(dataDirectory: directory.appending("server-data"))
+            if storage == "postgres" {
+                let database = try TestDatabase.freshDatabase()
+                dropDatabase = database.drop
+                server = try SyncServer(databaseURL: database.url, options: SyncServer.Options())
+            } else {
+                dropDatabase = {}
+                server = try SyncServer(dataDirectory: directory.appending("server-data"))
+            }
             admin = try #require(server.createdAdminToken)
         }
 
@@ -51,6 +61,7 @@ import TestSupport
 
         func close() {
             server.close()
+            dropDatabase()
             directory.remove()
         }
     }
@@ -119,8 +130,8 @@ import TestSupport
         #expect(try fixture.server.replicas.pinnedStore(for: "kiosk-7").head().seq == 10)
     }
 
-    @Test func everyRefusalHasItsStatus() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func everyRefusalHasItsStatus(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         let (store, token) = try await fixture.device("kiosk-7", events: 3)
         defer { store.close() }
@@ -154,8 +165,8 @@ import TestSupport
         #expect(closing.retryAfterSeconds == 5)
     }
 
-    @Test func adminEnrolsAuditorReadsAcrossDevicesAndLockoutIsGlobal() async throws {
-        let fixture = try Fixture()
+    @Test(arguments: TestDatabase.storages) func adminEnrolsAuditorReadsAcrossDevicesAndLockoutIsGlobal(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         // Enrolment over the protocol.
         let enrolled = fixture.call("POST", SyncPaths.devices, token: fixture.admin, body: SyncWire.enrolBody(device: "tablet-3"))

@@ -122,3 +122,8 @@ extension TestDatabase {
     /// and on PostgreSQL when a server is available (see ``isEnabled``).
     public static var serverBackends: [String] { isEnabled ? ["reference", "postgres"] : ["reference"] }
 }
+
+extension TestDatabase {
+    /// The storages the server suites run against: `lmdb`, and `postgres` when a server is available.
+    public static var storages: [String] { isEnabled ? ["lmdb", "postgres"] : ["lmdb"] }
+}

@@ -83,7 +83,13 @@ package final class PostgresStorage: ServerStorage {
     package func issueToken(role: TokenRole, device: String?) throws -> String {
         precondition((role == .device) == (device != nil), "a device token names its device, no other does")
         let token = TokenStore.newToken()
-        try pool.withConnection { connection in
+        try pool.transaction { connection in
+            // A device token enrols its device, as on LMDB: the device then has a log.
+            if let device {
+                try connection.execute(prepared: "device_row_insert",
+                                       "INSERT INTO devices (device, pseudonym_key, head_hash) VALUES ($1, $2, $3) ON CONFLICT (device) DO NOTHING",
+                                       [.text(device), .bytes(SecretKey.random().bytes), .bytes(Digest.zero.bytes)])
+            }
             try connection.execute(prepared: "token_insert", "INSERT INTO tokens (token_hash, role, device) VALUES ($1, $2, $3)",
                                    [.bytes(TokenStore.key(token)), .text(role.rawValue), device.map { .text($0) } ?? .null])
         }
