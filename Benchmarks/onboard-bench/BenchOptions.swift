@@ -8,9 +8,13 @@ struct BenchOptions {
     var directory = NSTemporaryDirectory()
     /// Sections to run (`--only`); empty runs all of them.
     var sections: Set<String> = []
-    static let sectionNames = ["append", "import", "rebuild", "lockout", "memory", "group", "sync", "server"]
+    static let sectionNames = ["append", "import", "rebuild", "lockout", "memory", "group", "sync", "server", "server-scale"]
+    /// Sections only `--only` runs: they load millions of rows.
+    static let onDemandSections: Set<String> = ["server-scale"]
 
-    func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
+    func runs(_ section: String) -> Bool {
+        sections.isEmpty ? !Self.onDemandSections.contains(section) : sections.contains(section)
+    }
 
     /// The issue asks for at least 5 alternating repetitions per measurement.
     var repetitions = 5
@@ -42,7 +46,8 @@ struct BenchOptions {
                        real disk, since a tmpfs makes fsync free and the durable figures meaningless
           --only LIST  run only these sections (comma-separated): append, import, rebuild (with history),
                        lockout, memory, group, sync, server (PostgreSQL: needs $ONBOARD_BENCH_DATABASE_URL,
-                       a server whose databases the bench may create and drop); for profiling one path
+                       a server whose databases the bench may create and drop), server-scale (the
+                       same database: 10^5 devices and 10^7 events, only when named); for profiling one path
         """
 
     static func parse(_ arguments: [String]) -> BenchOptions {

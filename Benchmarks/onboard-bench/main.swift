@@ -47,6 +47,10 @@ if options.runs("server") {
     bench.section("server storage (PostgreSQL vs COPY, HTTP and LMDB)")
     bench.measureServerStorage()
 }
+if options.runs("server-scale") {
+    bench.section("server at scale (PostgreSQL)")
+    bench.measureServerScale()
+}
 
 bench.removeScratch()
 let targets = bench.report.results.filter { $0.met != nil }

@@ -68,7 +68,7 @@ package final class PostgresStorage: ServerStorage {
     static func corrupted(_ message: String) -> StoreError { StoreError(.corrupted, message) }
 
     /// `events.user_key` of records that name their user `name` (a readable id or a pseudonym literal).
-    func userKey(of name: String) -> [UInt8] { UserRef(user: name, pseudonymKey: userIndexKey).bytes }
+    package func userKey(of name: String) -> [UInt8] { UserRef(user: name, pseudonymKey: userIndexKey).bytes }
 
     /// The advisory lock of `device`'s log: a hash with the top bit set, so it never equals
     /// ``PostgresSchema/migrationLockKey``.
