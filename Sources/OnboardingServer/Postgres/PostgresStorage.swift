@@ -191,6 +191,37 @@ package final class PostgresStorage: ServerStorage {
 
         init(connection: PGConnection) { self.connection = connection }
 
+        /// Loads the users of every device in `devices` not loaded yet, in two queries for all
+        /// of them (a user's records span a few devices; one query per device would dominate).
+        func preload(_ devices: [String]) throws {
+            let missing = Array(Set(devices).filter { directories[$0] == nil })
+            guard !missing.isEmpty else { return }
+            var keys: [String: SecretKey] = [:]
+            for row in try connection.execute(prepared: "devices_pseudonym_keys", "SELECT device, pseudonym_key FROM devices WHERE device = ANY($1::text[])",
+                                              [.textArray(missing)]) {
+                let key = try row.bytes(1)
+                guard key.count == SecretKey.byteCount else { throw PostgresStorage.corrupted("the pseudonym key of a device has \(key.count) bytes") }
+                keys[try row.string(0)] = SecretKey(bytes: key)
+            }
+            var loaded: [String: UserDirectory] = keys.mapValues { UserDirectory(pseudonymKey: $0) }
+            for row in try connection.execute(prepared: "devices_users", """
+                SELECT device, ref, key, sealed_name FROM device_users WHERE device = ANY($1::text[]) ORDER BY device, number
+                """, [.textArray(missing)]) {
+                let device = try row.string(0)
+                guard loaded[device] != nil else { continue }
+                let ref = try row.bytes(1)
+                guard ref.count == UserRef.byteCount else { throw PostgresStorage.corrupted("a user row of \(device) has a pseudonym of \(ref.count) bytes") }
+                if let key = try row.optionalBytes(2), key.count == SecretKey.byteCount, let sealed = try row.optionalBytes(3),
+                   let plaintext = sealed.withUnsafeBytes({ PersonalData.open($0, key: SecretKey(bytes: key)) }),
+                   let name = String(validating: plaintext, as: UTF8.self) {
+                    loaded[device]!.add(UserRef(bytes: ref), name: name, key: SecretKey(bytes: key))
+                } else {
+                    loaded[device]!.forget(UserRef(bytes: ref))
+                }
+            }
+            for (device, directory) in loaded { directories[device] = directory }
+        }
+
         func record(device: String, seq: UInt64, bytes: [UInt8]) throws -> Record {
             if directories[device] == nil {
                 let rows = try connection.execute(prepared: "device_pseudonym_key", "SELECT pseudonym_key FROM devices WHERE device = $1", [.text(device)])
@@ -246,6 +277,7 @@ package final class PostgresStorage: ServerStorage {
                     """, [.bytes(key), .int64(position.0), .text(position.1), .int64(position.2),
                           .int64(query.since?.millisecondsSince1970 ?? Int64.min), .int64(query.until?.millisecondsSince1970 ?? Int64.max),
                           .int64(Int64(Self.readBatchRows))])
+                try reader.preload(try rows.map { try $0.string(0) })
                 for row in rows where !builder.isSettled {
                     let device = try row.string(0)
                     let seq = try row.int64(1)
@@ -272,6 +304,7 @@ package final class PostgresStorage: ServerStorage {
                 SELECT device, seq, record FROM events WHERE user_key = $1 AND type = ANY($2::int8[]::int2[])
                 ORDER BY at_ms, device, seq
                 """, [.bytes(userKey(of: user)), .int64Array(Self.lockoutTypes)])
+            try reader.preload(try rows.map { try $0.string(0) })
             for row in rows {
                 engine.apply(try reader.record(device: try row.string(0), seq: UInt64(try row.int64(1)), bytes: try row.bytes(2)))
             }
