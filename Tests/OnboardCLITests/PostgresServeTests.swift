@@ -12,57 +12,8 @@ import Glibc
 /// status; two server nodes on one database serve the same device as one server would.
 @Suite(.serialized, .timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
 struct PostgresServeTests {
-    /// A running `onboard serve --database`, and the port it printed.
-    final class Node {
-        let process = ChildProcess()
-        let port: Int
-        let output: String
-
-        convenience init(database: String, scratch: TemporaryDirectory, name: String) throws {
-            try self.init(storage: ["--database", database, "--admin-token-file", scratch.appending("\(name)-admin.token")], scratch: scratch, name: name)
-        }
-
-        convenience init(dataDirectory: String, scratch: TemporaryDirectory, name: String) throws {
-            try self.init(storage: ["--data", dataDirectory], scratch: scratch, name: name)
-        }
-
-        init(storage: [String], scratch: TemporaryDirectory, name: String) throws {
-            output = scratch.appending("\(name).out")
-            _ = FileManager.default.createFile(atPath: output, contents: nil)
-            process.executableURL = CLI.binary
-            process.arguments = ["serve", "--port", "0"] + storage
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(20)
-            var found: Int?
-            while found == nil && Date() < deadline {
-                let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-                if let range = text.range(of: "listening on http://127.0.0.1:") {
-                    found = Int(text[range.upperBound...].prefix { $0.isNumber })
-                } else {
-                    Thread.sleep(forTimeInterval: 0.05)
-                }
-            }
-            guard let found else {
-                kill(process.processIdentifier, SIGKILL)
-                throw TestFailure("onboard serve --database did not report its port")
-            }
-            port = found
-        }
-
-        var url: String { "http://127.0.0.1:\(port)" }
-        var banner: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-        var serverKey: String {
-            guard let range = banner.range(of: "server key ") else { return "" }
-            return String(banner[range.upperBound...].prefix { $0.isHexDigit })
-        }
-
-        func stop() {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
-    }
+    /// A running `onboard serve` (the sync process tests' server), on a database or a data directory.
+    typealias Node = SyncProcessTests.Server
 
     static func get(_ url: String, token: String) throws -> (status: Int, body: String) {
         let result = try CLI.run(["-s", "-w", "\n%{http_code}", "-H", "authorization: Bearer \(token)", url],

@@ -17,12 +17,19 @@ import Glibc
     final class Server {
         let process = ChildProcess()
         let port: Int
+        /// What it printed on stdout (the banner).
+        let output: String
 
-        init(data: String, scratch: TemporaryDirectory) throws {
-            let output = scratch.appending("serve-\(UUID().uuidString.prefix(6)).out")
+        convenience init(data: String, scratch: TemporaryDirectory) throws {
+            try self.init(storage: ["--data", data], scratch: scratch, name: "serve-\(UUID().uuidString.prefix(6))")
+        }
+
+        /// `onboard serve --port 0` with `storage` (`--data PATH` or `--database URL …`).
+        init(storage: [String], scratch: TemporaryDirectory, name: String) throws {
+            output = scratch.appending("\(name).out")
             _ = FileManager.default.createFile(atPath: output, contents: nil)
             process.executableURL = CLI.binary
-            process.arguments = ["serve", "--port", "0", "--data", data]
+            process.arguments = ["serve", "--port", "0"] + storage
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -44,6 +51,12 @@ import Glibc
         }
 
         var url: String { "http://127.0.0.1:\(port)" }
+        var banner: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+        /// The server key the banner names.
+        var serverKey: String {
+            guard let range = banner.range(of: "server key ") else { return "" }
+            return String(banner[range.upperBound...].prefix { $0.isHexDigit })
+        }
 
         func crash() {
             kill(process.processIdentifier, SIGKILL)
@@ -243,5 +256,15 @@ import Glibc
         #expect(lines["rest"]?.contains(#""acknowledged_seq":5"#) == true)
         #expect(lines["history"]?.contains(#""devices":["kiosk-7"]"#) == true)
         #expect(lines["lockout"] == #"[{"user":"bob","device":null,"factor":"password","failures":3,"locked_until":null,"permanent":false}]"#)
+    }
+}
+
+extension SyncProcessTests.Server {
+    convenience init(database: String, scratch: TemporaryDirectory, name: String) throws {
+        try self.init(storage: ["--database", database, "--admin-token-file", scratch.appending("\(name)-admin.token")], scratch: scratch, name: name)
+    }
+
+    convenience init(dataDirectory: String, scratch: TemporaryDirectory, name: String) throws {
+        try self.init(storage: ["--data", dataDirectory], scratch: scratch, name: name)
     }
 }

@@ -162,19 +162,23 @@ package final class PostgresStorage: ServerStorage {
         let rows = try connection.execute(prepared: "device_users", "SELECT ref, number, key, sealed_name FROM device_users WHERE device = $1 ORDER BY number",
                                           [.text(device)])
         for row in rows {
-            let ref = try row.bytes(0)
-            guard ref.count == UserRef.byteCount else { throw corrupted("a user row of \(device) has a pseudonym of \(ref.count) bytes") }
             next = max(next, try row.int64(1) + 1)
-            // A row that does not open reads as forgotten (as a damaged entry does in a store).
-            if let key = try row.optionalBytes(2), key.count == SecretKey.byteCount, let sealed = try row.optionalBytes(3),
-               let plaintext = sealed.withUnsafeBytes({ PersonalData.open($0, key: SecretKey(bytes: key)) }),
-               let name = String(validating: plaintext, as: UTF8.self) {
-                directory.add(UserRef(bytes: ref), name: name, key: SecretKey(bytes: key))
-            } else {
-                directory.forget(UserRef(bytes: ref))
-            }
+            try addUser(ref: try row.bytes(0), key: try row.optionalBytes(2), sealedName: try row.optionalBytes(3), of: device, to: &directory)
         }
         return (directory, next)
+    }
+
+    /// One `device_users` row into `directory`: a live user when its sealed id opens with its
+    /// key, else forgotten (as a damaged entry reads in a store).
+    static func addUser(ref: [UInt8], key: [UInt8]?, sealedName: [UInt8]?, of device: String, to directory: inout UserDirectory) throws {
+        guard ref.count == UserRef.byteCount else { throw corrupted("a user row of \(device) has a pseudonym of \(ref.count) bytes") }
+        if let key, key.count == SecretKey.byteCount, let sealedName,
+           let plaintext = sealedName.withUnsafeBytes({ PersonalData.open($0, key: SecretKey(bytes: key)) }),
+           let name = String(validating: plaintext, as: UTF8.self) {
+            directory.add(UserRef(bytes: ref), name: name, key: SecretKey(bytes: key))
+        } else {
+            directory.forget(UserRef(bytes: ref))
+        }
     }
 
     /// A stored record, read with its device's users.
@@ -209,15 +213,8 @@ package final class PostgresStorage: ServerStorage {
                 """, [.textArray(missing)]) {
                 let device = try row.string(0)
                 guard loaded[device] != nil else { continue }
-                let ref = try row.bytes(1)
-                guard ref.count == UserRef.byteCount else { throw PostgresStorage.corrupted("a user row of \(device) has a pseudonym of \(ref.count) bytes") }
-                if let key = try row.optionalBytes(2), key.count == SecretKey.byteCount, let sealed = try row.optionalBytes(3),
-                   let plaintext = sealed.withUnsafeBytes({ PersonalData.open($0, key: SecretKey(bytes: key)) }),
-                   let name = String(validating: plaintext, as: UTF8.self) {
-                    loaded[device]!.add(UserRef(bytes: ref), name: name, key: SecretKey(bytes: key))
-                } else {
-                    loaded[device]!.forget(UserRef(bytes: ref))
-                }
+                try PostgresStorage.addUser(ref: try row.bytes(1), key: try row.optionalBytes(2), sealedName: try row.optionalBytes(3),
+                                            of: device, to: &loaded[device]!)
             }
             for (device, directory) in loaded { directories[device] = directory }
         }
