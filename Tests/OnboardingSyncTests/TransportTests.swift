@@ -88,10 +88,12 @@ import OnboardingStore
         defer { server.stop() }
         let failure = try #require(await Self.failure(try Self.transport(kind, server, timeout: .seconds(2)), Self.upload))
         #expect(failure.message == "http://127.0.0.1:\(server.port) sent no complete answer within 2 s (the deadline of one request, connecting included); the server or the network is too slow or stalled")
-        // Cut at the deadline by the client: the server sees it go after 2 s, long before the
-        // 10 s its drip takes.
+        // Cut at the deadline by the client: not before it (the client's own clock: a loaded
+        // machine can delay the server thread's accept, which shortens what it measures), and
+        // long before the 10 s the drip takes (the server's clock: it sees the connection go).
+        #expect(failure.seconds >= 1.9, "the client gave up after \(failure.seconds) s")
         let lifetime = await Self.lifetime(of: 0, on: server)
-        #expect(lifetime.map { $0 >= .milliseconds(1900) && $0 < .seconds(5) } == true, "the connection lived \(String(describing: lifetime))")
+        #expect(lifetime.map { $0 < .seconds(5) } == true, "the connection lived \(String(describing: lifetime))")
         #expect(!failure.message.contains("(null)") && !failure.message.contains("-1001"))
     }
 
