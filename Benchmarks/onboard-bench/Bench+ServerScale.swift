@@ -35,7 +35,7 @@ extension Bench {
         measureAtScale(database.url, devices: large, events: large * eventsPerDevice, users: users)
     }
 
-    private func freshScaleDatabase(base: String) -> (url: String, drop: () -> Void) {
+    func freshScaleDatabase(base: String) -> (url: String, drop: () -> Void) {
         let name = "onboard_scale_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
         guard let slash = base.lastIndex(of: "/") else { failOperation("ONBOARD_BENCH_DATABASE_URL must end in /DATABASE") }
         do {

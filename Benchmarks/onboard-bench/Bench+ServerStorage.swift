@@ -50,6 +50,7 @@ extension Bench {
                                target: "≥ 0.5 × server-local ingest", threshold: 0.5, note: note + ", loopback HTTP"))
         report.add(BenchResult(name: "pg_ingest_vs_lmdb_ingest", unit: "events/s", paired: versusLMDB, baseline: "server-local ingest on LMDB",
                                note: note))
+        measureTwoNodes(base: base)
     }
 
     /// A new database on the bench's server, and a way to drop it.
