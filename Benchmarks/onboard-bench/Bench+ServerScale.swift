@@ -21,7 +21,7 @@ extension Bench {
         let small = options.quick ? 100 : 1_000
         let large = options.quick ? 1_000 : 100_000
         let eventsPerDevice = options.quick ? 10 : 100
-        let database = freshScaleDatabase(base: base)
+        let database = freshDatabase(base: base)
         defer { database.drop() }
         let storage: PostgresStorage
         do { storage = try PostgresStorage(url: DatabaseURL(database.url), policy: .mediawiki) } catch {
@@ -33,23 +33,6 @@ extension Bench {
         measureAtScale(database.url, devices: small, events: small * eventsPerDevice, users: users)
         loadFleet(storage, devices: small..<large, eventsPerDevice: eventsPerDevice, users: users)
         measureAtScale(database.url, devices: large, events: large * eventsPerDevice, users: users)
-    }
-
-    func freshScaleDatabase(base: String) -> (url: String, drop: () -> Void) {
-        let name = "onboard_scale_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
-        guard let slash = base.lastIndex(of: "/") else { failOperation("ONBOARD_BENCH_DATABASE_URL must end in /DATABASE") }
-        do {
-            let admin = try PGConnection(url: DatabaseURL(base))
-            defer { admin.close() }
-            try admin.execute("CREATE DATABASE \(name)")
-        } catch {
-            failOperation("scale bench: cannot create a database: \(error)")
-        }
-        return (base[..<slash] + "/" + name, {
-            guard let admin = try? PGConnection(url: DatabaseURL(base)) else { return }
-            defer { admin.close() }
-            _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        })
     }
 
     /// Devices `scale-<n>` with `eventsPerDevice` sign-in events each by 5 of `users` users, as

@@ -54,7 +54,7 @@ extension Bench {
     }
 
     /// A new database on the bench's server, and a way to drop it.
-    private func freshDatabase(base: String) -> (url: String, drop: () -> Void) {
+    func freshDatabase(base: String) -> (url: String, drop: () -> Void) {
         let name = "onboard_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
         guard let slash = base.lastIndex(of: "/") else { failOperation("ONBOARD_BENCH_DATABASE_URL must end in /DATABASE") }
         let adminURL = base

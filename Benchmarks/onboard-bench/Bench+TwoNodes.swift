@@ -45,7 +45,7 @@ extension Bench {
 
     /// Every store synced at once to `nodes` nodes on a fresh database (store k to node k mod nodes); events per second.
     private func nodesPass(base: String, nodes: Int, stores: [OnboardingStore], round: Int) -> Double {
-        let database = freshScaleDatabase(base: base)
+        let database = freshDatabase(base: base)
         defer { database.drop() }
         var servers: [(SyncServer, HTTPServer)] = []
         defer {

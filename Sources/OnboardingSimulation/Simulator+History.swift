@@ -95,7 +95,7 @@ extension Simulator {
         guard actual == expected else {
             throw failure("history", "the server's history of \(UserRef.isLiteral(user) ? "a pseudonym" : user) (\(Self.describe(query))) differs from a filter over the replicas' records: \(HistoryModel.difference(expected, actual))")
         }
-        // Without a device filter, the devices whose logs mention the user; with one, that device when it does.
+        // Without a device filter, the devices whose records read as the user; with one, that device when they do.
         let expectedDevices = mentioning.sorted()
         guard devicesAnswered == expectedDevices else {
             throw failure("history", "the server names devices \(devicesAnswered) for \(UserRef.isLiteral(user) ? "a pseudonym" : user); the replicas that hold the user's records are \(expectedDevices)")

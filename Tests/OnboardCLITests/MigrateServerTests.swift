@@ -47,13 +47,21 @@ struct MigrateServerTests {
         return (data, stores, tokens)
     }
 
-    @Test func aServerMovesToPostgreSQLAndItsDevicesSyncOn() async throws {
+    /// Runs `body` on its own thread with a fresh database (its URL and the URL text), a scratch
+    /// directory, and an LMDB server synced there (``syncedServer(in:)``).
+    static func withMigrationSetup(_ body: @escaping @Sendable (DatabaseURL, String, TemporaryDirectory,
+                                                                 (data: String, stores: [String: String], tokens: [String: String])) throws -> Void) async throws {
         try await onOwnThread {
             try withFreshDatabase { url in
-                let database = try TestDatabase.url(database: url.parameters["dbname"]!)
                 let scratch = try TemporaryDirectory()
                 defer { scratch.remove() }
-                let server = try Self.syncedServer(in: scratch)
+                try body(url, try TestDatabase.url(database: url.parameters["dbname"]!), scratch, try syncedServer(in: scratch))
+            }
+        }
+    }
+
+    @Test func aServerMovesToPostgreSQLAndItsDevicesSyncOn() async throws {
+        try await Self.withMigrationSetup { url, database, scratch, server in
                 let lmdbAudit = try CLI.run(["audit", "--data", server.data])
                 #expect(lmdbAudit.status == 0, "\(lmdbAudit.stdout)")
 
@@ -84,17 +92,11 @@ struct MigrateServerTests {
                                           "--server-key", node.serverKey])
                 #expect(synced.status == 0 && synced.stdout.contains("5 appended, 0 already on the server"), "\(synced.stdout)\(synced.stderr)")
                 #expect(try CLI.run(["audit", "--database", database]).stdout.contains("kiosk-7: ok, 705 records"))
-            }
         }
     }
 
     @Test func anInterruptedMigrationResumesWhereItStopped() async throws {
-        try await onOwnThread {
-            try withFreshDatabase { url in
-                let database = try TestDatabase.url(database: url.parameters["dbname"]!)
-                let scratch = try TemporaryDirectory()
-                defer { scratch.remove() }
-                let server = try Self.syncedServer(in: scratch)
+        try await Self.withMigrationSetup { url, database, scratch, server in
                 // Cut short after the first commit of kiosk-7 (the test hook kills the process
                 // as a crash would, after a commit).
                 let cut = try CLI.run(["migrate-server", "--data", server.data, "--database", database],
@@ -108,24 +110,17 @@ struct MigrateServerTests {
                 #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
                 #expect(try connection.execute("SELECT count(*) FROM events")[0].int64(0) == 1000)
                 #expect(try CLI.run(["audit", "--database", database]).status == 0)
-            }
         }
     }
 
     @Test func aDatabaseServingOtherDevicesIsNotOverwritten() async throws {
-        try await onOwnThread {
-            try withFreshDatabase { url in
-                let database = try TestDatabase.url(database: url.parameters["dbname"]!)
-                let scratch = try TemporaryDirectory()
-                defer { scratch.remove() }
+        try await Self.withMigrationSetup { url, database, scratch, server in
                 #expect(try CLI.run(["enroll", "--database", database, "--device", "other-1"]).status == 0)
-                let server = try Self.syncedServer(in: scratch)
                 let refused = try CLI.run(["migrate-server", "--data", server.data, "--database", database])
                 #expect(refused.status == 65 && refused.stderr.contains("already serves devices under another server key"), "\(refused.stderr)")
                 let connection = try PGConnection(url: url)
                 defer { connection.close() }
                 #expect(try connection.execute("SELECT count(*) FROM events")[0].int64(0) == 0)
-            }
         }
     }
 }
