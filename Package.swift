@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "OnboardingModelTests", dependencies: ["OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingProjectionsTests", dependencies: ["OnboardingProjections", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingSyncTests", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "TestSupport"]),
-        .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
+        .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "PostgreSQL", "TestSupport"]),
         .testTarget(name: "OnboardingImportTests", dependencies: ["OnboardingImport", "OnboardingStore", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingWorkloadTests", dependencies: ["OnboardingWorkload", "OnboardingModel", "OnboardingProjections", "TestSupport"]),

@@ -113,8 +113,7 @@ public enum EventJSON {
         guard case .object(let members) = value else {
             throw EventValidationError(field: nil, "expected a JSON object, got \(value.kindName)")
         }
-        var byName: [String: JSONValue] = [:]
-        for member in members { byName[member.key] = member.value }
+        let byName = JSONValue.Members(members)
 
         guard let typeValue = byName["type"] else {
             throw EventValidationError(field: "type", "is required (one of: \(EventType.wireNames.joined(separator: ", ")))")

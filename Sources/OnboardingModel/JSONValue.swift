@@ -55,6 +55,40 @@ public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {
 }
 
 extension JSONValue {
+    /// An object's members, looked up by key. Objects here are small (an event has about ten
+    /// members), so a scan beats hashing; the parser refuses duplicate keys, so the first
+    /// member of a name is its only one.
+    public struct Members: Sendable {
+        public let list: [Member]
+
+        public init(_ list: [Member]) { self.list = list }
+
+        public subscript(key: String) -> JSONValue? {
+            for member in list where member.key == key { return member.value }
+            return nil
+        }
+    }
+
+    /// How a strict reader finds an object: its members, or what is wrong with it, which the
+    /// reader words in its own error (with its own path).
+    public enum StrictObject: Sendable {
+        case members(Members)
+        /// The value is not an object; its ``kindName``.
+        case notAnObject(String)
+        /// A key not in the allowed list: the first one.
+        case unknownKey(String)
+    }
+
+    /// The one strict members reader: the members of this object if every key is in `allowed`.
+    /// Event lines, sync bodies and lockout policies all read their objects through it.
+    public func strictObject(allowed: [String]) -> StrictObject {
+        guard case .object(let list) = self else { return .notAnObject(kindName) }
+        for member in list where !allowed.contains(member.key) { return .unknownKey(member.key) }
+        return .members(Members(list))
+    }
+}
+
+extension JSONValue {
     /// Nesting deeper than this is refused: events are flat, and a bound keeps the recursive
     /// parser's stack small on hostile input.
     public static let maximumDepth = 16
@@ -147,7 +181,8 @@ private struct JSONParser {
     mutating func parseObject(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         index += 1
         var members: [JSONValue.Member] = []
-        var seen = Set<String>()
+        /// The keys so far, once there are too many to compare one by one (events have ~10).
+        var seen: Set<String>?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -158,7 +193,14 @@ private struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a quoted key") }
             let keyColumn = index
             let key = try parseString()
-            guard seen.insert(key).inserted else {
+            let duplicate: Bool
+            if seen != nil {
+                duplicate = !seen!.insert(key).inserted
+            } else {
+                duplicate = members.contains { $0.key == key }
+                if members.count >= 16 { seen = Set(members.map(\.key) + [key]) }
+            }
+            guard !duplicate else {
                 throw JSONSyntaxError(column: keyColumn + 1, message: "duplicate key \(ErrorEcho.quoted(key))")
             }
             skipWhitespace()
@@ -237,7 +279,29 @@ private struct JSONParser {
 
     mutating func parseString() throws(JSONSyntaxError) -> String {
         index += 1 // opening quote
-        var output: [UInt8] = []
+        let start = index
+        // Most strings hold no escape: up to the closing quote they are made from the input's
+        // bytes at once (ASCII needs no validation), not byte by byte.
+        var high: UInt8 = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let end = index
+                index += 1
+                return try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) -> String in
+                    let slice = UnsafeBufferPointer(rebasing: buffer[start..<end])
+                    if high < 0x80 {
+                        return String(unsafeUninitializedCapacity: slice.count) { _ = $0.initialize(fromContentsOf: slice); return slice.count }
+                    }
+                    guard let text = String(validating: slice, as: UTF8.self) else { throw fail("string is not valid UTF-8") }
+                    return text
+                }
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            high |= byte
+            index += 1
+        }
+        var output = Array(bytes[start..<index])
         while true {
             guard index < bytes.count else { throw fail("unterminated string") }
             let byte = bytes[index]

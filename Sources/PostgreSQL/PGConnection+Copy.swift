@@ -39,10 +39,16 @@ extension PGConnection {
             throw PostgreSQLError(.unavailable, "the COPY into \(table) could not end: \(url.scrubbed(String(cString: PQerrorMessage(handle))))")
         }
         var copied = 0
-        // The COPY's own result, then the end of the command's results.
+        var failure: PostgreSQLError?
+        // The COPY's own result, then the end of the command's results: every one is taken, so
+        // the connection is ready for the next statement (a ROLLBACK) even after an error.
         while let result = PQgetResult(handle) {
-            copied = try finish(result).affectedRows
+            switch Result(catching: { () throws(PostgreSQLError) in try finish(result) }) {
+            case .success(let rows): copied = rows.affectedRows
+            case .failure(let error): failure = failure ?? error
+            }
         }
+        if let failure { throw failure }
         return copied
     }
 }

@@ -135,7 +135,14 @@ import Glibc
             }
             // Enrol until the replicas have taken the descriptors (bounded: 300 devices).
             for index in 0..<300 {
-                let answer = serve.request("POST", "/v1/devices", body: #"{"device":"dev-\#(index)"}"#)
+                var answer = serve.request("POST", "/v1/devices", body: #"{"device":"dev-\#(index)"}"#)
+                // The previous request's connection may not be closed on the server's side yet,
+                // so this connection found no descriptor (the accept-time 503, Retry-After 1):
+                // once it is closed, the same enrolment meets the replicas' limit instead.
+                for _ in 0..<10 where answer?.status == 503 && answer?.text.contains("Retry-After: 1\r\n") == true {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    answer = serve.request("POST", "/v1/devices", body: #"{"device":"dev-\#(index)"}"#)
+                }
                 guard answer?.status == 201 else {
                     report.enrolmentRefusal = answer.map { ($0.status, $0.text) }
                     break

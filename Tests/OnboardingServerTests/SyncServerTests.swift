@@ -68,6 +68,37 @@ import TestSupport
 
     static func errorCode(_ response: SyncResponse) -> String? { SyncWire.error(from: response.body)?.code }
 
+    /// `store`'s record at `seq`, re-hashed with the event id of its record at `original`: a
+    /// record whose chain checks out but whose id the log already holds at another seq.
+    static func recordReusingID(of original: UInt64, at seq: UInt64, in store: OnboardingStore) throws -> Record {
+        let record = try #require(try store.storedRecord(at: seq))
+        let id = try #require(try store.storedRecord(at: original)).event.id
+        let event = Event(id: id, device: record.event.device, at: record.event.at, user: record.event.user, flow: record.event.flow,
+                          payload: record.event.payload)
+        precondition(!event.type.hasPersonalFields, "the forged record is re-hashed without a user key")
+        let seal = event.user.map { UserSeal(ref: store.userRef(of: $0), key: nil) }
+        let bytes = RecordCodec.encode(event, seq: seq, previousHash: record.previousHash, seal: seal)
+        let hash = Digest(bytes: Array(bytes[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)]))
+        return Record(seq: seq, event: event, previousHash: record.previousHash, hash: hash)
+    }
+
+    /// An event id the log holds at another seq: a fork, on either storage, and nothing is stored.
+    @Test(arguments: TestDatabase.storages) func anEventIDReusedAtAnotherSeqIsAForkAndStoresNothing(storage: String) async throws {
+        let fixture = try Fixture(storage: storage)
+        defer { fixture.close() }
+        let (store, token) = try await fixture.device("kiosk-7", events: 4)
+        defer { store.close() }
+        #expect(try fixture.upload(store, 1...3, token: token).status == 200)
+        let forged = try Self.recordReusingID(of: 2, at: 4, in: store)
+        let refused = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
+                                   body: SyncWire.uploadBody(device: "kiosk-7", records: [forged], keys: try store.syncKeys(for: [forged])))
+        #expect(refused.status == 409)
+        #expect(Self.errorCode(refused) == "fork")
+        #expect(try fixture.server.withDeviceLog(of: "kiosk-7") { try $0.head().seq } == 3)
+        #expect(try fixture.upload(store, 4...4, token: token).status == 200)
+        #expect(try fixture.server.history(HistoryQuery(device: "kiosk-7")).attempts.count == 4)
+    }
+
     @Test func uploadsAreAppendedThenAnsweredAsDuplicates() async throws {
         let fixture = try Fixture()
         defer { fixture.close() }

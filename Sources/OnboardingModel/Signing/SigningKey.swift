@@ -106,22 +106,29 @@ public enum HexBytes {
 
     /// `nil` unless `text` is an even number of hex digits.
     public static func decode(_ text: String) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x61...0x66: c - 0x61 + 10
-            case 0x41...0x46: c - 0x41 + 10
-            default: nil
+        var text = text
+        return text.withUTF8 { characters -> [UInt8]? in
+            guard characters.count % 2 == 0 else { return nil }
+            func nibble(_ c: UInt8) -> UInt8? {
+                switch c {
+                case 0x30...0x39: c - 0x30
+                case 0x61...0x66: c - 0x61 + 10
+                case 0x41...0x46: c - 0x41 + 10
+                default: nil
+                }
             }
+            var failed = false
+            let bytes = [UInt8](unsafeUninitializedCapacity: characters.count / 2) { output, count in
+                for index in 0..<(characters.count / 2) {
+                    guard let high = nibble(characters[2 * index]), let low = nibble(characters[2 * index + 1]) else {
+                        failed = true
+                        break
+                    }
+                    output[index] = high << 4 | low
+                    count = index + 1
+                }
+            }
+            return failed ? nil : bytes
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(characters.count / 2)
-        for index in stride(from: 0, to: characters.count, by: 2) {
-            guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
     }
 }

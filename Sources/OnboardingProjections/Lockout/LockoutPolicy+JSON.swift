@@ -76,16 +76,12 @@ private struct PolicyReader {
         LockoutPolicyError(path: path, message: message)
     }
 
-    func object(_ value: JSONValue, _ path: String, allowed: [String]) throws(LockoutPolicyError) -> [String: JSONValue] {
-        guard case .object(let members) = value else { throw fail(path, "must be an object, got \(value.kindName)") }
-        var result: [String: JSONValue] = [:]
-        for member in members {
-            guard allowed.contains(member.key) else {
-                throw fail(path, "unknown key \"\(member.key)\" (allowed: \(allowed.joined(separator: ", ")))")
-            }
-            result[member.key] = member.value
+    func object(_ value: JSONValue, _ path: String, allowed: [String]) throws(LockoutPolicyError) -> JSONValue.Members {
+        switch value.strictObject(allowed: allowed) {
+        case .members(let members): return members
+        case .notAnObject(let kind): throw fail(path, "must be an object, got \(kind)")
+        case .unknownKey(let key): throw fail(path, "unknown key \"\(key)\" (allowed: \(allowed.joined(separator: ", ")))")
         }
-        return result
     }
 
     func integer(_ value: JSONValue?, _ path: String, minimum: Int, maximum: Int) throws(LockoutPolicyError) -> Int? {

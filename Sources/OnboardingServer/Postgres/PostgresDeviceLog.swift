@@ -22,7 +22,13 @@ final class PostgresDeviceLog: DeviceLog {
     private var pendingKeys: [UserRef: SecretKey] = [:]
     private var nextUserNumber: Int64
 
-    /// Loads the device's row (creating it for a device enrolled before it had one) and users.
+    /// `devices.users_version` as this transaction leaves it (see ``DeviceUsersCache``).
+    private var usersVersion: Int64
+    /// Whether ``users`` was read from the table or changed here: the cache takes it after the commit.
+    private(set) var usersToCache: Bool
+
+    /// Loads the device's row (creating it for a device enrolled before it had one) and users:
+    /// from the node's cache when its copy is at the row's users version, else from the table.
     init(device: String, connection: PGConnection, storage: PostgresStorage) throws {
         self.device = device
         self.connection = connection
@@ -30,9 +36,9 @@ final class PostgresDeviceLog: DeviceLog {
         try connection.execute(prepared: "device_row_insert",
                                "INSERT INTO devices (device, pseudonym_key, head_hash) VALUES ($1, $2, $3) ON CONFLICT (device) DO NOTHING",
                                [.text(device), .bytes(SecretKey.random().bytes), .bytes(Digest.zero.bytes)])
-        let rows = try connection.execute(prepared: "device_row",
-                                          "SELECT head_seq, head_hash, pseudonym_key, holds_device_pseudonym_key, public_key FROM devices WHERE device = $1",
-                                          [.text(device)])
+        let rows = try connection.execute(prepared: "device_row", """
+            SELECT head_seq, head_hash, pseudonym_key, holds_device_pseudonym_key, public_key, users_version FROM devices WHERE device = $1
+            """, [.text(device)])
         guard let row = rows.first else { throw PostgresStorage.corrupted("the devices row of \(device) vanished inside its lock") }
         let seq = try row.int64(0)
         let hash = try row.bytes(1)
@@ -44,9 +50,27 @@ final class PostgresDeviceLog: DeviceLog {
         headHash = Digest(bytes: hash)
         holdsDevicePseudonymKey = try row.bool(3)
         publicKey = try row.optionalBytes(4).flatMap { SigningPublicKey(bytes: $0) }
-        let loaded = try PostgresStorage.loadUsers(of: device, pseudonymKey: SecretKey(bytes: pseudonymKey), connection: connection)
-        users = loaded.directory
-        nextUserNumber = loaded.nextNumber
+        usersVersion = try row.int64(5)
+        if let cached = storage.usersCache.entry(of: device, version: usersVersion, pseudonymKey: SecretKey(bytes: pseudonymKey)) {
+            users = cached.directory
+            nextUserNumber = cached.nextNumber
+            usersToCache = false
+        } else {
+            let loaded = try PostgresStorage.loadUsers(of: device, pseudonymKey: SecretKey(bytes: pseudonymKey), connection: connection)
+            users = loaded.directory
+            nextUserNumber = loaded.nextNumber
+            usersToCache = true
+        }
+    }
+
+    /// The users as the committed transaction left them, for ``DeviceUsersCache``.
+    var cacheEntry: DeviceUsersCache.Entry { .init(version: usersVersion, directory: users, nextNumber: nextUserNumber) }
+
+    /// A new users version for a change this transaction makes to the device's users.
+    private func nextUsersVersion() -> Int64 {
+        var version: Int64
+        repeat { version = Int64.random(in: .min ... .max) } while version == 0 || version == usersVersion
+        return version
     }
 
     func head() throws -> (seq: UInt64, hash: Digest) { (headSeq, headHash) }
@@ -91,10 +115,14 @@ final class PostgresDeviceLog: DeviceLog {
             guard !holds else {
                 throw StoreError(.conflict, "the device's pseudonym key differs from the one its log on the server was written with; the device store was replaced — enroll it as a new device")
             }
-            try connection.execute(prepared: "device_adopt", "UPDATE devices SET pseudonym_key = $2, holds_device_pseudonym_key = true WHERE device = $1",
-                                   [.text(device), .bytes(pseudonymKey.bytes)])
+            let version = nextUsersVersion()
+            try connection.execute(prepared: "device_adopt",
+                                   "UPDATE devices SET pseudonym_key = $2, holds_device_pseudonym_key = true, users_version = $3 WHERE device = $1",
+                                   [.text(device), .bytes(pseudonymKey.bytes), .int64(version)])
             users = UserDirectory(pseudonymKey: pseudonymKey)
             holdsDevicePseudonymKey = true
+            usersVersion = version
+            usersToCache = true
         }
         pendingKeys = userKeys
     }
@@ -104,8 +132,9 @@ final class PostgresDeviceLog: DeviceLog {
         guard expectedHead == headSeq else {
             throw StoreError(.headMoved, "the log of \(device) is at seq \(headSeq), not \(expectedHead)")
         }
-        var seqs: [Int64] = [], ids: [UUID] = [], times: [Int64] = [], types: [Int64] = []
-        var userKeys: [[UInt8]?] = [], hashes: [[UInt8]] = [], records: [[UInt8]] = []
+        // The batch's rows, in `events`' column order (see ``eventColumns``).
+        var rows: [[PGValue]] = []
+        rows.reserveCapacity(events.count)
         var newUsers: [(ref: UserRef, number: Int64, key: [UInt8]?, sealedName: [UInt8]?)] = []
         /// The users the device forgot in this batch, with the readable id they had here.
         var forgotten: [(ref: UserRef, name: String?)] = []
@@ -156,25 +185,16 @@ final class PostgresDeviceLog: DeviceLog {
             }
             let bytes = RecordCodec.encode(event, seq: seq, previousHash: previous, seal: seal)
             let hash = Array(bytes[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)])
-            seqs.append(Int64(seq))
-            ids.append(event.id)
-            times.append(event.at.millisecondsSince1970)
-            types.append(Int64(event.type.code))
-            userKeys.append(readsAs.map { storage.userKey(of: $0) })
-            hashes.append(hash)
-            records.append(bytes)
+            rows.append([.text(device), .int64(Int64(seq)), .uuid(event.id), .int64(event.at.millisecondsSince1970), .int16(Int16(event.type.code)),
+                         readsAs.map { .bytes(storage.userKey(of: $0)) } ?? .null, .bytes(hash), .bytes(bytes)])
             previous = Digest(bytes: hash)
         }
-        // One round trip for the batch's rows. (A `catch where` on this typed throw crashes the
+        // One COPY for the batch's rows, straight into `events` (binary: no text round trip; the
+        // floor of what PostgreSQL ingests). A unique violation is an event id stored at another
+        // seq: the whole transaction is void. (A `catch where` on this typed throw crashes the
         // Swift 6.3 compiler, hence the Result.)
         let inserted = Result { () throws(PostgreSQLError) in
-            try connection.execute(prepared: "events_insert", """
-                INSERT INTO events (device, seq, id, at_ms, type, user_key, hash, record)
-                SELECT $1, seq, id, at_ms, type::int2, user_key, hash, record
-                FROM unnest($2::int8[], $3::uuid[], $4::int8[], $5::int8[], $6::bytea[], $7::bytea[], $8::bytea[])
-                    AS batch (seq, id, at_ms, type, user_key, hash, record)
-                """, [.text(device), .int64Array(seqs), .uuidArray(ids), .int64Array(times), .int64Array(types),
-                      .optionalBytesArray(userKeys), .bytesArray(hashes), .bytesArray(records)])
+            try connection.copy(into: "events", columns: Self.eventColumns, rows: rows)
         }
         if case .failure(let error) = inserted {
             guard error.isUniqueViolation else { throw error }
@@ -201,12 +221,20 @@ final class PostgresDeviceLog: DeviceLog {
                                    [.text(device), .bytes(ref.bytes)])
         }
         let newHead = headSeq + UInt64(events.count)
-        try connection.execute(prepared: "device_head", "UPDATE devices SET head_seq = $2, head_hash = $3 WHERE device = $1",
-                               [.text(device), .int64(Int64(newHead)), .bytes(previous.bytes)])
+        let version = newUsers.isEmpty && forgotten.isEmpty ? usersVersion : nextUsersVersion()
+        try connection.execute(prepared: "device_head", "UPDATE devices SET head_seq = $2, head_hash = $3, users_version = $4 WHERE device = $1",
+                               [.text(device), .int64(Int64(newHead)), .bytes(previous.bytes), .int64(version)])
         headSeq = newHead
         headHash = previous
         users = directory
+        if version != usersVersion {
+            usersVersion = version
+            usersToCache = true
+        }
     }
+
+    /// The columns of `events` an append writes, in the order of its rows.
+    static let eventColumns = ["device", "seq", "id", "at_ms", "type", "user_key", "hash", "record"]
 
     func signingPublicKey() throws -> SigningPublicKey? { publicKey }
 
@@ -288,12 +316,17 @@ extension PostgresDeviceLog {
             try connection.execute(prepared: "events_rename_user", "UPDATE events SET user_key = $3 WHERE device = $1 AND user_key = $2",
                                    [.text(device), .bytes(storage.userKey(of: name)), .bytes(storage.userKey(of: literal))])
         }
+        let version = nextUsersVersion()
+        try connection.execute(prepared: "device_users_version", "UPDATE devices SET users_version = $2 WHERE device = $1",
+                               [.text(device), .int64(version)])
         if asks {
             try connection.execute(prepared: "forget_request_insert",
                                    "INSERT INTO forget_requests (device, ref, requested_at_ms) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
                                    [.text(device), .bytes(ref.bytes), .int64(requestedAt.millisecondsSince1970)])
         }
         users.forget(ref)
+        usersVersion = version
+        usersToCache = true
         return ForgetOutcome(device: device, pseudonym: literal, outcome: outcome)
     }
 }

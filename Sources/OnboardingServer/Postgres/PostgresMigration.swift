@@ -170,6 +170,9 @@ package enum PostgresMigration {
                 ON CONFLICT (device, ref) DO UPDATE SET key = excluded.key, sealed_name = excluded.sealed_name, number = excluded.number
                 """, [.text(device), .bytesArray(entries.map(\.ref.bytes)), .int64Array(entries.map { Int64($0.number) }),
                       .optionalBytesArray(entries.map { $0.key?.bytes }), .optionalBytesArray(entries.map(\.sealedName))])
+            // The users changed: every node's copy of them is stale (``DeviceUsersCache``).
+            try connection.execute("UPDATE devices SET users_version = $2 WHERE device = $1",
+                                   [.text(device), .int64(Int64.random(in: 1 ... .max))])
             if !heads.isEmpty {
                 try connection.execute("""
                     INSERT INTO signed_heads (device, seq, hash, signature) SELECT $1, * FROM unnest($2::int8[], $3::bytea[], $4::bytea[])

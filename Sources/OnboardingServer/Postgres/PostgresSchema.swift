@@ -7,7 +7,7 @@ import PostgreSQL
 /// half-done. A database written by a newer `onboard` is refused.
 enum PostgresSchema {
     /// The schema this build writes.
-    static let currentVersion = 1
+    static let currentVersion = 2
 
     /// The advisory lock migrations take (`pg_advisory_xact_lock`): "onboard" in ASCII, so it
     /// collides with no device lock (those are hashes with the top bit set, see ``deviceLockKey(_:)``).
@@ -94,6 +94,13 @@ enum PostgresSchema {
                 PRIMARY KEY (device, ref)
             )
             """,
+        ],
+        // Version 2: a version of each device's users, set anew (a random number) by every
+        // change to its `device_users` rows, so a node can keep them in memory and know when
+        // its copy is stale (``DeviceUsersCache``). 0 for a device whose users no node changed
+        // since: a device at 0 on v1 is read from the table once, like any cache miss.
+        [
+            "ALTER TABLE devices ADD COLUMN users_version int8 NOT NULL DEFAULT 0",
         ],
     ]
 

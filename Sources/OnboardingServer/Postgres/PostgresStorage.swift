@@ -20,6 +20,8 @@ package final class PostgresStorage: ServerStorage {
     private let policy: LockoutPolicy
     /// The admin token made on first start, when the database had none.
     package let createdAdminToken: String?
+    /// Device users this node read or wrote lately, each valid for one `devices.users_version`.
+    let usersCache = DeviceUsersCache()
 
     /// Rows read per round trip by histories and folds: a page of 500 records is ~100 KB.
     static let readBatchRows = 500
@@ -149,10 +151,15 @@ package final class PostgresStorage: ServerStorage {
     // MARK: Device logs
 
     package func withDeviceLog<R>(_ device: String, _ body: (any DeviceLog) throws -> R) throws -> R {
-        try pool.transaction { connection in
+        let (result, log) = try pool.transaction { connection in
             try connection.execute(prepared: "device_lock", "SELECT pg_advisory_xact_lock($1)", [.int64(Self.deviceLockKey(device))])
-            return try body(PostgresDeviceLog(device: device, connection: connection, storage: self))
+            let log = try PostgresDeviceLog(device: device, connection: connection, storage: self)
+            return (try body(log), log)
         }
+        // Committed: the users as the transaction left them are the ones at their version. (A
+        // transaction PostgreSQL rolled back at COMMIT leaves a version no row holds: never read.)
+        if log.usersToCache { usersCache.store(log.cacheEntry, of: device) }
+        return result
     }
 
     /// The users of `device`'s log as its records need them to be read.
@@ -166,6 +173,12 @@ package final class PostgresStorage: ServerStorage {
             try addUser(ref: try row.bytes(0), key: try row.optionalBytes(2), sealedName: try row.optionalBytes(3), of: device, to: &directory)
         }
         return (directory, next)
+    }
+
+    /// A `devices.pseudonym_key` as read, checked.
+    static func pseudonymKey(_ bytes: [UInt8]) throws -> SecretKey {
+        guard bytes.count == SecretKey.byteCount else { throw corrupted("the pseudonym key of a device has \(bytes.count) bytes") }
+        return SecretKey(bytes: bytes)
     }
 
     /// One `device_users` row into `directory`: a live user when its sealed id opens with its
@@ -191,43 +204,61 @@ package final class PostgresStorage: ServerStorage {
     /// Reads records of several devices, loading each device's users once.
     final class RecordReader {
         let connection: PGConnection
+        let storage: PostgresStorage
         private var directories: [String: UserDirectory] = [:]
 
-        init(connection: PGConnection) { self.connection = connection }
+        init(connection: PGConnection, storage: PostgresStorage) {
+            self.connection = connection
+            self.storage = storage
+        }
 
-        /// Loads the users of every device in `devices` not loaded yet, in two queries for all
-        /// of them (a user's records span a few devices; one query per device would dominate).
+        /// Loads the users of every device in `devices` not loaded yet: from the node's cache
+        /// when its copy is at the device's users version, else in one query for all of them (a
+        /// user's records span a few devices; one query per device would dominate).
         func preload(_ devices: [String]) throws {
             let missing = Array(Set(devices).filter { directories[$0] == nil })
             guard !missing.isEmpty else { return }
-            var keys: [String: SecretKey] = [:]
-            for row in try connection.execute(prepared: "devices_pseudonym_keys", "SELECT device, pseudonym_key FROM devices WHERE device = ANY($1::text[])",
+            var stale: [String] = []
+            for row in try connection.execute(prepared: "devices_users_versions",
+                                              "SELECT device, pseudonym_key, users_version FROM devices WHERE device = ANY($1::text[])",
                                               [.textArray(missing)]) {
-                let key = try row.bytes(1)
-                guard key.count == SecretKey.byteCount else { throw PostgresStorage.corrupted("the pseudonym key of a device has \(key.count) bytes") }
-                keys[try row.string(0)] = SecretKey(bytes: key)
-            }
-            var loaded: [String: UserDirectory] = keys.mapValues { UserDirectory(pseudonymKey: $0) }
-            for row in try connection.execute(prepared: "devices_users", """
-                SELECT device, ref, key, sealed_name FROM device_users WHERE device = ANY($1::text[]) ORDER BY device, number
-                """, [.textArray(missing)]) {
                 let device = try row.string(0)
-                guard loaded[device] != nil else { continue }
-                try PostgresStorage.addUser(ref: try row.bytes(1), key: try row.optionalBytes(2), sealedName: try row.optionalBytes(3),
-                                            of: device, to: &loaded[device]!)
+                let key = try PostgresStorage.pseudonymKey(try row.bytes(1))
+                if let cached = storage.usersCache.entry(of: device, version: try row.int64(2), pseudonymKey: key) {
+                    directories[device] = cached.directory
+                } else {
+                    stale.append(device)
+                }
             }
-            for (device, directory) in loaded { directories[device] = directory }
+            guard !stale.isEmpty else { return }
+            // The devices' rows and users in one statement, so each version read is the one of
+            // the users read with it.
+            var loaded: [String: DeviceUsersCache.Entry] = [:]
+            for row in try connection.execute(prepared: "devices_with_users", """
+                SELECT d.device, d.pseudonym_key, d.users_version, u.ref, u.number, u.key, u.sealed_name
+                FROM devices d LEFT JOIN device_users u ON u.device = d.device
+                WHERE d.device = ANY($1::text[]) ORDER BY d.device, u.number
+                """, [.textArray(stale)]) {
+                let device = try row.string(0)
+                if loaded[device] == nil {
+                    loaded[device] = .init(version: try row.int64(2), directory: UserDirectory(pseudonymKey: try PostgresStorage.pseudonymKey(try row.bytes(1))),
+                                           nextNumber: 1)
+                }
+                guard let ref = try row.optionalBytes(3) else { continue }
+                loaded[device]!.nextNumber = max(loaded[device]!.nextNumber, try row.int64(4) + 1)
+                try PostgresStorage.addUser(ref: ref, key: try row.optionalBytes(5), sealedName: try row.optionalBytes(6),
+                                            of: device, to: &loaded[device]!.directory)
+            }
+            for (device, entry) in loaded {
+                directories[device] = entry.directory
+                storage.usersCache.store(entry, of: device)
+            }
         }
 
         func record(device: String, seq: UInt64, bytes: [UInt8]) throws -> Record {
-            if directories[device] == nil {
-                let rows = try connection.execute(prepared: "device_pseudonym_key", "SELECT pseudonym_key FROM devices WHERE device = $1", [.text(device)])
-                guard let key = try rows.first?.bytes(0), key.count == SecretKey.byteCount else {
-                    throw PostgresStorage.corrupted("the records of \(device) have no device row")
-                }
-                directories[device] = try PostgresStorage.loadUsers(of: device, pseudonymKey: SecretKey(bytes: key), connection: connection).directory
-            }
-            return try PostgresStorage.decode(bytes, seq: seq, device: device, users: directories[device]!)
+            if directories[device] == nil { try preload([device]) }
+            guard let users = directories[device] else { throw PostgresStorage.corrupted("the records of \(device) have no device row") }
+            return try PostgresStorage.decode(bytes, seq: seq, device: device, users: users)
         }
     }
 
@@ -235,7 +266,7 @@ package final class PostgresStorage: ServerStorage {
 
     package func history(_ query: HistoryQuery) throws -> (history: History, devices: [String]) {
         try pool.withConnection { connection in
-            let reader = RecordReader(connection: connection)
+            let reader = RecordReader(connection: connection, storage: self)
             var builder = History.Builder(query: query)
             if let device = query.device {
                 guard try connection.execute(prepared: "device_exists", "SELECT EXISTS (SELECT 1 FROM devices WHERE device = $1)",
@@ -295,7 +326,7 @@ package final class PostgresStorage: ServerStorage {
 
     package func lockoutEntries(user: String, at: Timestamp) throws -> [LockoutEngine.Entry] {
         try pool.withConnection { connection in
-            let reader = RecordReader(connection: connection)
+            let reader = RecordReader(connection: connection, storage: self)
             var engine = LockoutEngine(policy: policy, acrossDevices: true)
             let rows = try connection.execute(prepared: "lockout_user", """
                 SELECT device, seq, record FROM events WHERE user_key = $1 AND type = ANY($2::int8[]::int2[])

@@ -24,7 +24,8 @@ public enum SyncWire {
     }
 
     public static func record(from value: JSONValue, index: Int) throws(SyncWireError) -> Record {
-        let where_ = "records[\(index)]"
+        // The path is only spelled out for an error: a batch has thousands of records.
+        var where_: String { "records[\(index)]" }
         let members = try object(value, where_, allowed: ["event", "prev", "hash"])
         guard let eventValue = members["event"] else { throw SyncWireError("\(where_).event is required") }
         let decoded: EventJSON.Decoded
@@ -357,16 +358,13 @@ public enum SyncWire {
         do { return try JSONValue.parse(bytes: body) } catch { throw SyncWireError("body is not JSON: \(error)") }
     }
 
-    static func object(_ value: JSONValue, _ where_: String, allowed: [String]) throws(SyncWireError) -> [String: JSONValue] {
-        guard case .object(let members) = value else { throw SyncWireError("\(where_) must be an object, got \(value.kindName)") }
-        var result: [String: JSONValue] = [:]
-        for member in members {
-            guard allowed.contains(member.key) else {
-                throw SyncWireError("\(where_) has unknown member \"\(member.key)\" (allowed: \(allowed.joined(separator: ", ")))")
-            }
-            result[member.key] = member.value
+    static func object(_ value: JSONValue, _ where_: @autoclosure () -> String, allowed: [String]) throws(SyncWireError) -> JSONValue.Members {
+        switch value.strictObject(allowed: allowed) {
+        case .members(let members): return members
+        case .notAnObject(let kind): throw SyncWireError("\(where_()) must be an object, got \(kind)")
+        case .unknownKey(let key):
+            throw SyncWireError("\(where_()) has unknown member \"\(key)\" (allowed: \(allowed.joined(separator: ", ")))")
         }
-        return result
     }
 
     static func digest(_ value: JSONValue?, _ where_: String) throws(SyncWireError) -> Digest {
