@@ -30,13 +30,19 @@ import Glibc
         let lines = Mutex<[String]>([])
     }
 
-    static func server(in directory: TemporaryDirectory, clock: ManualServerClock, maximumOpenReplicas: Int = 1024,
+    /// A server on `storage` (opened again on the same data after a close: a restart).
+    static func server(on storage: TestServerStorage, clock: ManualServerClock, maximumOpenReplicas: Int = 1024,
                        failures: LogLines? = nil) throws -> SyncServer {
         var options = SyncServer.Options()
         options.clock = { clock.now }
         options.maximumOpenReplicas = maximumOpenReplicas
         if let failures { options.failureLog = { line in failures.lines.withLock { $0.append(line) } } }
-        return try SyncServer(dataDirectory: directory.appending("server-data"), options: options)
+        return try storage.open(options)
+    }
+
+    /// A server on LMDB replicas in `directory`.
+    static func server(in directory: TemporaryDirectory, clock: ManualServerClock) throws -> SyncServer {
+        try server(on: TestServerStorage("lmdb", in: directory), clock: clock)
     }
 
     static func call(_ server: SyncServer, _ method: String, _ path: String, token: String?, body: [UInt8] = []) -> SyncResponse {
@@ -77,14 +83,16 @@ import Glibc
         return SyncWire.uploadBody(device: device, records: records)
     }
 
-    @Test(arguments: [
+    @Test(arguments: TestDatabase.storages, [
         [UInt64.max], [UInt64.max, 0], [UInt64.max - 1, UInt64.max], [UInt64.max, UInt64.max], [0], [0, 1], [5, 4], [1, 3],
     ])
-    func seqsAtTheEdgesAreRefusedWithoutATrap(seqs: [UInt64]) throws {
+    func seqsAtTheEdgesAreRefusedWithoutATrap(storage name: String, seqs: [UInt64]) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
         let clock = ManualServerClock(Self.start)
-        let server = try Self.server(in: directory, clock: clock)
+        let server = try Self.server(on: storage, clock: clock)
         defer { server.close() }
         let token = try server.issueToken(role: .device, device: "kiosk-7")
         let response = Self.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token, body: Self.crafted(seqs: seqs))
@@ -116,10 +124,12 @@ import Glibc
         }
     }
 
-    @Test func historyCursorsAndLimitsAtTheEdgesNeverTrap() async throws {
+    @Test(arguments: TestDatabase.storages) func historyCursorsAndLimitsAtTheEdgesNeverTrap(storage name: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start.adding(milliseconds: 3_600_000)))
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
+        let server = try Self.server(on: storage, clock: ManualServerClock(Self.start.adding(milliseconds: 3_600_000)))
         defer { server.close() }
         let auditor = try server.issueToken(role: .auditor)
         let store = try Self.openStore("kiosk-7", in: directory)
@@ -149,10 +159,12 @@ import Glibc
         }
     }
 
-    @Test func aQueryIsLookedAtOnlyAfterTheToken() throws {
+    @Test(arguments: TestDatabase.storages) func aQueryIsLookedAtOnlyAfterTheToken(storage name: String) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start))
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
+        let server = try Self.server(on: storage, clock: ManualServerClock(Self.start))
         defer { server.close() }
         for path in [SyncPaths.lockout(user: "alice") + "?bogus=1", SyncPaths.lockout(user: "alice") + "?at=yesterday",
                      SyncPaths.history(user: "alice") + "?bogus=1"] {
@@ -163,10 +175,12 @@ import Glibc
 
     // MARK: Device ids in paths (A8)
 
-    @Test func everyDeviceEndpointRefusesAnInvalidIdWith400AndRevokingIsIdempotent() throws {
+    @Test(arguments: TestDatabase.storages) func everyDeviceEndpointRefusesAnInvalidIdWith400AndRevokingIsIdempotent(storage name: String) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start))
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
+        let server = try Self.server(on: storage, clock: ManualServerClock(Self.start))
         defer { server.close() }
         let admin = try #require(server.createdAdminToken)
         let auditor = try server.issueToken(role: .auditor)
@@ -194,10 +208,12 @@ import Glibc
 
     // MARK: Events naming another device (A13)
 
-    @Test func aDeviceCannotUploadEventsNamingAnotherDevice() async throws {
+    @Test(arguments: TestDatabase.storages) func aDeviceCannotUploadEventsNamingAnotherDevice(storage name: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start.adding(milliseconds: 3_600_000)))
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
+        let server = try Self.server(on: storage, clock: ManualServerClock(Self.start.adding(milliseconds: 3_600_000)))
         defer { server.close() }
         let store = try Self.openStore("kiosk-7", in: directory)
         defer { store.close() }
@@ -211,18 +227,20 @@ import Glibc
         #expect(error.message.hasPrefix("seq 2 names device kiosk-9, not kiosk-7"))
         let outcomes = try SyncWire.outcomes(from: response.body)
         #expect(outcomes.map(\.reason) == ["batch_refused", "foreign_device"])
-        #expect(try server.replicas.pinnedStore(for: "kiosk-7").head().seq == 0, "nothing was stored")
+        #expect(try server.heldHead(of: "kiosk-7").seq == 0, "nothing was stored")
         // The auditor's view of kiosk-9 holds nothing kiosk-7 claimed for it.
         #expect(try server.globalLockoutEntries(user: "alice").isEmpty)
     }
 
     // MARK: Event times (A5)
 
-    @Test func eventsDatedPastTheSkewAreRefusedUntilTheServersClockCatchesUp() async throws {
+    @Test(arguments: TestDatabase.storages) func eventsDatedPastTheSkewAreRefusedUntilTheServersClockCatchesUp(storage name: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
         let clock = ManualServerClock(Self.start)
-        let server = try Self.server(in: directory, clock: clock)
+        let server = try Self.server(on: storage, clock: clock)
         defer { server.close() }
         let skew = server.options.maximumClockSkewMilliseconds
         #expect(skew == 300_000, "the documented default: 5 minutes")
@@ -239,19 +257,21 @@ import Glibc
         let error = try #require(SyncWire.error(from: second.body))
         #expect(error.code == "future_event")
         #expect(error.message.hasPrefix("seq 2 is dated \(Self.start.adding(milliseconds: skew + 1).iso8601), more than 300 s after the server's clock (\(Self.start.iso8601))"))
-        #expect(try server.replicas.pinnedStore(for: "kiosk-7").head().seq == 1)
+        #expect(try server.heldHead(of: "kiosk-7").seq == 1)
         // A millisecond later on the server, the same batch is accepted.
         clock.set(Self.start.adding(milliseconds: 1))
         let again = Self.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token, body: try Self.uploadBody(store, 2...2))
         #expect(again.status == 200, "\(Self.text(again))")
     }
 
-    @Test(arguments: ["9999-12-31T23:59:59.999Z", "2100-01-01T00:00:00Z"])
-    func noDeviceCanLockAUserOutForMillennia(far: String) async throws {
+    @Test(arguments: TestDatabase.storages, ["9999-12-31T23:59:59.999Z", "2100-01-01T00:00:00Z"])
+    func noDeviceCanLockAUserOutForMillennia(storage name: String, far: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
         let clock = ManualServerClock(Self.start)
-        let server = try Self.server(in: directory, clock: clock)
+        let server = try Self.server(on: storage, clock: clock)
         defer { server.close() }
         let attacker = try Self.openStore("kiosk-6", in: directory, checksTimes: false)
         defer { attacker.close() }
@@ -277,10 +297,12 @@ import Glibc
 
     // MARK: A keyless first batch (A7)
 
-    @Test func aFirstBatchNamingNoUserNeedsNoKeysAndTheNextBatchStillSyncs() async throws {
+    @Test(arguments: TestDatabase.storages) func aFirstBatchNamingNoUserNeedsNoKeysAndTheNextBatchStillSyncs(storage name: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start.adding(milliseconds: 3_600_000)))
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
+        let server = try Self.server(on: storage, clock: ManualServerClock(Self.start.adding(milliseconds: 3_600_000)))
         defer { server.close() }
         let store = try Self.openStore("kiosk-7", in: directory)
         defer { store.close() }
@@ -295,9 +317,8 @@ import Glibc
         #expect(first.status == 200, "\(Self.text(first))")
         let second = Self.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token, body: try Self.uploadBody(store, 3...4))
         #expect(second.status == 200, "the device's real key is adopted: \(Self.text(second))")
-        let replica = try server.replicas.pinnedStore(for: "kiosk-7")
-        #expect(try replica.records(in: 1...4).map(\.hash) == store.records(in: 1...4).map(\.hash))
-        #expect(try replica.records(in: 3...4).map(\.event.user) == ["alice", "bob"], "readable, not ~pseudonyms")
+        #expect(try server.heldRecords(of: "kiosk-7", in: 1...4).map(\.hash) == store.records(in: 1...4).map(\.hash))
+        #expect(try server.heldRecords(of: "kiosk-7", in: 3...4).map(\.event.user) == ["alice", "bob"], "readable, not ~pseudonyms")
 
         // Once adopted, another key is still refused: a replaced device store is not the device.
         let other = try Self.openStore("kiosk-7", in: directory)
@@ -312,11 +333,14 @@ import Glibc
 
     // MARK: The global lockout's order (A11)
 
-    @Test func theGlobalLockoutFollowsEventTimesNotArrivalOrder() async throws {
+    @Test(arguments: TestDatabase.storages) func theGlobalLockoutFollowsEventTimesNotArrivalOrder(storage name: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
         let clock = ManualServerClock(Self.start.adding(milliseconds: 3_600_000))
-        let server = try Self.server(in: directory, clock: clock)
+        let server = try Self.server(on: storage, clock: clock)
+        defer { server.close() }
         let kiosk = try Self.openStore("kiosk-7", in: directory)
         defer { kiosk.close() }
         let tablet = try Self.openStore("tablet-2", in: directory)
@@ -334,19 +358,21 @@ import Glibc
         let locked = try #require(server.globalLockoutEntries(user: "alice", at: at).first)
         #expect(locked.failures == 5 && locked.lockedUntil == Self.start.adding(milliseconds: 1000 + 300_000))
         #expect(try server.globalLockoutMatchesRebuild())
-        // And a restart (a rebuild in time order) answers the same.
+        // And a restart on the same data (LMDB: a rebuild in time order) answers the same.
         let before = try server.globalLockoutEntries(user: "alice", at: at)
         server.close()
-        let restarted = try Self.server(in: directory, clock: clock)
+        let restarted = try Self.server(on: storage, clock: clock)
         defer { restarted.close() }
         #expect(try restarted.globalLockoutEntries(user: "alice", at: at) == before)
     }
 
-    @Test(arguments: UInt64(1)...6)
-    func lateAndInterleavedUploadsFoldAsARebuildDoes(seed: UInt64) async throws {
+    @Test(arguments: TestDatabase.storages, UInt64(1)...6)
+    func lateAndInterleavedUploadsFoldAsARebuildDoes(storage name: String, seed: UInt64) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start.adding(milliseconds: 86_400_000)))
+        let storage = try TestServerStorage(name, in: directory)
+        defer { storage.remove() }
+        let server = try Self.server(on: storage, clock: ManualServerClock(Self.start.adding(milliseconds: 86_400_000)))
         defer { server.close() }
         var random = SplitMix64(seed: seed)
         let devices = ["kiosk-1", "kiosk-2", "kiosk-3"]
@@ -377,16 +403,32 @@ import Glibc
             #expect(response.status == 200, "\(Self.text(response))")
             next[index] = end + 1
             #expect(try server.globalLockoutMatchesRebuild(), "seed \(seed): after \(devices[index]) up to \(end)")
+            // And it answers what one fold of everything uploaded so far, in (at, device, seq)
+            // order, answers: computed here from the devices' own logs, not by the server.
+            var reference = LockoutEngine(policy: server.options.policy, acrossDevices: true)
+            let uploaded = try stores.indices.flatMap { next[$0] > 1 ? try stores[$0].records(in: 1...(next[$0] - 1)) : [] }
+            for record in uploaded.sorted(by: { ($0.event.at, $0.event.device, $0.seq) < ($1.event.at, $1.event.device, $1.seq) }) {
+                reference.apply(record)
+            }
+            for user in ["alice", "bob"] {
+                for at in [Self.start.adding(milliseconds: 1_200_000), Self.start.adding(milliseconds: 2_500_000)] {
+                    #expect(Set(try server.globalLockoutEntries(user: user, at: at)) == Set(reference.entries(ofUser: user, at: at)),
+                            "seed \(seed): \(user) at \(at.iso8601) after \(devices[index]) up to \(end)")
+                }
+            }
         }
     }
 
     // MARK: Resources (A4)
 
+    // About the bound on open LMDB replicas (evicting and reopening them), which a server on
+    // PostgreSQL does not have: LMDB only.
     @Test func aFleetLargerThanTheOpenReplicaLimitSyncsAndReadsCorrectly() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let storage = try TestServerStorage("lmdb", in: directory)
         let clock = ManualServerClock(Self.start.adding(milliseconds: 3_600_000))
-        let server = try Self.server(in: directory, clock: clock, maximumOpenReplicas: 3)
+        let server = try Self.server(on: storage, clock: clock, maximumOpenReplicas: 3)
         defer { server.close() }
         let auditor = try server.issueToken(role: .auditor)
         var hashes: [String: [Digest]] = [:]
@@ -412,6 +454,8 @@ import Glibc
         #expect(server.replicas.counts.open <= 3)
     }
 
+    // About a replica's LMDB file damaged on disk, and how store errors are classified; a
+    // PostgreSQL server's unreachable database is PostgresFaultTests': LMDB only.
     @Test func resourceShortagesAre503WithRetryAfterAndOtherFailures500WithoutAPath() throws {
         let shortage = ServerFailure(StoreError(.storage, "cannot open store at /var/lib/x: Too many open files", systemCode: EMFILE))
         #expect(shortage.isResourceShortage && shortage.resource == "file descriptors")
@@ -423,8 +467,9 @@ import Glibc
         // failed, not where its files are; the operator's log has the detail.
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let storage = try TestServerStorage("lmdb", in: directory)
         let failures = LogLines()
-        let server = try Self.server(in: directory, clock: ManualServerClock(Self.start), failures: failures)
+        let server = try Self.server(on: storage, clock: ManualServerClock(Self.start), failures: failures)
         defer { server.close() }
         let token = try server.issueToken(role: .device, device: "kiosk-7")
         #expect(Self.call(server, "GET", SyncPaths.cursor(device: "kiosk-7"), token: token).status == 200)

@@ -6,18 +6,21 @@ import OnboardingStore
 import Testing
 import TestSupport
 
-/// The sync server over real HTTP on loopback: every refusal status, and many devices at once.
+/// The sync server over real HTTP on loopback: every refusal status, and many devices at once, on
+/// either storage.
 @Suite struct SyncHTTPTests {
     /// A running server on a free loopback port.
     struct Running {
         let directory: TemporaryDirectory
+        let storage: TestServerStorage
         let server: SyncServer
         let http: HTTPServer
         let transport: HTTPTransport
 
-        init() throws {
+        init(storage name: String) throws {
             directory = try TemporaryDirectory()
-            server = try SyncServer(dataDirectory: directory.appending("data"))
+            storage = try TestServerStorage(name, in: directory)
+            server = try storage.open()
             http = HTTPServer(port: 0, limits: SyncHTTPHandler.limits, handler: SyncHTTPHandler(server: server))
             try http.start()
             transport = try HTTPTransport(baseURL: URL(string: "http://127.0.0.1:\(http.port)")!, timeout: .seconds(20))
@@ -51,12 +54,13 @@ import TestSupport
             server.beginShutdown()
             http.stop()
             server.close()
+            storage.remove()
             directory.remove()
         }
     }
 
-    @Test func everyRefusalStatusOverHTTPAndTheServerKeepsServing() async throws {
-        let running = try Running()
+    @Test(arguments: TestDatabase.storages) func everyRefusalStatusOverHTTPAndTheServerKeepsServing(storage: String) async throws {
+        let running = try Running(storage: storage)
         defer { running.stop() }
         let (store, token) = try await running.device("kiosk-7", events: 12)
         defer { store.close() }
@@ -100,8 +104,7 @@ import TestSupport
         #expect(try await client.run().acknowledgedSeq == 12)
         let otherClient = SyncClient(store: other, transport: running.transport, token: otherToken, seed: 2)
         #expect(try await otherClient.run().acknowledgedSeq == 5)
-        #expect(try running.server.replicas.pinnedStore(for: "kiosk-7").records(in: 1...12).map(\.hash)
-                == (try store.records(in: 1...12)).map(\.hash))
+        #expect(try running.server.heldRecords(of: "kiosk-7", in: 1...12).map(\.hash) == (try store.records(in: 1...12)).map(\.hash))
 
         // 503 with Retry-After while shutting down.
         running.server.beginShutdown()
@@ -109,8 +112,8 @@ import TestSupport
         #expect(closing.status == 503 && closing.retryAfterSeconds == 5)
     }
 
-    @Test func aUserIdWithASlashOrAccentIsQueriedAndForgottenOverHTTP() async throws {
-        let running = try Running()
+    @Test(arguments: TestDatabase.storages) func aUserIdWithASlashOrAccentIsQueriedAndForgottenOverHTTP(storage: String) async throws {
+        let running = try Running(storage: storage)
         defer { running.stop() }
         let (store, token) = try await running.device("kiosk-7", events: 0)
         defer { store.close() }
@@ -133,12 +136,12 @@ import TestSupport
         #expect(String(decoding: accented.body, as: UTF8.self).components(separatedBy: #""outcome":"failed""#).count - 1 == 1)
         let forget = try await running.send("POST", SyncPaths.forget(user: "corp/alice"), token: admin)
         #expect(forget.status == 200)
-        #expect(try running.server.replicas.pinnedStore(for: "kiosk-7").isForgotten("corp/alice"))
-        #expect(try !running.server.replicas.pinnedStore(for: "kiosk-7").isForgotten("José"))
+        #expect(try running.server.holdsForgotten("corp/alice", on: "kiosk-7"))
+        #expect(try !running.server.holdsForgotten("José", on: "kiosk-7"))
     }
 
-    @Test func concurrentUploadsOfOneDeviceGet429WithRetryAfter() async throws {
-        let running = try Running()
+    @Test(arguments: TestDatabase.storages) func concurrentUploadsOfOneDeviceGet429WithRetryAfter(storage: String) async throws {
+        let running = try Running(storage: storage)
         defer { running.stop() }
         let (store, token) = try await running.device("kiosk-7", events: 1000)
         defer { store.close() }
@@ -152,12 +155,12 @@ import TestSupport
         }
         #expect(statuses.allSatisfy { $0.status == 200 || ($0.status == 429 && $0.retryAfterSeconds == 1) })
         #expect(statuses.contains { $0.status == 200 })
-        #expect(try running.server.replicas.pinnedStore(for: "kiosk-7").head().seq == 1000)
+        #expect(try running.server.heldHead(of: "kiosk-7").seq == 1000)
     }
 
     /// 60 devices upload concurrently over loopback; bounded in count (60 × 300 events) and time.
-    @Test(.timeLimit(.minutes(2))) func sixtyDevicesSyncConcurrently() async throws {
-        let running = try Running()
+    @Test(.timeLimit(.minutes(2)), arguments: TestDatabase.storages) func sixtyDevicesSyncConcurrently(storage: String) async throws {
+        let running = try Running(storage: storage)
         defer { running.stop() }
         var devices: [(OnboardingStore, String)] = []
         for index in 0..<60 { devices.append(try await running.device("device-\(index)", events: 300)) }
@@ -175,8 +178,7 @@ import TestSupport
         #expect(summaries.count == 60)
         #expect(summaries.allSatisfy { $0.acknowledgedSeq == 300 })
         for (store, _) in devices {
-            let replica = try running.server.replicas.pinnedStore(for: store.deviceID)
-            #expect(try replica.head() == (try store.head()), "\(store.deviceID) is complete on the server")
+            #expect(try running.server.heldHead(of: store.deviceID) == (try store.head()), "\(store.deviceID) is complete on the server")
         }
     }
 }

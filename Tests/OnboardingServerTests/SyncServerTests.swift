@@ -15,20 +15,14 @@ import TestSupport
         let directory: TemporaryDirectory
         let server: SyncServer
         let admin: String
-        /// Drops the fixture's database (`postgres` storage).
-        let dropDatabase: @Sendable () -> Void
+        /// Where the server keeps its data (a restart opens it again).
+        let storage: TestServerStorage
 
         /// `storage`: `lmdb` (replicas in the fixture's directory) or `postgres` (a fresh database).
         init(storage: String = "lmdb") throws {
             directory = try TemporaryDirectory()
-            if storage == "postgres" {
-                let database = try TestDatabase.freshDatabase()
-                dropDatabase = database.drop
-                server = try SyncServer(databaseURL: database.url, options: SyncServer.Options())
-            } else {
-                dropDatabase = {}
-                server = try SyncServer(dataDirectory: directory.appending("server-data"))
-            }
+            self.storage = try TestServerStorage(storage, in: directory)
+            server = try self.storage.open()
             admin = try #require(server.createdAdminToken)
         }
 
@@ -61,7 +55,7 @@ import TestSupport
 
         func close() {
             server.close()
-            dropDatabase()
+            storage.remove()
             directory.remove()
         }
     }
