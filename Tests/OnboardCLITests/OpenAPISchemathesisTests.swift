@@ -10,7 +10,8 @@ import Testing
 /// invalid refused, every answer must have a documented status, content type, headers and body,
 /// 405 must carry `Allow`, and no request may crash the server. One pass per role, each with the
 /// operations of its tag: the device (cursor and upload, with the device's own token), the
-/// auditor (histories, lockout, audit) and the admin (enrolment, tokens, erasure, health).
+/// auditor (histories, lockout, audit) and the admin (enrolment, tokens, erasure, health). On
+/// each storage: `onboard serve --data` and `onboard serve --database`.
 @Suite struct OpenAPISchemathesisTests {
     static let schemathesis = URL(fileURLWithPath: OCSFValidator.python).deletingLastPathComponent()
         .appendingPathComponent("schemathesis").path
@@ -20,7 +21,7 @@ import Testing
     static var seed: String { ProcessInfo.processInfo.environment["ONBOARD_SCHEMATHESIS_SEED"] ?? "20261129" }
     /// Generated requests per operation in the fuzzing phase, after the examples and the coverage
     /// phase's boundary values: schemathesis's own default, about 25 s for all three passes on a
-    /// quiet 2-core machine. A count, not `--max-time`, bounds the run: schemathesis spends a time
+    /// quiet 2-core machine, per storage. A count, not `--max-time`, bounds the run: schemathesis spends a time
     /// budget whole, repeating the fuzzing until it is gone.
     static let examplesPerOperation = 100
     /// A pass still running after this long is stopped and fails the test: the count above
@@ -82,11 +83,11 @@ import Testing
         var answers = ""
     }
 
-    @Test func theServerAnswersTheRequestsOfEveryRoleAsTheDocumentSays() async throws {
+    @Test(arguments: TestDatabase.storages) func theServerAnswersTheRequestsOfEveryRoleAsTheDocumentSays(storage: String) async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.schemathesis) else {
             throw TestFailure("no \(Self.schemathesis): run tools/setup.sh, which installs schemathesis")
         }
-        let passes = try await OwnThread.run { try Self.check() }
+        let passes = try await OwnThread.run { try Self.check(storage: storage) }
         // The documented upload example, sent in the examples phase of the device pass, is held:
         // the server is at seq 2 and alice's history has two attempts.
         #expect(passes.acknowledgedSeq == 2, "the upload example of docs/openapi.yaml was not accepted: \(passes.answers)")
@@ -100,16 +101,22 @@ import Testing
         #expect(passes.outcomes.map(\.0.role) == ["device", "auditor", "admin"])
     }
 
-    static func check() throws -> Passes {
+    /// The three passes against `onboard serve` on `storage`: `lmdb` (`--data`, a new data
+    /// directory) or `postgres` (`--database`, a new database, dropped afterwards).
+    static func check(storage: String) throws -> Passes {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let data = directory.appending("server-data")
+        let database = storage == "postgres" ? try TestDatabase.freshDatabase() : nil
+        defer { database?.drop() }
+        let place = database.map { ["--database", $0.url] } ?? ["--data", directory.appending("server-data")]
         // kiosk-7 is the device of the documented upload example, enrolled without a key as it is there.
-        let device = try enrol(["--data", data, "--device", "kiosk-7"])
-        let auditor = try enrol(["--data", data, "--auditor"])
-        let server = try SyncProcessTests.Server(data: data, scratch: directory)
+        let device = try enrol(place + ["--device", "kiosk-7"])
+        let auditor = try enrol(place + ["--auditor"])
+        let server = try database.map { try SyncProcessTests.Server(database: $0.url, scratch: directory, name: "serve") }
+            ?? SyncProcessTests.Server(data: directory.appending("server-data"), scratch: directory)
         defer { server.stop() }
-        let admin = try String(contentsOfFile: data + "/admin.token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let adminFile = database == nil ? directory.appending("server-data/admin.token") : directory.appending("serve-admin.token")
+        let admin = try String(contentsOfFile: adminFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
 
         var passes = Passes()
         let devicePass = Pass(role: "device", tags: ["device"], token: device, operations: 2)
