@@ -20,9 +20,13 @@ final class DeviceUsersCache: Sendable {
     }
 
     /// The most users (live and forgotten, over all cached devices) the cache holds: at ~250 B
-    /// each, ~25 MB, whatever the fleet's size, so a node's memory does not grow with the number
-    /// of devices. A device with more users than this is never cached (it is read each time).
-    static let defaultCapacity = 100_000
+    /// each, ~5 MB, whatever the fleet's size, so a node's memory does not grow with the number
+    /// of devices. What the cache saves is a device's users read again for each batch of one
+    /// sync (a catch-up of thousands of records is many batches in a row); a few thousand
+    /// devices syncing at once fit. A fleet's devices come back minutes apart, long after any
+    /// bound a node could afford, so a larger cache would buy little. A device with more users
+    /// than this is never cached (it is read each time).
+    static let defaultCapacity = 20_000
 
     private struct State: ~Copyable {
         var entries: [String: Entry] = [:]
