@@ -213,12 +213,12 @@ package final class PostgresStorage: ServerStorage {
         }
 
         /// Loads the users of every device in `devices` not loaded yet: from the node's cache
-        /// when its copy is at the device's users version, else in one query for all of them (a
-        /// user's records span a few devices; one query per device would dominate).
+        /// when its copy is at the device's users version, else in one more query for all of them
+        /// (a user's records span a few devices; queries per device would dominate).
         func preload(_ devices: [String]) throws {
             let missing = Array(Set(devices).filter { directories[$0] == nil })
             guard !missing.isEmpty else { return }
-            var stale: [String] = []
+            var stale: [String: SecretKey] = [:]
             for row in try connection.execute(prepared: "devices_users_versions",
                                               "SELECT device, pseudonym_key, users_version FROM devices WHERE device = ANY($1::text[])",
                                               [.textArray(missing)]) {
@@ -227,32 +227,23 @@ package final class PostgresStorage: ServerStorage {
                 if let cached = storage.usersCache.entry(of: device, version: try row.int64(2), pseudonymKey: key) {
                     directories[device] = cached.directory
                 } else {
-                    stale.append(device)
+                    stale[device] = key
                 }
             }
             guard !stale.isEmpty else { return }
-            // The devices' rows and users in one statement, so each version read is the one of
-            // the users read with it.
-            var loaded: [String: DeviceUsersCache.Entry] = [:]
-            for row in try connection.execute(prepared: "devices_with_users", """
-                SELECT d.device, d.pseudonym_key, d.users_version, u.ref, u.number, u.key, u.sealed_name
-                FROM devices d LEFT JOIN device_users u ON u.device = d.device
-                WHERE d.device = ANY($1::text[]) ORDER BY d.device, u.number
-                """, [.textArray(stale)]) {
+            // Read here, not kept: the version read above and these rows are two statements, so
+            // they may straddle another node's commit. (Only a device log, which reads both under
+            // the device's lock, fills the cache.)
+            var loaded: [String: UserDirectory] = stale.mapValues { UserDirectory(pseudonymKey: $0) }
+            for row in try connection.execute(prepared: "devices_users", """
+                SELECT device, ref, key, sealed_name FROM device_users WHERE device = ANY($1::text[]) ORDER BY device, number
+                """, [.textArray(Array(stale.keys))]) {
                 let device = try row.string(0)
-                if loaded[device] == nil {
-                    loaded[device] = .init(version: try row.int64(2), directory: UserDirectory(pseudonymKey: try PostgresStorage.pseudonymKey(try row.bytes(1))),
-                                           nextNumber: 1)
-                }
-                guard let ref = try row.optionalBytes(3) else { continue }
-                loaded[device]!.nextNumber = max(loaded[device]!.nextNumber, try row.int64(4) + 1)
-                try PostgresStorage.addUser(ref: ref, key: try row.optionalBytes(5), sealedName: try row.optionalBytes(6),
-                                            of: device, to: &loaded[device]!.directory)
+                guard loaded[device] != nil else { continue }
+                try PostgresStorage.addUser(ref: try row.bytes(1), key: try row.optionalBytes(2), sealedName: try row.optionalBytes(3),
+                                            of: device, to: &loaded[device]!)
             }
-            for (device, entry) in loaded {
-                directories[device] = entry.directory
-                storage.usersCache.store(entry, of: device)
-            }
+            for (device, directory) in loaded { directories[device] = directory }
         }
 
         func record(device: String, seq: UInt64, bytes: [UInt8]) throws -> Record {
