@@ -4,6 +4,8 @@ import OnboardingProjections
 import OnboardingStore
 
 extension SyncServer {
+    /// 4 KiB: a factor and 200 characters of reason, escaped, with room to spare.
+    static let maximumActionBodyBytes = 4096
     /// 100 actions per page by default, at most 1,000.
     static let defaultActionsLimit = 100
     static let maximumActionsLimit = 1000
@@ -13,6 +15,9 @@ extension SyncServer {
     /// null) from now on, as an audited server action.
     func clearLockout(_ request: SyncRequest, user: String, actor: String) throws -> SyncResponse {
         if let refusal = checkJSON(request) { return refusal }
+        guard request.body.count <= Self.maximumActionBodyBytes else {
+            return failure(413, "too_large", "the body is \(request.body.count) bytes; a clear's is at most \(Self.maximumActionBodyBytes)")
+        }
         let body: JSONValue
         do { body = try JSONValue.parse(bytes: request.body) } catch {
             return failure(400, "malformed", "body: \(error)")

@@ -198,11 +198,18 @@ extension SyncServer {
             }
             return true
         }
-        if let cursor = query.after, !open.isEmpty {
-            // Their ends, if any, are in what a newer page holds: the first ending event after
-            // the cursor on each device.
+        if query.after != nil, !open.isEmpty {
+            // Their ends, if any, are in what a newer page holds (from the cursor's own record
+            // on): the first ending event after each open session on its device, read forward
+            // from the oldest of them — what lies before the cursor was read on the way down.
+            // In the page's order: time across devices, seq on one device.
+            func precedes(_ left: HistoryCursor, _ right: HistoryCursor) -> Bool { query.device == nil ? left < right : left.seq < right.seq }
+            var starts: [String: HistoryCursor] = [:]
+            for (device, indices) in open {
+                starts[device] = indices.map { HistoryCursor(at: sessions[$0].start, device: device, seq: sessions[$0].seq) }.max(by: precedes)
+            }
             var after = query
-            after.after = cursor
+            after.after = starts.values.min(by: precedes)
             try storage.forEachRecord(after, newestFirst: false) { record in
                 let event = record.event
                 let reason: String? = switch event.payload {
@@ -210,7 +217,9 @@ extension SyncServer {
                 case .signedOut(let reason): reason.rawValue
                 default: nil
                 }
-                if let reason, let indices = open.removeValue(forKey: event.device) {
+                guard let reason, let start = starts[event.device],
+                      precedes(start, HistoryCursor(at: event.at, device: event.device, seq: record.seq)) else { return true }
+                if let indices = open.removeValue(forKey: event.device) {
                     for index in indices {
                         sessions[index].end = event.at
                         sessions[index].endReason = reason
@@ -238,10 +247,14 @@ extension SyncServer {
     }
 
     /// An attempt as the history answer and the JSONL export write it: as `onboard history
-    /// --format json` does, plus `erased` (its user reads as a pseudonym).
+    /// --format json` does, plus `erased` (its user reads as a pseudonym) and `cursor`, its own
+    /// position as a cursor: a page continued from it starts right after (oldest first) or
+    /// before (newest first) it, and a poll (`wait=`) from the newest attempt shown waits for
+    /// the next one.
     static func attemptValue(_ attempt: History.Attempt) -> JSONValue {
         guard case .object(var members) = attempt.jsonValue else { preconditionFailure("an attempt encodes as a JSON object") }
         members.append(.init("erased", .bool(attempt.user.map(UserRef.isLiteral) ?? false)))
+        members.append(.init("cursor", .string(HistoryCursor(at: attempt.at, device: attempt.device, seq: attempt.seq).token)))
         return .object(members)
     }
 

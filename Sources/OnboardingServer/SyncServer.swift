@@ -349,6 +349,9 @@ public final class SyncServer: Sendable {
         let bare = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         if bare == "/console" { return method == "GET" ? .consoleRedirect : .wrongMethod(allowed: ["GET"]) }
         if bare.hasPrefix("/console/") { return method == "GET" ? .console(String(bare.dropFirst("/console/".count))) : .wrongMethod(allowed: ["GET"]) }
+        // A DELETE names exactly what it removes: `…/tokens/` (a token id left empty) is no
+        // path, not the revocation of every token of the device.
+        if method == "DELETE", bare.hasSuffix("/") { return .notFound }
         let parts = bare.split(separator: "/").map(String.init)
         guard parts.first == "v1" else { return .notFound }
         let rest = Array(parts.dropFirst())
