@@ -79,14 +79,16 @@ final class ConsoleFixture: @unchecked Sendable {
         return (store, token)
     }
 
-    /// Appends `events` on their device and uploads every record the server lacks.
+    /// Appends `events` (all of one device) on their device and uploads every record the server lacks.
     @discardableResult
     func record(_ events: [Event], through node: SyncServer? = nil) async throws -> SyncResponse {
+        precondition(Set(events.map(\.device)).count == 1, "one device's events at a time")
         let (store, token) = try device(events[0].device)
         _ = try await store.append(events)
         return try upload(store.deviceID, token: token, through: node)
     }
 
+    @discardableResult
     func upload(_ device: String, token: String? = nil, through node: SyncServer? = nil) throws -> SyncResponse {
         let (store, storedToken) = try self.device(device)
         let server = node ?? self.server
