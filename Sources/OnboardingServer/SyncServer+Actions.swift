@@ -41,8 +41,9 @@ extension SyncServer {
         guard case .string(let reason)? = members["reason"] else {
             return failure(400, "malformed", "body.reason is required: 1 to \(ServerAction.maximumReasonCharacters) characters saying why (a ticket, a call)")
         }
-        guard (1...ServerAction.maximumReasonCharacters).contains(reason.count) else {
-            return failure(400, "malformed", "body.reason must be 1 to \(ServerAction.maximumReasonCharacters) characters, got \(reason.count)")
+        // Characters are Unicode scalars, as JSON Schema's maxLength counts them.
+        guard (1...ServerAction.maximumReasonCharacters).contains(reason.unicodeScalars.count) else {
+            return failure(400, "malformed", "body.reason must be 1 to \(ServerAction.maximumReasonCharacters) characters, got \(reason.unicodeScalars.count)")
         }
         guard !reason.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             return failure(400, "malformed", "body.reason must not contain control characters")

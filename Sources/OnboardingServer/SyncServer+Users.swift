@@ -19,8 +19,9 @@ extension SyncServer {
         guard let search = parameters["search"], !search.isEmpty else {
             return failure(400, "malformed", "query parameter search is required: 1 to \(Self.maximumSearchCharacters) characters of a user id or display name")
         }
-        guard search.count <= Self.maximumSearchCharacters else {
-            return failure(400, "malformed", "query parameter search: at most \(Self.maximumSearchCharacters) characters, got \(search.count)")
+        // Characters are Unicode scalars, as JSON Schema's maxLength counts them.
+        guard search.unicodeScalars.count <= Self.maximumSearchCharacters else {
+            return failure(400, "malformed", "query parameter search: at most \(Self.maximumSearchCharacters) characters, got \(search.unicodeScalars.count)")
         }
         guard !search.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             return failure(400, "malformed", "query parameter search must not contain control characters")

@@ -252,14 +252,14 @@ public final class TokenStore: Sendable {
         }
     }
 
-    /// Every token's hash with its role and device (`onboard migrate-server` copies them).
-    package func allTokens() throws -> [(hash: [UInt8], grant: TokenGrant)] {
+    /// Every token's hash with its role, device and issue time (`onboard migrate-server` copies them).
+    package func allTokens() throws -> [(hash: [UInt8], grant: TokenGrant, issuedAt: Timestamp?)] {
         try environment.read { transaction in
             try transaction.withCursor(tokens) { cursor in
-                var all: [(hash: [UInt8], grant: TokenGrant)] = []
+                var all: [(hash: [UInt8], grant: TokenGrant, issuedAt: Timestamp?)] = []
                 var entry = try cursor.first()
                 while let current = entry {
-                    if let stored = Entry(Array(current.value)) { all.append((Array(current.key), stored.grant)) }
+                    if let stored = Entry(Array(current.value)) { all.append((Array(current.key), stored.grant, stored.issuedAt)) }
                     entry = try cursor.next()
                 }
                 return all

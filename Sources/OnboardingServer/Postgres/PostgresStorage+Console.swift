@@ -121,16 +121,23 @@ extension PostgresStorage {
     // MARK: Actions
 
     package func record(_ action: ServerAction) throws -> ServerAction {
+        try record(action, ifNew: false) ?? action
+    }
+
+    /// Stores `action`; with `ifNew`, nothing when an action of its id is stored (`nil`).
+    @discardableResult
+    func record(_ action: ServerAction, ifNew: Bool) throws -> ServerAction? {
         try pool.withConnection { connection in
             let sealed = action.user == nil && action.reason == nil ? nil : PersonalData.sealRandom(action.personalBytes, key: namesKey)
-            let rows = try connection.execute(prepared: "action_insert", """
+            let rows = try connection.execute(prepared: ifNew ? "action_insert_new" : "action_insert", """
                 INSERT INTO server_actions (id, at_ms, actor, action, user_key, sealed, factor, device, token)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \(ifNew ? "ON CONFLICT (id) DO NOTHING " : "")RETURNING seq
                 """, [.uuid(action.id), .int64(action.at.millisecondsSince1970), .text(action.actor), .text(action.kind.rawValue),
                       action.user.map { .bytes(userKey(of: $0)) } ?? .null, sealed.map { .bytes($0) } ?? .null,
                       action.factor.map { .text($0.rawValue) } ?? .null, action.device.map { .text($0) } ?? .null, action.token.map { .text($0) } ?? .null])
+            guard let row = rows.first else { return nil }
             var stored = action
-            stored.seq = UInt64(try rows[0].int64(0))
+            stored.seq = UInt64(try row.int64(0))
             return stored
         }
     }
