@@ -53,6 +53,18 @@ public struct ServerAction: Sendable, Hashable {
     /// 1–200 characters: a ticket number and a sentence; an audit trail, not a document.
     public static let maximumReasonCharacters = 200
 
+    /// Why `reason` cannot be a clear's reason (the 400's message), `nil` when it can: 1–200
+    /// characters — Unicode scalars, as JSON Schema's `maxLength` counts them — none a control character.
+    static func reasonRefusal(_ reason: String) -> String? {
+        guard (1...maximumReasonCharacters).contains(reason.unicodeScalars.count) else {
+            return "body.reason must be 1 to \(maximumReasonCharacters) characters, got \(reason.unicodeScalars.count)"
+        }
+        guard !reason.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return "body.reason must not contain control characters"
+        }
+        return nil
+    }
+
     /// The actor text of an admin token: `admin:` and 16 hex digits of its stored hash.
     static func actor(adminToken: String) -> String { "admin:" + TokenStore.tokenID(of: adminToken) }
 

@@ -41,13 +41,7 @@ extension SyncServer {
         guard case .string(let reason)? = members["reason"] else {
             return failure(400, "malformed", "body.reason is required: 1 to \(ServerAction.maximumReasonCharacters) characters saying why (a ticket, a call)")
         }
-        // Characters are Unicode scalars, as JSON Schema's maxLength counts them.
-        guard (1...ServerAction.maximumReasonCharacters).contains(reason.unicodeScalars.count) else {
-            return failure(400, "malformed", "body.reason must be 1 to \(ServerAction.maximumReasonCharacters) characters, got \(reason.unicodeScalars.count)")
-        }
-        guard !reason.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return failure(400, "malformed", "body.reason must not contain control characters")
-        }
+        if let refusal = ServerAction.reasonRefusal(reason) { return failure(400, "malformed", refusal) }
         let action = try storage.record(ServerAction(kind: .lockoutCleared, at: options.clock(), actor: actor, user: user, factor: factor,
                                                      reason: reason))
         return json(200, SyncWire.encode(.object([.init("action", action.jsonValue)])))

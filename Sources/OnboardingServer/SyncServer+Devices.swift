@@ -41,10 +41,15 @@ extension SyncServer {
         return json(200, SyncWire.encode(audit.jsonValue))
     }
 
+    /// Whether `id` is a token id as `GET /v1/devices` lists them: 16 lowercase hex digits.
+    static func isTokenID(_ id: String) -> Bool {
+        id.utf8.count == 16 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
     /// `DELETE /v1/devices/{device}/tokens/{id}`: revokes that token (its id is the first 16 hex
     /// digits of its hash, as `GET /v1/devices` lists it) and records the action.
     func revokeToken(device: String, id: String, actor: String) throws -> SyncResponse {
-        guard id.utf8.count == 16, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+        guard Self.isTokenID(id) else {
             return failure(400, "malformed", "the token id in the path must be 16 lowercase hex digits, as GET /v1/devices lists it; got \(ErrorEcho.quoted(id))")
         }
         guard try storage.revokeToken(device: device, id: id) > 0 else {

@@ -15,6 +15,15 @@ extension SyncServer {
     /// Which end of the history a page starts from.
     enum HistoryOrder: String {
         case oldest, newest
+
+        /// The `order` parameter: empty or absent is `oldest`.
+        init?(parameter: String?) {
+            switch parameter ?? "" {
+            case "", "oldest": self = .oldest
+            case "newest": self = .newest
+            default: return nil
+            }
+        }
     }
 
     /// A history page as the endpoints answer it.
@@ -69,14 +78,12 @@ extension SyncServer {
         }
         var page = query
         page.limit = query.limit ?? SyncServer.defaultHistoryLimit
-        let order: HistoryOrder
-        switch others["order"] ?? "" {
-        case "", "oldest": order = .oldest
-        case "newest": order = .newest
-        case let other: return .now(failure(400, "malformed", "query parameter order: order \(ErrorEcho.quoted(other)) must be oldest or newest"))
+        guard let order = HistoryOrder(parameter: others["order"]) else {
+            return .now(failure(400, "malformed", "query parameter order: order \(ErrorEcho.quoted(others["order"] ?? "")) must be oldest or newest"))
         }
         var wait = 0
-        if let text = others["wait"], !text.isEmpty {
+        // Absent is 0; empty is no number (as the document's integer says).
+        if let text = others["wait"] {
             guard let seconds = Int(text), (0...SyncLimits.maximumWaitSeconds).contains(seconds) else {
                 return .now(failure(400, "malformed", "query parameter wait: wait \(ErrorEcho.quoted(text)) must be a whole number of seconds from 0 to \(SyncLimits.maximumWaitSeconds)"))
             }

@@ -16,16 +16,8 @@ extension SyncServer {
         if let unknown = parameters.keys.sorted().first(where: { !["search", "limit"].contains($0) }) {
             return failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes search, limit")
         }
-        guard let search = parameters["search"], !search.isEmpty else {
-            return failure(400, "malformed", "query parameter search is required: 1 to \(Self.maximumSearchCharacters) characters of a user id or display name")
-        }
-        // Characters are Unicode scalars, as JSON Schema's maxLength counts them.
-        guard search.unicodeScalars.count <= Self.maximumSearchCharacters else {
-            return failure(400, "malformed", "query parameter search: at most \(Self.maximumSearchCharacters) characters, got \(search.unicodeScalars.count)")
-        }
-        guard !search.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return failure(400, "malformed", "query parameter search must not contain control characters")
-        }
+        if let refusal = Self.searchRefusal(parameters["search"]) { return failure(400, "malformed", refusal) }
+        let search = parameters["search"] ?? ""
         let limit: Int
         switch Self.boundedInteger(parameters["limit"], name: "limit", in: 1...Self.maximumSearchLimit, default: Self.defaultSearchLimit) {
         case .failure(let refusal): return refusal.response
@@ -35,9 +27,25 @@ extension SyncServer {
         return json(200, SyncWire.encode(.object([.init("users", .array(found.map(\.jsonValue)))])))
     }
 
-    /// A whole number in `range` from a query parameter (absent or empty: `fallback`), or the 400.
+    /// Why `search` is no search (the 400's message), `nil` when it is one: 1–100 characters —
+    /// Unicode scalars, as JSON Schema's `maxLength` counts them — none a control character.
+    static func searchRefusal(_ search: String?) -> String? {
+        guard let search, !search.isEmpty else {
+            return "query parameter search is required: 1 to \(maximumSearchCharacters) characters of a user id or display name"
+        }
+        guard search.unicodeScalars.count <= maximumSearchCharacters else {
+            return "query parameter search: at most \(maximumSearchCharacters) characters, got \(search.unicodeScalars.count)"
+        }
+        guard !search.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return "query parameter search must not contain control characters"
+        }
+        return nil
+    }
+
+    /// A whole number in `range` from a query parameter (absent: `fallback`; empty is no number,
+    /// as the document's integer says), or the 400.
     static func boundedInteger(_ text: String?, name: String, in range: ClosedRange<Int>, default fallback: Int) -> Result<Int, Refusal> {
-        guard let text, !text.isEmpty else { return .success(fallback) }
+        guard let text else { return .success(fallback) }
         guard let value = Int(text), range.contains(value) else {
             let body = SyncWire.errorBody(.init(code: "malformed",
                                                 message: "query parameter \(name): \(name) \(ErrorEcho.quoted(text)) must be a whole number from \(range.lowerBound) to \(range.upperBound)"))

@@ -85,6 +85,7 @@ import TestSupport
         defer { fixture.close() }
         try await Self.scenario(fixture)
         for (query, message) in [
+            ("buckets=", "query parameter buckets: buckets \"\" must be a whole number from 1 to 500"),
             ("buckets=0", "query parameter buckets: buckets \"0\" must be a whole number from 1 to 500"),
             ("buckets=-1", "query parameter buckets: buckets \"-1\" must be a whole number from 1 to 500"),
             ("buckets=501", "query parameter buckets: buckets \"501\" must be a whole number from 1 to 500"),

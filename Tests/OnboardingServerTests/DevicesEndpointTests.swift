@@ -140,6 +140,7 @@ import TestSupport
         let fixture = try ConsoleFixture(storage: storage)
         defer { fixture.close() }
         for (query, message) in [
+            ("limit=", "query parameter limit: limit \"\" must be a whole number from 1 to 1000"),
             ("limit=0", "query parameter limit: limit \"0\" must be a whole number from 1 to 1000"),
             ("limit=-1", "query parameter limit: limit \"-1\" must be a whole number from 1 to 1000"),
             ("limit=1001", "query parameter limit: limit \"1001\" must be a whole number from 1 to 1000"),

@@ -152,6 +152,7 @@ import TestSupport
                 ("order=NEWEST", "query parameter order: order \"NEWEST\" must be oldest or newest"),
                 ("order=%0A", "query parameter order: order \"\\n\" must be oldest or newest"),
                 ("order=" + String(repeating: "x", count: 5_000), nil),
+                ("wait=", "query parameter wait: wait \"\" must be a whole number of seconds from 0 to 30"),
                 ("wait=-1", "query parameter wait: wait \"-1\" must be a whole number of seconds from 0 to 30"),
                 ("wait=31", "query parameter wait: wait \"31\" must be a whole number of seconds from 0 to 30"),
                 ("wait=18446744073709551615", "query parameter wait: wait \"18446744073709551615\" must be a whole number of seconds from 0 to 30"),

@@ -99,6 +99,7 @@ import TestSupport
         } while cursor != nil && reasons.count < 50
         #expect(reasons == (0..<7).reversed().map { "r\($0)" })
         for (query, message) in [
+            ("limit=", "query parameter limit: limit \"\" must be a whole number from 1 to 1000"),
             ("limit=0", "query parameter limit: limit \"0\" must be a whole number from 1 to 1000"),
             ("limit=-1", "query parameter limit: limit \"-1\" must be a whole number from 1 to 1000"),
             ("limit=1001", "query parameter limit: limit \"1001\" must be a whole number from 1 to 1000"),

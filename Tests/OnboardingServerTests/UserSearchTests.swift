@@ -122,6 +122,7 @@ import TestSupport
             ("search=" + String(repeating: "é", count: 101), "query parameter search: at most 100 characters, got 101"),
             ("search=jo%0Ase", "query parameter search must not contain control characters"),
             ("search=jo%00", "query parameter search must not contain control characters"),
+            ("search=jo&limit=", "query parameter limit: limit \"\" must be a whole number from 1 to 100"),
             ("search=jo&limit=0", "query parameter limit: limit \"0\" must be a whole number from 1 to 100"),
             ("search=jo&limit=-1", "query parameter limit: limit \"-1\" must be a whole number from 1 to 100"),
             ("search=jo&limit=101", "query parameter limit: limit \"101\" must be a whole number from 1 to 100"),
