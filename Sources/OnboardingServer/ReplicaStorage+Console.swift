@@ -10,10 +10,11 @@ struct ReplicaHead: Sendable {
     var signed: (seq: UInt64, hash: Digest)?
 }
 
-/// A device's last upload time, and the one last written to `DATA/server`.
-struct UploadTime: Sendable {
-    var at: Timestamp
-    var persisted: Timestamp?
+/// The devices' last upload times, and which are not written to `DATA/server` yet.
+struct UploadTimes: Sendable {
+    var times: [String: Timestamp] = [:]
+    var unwritten: Set<String> = []
+    var writtenAt: Timestamp?
 }
 
 extension ReplicaStorage {
@@ -23,24 +24,30 @@ extension ReplicaStorage {
     // MARK: Upload times
 
     func noteUpload(of device: String, at time: Timestamp) {
-        let due = uploadTimes.withLock { times -> Bool in
-            var entry = times[device] ?? UploadTime(at: time, persisted: nil)
-            entry.at = time
-            let due = entry.persisted.map { time.millisecondsSince1970 - $0.millisecondsSince1970 >= Self.uploadTimePersistInterval } ?? true
-            if due { entry.persisted = time }
-            times[device] = entry
-            return due
+        let due = uploadTimes.withLock { state -> Bool in
+            state.times[device] = time
+            state.unwritten.insert(device)
+            guard let written = state.writtenAt else { return true }
+            return time.millisecondsSince1970 - written.millisecondsSince1970 >= Self.uploadTimePersistInterval
         }
-        guard due else { return }
-        do { try tokens.recordUpload(of: device, at: time) } catch {
-            failureLog?("onboard serve: the last upload time of \(device) could not be recorded (\(ServerFailure(error).logLine)); it is kept in memory")
-        }
+        if due { persistUploadTimes(all: false) }
     }
 
-    /// Writes the upload times not written yet (`all`: at close).
+    /// Writes the upload times not written yet, in one commit (`all`: at close, whenever they
+    /// were last written).
     func persistUploadTimes(all: Bool) {
-        let pending = uploadTimes.withLock { times in times.filter { $0.value.persisted != $0.value.at } }
-        for (device, time) in pending { try? tokens.recordUpload(of: device, at: time.at) }
+        let pending: [String: Timestamp] = uploadTimes.withLock { state in
+            defer {
+                state.unwritten.removeAll()
+                state.writtenAt = Timestamp.now
+            }
+            return state.times.filter { state.unwritten.contains($0.key) }
+        }
+        guard !pending.isEmpty else { return }
+        do { try tokens.recordUploads(pending) } catch {
+            uploadTimes.withLock { $0.unwritten.formUnion(pending.keys) }
+            failureLog?("onboard serve: the last upload times of \(pending.count) devices could not be written (\(ServerFailure(error).logLine)); they are kept in memory")
+        }
     }
 
     // MARK: Records in page order
@@ -112,12 +119,12 @@ extension ReplicaStorage {
             .prefix(limit)
         guard !devices.isEmpty else { return [] }
         let times = try tokens.deviceTimesByDevice()
-        let uploads = uploadTimes.withLock { $0 }
+        let uploads = uploadTimes.withLock { $0.times }
         let tokensByDevice = try tokens.deviceTokens()
         let heads = heads.withLock { $0 }
         return devices.map { device in
             let head = heads[device] ?? ReplicaHead(seq: 0, hash: .zero, signed: nil)
-            return DeviceStatus(device: device, enrolledAt: times[device]?.enrolled, lastUploadAt: uploads[device]?.at ?? times[device]?.lastUpload,
+            return DeviceStatus(device: device, enrolledAt: times[device]?.enrolled, lastUploadAt: uploads[device] ?? times[device]?.lastUpload,
                                 acknowledgedSeq: head.seq, headHash: head.hash, signedHead: head.signed,
                                 hasPublicKey: tokens.publicKey(for: device) != nil, tokens: tokensByDevice[device] ?? [])
         }

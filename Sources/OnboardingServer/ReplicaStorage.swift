@@ -24,11 +24,11 @@ package final class ReplicaStorage: ServerStorage {
     let search: Mutex<UserSearchIndex>
     /// Each device's head and latest signed head, as its replica holds them.
     let heads: Mutex<[String: ReplicaHead]>
-    /// Last upload times, exact here; written to `DIR/server` at most once per
-    /// ``uploadTimePersistInterval`` per device (and at close), so an upload costs no second
-    /// durable commit. A crash loses at most that much of them.
-    let uploadTimes = Mutex<[String: UploadTime]>([:])
-    /// 10 s: a device syncing every few seconds writes its time once per 10 s, not per upload.
+    /// Last upload times, exact here; written to `DIR/server` all at once at most every
+    /// ``uploadTimePersistInterval`` (and at close), so an upload costs no second durable commit
+    /// however many devices sync. A crash loses at most that much of them.
+    let uploadTimes = Mutex(UploadTimes())
+    /// 10 s: one commit of every device's new upload time per 10 s, not one per upload.
     static let uploadTimePersistInterval: Int64 = 10_000
     /// A refold of ``global`` could not read some replica for want of a resource (every replica
     /// the server may open was leased): ``global`` is stale until a refold succeeds, which every
@@ -118,7 +118,7 @@ package final class ReplicaStorage: ServerStorage {
                 // before the device did arrives by name and is stored under the pseudonym.
                 let stored = try store.records(in: range)
                 global.withLock { $0.apply(stored) }
-                search.withLock { index in for record in stored { index.add(record) } }
+                search.withLock { $0.add(stored) }
             }
             if log.appended != nil || log.signedHeadChanged {
                 let head = try store.head()

@@ -181,12 +181,14 @@ public final class TokenStore: Sendable {
         }
     }
 
-    /// Records `device`'s last upload time (its enrolment time stays).
-    func recordUpload(of device: String, at time: Timestamp) throws {
+    /// Records the devices' last upload times, in one commit (their enrolment times stay).
+    func recordUploads(_ uploads: [String: Timestamp]) throws {
         try environment.write { transaction in
-            let key = Array(device.utf8)
-            let enrolled = try transaction.get(deviceTimes, key: key).map(Self.times)?.enrolled
-            try transaction.put(deviceTimes, key: key, value: Self.times(enrolled: enrolled, lastUpload: time))
+            for (device, time) in uploads {
+                let key = Array(device.utf8)
+                let enrolled = try transaction.get(deviceTimes, key: key).map(Self.times)?.enrolled
+                try transaction.put(deviceTimes, key: key, value: Self.times(enrolled: enrolled, lastUpload: time))
+            }
         }
     }
 

@@ -64,6 +64,19 @@ struct UserSearchIndex: Sendable {
         users[key] = entry
     }
 
+    /// Indexes an upload's records: each user once, then the names they give.
+    mutating func add(_ records: [Record]) {
+        var seen = Set<String>()
+        for record in records {
+            guard let user = record.event.user else { continue }
+            if case .userAdded = record.event.payload { add(record) } else if case .userProfileUpdated(_?, _, _) = record.event.payload {
+                add(record)
+            } else if seen.insert(user).inserted {
+                add(user: user, device: record.event.device)
+            }
+        }
+    }
+
     /// Indexes one record as a replica reads it.
     mutating func add(_ record: Record) {
         guard let user = record.event.user, !UserRef.isLiteral(user) else { return }
