@@ -99,9 +99,10 @@ extension SyncServer {
             return .now(failure(404, "not_found", "device \(device) is not enrolled"))
         }
         let first = try historyPage(page, order: order)
-        guard wait > 0, first.history.attempts.isEmpty else { return .now(json(200, historyBody(first))) }
+        let held = min(wait, options.maximumPollWaitSeconds)
+        guard held > 0, first.history.attempts.isEmpty else { return .now(json(200, historyBody(first))) }
         let polled = page
-        let poll = HistoryPoll(deadline: .now + .seconds(wait), check: { [self] in
+        let poll = HistoryPoll(deadline: .now + .seconds(held), check: { [self] in
             do {
                 let again = try historyPage(polled, order: .oldest)
                 return again.history.attempts.isEmpty ? nil : json(200, historyBody(again))

@@ -55,6 +55,10 @@ public final class SyncServer: Sendable {
         public var scratchDirectory: String?
         /// `metadata.product.version` of OCSF exports (`onboard serve` passes its own version).
         public var productVersion = "unknown"
+        /// The longest this server holds a history poll (`wait=`), in seconds: a poll asking for
+        /// more is answered after this; 0 answers every poll at once (a fuzzer's server, whose
+        /// every request must be quick).
+        public var maximumPollWaitSeconds = SyncLimits.maximumWaitSeconds
 
         public init() {}
     }

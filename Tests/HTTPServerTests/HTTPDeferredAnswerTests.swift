@@ -29,6 +29,21 @@ import Glibc
         }
     }
 
+    /// `GET path` on a raw socket, `Connection: close`: everything the server wrote (blocks up
+    /// to a minute: call it on a thread of its own).
+    static func rawGet(_ port: UInt16, _ path: String) -> String {
+        guard let socket = LoopbackClient.connect(port: port, timeout: .seconds(60)) else { return "" }
+        defer { close(socket) }
+        LoopbackClient.send(socket, Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
+        return String(decoding: LoopbackClient.readToEnd(socket), as: UTF8.self)
+    }
+
+    /// Waits (up to a minute, however loaded the machine) until `condition` holds.
+    static func eventually(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
     /// One handler thread, and more deferred requests than threads: none of them holds it, so a
     /// request that answers at once is answered while they all still wait.
     @Test func deferredAnswersHoldNoHandlerThread() async throws {
@@ -37,44 +52,48 @@ import Glibc
         let handler = LaterHandler()
         try await withServer(limits: limits, handler: handler) { server in
             let port = server.port
-            let urlSession = session()
-            try await withThrowingTaskGroup(of: String.self) { group in
-                for _ in 0..<4 {
-                    group.addTask { String(decoding: try await send("GET", port: port, "/later", using: urlSession).1, as: UTF8.self) }
+            let answers = Mutex<[String]>([])
+            let group = DispatchGroup()
+            for _ in 0..<4 {
+                group.enter()
+                detachThread {
+                    defer { group.leave() }
+                    let text = Self.rawGet(port, "/later")
+                    answers.withLock { $0.append(text) }
                 }
-                let deadline = ContinuousClock.now + .seconds(8)
-                while handler.pending.withLock({ $0.count }) < 4 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-                #expect(server.unansweredRequestCount == 4)
-                let (response, body) = try await send("GET", port: port, "/now", using: urlSession)
-                #expect(response.statusCode == 200 && body == Array("now".utf8))
-                #expect(handler.pending.withLock { $0.count } == 4, "the four still wait")
-                for responder in handler.pending.withLock({ $0 }) {
-                    DispatchQueue.global().async { responder.respond(.text("later")) }
-                }
-                for try await answer in group { #expect(answer == "later") }
             }
-            let deadline = ContinuousClock.now + .seconds(5)
-            while server.unansweredRequestCount > 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            try await Self.eventually { handler.pending.withLock { $0.count } == 4 }
+            #expect(server.unansweredRequestCount == 4)
+            let now = try await onOwnThread { Self.rawGet(port, "/now") }
+            #expect(now.hasPrefix("HTTP/1.1 200") && now.hasSuffix("now"), "\(now)")
+            #expect(handler.pending.withLock { $0.count } == 4 && answers.withLock { $0.isEmpty }, "the four still wait")
+            for responder in handler.pending.withLock({ $0 }) {
+                DispatchQueue.global().async { responder.respond(.text("later")) }
+            }
+            #expect(try await onOwnThread { group.wait(timeout: .now() + 60) } == .success)
+            #expect(answers.withLock { $0 }.allSatisfy { $0.hasPrefix("HTTP/1.1 200") && $0.hasSuffix("later") })
+            try await Self.eventually { server.unansweredRequestCount == 0 }
             #expect(server.unansweredRequestCount == 0)
         }
     }
 
-    /// A request never answered is answered 503 by `stop()`, which does not hang on it; a late
-    /// answer after that sends nothing.
+    /// A request never answered is answered 503 by `stop()`, which does not wait out its drain
+    /// (two minutes here) for it; a late answer after that sends nothing.
     @Test func stopAnswersWhatAHandlerLeftUnanswered() async throws {
         let handler = LaterHandler()
-        let server = HTTPServer(port: 0, handler: handler)
+        var limits = HTTPServer.Limits()
+        limits.stopDrainTimeout = .seconds(120)
+        let server = HTTPServer(port: 0, limits: limits, handler: handler)
         try server.start()
         let port = server.port
-        let waiting = Task { try await send("GET", port: port, "/later", using: session()) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while handler.pending.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        let waiting = Task { try await onOwnThread { Self.rawGet(port, "/later") } }
+        try await Self.eventually { handler.pending.withLock { !$0.isEmpty } }
         let stopped = ContinuousClock.now
         try await offPool { server.stop() }
-        let (response, body) = try await waiting.value
-        #expect(response.statusCode == 503)
-        #expect(String(decoding: body, as: UTF8.self).contains("shutting down"))
-        #expect(ContinuousClock.now - stopped < .seconds(5), "stop does not wait out its drain for a request no handler is running")
+        let answer = try await waiting.value
+        #expect(answer.hasPrefix("HTTP/1.1 503"))
+        #expect(answer.contains("shutting down"))
+        #expect(ContinuousClock.now - stopped < .seconds(60), "stop did not wait out its drain for a request no handler is running")
         #expect(server.inFlightRequestCount == 0)
         #expect(handler.pending.withLock { $0.allSatisfy { !$0.respond(.text("too late")) } })
     }

@@ -208,20 +208,21 @@ import TestSupport
         for path in [SyncPaths.history(user: "alice"), SyncPaths.history(device: "a")] {
             let newest = try #require(ConsoleFixture.array(try fixture.get(path + "?order=newest&limit=1").body["attempts"]).first)
             let cursor = try #require(newest["cursor"]?.stringValue)
-            let answer = Self.poll(fixture.server, path + "?cursor=\(cursor)&wait=20", token: fixture.auditor)
+            let answer = Self.poll(fixture.server, path + "?cursor=\(cursor)&wait=30", token: fixture.auditor)
             try await Task.sleep(for: .milliseconds(300))
             #expect(answer.response == nil, "nothing newer yet: the poll waits")
             #expect(fixture.server.polls.count == 1)
             let stored = ContinuousClock.now
             let latest = ConsoleFixture.integer(newest["seq"]) ?? 0
             try await fixture.record([ConsoleFixture.event("a", 100 + latest, .signInFailed(method: .passcode, reason: .invalidPasscode))], through: writer)
-            let response = try #require(try await onOwnThread { answer.wait(seconds: 10) })
+            let response = try #require(try await onOwnThread { answer.wait(seconds: 40) })
             let latency = ContinuousClock.now - stored
             #expect(response.status == 200)
             let attempts = ConsoleFixture.array(try JSONValue.parse(bytes: response.body)["attempts"])
             #expect(attempts.map { $0["reason"] } == [.string("invalid_passcode")])
-            // Within the re-check of a shared database (1 s) and far within the 20 s wait.
-            #expect(latency < .seconds(5), "\(path): answered after \(latency)")
+            // Answered by the attempt, not by the end of the 30 s wait (the re-check of a shared
+            // database is 1 s; a loaded machine may take longer, never most of the wait).
+            #expect(latency < .seconds(20), "\(path): answered after \(latency)")
             print("console-api: \(storage) poll answered \(latency) after the upload (\(path))")
         }
         #expect(fixture.server.polls.count == 0)
@@ -256,10 +257,9 @@ import TestSupport
         #expect(SyncWire.error(from: refused.body)?.message.contains("32 history polls") == true)
         // Uploads and other reads are served meanwhile.
         #expect(try fixture.get(SyncPaths.history(user: "alice")).status == 200)
-        let stopped = ContinuousClock.now
+        // Answered by the shutdown itself, before it returns.
         fixture.server.beginShutdown()
         for answer in answers { #expect(answer.response?.status == 503) }
-        #expect(ContinuousClock.now - stopped < .seconds(5))
     }
 
     /// Over HTTP with 2 handler threads, 32 waiting polls hold none of them: an upload and a
@@ -283,7 +283,7 @@ import TestSupport
                                                          headers: ["authorization": "Bearer \(auditor)"])).status
                 }
             }
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(60)
             while fixture.server.polls.count < SyncLimits.maximumWaitingPolls && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
             #expect(fixture.server.polls.count == SyncLimits.maximumWaitingPolls)
             let (store, token) = try fixture.device("a")
