@@ -227,8 +227,11 @@ public final class SyncServer: Sendable {
     }
 
     private func reply(to request: SyncRequest) -> Reply {
-        guard !shuttingDown.load(ordering: .sequentiallyConsistent) else { return .now(respond(to: request)) }
-        switch SyncServer.route(method: request.method, path: request.path) {
+        if shuttingDown.load(ordering: .sequentiallyConsistent) {
+            return .now(failure(503, "unavailable", "the server is shutting down; retry shortly", retryAfter: 5))
+        }
+        let route = SyncServer.route(method: request.method, path: request.path)
+        switch route {
         case .history(let user):
             return auditorReply(request, user) { user in try self.withValidUserReply(user) { try self.historyReply(request, user: $0, device: nil) } }
         case .deviceHistory(let device):
@@ -242,15 +245,12 @@ public final class SyncServer: Sendable {
                 try self.withValidDeviceReply(device) { try self.export(request, user: nil, device: $0) }
             }
         default:
-            return .now(respond(to: request))
+            return .now(respond(to: request, route: route))
         }
     }
 
-    private func respond(to request: SyncRequest) -> SyncResponse {
-        if shuttingDown.load(ordering: .sequentiallyConsistent) {
-            return failure(503, "unavailable", "the server is shutting down; retry shortly", retryAfter: 5)
-        }
-        switch SyncServer.route(method: request.method, path: request.path) {
+    private func respond(to request: SyncRequest, route: Route) -> SyncResponse {
+        switch route {
         case .health: return json(200, SyncWire.encode(.object([.init("status", .string("ok"))])))
         case .consoleRedirect:
             return SyncResponse(status: 301, headers: ["location": "/console/", "content-type": "text/plain; charset=utf-8"],
@@ -272,7 +272,8 @@ public final class SyncServer: Sendable {
         case .cursor(let device): return readDevice(request, device) { try self.cursor($0) }
         case .upload(let device): return upload(request, device: device)
         case .history, .deviceHistory, .userExport, .deviceExport:
-            preconditionFailure("answered by reply(to:)")
+            // reply(to:) answers these (they may wait or send a file); never reached.
+            return failure(500, "internal", "the server failed to complete the request; its operator's log has the details")
         case .users: return auditor(request) { try self.searchUsers(request) }
         case .devices: return auditor(request) { try self.devicesPage(request) }
         case .deviceAudit(let device):

@@ -23,8 +23,9 @@ public enum SyncLimits {
     /// Each costs a suspended connection and a re-read of its query at least once a second, so
     /// 32 keep that under a few dozen reads a second; an audit console tails with one.
     public static let maximumWaitingPolls = 32
-    /// The longest `wait=` of a history poll, in seconds: under the HTTP layer's 30 s idle
-    /// timeout a client and the proxies between keep, so a poll is answered before either gives up.
+    /// The longest `wait=` of a history poll, in seconds: a live tail costs a request every 30 s
+    /// when nothing happens, and the answer comes well inside the 60 s a reverse proxy commonly
+    /// waits for one (nginx's `proxy_read_timeout`).
     public static let maximumWaitSeconds = 30
 }
 
