@@ -10,8 +10,9 @@ import Testing
 /// invalid refused, every answer must have a documented status, content type, headers and body,
 /// 405 must carry `Allow`, and no request may crash the server. One pass per role, each with the
 /// operations of its tag: the device (cursor and upload, with the device's own token), the
-/// auditor (histories, lockout, audit) and the admin (enrolment, tokens, erasure, health). On
-/// each storage: `onboard serve --data` and `onboard serve --database`.
+/// auditor (histories, lockout, audit, and the console's reads: users, devices, actions, counts,
+/// exports) and the admin (enrolment, tokens, erasure, lockout clears, health, the console's files).
+/// On each storage: `onboard serve --data` and `onboard serve --database`.
 @Suite struct OpenAPISchemathesisTests {
     static let schemathesis = URL(fileURLWithPath: OCSFValidator.python).deletingLastPathComponent()
         .appendingPathComponent("schemathesis").path
@@ -127,11 +128,11 @@ import Testing
         passes.nextCursor = page["next_cursor"] as? String
         passes.answers = cursorText + "\n" + pageText
         // Valid generated history requests carry a cursor this server issued (tools/schemathesis_hooks.py).
-        let auditorPass = Pass(role: "auditor", tags: ["auditor"], token: auditor, operations: 4,
+        let auditorPass = Pass(role: "auditor", tags: ["auditor"], token: auditor, operations: 12,
                                environment: passes.nextCursor.map { ["ONBOARD_ISSUED_CURSOR": $0] } ?? [:])
         passes.outcomes.append((auditorPass, try run(auditorPass, server: server, in: directory)))
         // Last: the admin's examples revoke kiosk-7's tokens, register a key for it and forget alice.
-        let adminPass = Pass(role: "admin", tags: ["admin", "health"], token: admin, operations: 6)
+        let adminPass = Pass(role: "admin", tags: ["admin", "health", "console"], token: admin, operations: 11)
         passes.outcomes.append((adminPass, try run(adminPass, server: server, in: directory)))
         return passes
     }

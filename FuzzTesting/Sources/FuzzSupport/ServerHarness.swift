@@ -94,6 +94,8 @@ public final class ServerHarness: @unchecked Sendable {
         let directory = newDirectory()
         var options = SyncServer.Options()
         options.clock = { ServerHarness.now }
+        // A history poll (`wait=`) is answered at once: an input must not sit out a wait.
+        options.maximumPollWaitSeconds = 0
         options.failureLog = { line in log.append(line) }
         let server = try SyncServer(dataDirectory: directory, options: options)
         guard let admin = server.createdAdminToken else { fatalError("a new server has an admin token") }

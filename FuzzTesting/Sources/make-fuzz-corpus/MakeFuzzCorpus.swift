@@ -105,6 +105,17 @@ struct MakeFuzzCorpus {
             ("forget", 4, "POST", SyncPaths.forget(user: "corp/alice"), "", []),
             ("audit", 3, "GET", "/v1/audit", "", []),
             ("wrong-method", 1, "PUT", SyncPaths.cursor(device: device), "", []),
+            // The audit console's endpoints (docs/sync-protocol.md § The audit console).
+            ("console-search", 3, "GET", "/v1/users", "search=jos%C3%A9 al&limit=5", []),
+            ("console-devices", 3, "GET", "/v1/devices", "limit=2&after=\(device)", []),
+            ("console-device-audit", 3, "GET", "/v1/devices/\(device)/audit", "", []),
+            ("console-actions", 3, "GET", "/v1/actions", "limit=1&cursor=x", []),
+            ("console-counts", 3, "GET", "/v1/users/alice/counts", "buckets=10&outcome=failed&since=2026-11-29T00:00:00Z", []),
+            ("console-export", 3, "GET", "/v1/devices/\(device)/export", "format=csv&until=2026-12-01T00:00:00Z", []),
+            ("console-newest", 3, "GET", SyncPaths.history(user: "alice"), "order=newest&limit=2&wait=0", []),
+            ("console-clear", 4 | 8, "POST", "/v1/users/alice/lockout/clear", "", Array(#"{"factor":"password","reason":"ticket 7"}"#.utf8)),
+            ("console-revoke", 4, "DELETE", "/v1/devices/\(device)/tokens/0123456789abcdef", "", []),
+            ("console-file", 0, "GET", "/console/index.html", "", []),
             ("unknown-path", 0, "GET", "/v2/x/../../%00", "a=%zz&&=", []),
         ]
         for (name, selector, method, path, query, body) in requests {
@@ -113,7 +124,10 @@ struct MakeFuzzCorpus {
         }
         try writer.dictionary("FuzzRouter", (["GET", "POST", "DELETE", "HEAD", "/v1/", "/v1/devices/", "/v1/users/", "/cursor", "/events",
                                               "/tokens", "/history", "/lockout", "/forget", "/v1/auditors", "/v1/audit", "/v1/health",
-                                              device, ServerHarness.signedDevice, "%2F", "%00", "%C3%A9", "%", "?", "&", "=", "/", "\n"]
+                                              device, ServerHarness.signedDevice, "%2F", "%00", "%C3%A9", "%", "?", "&", "=", "/", "\n",
+                                              "/v1/users", "/v1/devices", "/v1/actions", "/audit", "/counts", "/export", "/lockout/clear",
+                                              "/console/", "search=", "order=", "wait=", "buckets=", "format=", "after=", "newest", "csv",
+                                              "jsonl", "ocsf", "\"reason\"", "\"factor\""]
                                              + HistoryQuery.parameterNames.map { $0 + "=" } + HistoryQuery.methodNames)
             .map { Array($0.utf8) })
     }

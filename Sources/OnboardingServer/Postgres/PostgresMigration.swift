@@ -77,16 +77,46 @@ package enum PostgresMigration {
                 if let accessLog { try connection.execute("UPDATE server_keys SET secret = $1 WHERE name = 'access_log'", [.bytes(accessLog.bytes)]) }
             }
             let all = try tokens.allTokens()
+            // Issued when the LMDB server says so (tokens of an older onboard: now).
             try connection.execute("""
-                INSERT INTO tokens (token_hash, role, device) SELECT * FROM unnest($1::bytea[], $2::text[], $3::text[]) ON CONFLICT (token_hash) DO NOTHING
+                INSERT INTO tokens (token_hash, role, device, issued_at)
+                SELECT hash, role, device, coalesce(to_timestamp(issued_ms / 1000.0), now())
+                FROM unnest($1::bytea[], $2::text[], $3::text[], $4::int8[]) AS t (hash, role, device, issued_ms) ON CONFLICT (token_hash) DO NOTHING
                 """, [.bytesArray(all.map(\.hash)), .textArray(all.map(\.grant.role.rawValue)),
-                      .optionalTextArray(all.map(\.grant.device))])
+                      .optionalTextArray(all.map(\.grant.device)), .int64Array(all.map { $0.issuedAt?.millisecondsSince1970 ?? -1 })])
+            try connection.execute("UPDATE tokens SET issued_at = now() WHERE token_hash = ANY($1::bytea[]) AND issued_at < to_timestamp(0)",
+                                   [.bytesArray(all.filter { $0.issuedAt == nil }.map(\.hash))])
         }
         var results: [DeviceResult] = []
+        let times = try tokens.deviceTimesByDevice()
         for (device, store) in stores {
             results.append(try copy(device, store: store, registered: tokens.publicKey(for: device), into: storage, progress: progress))
+            if let time = times[device] {
+                try storage.pool.withConnection { connection in
+                    try connection.execute("""
+                        UPDATE devices SET enrolled_at = coalesce(to_timestamp($2::int8 / 1000.0), enrolled_at), last_upload_at_ms = coalesce($3, last_upload_at_ms)
+                        WHERE device = $1
+                        """, [.text(device), time.enrolled.map { .int64($0.millisecondsSince1970) } ?? .null,
+                              time.lastUpload.map { .int64($0.millisecondsSince1970) } ?? .null])
+                }
+            }
         }
+        try copyActions(dataDirectory: dataDirectory, into: storage)
+        // The copied users go into the user search, as at the first start of a database written
+        // before it: once more, over everything the database now holds.
+        try storage.pool.withConnection { try $0.execute("DELETE FROM server_state WHERE name = 'user_search'") }
+        try PostgresSearchIndex.backfill(storage)
         return results
+    }
+
+    /// The server actions of `DATA/actions`, in their order, each once (by id) however often
+    /// the migration runs.
+    private static func copyActions(dataDirectory: String, into storage: PostgresStorage) throws {
+        let directory = (dataDirectory as NSString).appendingPathComponent("actions")
+        guard FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("data.mdb")) else { return }
+        let actions = try ActionStore(directory: directory)
+        defer { actions.close() }
+        for action in actions.all() { try storage.record(action, ifNew: true) }
     }
 
     private static func copy(_ device: String, store: OnboardingStore?, registered: SigningPublicKey?, into storage: PostgresStorage,

@@ -91,6 +91,7 @@ enum ServeCommand {
             options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
         }
         options.failureLog = { line in Output.error("\(Clock.now().iso8601) \(line)") }
+        options.productVersion = OnboardTool.version
         // Replicas and connections share the descriptors: by default a quarter for open replicas
         // (three each, never more than the default bound), kept out of the connection budget
         // together with the server's other files, so that neither can starve the other.
@@ -145,7 +146,7 @@ enum ServeCommand {
         let http = HTTPServer(
             host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits, handler: SyncHTTPHandler(server: server),
             accessLog: { entry in Output.error(accessLog.line(for: entry, at: Clock.now().iso8601)) },
-            warningLog: { warning in Output.error("onboard serve: warning: \(warning)") })
+            warningLog: { warning in Output.error("onboard serve: warning: \(warning)") }, responseHeaders: SyncHTTPHandler.responseHeaders)
         do { try http.start() } catch {
             server.close()
             throw CLIError(ExitCode.unavailable, "onboard serve: \(error)")
