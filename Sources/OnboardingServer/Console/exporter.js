@@ -1,0 +1,41 @@
+// Export of the current filter's whole result. The server streams it; a link cannot carry the
+// bearer header, so the page fetches it and hands the browser the bytes as a file download.
+
+import * as api from "./api.js";
+import { status } from "./dom.js";
+
+/** An export may run long (every page of a large history): allow this before giving up. */
+const exportTimeoutMs = 10 * 60_000;
+
+const extensions = { csv: "csv", jsonl: "jsonl", ocsf: "json" };
+
+/** `format`: csv, jsonl or ocsf; `base`: `/v1/users/<u>` or `/v1/devices/<d>`; `filters`: the API's history filters. */
+export async function download(base, format, filters, statusElement, fallbackName) {
+  status(statusElement, "loading", `Exporting as ${format}…`);
+  try {
+    const response = await api.send(base + "/export" + api.query({ format, ...filters }), { timeoutMs: exportTimeoutMs });
+    const blob = await response.blob();
+    const name = fileName(response.headers.get("Content-Disposition")) ?? `${fallbackName}-history.${extensions[format]}`;
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = name;
+    link.hidden = true;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    // The browser reads the blob after click() returns: let the URL go only a minute later.
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    status(statusElement, "", `Saved ${name} (${blob.size.toLocaleString("en")} bytes).`);
+  } catch (error) {
+    status(statusElement, "error", `Could not export: ${error.message}`);
+  }
+}
+
+/** The file name of `attachment; filename="…"`, without any path part. */
+export function fileName(disposition) {
+  const match = /filename="([^"]*)"/.exec(disposition ?? "");
+  if (!match) return null;
+  const name = match[1].split(/[\\/]/).pop();
+  return name ? name : null;
+}
