@@ -32,10 +32,21 @@ export async function download(base, format, filters, statusElement, fallbackNam
   }
 }
 
-/** The file name of `attachment; filename="…"`, without any path part. */
+/**
+ * The file name of a `Content-Disposition: attachment` (RFC 6266): `filename*=UTF-8''…` when
+ * given (a user id may be any Unicode), else `filename="…"`; without any path part.
+ */
 export function fileName(disposition) {
-  const match = /filename="([^"]*)"/.exec(disposition ?? "");
-  if (!match) return null;
-  const name = match[1].split(/[\\/]/).pop();
-  return name ? name : null;
+  const text = disposition ?? "";
+  let name = null;
+  const extended = /filename\*\s*=\s*UTF-8''([^;\s]+)/i.exec(text);
+  if (extended) {
+    try { name = decodeURIComponent(extended[1]); } catch { name = null; }
+  }
+  if (name === null) {
+    const plain = /filename\s*=\s*"([^"]*)"/i.exec(text);
+    if (plain) name = plain[1];
+  }
+  const last = name?.split(/[\\/]/).pop();
+  return last ? last : null;
 }
