@@ -62,8 +62,10 @@ let package = Package(
         .target(name: "OnboardingWorkload", dependencies: ["OnboardingModel", "OnboardingProjections"]),
         // The reference sync server: the router, and its storage behind one seam (ServerStorage):
         // LMDB replicas per device with an in-memory global lockout, or PostgreSQL (Postgres/).
+        // Console/: the audit console's static files, served at /console (ConsoleFiles.swift).
         .target(name: "OnboardingServer", dependencies: ["OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer",
-                                                         "PostgreSQL"]),
+                                                         "PostgreSQL"],
+                resources: [.copy("Console")]),
         // The deterministic simulation of devices, network and server (docs/testing.md).
         .target(name: "OnboardingSimulation", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel",
                                                              "OnboardingProjections", "OnboardingWorkload"]),

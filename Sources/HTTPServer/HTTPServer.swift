@@ -60,15 +60,19 @@ public final class HTTPServer: Sendable {
     ///     line for the operator when a resource runs out (connections refused for a limit or
     ///     for want of descriptors, 503s for a full handler queue or body budget, connections
     ///     cut at their deadline). Holds no addresses, paths or secrets.
+    ///   - responseHeaders: added to every response that does not set them itself, the
+    ///     handler's and the ones the server answers on its own (413, 431, 503, …): security
+    ///     headers such as `X-Content-Type-Options`.
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, limits: Limits = Limits(),
         handler: any HTTPHandler, accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)? = nil,
-        warningLog: (@Sendable (String) -> Void)? = nil
+        warningLog: (@Sendable (String) -> Void)? = nil, responseHeaders: HTTPHeaders = [:]
     ) {
         self.host = host
         self.requestedPort = port
         self.limits = limits
-        self.core = ServerCore(handler: handler, limits: limits, accessLog: accessLog, warningLog: warningLog)
+        self.core = ServerCore(handler: handler, limits: limits, accessLog: accessLog, warningLog: warningLog,
+                               responseHeaders: responseHeaders)
     }
 
     deinit {

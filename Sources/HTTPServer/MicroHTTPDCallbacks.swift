@@ -198,6 +198,7 @@ private func respond(
         response = .error(status: 500, "the handler's response has \(problem)")
     }
     if core.draining { response.headers.replaceOrAdd(name: "Connection", value: "close") }
+    for (name, value) in core.responseHeaders where response.headers[name] == nil { response.headers.add(name: name, value: value) }
 
     guard let built = makeResponse(response)
         ?? makeResponse(.unavailable("the server is out of memory; retry in \(HTTPServer.Limits.busyRetryAfterSeconds) s"))

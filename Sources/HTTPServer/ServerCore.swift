@@ -7,6 +7,8 @@ final class ServerCore: Sendable {
     let handler: any HTTPHandler
     let limits: HTTPServer.Limits
     let accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)?
+    /// Added to every response that does not set them (``HTTPServer/init(host:port:limits:handler:accessLog:warningLog:responseHeaders:)``).
+    let responseHeaders: HTTPHeaders
     let warnings: ServerWarnings
     let connections: ConnectionTable
     let pool: HandlerPool
@@ -23,10 +25,12 @@ final class ServerCore: Sendable {
     private let bufferedBodyBytes = Atomic<Int>(0)
 
     init(handler: any HTTPHandler, limits: HTTPServer.Limits,
-         accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)?, warningLog: (@Sendable (String) -> Void)?) {
+         accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)?, warningLog: (@Sendable (String) -> Void)?,
+         responseHeaders: HTTPHeaders = [:]) {
         self.handler = handler
         self.limits = limits
         self.accessLog = accessLog
+        self.responseHeaders = responseHeaders
         warnings = ServerWarnings(limits: limits, sink: warningLog)
         connections = ConnectionTable(requestDeadline: .seconds(limits.requestDeadlineSeconds))
         pool = HandlerPool(threadCount: limits.handlerThreadCount, capacity: limits.maximumQueuedRequests)

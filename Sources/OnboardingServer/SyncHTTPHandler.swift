@@ -21,6 +21,12 @@ public struct SyncHTTPHandler: HTTPHandler {
         return limits
     }
 
+    /// For ``HTTPServer``'s `responseHeaders`: the router's security headers also on the answers
+    /// the HTTP layer sends itself (413, 431, 503).
+    public static var responseHeaders: HTTPHeaders {
+        HTTPHeaders(SyncServer.securityHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + [("cache-control", "no-store")])
+    }
+
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         // The path as sent: the router splits it into segments and decodes a user id itself, so an
         // encoded `/` in a user id (`corp%2Falice`) stays inside its segment.

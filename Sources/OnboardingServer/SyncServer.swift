@@ -158,12 +158,23 @@ public final class SyncServer: Sendable {
 
     // MARK: Routing
 
+    /// Answers `request`; every answer carries the security headers (``securityHeaders``).
     public func handle(_ request: SyncRequest) -> SyncResponse {
+        var response = respond(to: request)
+        Self.addSecurityHeaders(to: &response)
+        return response
+    }
+
+    private func respond(to request: SyncRequest) -> SyncResponse {
         if shuttingDown.load(ordering: .sequentiallyConsistent) {
             return failure(503, "unavailable", "the server is shutting down; retry shortly", retryAfter: 5)
         }
         switch SyncServer.route(method: request.method, path: request.path) {
         case .health: return json(200, SyncWire.encode(.object([.init("status", .string("ok"))])))
+        case .consoleRedirect:
+            return SyncResponse(status: 301, headers: ["location": "/console/", "content-type": "text/plain; charset=utf-8"],
+                                body: Array("the console is at /console/\n".utf8))
+        case .console(let file): return consoleFile(file)
         case .enrol: return admin(request) { try self.enrol(request) }
         case .issueDeviceToken(let device):
             return admin(request) { try self.withValidDevice(device) { try self.issueDeviceToken($0) } }
@@ -228,6 +239,10 @@ public final class SyncServer: Sendable {
 
     enum Route: Equatable {
         case health, enrol, issueAuditorToken, audit, notFound
+        /// `/console` (without the slash the page's relative links would resolve outside it).
+        case consoleRedirect
+        /// A file of the console, by its path under `/console/` as sent (empty: the page).
+        case console(String)
         /// A known path with a method it does not take; the methods it takes, for `Allow`.
         case wrongMethod(allowed: [String])
         case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
@@ -236,7 +251,10 @@ public final class SyncServer: Sendable {
 
     /// The endpoint a method and path name (the query string is ignored).
     static func route(method: String, path: String) -> Route {
-        let parts = path.split(separator: "?", maxSplits: 1).first.map { $0.split(separator: "/").map(String.init) } ?? []
+        let bare = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        if bare == "/console" { return method == "GET" ? .consoleRedirect : .wrongMethod(allowed: ["GET"]) }
+        if bare.hasPrefix("/console/") { return method == "GET" ? .console(String(bare.dropFirst("/console/".count))) : .wrongMethod(allowed: ["GET"]) }
+        let parts = bare.split(separator: "/").map(String.init)
         guard parts.first == "v1" else { return .notFound }
         let rest = Array(parts.dropFirst())
         // Segments arrive percent-encoded; a device id is decoded here and checked by the handler

@@ -145,7 +145,7 @@ enum ServeCommand {
         let http = HTTPServer(
             host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits, handler: SyncHTTPHandler(server: server),
             accessLog: { entry in Output.error(accessLog.line(for: entry, at: Clock.now().iso8601)) },
-            warningLog: { warning in Output.error("onboard serve: warning: \(warning)") })
+            warningLog: { warning in Output.error("onboard serve: warning: \(warning)") }, responseHeaders: SyncHTTPHandler.responseHeaders)
         do { try http.start() } catch {
             server.close()
             throw CLIError(ExitCode.unavailable, "onboard serve: \(error)")
