@@ -395,7 +395,6 @@ def search_folds(c):
         expect(any(jose["display_name"] in result and "josé" in result for result in c.results()),
                f"search {text!r} did not find José: {c.results()}")
     c.search("jose")
-    c.screenshot("search")
     c.elements("#search-results button")[0].click()
     c.wait(lambda: c.query().get("user") == ["josé"], "josé's timeline in the URL")
     c.wait_timeline()
@@ -529,7 +528,6 @@ def export(c):
     events = [json.loads(line) for line in c.download("josé-history.json").splitlines() if line]
     expect(len(events) == len(failed) and all(event.get("class_uid") == 3002 for event in events),
            f"the OCSF file has {len(events)} events, not {len(failed)} Authentication (3002) ones")
-    c.screenshot("export", "#export-title")
 
 
 def live_tail(c):
