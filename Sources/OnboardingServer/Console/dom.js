@@ -62,6 +62,8 @@ export function svg(tag, props = {}, ...children) {
  * The element is the view's live region, so screen readers hear it too.
  */
 export function status(element, kind, text = "") {
+  // Unchanged, it is left alone: a live region rewritten with the same words is read out again.
+  if (element.textContent === text && element.dataset.kind === kind) return;
   element.textContent = text;
   element.dataset.kind = kind;
   element.hidden = text === "";

@@ -9,12 +9,35 @@ const exportTimeoutMs = 10 * 60_000;
 
 const extensions = { csv: "csv", jsonl: "jsonl", ocsf: "json" };
 
+/** Progress is shown at most this often while a large export arrives. */
+const progressEveryMs = 500;
+
+/** The body as a Blob, saying how much has arrived so far. */
+async function receive(response, statusElement, format) {
+  if (!response.body) return response.blob();
+  const reader = response.body.getReader();
+  const chunks = [];
+  let bytes = 0;
+  let shown = Date.now();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    bytes += value.byteLength;
+    if (Date.now() - shown >= progressEveryMs) {
+      shown = Date.now();
+      status(statusElement, "loading", `Exporting as ${format}… ${bytes.toLocaleString("en")} bytes so far.`);
+    }
+  }
+  return new Blob(chunks, { type: response.headers.get("Content-Type") ?? "application/octet-stream" });
+}
+
 /** `format`: csv, jsonl or ocsf; `base`: `/v1/users/<u>` or `/v1/devices/<d>`; `filters`: the API's history filters. */
 export async function download(base, format, filters, statusElement, fallbackName) {
   status(statusElement, "loading", `Exporting as ${format}…`);
   try {
     const response = await api.send(base + "/export" + api.query({ format, ...filters }), { timeoutMs: exportTimeoutMs });
-    const blob = await response.blob();
+    const blob = await receive(response, statusElement, format);
     const name = fileName(response.headers.get("Content-Disposition")) ?? `${fallbackName}-history.${extensions[format]}`;
     const url = URL.createObjectURL(blob);
     const link = document.createElement("a");

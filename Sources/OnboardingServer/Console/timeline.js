@@ -237,7 +237,9 @@ export class Timeline {
         this.stopTail(`Live updates paused after ${tailLimit} new attempts: reload the view to see more.`);
         return;
       }
-      status(liveStatus, "live", "Live: new attempts appear here as devices sync.");
+      status(liveStatus, "live", this.tailed
+        ? `Live: ${this.tailed} new attempt${this.tailed === 1 ? "" : "s"} since this view opened.`
+        : "Live: new attempts appear here as devices sync.");
       const parameters = { ...this.filters, order: "oldest", limit: tailPageSize };
       if (this.newest) { parameters.cursor = cursorOf(this.newest); parameters.wait = tailWaitSeconds; }
       try {
