@@ -531,6 +531,15 @@ def export(c):
 
 
 def live_tail(c):
+    # The tail continues after the newest attempt shown with a cursor the page makes: it must be
+    # the very cursor the server issues for that attempt.
+    status, page = c.api("/v1/users/" + urllib.parse.quote("josé") + "/history?limit=1", c.config["tokens"]["auditor"])
+    expect(status == 200 and page["next_cursor"], f"history answered {status}")
+    made = c.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "import('/console/timeline.js').then((m) => done(m.cursorOf(arguments[0])), (e) => done('error: ' + e));",
+        page["attempts"][0])
+    expect(made == page["next_cursor"], f"the page's cursor {made!r} is not the server's {page['next_cursor']!r}")
     c.open_user("josé")
     c.wait(lambda: c.element("#live-status").get_attribute("data-kind") == "live", "the live tail to start")
     before = len(c.attempts())
