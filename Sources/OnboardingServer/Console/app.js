@@ -46,6 +46,8 @@ byId("signin-form").addEventListener("submit", async (event) => {
     role = await detectRole();
     input.value = "";
     enter();
+    // The form the focus was on is gone: start the keyboard at the content.
+    byId("main").focus();
   } catch (failure) {
     api.clearToken();
     showError(error, failure.status === 403
@@ -226,7 +228,11 @@ function renderTimeline() {
   const subject = pageState.subject(state);
   byId("subject-empty").hidden = subject !== null;
   byId("subject").hidden = subject === null;
-  if (!subject) { document.title = "Onboarding audit console"; return; }
+  if (!subject) {
+    view = { close() {} };
+    document.title = "Onboarding audit console";
+    return;
+  }
   document.title = `${subject.id} — Onboarding audit console`;
 
   const controller = new AbortController();
