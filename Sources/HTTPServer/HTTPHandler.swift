@@ -19,6 +19,15 @@
 /// ```
 public protocol HTTPHandler: Sendable {
     func handle(_ request: HTTPRequest) -> HTTPResponse
+    /// The server calls this one: answer through `responder`, now or later from any thread,
+    /// exactly once (a request never answered holds its connection until ``HTTPServer/stop()``
+    /// answers it 503). Returning without answering frees the handler thread: for waits that
+    /// would otherwise hold it (long polls). By default, answers ``handle(_:)``'s response.
+    func handle(_ request: HTTPRequest, responder: HTTPResponder)
+}
+
+extension HTTPHandler {
+    public func handle(_ request: HTTPRequest, responder: HTTPResponder) { responder.respond(handle(request)) }
 }
 
 /// An ``HTTPHandler`` made from a closure, for small servers and tests.

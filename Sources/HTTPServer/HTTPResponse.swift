@@ -13,11 +13,21 @@ public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// A body sent from a file instead of ``body`` (which is then ignored): for answers too large
+    /// to hold in memory.
+    public var bodyFile: HTTPBodyFile?
 
     public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    public init(status: Int, headers: HTTPHeaders = [:], bodyFile: HTTPBodyFile) {
+        self.status = status
+        self.headers = headers
+        self.body = []
+        self.bodyFile = bodyFile
     }
 
     /// A response with a JSON body (already encoded) and `Content-Type: application/json`.

@@ -119,6 +119,9 @@ public final class HTTPServer: Sendable {
     /// Requests waiting for a handler thread. For tests.
     var queuedRequestCount: Int { core.pool.queuedCount }
 
+    /// Requests a handler took and has not answered yet (long polls). For tests.
+    var unansweredRequestCount: Int { core.unansweredCount }
+
     /// Request-body bytes held right now. For tests.
     var bufferedBodyByteCount: Int { core.bufferedBodyByteCount }
 
@@ -190,7 +193,8 @@ public final class HTTPServer: Sendable {
 
     /// Stops gracefully and blocks until done: new connections are refused at once, requests
     /// already being handled get up to ``Limits/stopDrainTimeout`` to finish (requests still
-    /// queued after that get 503 without reaching the handler), the answers get up to
+    /// queued after that get 503 without reaching the handler, and so do requests a handler left
+    /// for a later answer through its ``HTTPResponder``, once nothing else runs), the answers get up to
     /// ``Limits/stopAnswerFlushTimeout`` to go out, then every connection is closed and every
     /// server thread joined. Does nothing if not running.
     ///
@@ -208,12 +212,20 @@ public final class HTTPServer: Sendable {
 
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: limits.stopDrainTimeout)
-        while core.inFlight > 0, clock.now < deadline {
+        // Requests a handler left for later (long polls) wait for something a stopping server
+        // may never see: the drain ends once only they are left.
+        while core.inFlight > core.unansweredCount, clock.now < deadline {
             usleep(1_000)
         }
         // Every suspended connection must be resumed before MHD_stop_daemon (MHD's rule): the
         // workers finish or refuse what is left and resume each one, then are joined.
         core.pool.stop(refusingQueued: true)
+        // Requests a handler took and left for later (long polls) are answered now: MHD may not
+        // stop with a connection still suspended.
+        core.answerUnanswered(with: .unavailable("the server is shutting down; retry shortly"))
+        while core.unansweredCount > 0, clock.now < deadline.advanced(by: Limits.stopAnswerFlushTimeout) {
+            usleep(1_000)
+        }
         // A resume only asks the polling thread to send the answer; give it the moment it needs,
         // or MHD_stop_daemon would close those connections with their answers unsent.
         let flushDeadline = clock.now.advanced(by: Limits.stopAnswerFlushTimeout)

@@ -86,16 +86,17 @@ func onboardAccessHandler(
 }
 
 /// A handler worker's part of a request: run the handler (or, when the pool is refusing because
-/// `stop()` ran out of patience, answer 503), give back the body budget, and resume the
-/// connection so MHD calls the access handler again and sends the answer. After the resume the
-/// worker must not touch the connection or the context again.
+/// `stop()` ran out of patience, answer 503) with a responder, which gives back the body budget
+/// and resumes the connection when the answer is there (at once, or later from another thread),
+/// so MHD calls the access handler again and sends it. After the resume neither the worker nor
+/// the responder touches the connection or the context again.
 func runHandlerJob(_ core: ServerCore, _ job: HandlerPool.Job, refusing: Bool) {
-    let response = refusing
-        ? HTTPResponse.unavailable("the server is shutting down; retry shortly")
-        : core.handler.handle(job.request)
-    core.releaseBody(of: job.context)
-    job.context.phase = .handled(response)
-    MHD_resume_connection(job.connection)
+    let responder = core.makeResponder(for: job)
+    if refusing {
+        responder.respond(.unavailable("the server is shutting down; retry shortly"))
+    } else {
+        core.handler.handle(job.request, responder: responder)
+    }
 }
 
 private func headersArrived(
@@ -232,9 +233,20 @@ func headerProblem(_ headers: HTTPHeaders) -> String? {
 }
 
 private func makeResponse(_ response: HTTPResponse) -> (pointer: OpaquePointer, status: Int, bodyBytes: Int)? {
-    let created = response.body.withUnsafeBytes { bytes in
-        // MUST_COPY: MHD copies the bytes, so the Swift array may go away when this returns.
-        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    let created: OpaquePointer?
+    var bodyBytes = response.body.count
+    if let file = response.bodyFile {
+        // MHD owns the descriptor from here and closes it with the response; a body file sent
+        // once cannot be sent again.
+        guard let descriptor = file.take() else { return nil }
+        created = MHD_create_response_from_fd64(UInt64(file.byteCount), descriptor)
+        if created == nil { close(descriptor) }
+        bodyBytes = file.byteCount
+    } else {
+        created = response.body.withUnsafeBytes { bytes in
+            // MUST_COPY: MHD copies the bytes, so the Swift array may go away when this returns.
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        }
     }
     guard let created else { return nil }
     // libmicrohttpd (0.9.75) refuses a header with an empty value; such a header means the same as
@@ -244,7 +256,7 @@ private func makeResponse(_ response: HTTPResponse) -> (pointer: OpaquePointer, 
         MHD_destroy_response(created)
         return nil
     }
-    return (created, response.status, response.body.count)
+    return (created, response.status, bodyBytes)
 }
 
 /// Runs once per request whose access handler was called, after the response is sent or the

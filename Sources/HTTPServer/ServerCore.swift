@@ -21,6 +21,8 @@ final class ServerCore: Sendable {
     }
 
     private let counters = Mutex(Counters())
+    /// Responders whose request a handler has taken and not answered yet (``HTTPResponder``).
+    private let unanswered = Mutex<[ObjectIdentifier: HTTPResponder]>([:])
     /// Request-body bytes held across all connections (see ``HTTPServer/Limits/maximumBufferedBodyBytes``).
     private let bufferedBodyBytes = Atomic<Int>(0)
 
@@ -76,4 +78,24 @@ final class ServerCore: Sendable {
     }
 
     var bufferedBodyByteCount: Int { bufferedBodyBytes.load(ordering: .relaxed) }
+
+    /// A responder for `job`, counted as unanswered until it answers.
+    func makeResponder(for job: HandlerPool.Job) -> HTTPResponder {
+        let responder = HTTPResponder(core: self, job: job)
+        unanswered.withLock { $0[responder.identifier] = responder }
+        return responder
+    }
+
+    func deferredAnswered(_ responder: HTTPResponder) {
+        _ = unanswered.withLock { $0.removeValue(forKey: responder.identifier) }
+    }
+
+    /// Requests a handler took and has not answered yet (long polls). For `stop()` and tests.
+    var unansweredCount: Int { unanswered.withLock { $0.count } }
+
+    /// Answers `response` to every request still unanswered (each responder sends at most once, so
+    /// one answering at the same moment elsewhere wins and this one does nothing).
+    func answerUnanswered(with response: @autoclosure () -> HTTPResponse) {
+        for responder in unanswered.withLock({ Array($0.values) }) { responder.respond(response()) }
+    }
 }

@@ -67,15 +67,15 @@ public enum ReplicaAudit {
         } release: { $0.close() }
     }
 
-    /// Audits each enrolled device's replica as `open` returns it (`nil`: the device never
+    /// Audits each enrolled device's replica (or each of `devices`) as `open` returns it (`nil`: the device never
     /// uploaded, so there is nothing to check); `release` is called on every opened store.
     ///
     /// - Parameter detailed: whether problems may quote the store's errors, which name files
     ///   (`onboard audit --data`, on the operator's machine); not in `GET /v1/audit`.
-    static func run(tokens: TokenStore, detailed: Bool = true, open: (String) throws(StoreError) -> OnboardingStore?,
+    static func run(tokens: TokenStore, devices: [String]? = nil, detailed: Bool = true, open: (String) throws(StoreError) -> OnboardingStore?,
                     release: (OnboardingStore) -> Void) throws -> [DeviceAudit] {
         var audits: [DeviceAudit] = []
-        for device in try tokens.enrolledDevices() {
+        for device in try devices ?? tokens.enrolledDevices() {
             var audit = DeviceAudit(device: device)
             audit.registeredKey = tokens.publicKey(for: device)
             do {

@@ -6,17 +6,30 @@ import Synchronization
 
 /// The embedded server storage (`onboard serve --data DIR`): `DIR/server` holds the hashed
 /// tokens, the enrolled devices and the server's signing key; `DIR/devices/<hex id>` one replica
-/// store per device (at most a bound open at once). The lockout across devices is folded in
-/// memory from every replica (``GlobalLockout``). One process serves a data directory.
+/// store per device (at most a bound open at once); `DIR/actions` the server actions
+/// (``ActionStore``). The lockout across devices is folded in memory from every replica and the
+/// actions (``GlobalLockout``), and so are the user search (``UserSearchIndex``) and each
+/// device's head. One process serves a data directory.
 package final class ReplicaStorage: ServerStorage {
     package let dataDirectory: String
     package let tokens: TokenStore
     package let signingKey: SigningKeyPair
     let replicas: DeviceReplicas
-    private let policy: LockoutPolicy
-    private let failureLog: (@Sendable (String) -> Void)?
+    let actionStore: ActionStore
+    let policy: LockoutPolicy
+    let failureLog: (@Sendable (String) -> Void)?
     /// The cross-device lockout.
-    private let global: Mutex<GlobalLockout>
+    let global: Mutex<GlobalLockout>
+    /// The user search, kept with the lockout: built by the same scans, refolded with it.
+    let search: Mutex<UserSearchIndex>
+    /// Each device's head and latest signed head, as its replica holds them.
+    let heads: Mutex<[String: ReplicaHead]>
+    /// Last upload times, exact here; written to `DIR/server` at most once per
+    /// ``uploadTimePersistInterval`` per device (and at close), so an upload costs no second
+    /// durable commit. A crash loses at most that much of them.
+    let uploadTimes = Mutex<[String: UploadTime]>([:])
+    /// 10 s: a device syncing every few seconds writes its time once per 10 s, not per upload.
+    static let uploadTimePersistInterval: Int64 = 10_000
     /// A refold of ``global`` could not read some replica for want of a resource (every replica
     /// the server may open was leased): ``global`` is stale until a refold succeeds, which every
     /// later upload, forget and lockout query tries first.
@@ -38,6 +51,7 @@ package final class ReplicaStorage: ServerStorage {
         signingKey = try OnboardingStore.signingKey(at: Self.signingKeyPath(dataDirectory: dataDirectory))
         replicas = try DeviceReplicas(directory: (dataDirectory as NSString).appendingPathComponent("devices"),
                                       maximumOpen: maximumOpenReplicas, initialMapSizeBytes: replicaInitialMapSizeBytes)
+        actionStore = try ActionStore(directory: (dataDirectory as NSString).appendingPathComponent("actions"))
         if try tokens.hasAdmin() {
             createdAdminToken = nil
         } else {
@@ -46,9 +60,11 @@ package final class ReplicaStorage: ServerStorage {
             _ = FileManager.default.createFile(atPath: file, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
             createdAdminToken = token
         }
-        let built = try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: policy)
+        let built = try Self.buildViews(tokens: tokens, replicas: replicas, policy: policy, actions: actionStore.all())
         unreadableReplicas = built.unreadable
-        global = Mutex(built.lockout)
+        global = Mutex(built.views.lockout)
+        search = Mutex(built.views.search)
+        heads = Mutex(built.views.heads)
         // The start-up scan needs no replica afterwards: their descriptors go back before the
         // HTTP layer counts what it may use.
         replicas.closeIdle()
@@ -60,7 +76,9 @@ package final class ReplicaStorage: ServerStorage {
     }
 
     package func close() {
+        persistUploadTimes(all: true)
         replicas.closeAll()
+        actionStore.close()
         tokens.close()
     }
 
@@ -100,7 +118,14 @@ package final class ReplicaStorage: ServerStorage {
                 // before the device did arrives by name and is stored under the pseudonym.
                 let stored = try store.records(in: range)
                 global.withLock { $0.apply(stored) }
+                search.withLock { index in for record in stored { index.add(record) } }
             }
+            if log.appended != nil || log.signedHeadChanged {
+                let head = try store.head()
+                let signed = try store.latestSignedHead()
+                heads.withLock { $0[device] = ReplicaHead(seq: head.seq, hash: head.hash, signed: signed.map { ($0.seq, $0.hash) }) }
+            }
+            if log.appended != nil { noteUpload(of: device, at: Timestamp.now) }
             return result
         }
         // Outside the lease: the refold opens every replica.
@@ -115,19 +140,33 @@ package final class ReplicaStorage: ServerStorage {
         return global.withLock { $0.entries(user: user, at: at) }
     }
 
-    /// The global lockout from every replica's records. A replica that cannot be read whole (a
-    /// damaged record) contributes its records up to the damage and is listed; `isPartial` says
-    /// that a replica could not be read now for want of a resource (it would be read later).
-    private static func buildGlobalLockout(tokens: TokenStore, replicas: DeviceReplicas,
-                                           policy: LockoutPolicy) throws -> (lockout: GlobalLockout, unreadable: [String], isPartial: Bool) {
+    /// What the server derives from every replica's records.
+    struct Views {
+        var lockout: GlobalLockout
+        var search: UserSearchIndex
+        var heads: [String: ReplicaHead]
+    }
+
+    /// The global lockout (with the clears among `actions`), the user search and the heads from
+    /// every replica's records. A replica that cannot be read whole (a damaged record)
+    /// contributes its records up to the damage and is listed; `isPartial` says that a replica
+    /// could not be read now for want of a resource (it would be read later).
+    static func buildViews(tokens: TokenStore, replicas: DeviceReplicas, policy: LockoutPolicy,
+                           actions: [ServerAction]) throws -> (views: Views, unreadable: [String], isPartial: Bool) {
         var relevant: [Record] = []
+        var search = UserSearchIndex()
+        var heads: [String: ReplicaHead] = [:]
         var unreadable: [String] = []
         var isPartial = false
         for device in try tokens.enrolledDevices() {
             do {
                 try replicas.withReplica(device) { store in
+                    let head = try store.head()
+                    let signed = try store.latestSignedHead()
+                    heads[device] = ReplicaHead(seq: head.seq, hash: head.hash, signed: signed.map { ($0.seq, $0.hash) })
                     try store.forEachRecord { record in
                         if LockoutEngine.mayAffectKeys(record.event.type) { relevant.append(record) }
+                        search.add(record)
                         return true
                     }
                 }
@@ -136,7 +175,8 @@ package final class ReplicaStorage: ServerStorage {
                 if ServerFailure(error).isResourceShortage { isPartial = true }
             }
         }
-        return (GlobalLockout(policy: policy, records: relevant), unreadable, isPartial)
+        return (Views(lockout: GlobalLockout(policy: policy, records: relevant, actions: actions), search: search, heads: heads),
+                unreadable, isPartial)
     }
 
     /// Replaces the global lockout with a rebuild from every replica. A rebuild that could not
@@ -144,15 +184,22 @@ package final class ReplicaStorage: ServerStorage {
     /// them: the current lockout stays, and the refold is tried again by the next upload, forget
     /// or lockout query. Call it without holding a replica lease (with one open replica allowed,
     /// a held lease would keep every other replica from opening).
-    private func refoldGlobalLockout() {
+    func refoldGlobalLockout() {
         do {
-            let built = try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: policy)
+            let actions = actionStore.all()
+            let built = try Self.buildViews(tokens: tokens, replicas: replicas, policy: policy, actions: actions)
             guard !built.isPartial else {
                 refoldPending.store(true, ordering: .sequentiallyConsistent)
                 failureLog?("onboard serve: the global lockout could not be refolded now (\(built.unreadable.count) replicas could not be opened); it is refolded on the next request")
                 return
             }
-            global.withLock { $0 = built.lockout }
+            global.withLock { lockout in
+                lockout = built.views.lockout
+                // Clears stored while the replicas were read (``record(_:)`` folds under this lock).
+                for action in actionStore.all() where action.seq > (actions.last?.seq ?? 0) { lockout.apply(action) }
+            }
+            search.withLock { $0 = built.views.search }
+            heads.withLock { $0 = built.views.heads }
             refoldPending.store(false, ordering: .sequentiallyConsistent)
         } catch {
             refoldPending.store(true, ordering: .sequentiallyConsistent)
@@ -160,14 +207,14 @@ package final class ReplicaStorage: ServerStorage {
         }
     }
 
-    private func refoldIfPending() {
+    func refoldIfPending() {
         if refoldPending.load(ordering: .sequentiallyConsistent) { refoldGlobalLockout() }
     }
 
     /// The global lockout rebuilt from the replicas, compared with the one kept in memory (tests
     /// and the simulator: the two must hold the same keys whatever the upload order).
     package func globalLockoutMatchesRebuild() throws -> Bool {
-        let rebuilt = try Self.buildGlobalLockout(tokens: tokens, replicas: replicas, policy: policy).lockout
+        let rebuilt = try Self.buildViews(tokens: tokens, replicas: replicas, policy: policy, actions: actionStore.all()).views.lockout
         return global.withLock { $0.hasSameKeys(as: rebuilt) }
     }
 
@@ -185,6 +232,9 @@ package final class ReplicaStorage: ServerStorage {
                 results.append(ForgetOutcome(device: device, pseudonym: pseudonym, outcome: outcome))
             }
         }
+        // Never found again, also when the refold below cannot read every replica now.
+        search.withLock { $0.remove(user: user) }
+        try actionStore.forget(user: user, as: ServerAction.pseudonym())
         refoldGlobalLockout()
         return results
     }
@@ -246,6 +296,8 @@ final class ReplicaLog: DeviceLog {
     private(set) var appended: ClosedRange<UInt64>?
     /// The upload appended a `user_forgotten`.
     private(set) var appendedForget = false
+    /// The upload's signed head was recorded.
+    private(set) var signedHeadChanged = false
 
     init(store: OnboardingStore) { self.store = store }
 
@@ -266,7 +318,10 @@ final class ReplicaLog: DeviceLog {
     func signingPublicKey() throws -> SigningPublicKey? { try store.signingPublicKey() }
     func recordSigningPublicKey(_ key: SigningPublicKey) throws { try store.recordSigningPublicKey(key) }
     func latestSignedHead() throws -> SignedHead? { try store.latestSignedHead() }
-    func recordSignedHead(_ head: SignedHead) throws { try store.recordSignedHead(head) }
+    func recordSignedHead(_ head: SignedHead) throws {
+        try store.recordSignedHead(head)
+        signedHeadChanged = true
+    }
     func requestForgetOfUsersTheDeviceHolds(_ refs: [UserRef], requestedAt: Timestamp) throws {
         try store.requestForgetOfUsersTheDeviceHolds(refs, requestedAt: requestedAt)
     }

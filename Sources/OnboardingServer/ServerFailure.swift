@@ -35,6 +35,10 @@ struct ServerFailure {
             resource = database.kind == .poolExhausted ? "database connections" : "the database"
             isResourceShortage = true
             logLine = "503 (\(resource)): \(database.message)"
+        case let export as ExportFileError:
+            resource = "space for exports"
+            isResourceShortage = true
+            logLine = "503 (\(resource)): \(export)"
         default:
             resource = ""
             isResourceShortage = false

@@ -49,6 +49,35 @@ package protocol ServerStorage: Sendable {
     /// Checks every device's log against its chain and signed heads (`GET /v1/audit`).
     func audit() throws -> [DeviceAudit]
 
+    // MARK: The audit console (docs/sync-protocol.md § The audit console)
+
+    /// Calls `body` with every record `query` covers (its user, device and time range; its
+    /// limit and outcome, factor and method filters are not applied here), in the order a history
+    /// pages by: with `query.device` that device's seq order, else `(at, device, seq)` across
+    /// devices (each event id once). Ascending from after `query.after`, or with `newestFirst`
+    /// descending from before it. Stops when `body` returns `false`. Memory stays bounded by a
+    /// read batch, except for a user across an LMDB server's replicas (see ``ReplicaStorage``).
+    func forEachRecord(_ query: HistoryQuery, newestFirst: Bool, _ body: (Record) throws -> Bool) throws
+    /// Enrolled devices after `after` (byte order), at most `limit`, with their status.
+    func deviceStatuses(after: String?, limit: Int) throws -> [DeviceStatus]
+    /// The audit of one device's log; `nil` for a device that is not enrolled.
+    func audit(device: String) throws -> DeviceAudit?
+    /// Revokes the tokens of `device` whose id (``TokenStore/tokenID(hash:)``) is `id`; how many.
+    func revokeToken(device: String, id: String) throws -> Int
+    /// Stores `action` durably at the next seq and returns it so; a clear is folded into the
+    /// global lockout at its `(at, "", seq)` from then on.
+    func record(_ action: ServerAction) throws -> ServerAction
+    /// The actions about `user`, in fold order `(at, seq)`.
+    func actions(ofUser user: String) throws -> [ServerAction]
+    /// Every action, newest first by `(at, seq)`, strictly before `before`; at most `limit`.
+    func actions(before: (at: Timestamp, seq: UInt64)?, limit: Int) throws -> [ServerAction]
+    /// The users every word of `search` (folded, ``SearchTerms``) begins a word of the id or
+    /// latest display name of, in byte order of their ids, at most `limit`.
+    func searchUsers(_ search: [String], limit: Int) throws -> [UserMatch]
+    /// Whether every write to the storage goes through this process (LMDB: one process per data
+    /// directory), so a waiting history poll needs looking at only after a local upload.
+    var changesAreLocal: Bool { get }
+
     func close()
 }
 

@@ -28,6 +28,16 @@ public struct SyncHTTPHandler: HTTPHandler {
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        Self.httpResponse(SyncServer.Answer(response: server.handle(syncRequest(request)), file: nil))
+    }
+
+    /// Answers through `responder`: at once, or — a history poll that waits — later from the
+    /// server's poll thread, so no handler thread waits with it.
+    public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+        server.handle(syncRequest(request)) { answer in responder.respond(Self.httpResponse(answer)) }
+    }
+
+    private func syncRequest(_ request: HTTPRequest) -> SyncRequest {
         // The path as sent: the router splits it into segments and decodes a user id itself, so an
         // encoded `/` in a user id (`corp%2Falice`) stays inside its segment.
         var path = request.rawPath
@@ -38,9 +48,14 @@ public struct SyncHTTPHandler: HTTPHandler {
         }
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.lowercased()] = field.value }
-        let response = server.handle(SyncRequest(method: request.method, path: path, headers: headers, body: request.body))
+        return SyncRequest(method: request.method, path: path, headers: headers, body: request.body)
+    }
+
+    private static func httpResponse(_ answer: SyncServer.Answer) -> HTTPResponse {
+        let response = answer.response
         var httpHeaders = HTTPHeaders()
         for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { httpHeaders.add(name: name, value: value) }
+        if let file = answer.file { return HTTPResponse(status: response.status, headers: httpHeaders, bodyFile: file) }
         return HTTPResponse(status: response.status, headers: httpHeaders, body: response.body)
     }
 }

@@ -50,6 +50,11 @@ public final class SyncServer: Sendable {
         /// Where the server reports failures that the client sees only as 500 or 503 (the
         /// operator's log; `onboard serve` writes it to stderr). Never a token or a body.
         public var failureLog: (@Sendable (String) -> Void)?
+        /// Where exports are written before they are sent (an unlinked file, so nothing is left
+        /// behind): `nil` for the data directory (LMDB) or `$TMPDIR`, else `/var/tmp` (PostgreSQL).
+        public var scratchDirectory: String?
+        /// `metadata.product.version` of OCSF exports (`onboard serve` passes its own version).
+        public var productVersion = "unknown"
 
         public init() {}
     }
@@ -77,6 +82,10 @@ public final class SyncServer: Sendable {
     public let options: Options
     /// Devices with an upload in progress here: a second concurrent upload of one device gets 429.
     private let inFlight = Mutex<Set<String>>([])
+    /// History requests waiting for a newer attempt (`wait=`), on a thread of their own.
+    let polls: PollWaiters
+    /// Exports being written now (at most ``maximumConcurrentExports``).
+    let exportsRunning = Atomic<Int>(0)
     private let shuttingDown = Atomic<Bool>(false)
     /// The admin token created on first start, when there was none (written to `DATA/admin.token`).
     public var createdAdminToken: String? { replicaStorage?.createdAdminToken ?? (storage as? PostgresStorage)?.createdAdminToken }
@@ -104,6 +113,7 @@ public final class SyncServer: Sendable {
         self.storage = storage
         self.replicaStorage = storage as? ReplicaStorage
         self.options = options
+        polls = PollWaiters(maximumWaiting: SyncLimits.maximumWaitingPolls, changesAreLocal: storage.changesAreLocal)
     }
 
     /// A server on PostgreSQL at `databaseURL` (`postgres://…`): its schema is created or
@@ -148,8 +158,12 @@ public final class SyncServer: Sendable {
         try replicaStorage?.globalLockoutMatchesRebuild() ?? true
     }
 
-    /// Refuse new requests with 503 (in-flight ones finish), then close the stores.
-    public func beginShutdown() { shuttingDown.store(true, ordering: .sequentiallyConsistent) }
+    /// Refuse new requests with 503 (in-flight ones finish, waiting polls are answered 503 at
+    /// once), then close the stores.
+    public func beginShutdown() {
+        shuttingDown.store(true, ordering: .sequentiallyConsistent)
+        polls.stop(answering: Self.addingSecurityHeaders(failure(503, "unavailable", "the server is shutting down; retry shortly", retryAfter: 5)))
+    }
 
     public func close() {
         beginShutdown()
@@ -158,11 +172,74 @@ public final class SyncServer: Sendable {
 
     // MARK: Routing
 
-    /// Answers `request`; every answer carries the security headers (``securityHeaders``).
+    /// An answer as the HTTP layer sends it: a response, and the file its body is in for a
+    /// large one (an export; `response.body` is then empty).
+    public struct Answer: Sendable {
+        public var response: SyncResponse
+        public var file: HTTPBodyFile?
+    }
+
+    /// What the router makes of a request: an answer now, one whose body is a file, or a poll
+    /// that waits for a newer attempt.
+    enum Reply {
+        case now(SyncResponse)
+        case file(SyncResponse, HTTPBodyFile)
+        case later(HistoryPoll)
+    }
+
+    /// Answers `request`, blocking the calling thread while a history poll waits (`wait=`); every
+    /// answer carries the security headers (``securityHeaders``) and holds its whole body.
     public func handle(_ request: SyncRequest) -> SyncResponse {
-        var response = respond(to: request)
-        Self.addSecurityHeaders(to: &response)
+        let answered = Mutex<SyncResponse?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        handle(request) { answer in
+            var response = answer.response
+            if let file = answer.file { response.body = file.readAll() ?? [] }
+            answered.withLock { $0 = response }
+            done.signal()
+        }
+        done.wait()
+        return answered.withLock { $0 } ?? failure(500, "internal", "the server failed to complete the request; its operator's log has the details")
+    }
+
+    /// Answers `request` through `completion`, exactly once: at once, or — for a history poll
+    /// that waits — later, from the poll thread, so the caller's thread is free meanwhile.
+    public func handle(_ request: SyncRequest, completion: @escaping @Sendable (Answer) -> Void) {
+        switch reply(to: request) {
+        case .now(let response): completion(Answer(response: Self.addingSecurityHeaders(response)))
+        case .file(let response, let file): completion(Answer(response: Self.addingSecurityHeaders(response), file: file))
+        case .later(let poll):
+            let waiting = polls.add(poll) { response in completion(Answer(response: Self.addingSecurityHeaders(response))) }
+            if !waiting {
+                completion(Answer(response: Self.addingSecurityHeaders(failure(503, "unavailable", "\(SyncLimits.maximumWaitingPolls) history polls are already waiting on this server; retry without wait, or with it in a second", retryAfter: 1))))
+            }
+        }
+    }
+
+    static func addingSecurityHeaders(_ response: SyncResponse) -> SyncResponse {
+        var response = response
+        addSecurityHeaders(to: &response)
         return response
+    }
+
+    private func reply(to request: SyncRequest) -> Reply {
+        guard !shuttingDown.load(ordering: .sequentiallyConsistent) else { return .now(respond(to: request)) }
+        switch SyncServer.route(method: request.method, path: request.path) {
+        case .history(let user):
+            return auditorReply(request, user) { user in try self.withValidUserReply(user) { try self.historyReply(request, user: $0, device: nil) } }
+        case .deviceHistory(let device):
+            return auditorReply(request, device, naming: "device") { device in
+                try self.withValidDeviceReply(device) { try self.historyReply(request, user: nil, device: $0) }
+            }
+        case .userExport(let user):
+            return auditorReply(request, user) { user in try self.withValidUserReply(user) { try self.export(request, user: $0, device: nil) } }
+        case .deviceExport(let device):
+            return auditorReply(request, device, naming: "device") { device in
+                try self.withValidDeviceReply(device) { try self.export(request, user: nil, device: $0) }
+            }
+        default:
+            return .now(respond(to: request))
+        }
     }
 
     private func respond(to request: SyncRequest) -> SyncResponse {
@@ -190,18 +267,32 @@ public final class SyncServer: Sendable {
             return admin(request) { self.json(201, SyncWire.tokenBody(role: "auditor", device: nil, token: try self.storage.issueToken(role: .auditor, device: nil))) }
         case .cursor(let device): return readDevice(request, device) { try self.cursor($0) }
         case .upload(let device): return upload(request, device: device)
-        case .history(let user):
-            return auditor(request, user) { user in try self.withValidUser(user) { try self.history(request, user: $0, device: nil) } }
+        case .history, .deviceHistory, .userExport, .deviceExport:
+            preconditionFailure("answered by reply(to:)")
+        case .users: return auditor(request) { try self.searchUsers(request) }
+        case .devices: return auditor(request) { try self.devicesPage(request) }
+        case .deviceAudit(let device):
+            return auditor(request, device, naming: "device") { device in try self.withValidDevice(device) { try self.deviceAudit($0) } }
+        case .revokeDeviceToken(let device, let id):
+            return adminAction(request) { actor in try self.withValidDevice(device) { try self.revokeToken(device: $0, id: id, actor: actor) } }
+        case .clearLockout(let user):
+            return adminAction(request) { actor in
+                guard let name = SyncPaths.percentDecoded(user), !name.isEmpty else {
+                    return self.failure(400, "malformed", "the user in the path is not valid percent-encoded UTF-8")
+                }
+                return try self.withValidUser(name) { try self.clearLockout(request, user: $0, actor: actor) }
+            }
+        case .actions: return auditor(request) { try self.actionsPage(request) }
+        case .userCounts(let user):
+            return auditor(request, user) { user in try self.withValidUser(user) { try self.counts(request, user: $0, device: nil) } }
+        case .deviceCounts(let device):
+            return auditor(request, device, naming: "device") { device in try self.withValidDevice(device) { try self.counts(request, user: nil, device: $0) } }
         case .forgetUser(let encoded):
             return admin(request) {
                 guard let user = SyncPaths.percentDecoded(encoded), !user.isEmpty else {
                     return self.failure(400, "malformed", "the user in the path is not valid percent-encoded UTF-8")
                 }
                 return try self.withValidUser(user) { try self.forget(user: $0) }
-            }
-        case .deviceHistory(let device):
-            return auditor(request, device, naming: "device") { device in
-                try self.withValidDevice(device) { try self.history(request, user: nil, device: $0) }
             }
         case .audit:
             switch grant(request) {
@@ -247,6 +338,10 @@ public final class SyncServer: Sendable {
         case wrongMethod(allowed: [String])
         case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
         case history(String), lockout(String), deviceHistory(String), forgetUser(String)
+        // The audit console's (docs/sync-protocol.md § The audit console).
+        case users, devices, actions
+        case deviceAudit(String), revokeDeviceToken(String, String), clearLockout(String)
+        case userCounts(String), deviceCounts(String), userExport(String), deviceExport(String)
     }
 
     /// The endpoint a method and path name (the query string is ignored).
@@ -264,7 +359,9 @@ public final class SyncServer: Sendable {
         let candidates: [(String, Route)]
         switch rest.count {
         case 1 where rest[0] == "health": candidates = [("GET", .health)]
-        case 1 where rest[0] == "devices": candidates = [("POST", .enrol)]
+        case 1 where rest[0] == "devices": candidates = [("GET", .devices), ("POST", .enrol)]
+        case 1 where rest[0] == "users": candidates = [("GET", .users)]
+        case 1 where rest[0] == "actions": candidates = [("GET", .actions)]
         case 1 where rest[0] == "auditors": candidates = [("POST", .issueAuditorToken)]
         case 1 where rest[0] == "audit": candidates = [("GET", .audit)]
         case 3 where rest[0] == "devices" && rest[2] == "tokens":
@@ -275,6 +372,14 @@ public final class SyncServer: Sendable {
         case 3 where rest[0] == "users" && rest[2] == "history": candidates = [("GET", .history(rest[1]))]
         case 3 where rest[0] == "users" && rest[2] == "lockout": candidates = [("GET", .lockout(rest[1]))]
         case 3 where rest[0] == "users" && rest[2] == "forget": candidates = [("POST", .forgetUser(rest[1]))]
+        case 3 where rest[0] == "devices" && rest[2] == "audit": candidates = [("GET", .deviceAudit(device))]
+        case 3 where rest[0] == "users" && rest[2] == "counts": candidates = [("GET", .userCounts(rest[1]))]
+        case 3 where rest[0] == "devices" && rest[2] == "counts": candidates = [("GET", .deviceCounts(rest[1]))]
+        case 3 where rest[0] == "users" && rest[2] == "export": candidates = [("GET", .userExport(rest[1]))]
+        case 3 where rest[0] == "devices" && rest[2] == "export": candidates = [("GET", .deviceExport(rest[1]))]
+        case 4 where rest[0] == "devices" && rest[2] == "tokens":
+            candidates = [("DELETE", .revokeDeviceToken(device, SyncPaths.percentDecoded(rest[3]) ?? rest[3]))]
+        case 4 where rest[0] == "users" && rest[2] == "lockout" && rest[3] == "clear": candidates = [("POST", .clearLockout(rest[1]))]
         default: return .notFound
         }
         return candidates.first { $0.0 == method }?.1 ?? .wrongMethod(allowed: candidates.map(\.0))
@@ -310,16 +415,51 @@ public final class SyncServer: Sendable {
 
     private func auditor(_ request: SyncRequest, _ encodedName: String, naming what: String = "user",
                          _ body: (String) throws -> SyncResponse) -> SyncResponse {
+        switch auditorName(request, encodedName, naming: what) {
+        case .failure(let refusal): return refusal.response
+        case .success(let name): return guarded { try body(name) }
+        }
+    }
+
+    /// For an endpoint with no name in its path: an auditor or admin token.
+    private func auditor(_ request: SyncRequest, _ body: () throws -> SyncResponse) -> SyncResponse {
         switch grant(request) {
         case .refused(let response): return response
         case .granted(let grant) where grant.role == .device:
-            return failure(403, "forbidden", "a device token cannot read users' histories; use an auditor token")
+            return failure(403, "forbidden", "a device token cannot read the server's records; use an auditor token")
+        case .granted: return guarded(body)
+        }
+    }
+
+    private func auditorReply(_ request: SyncRequest, _ encodedName: String, naming what: String = "user",
+                              _ body: (String) throws -> Reply) -> Reply {
+        switch auditorName(request, encodedName, naming: what) {
+        case .failure(let refusal): return .now(refusal.response)
+        case .success(let name):
+            do { return try body(name) } catch { return .now(failure(for: error)) }
+        }
+    }
+
+    /// A refusal, as an error (for ``Result``).
+    struct Refusal: Error { let response: SyncResponse }
+
+    /// The name in the path when the token is an auditor's or admin's, else the refusal.
+    private func auditorName(_ request: SyncRequest, _ encodedName: String, naming what: String) -> Result<String, Refusal> {
+        switch grant(request) {
+        case .refused(let response): return .failure(Refusal(response: response))
+        case .granted(let grant) where grant.role == .device:
+            return .failure(Refusal(response: failure(403, "forbidden", "a device token cannot read users' histories; use an auditor token")))
         case .granted:
             guard let name = SyncPaths.percentDecoded(encodedName), !name.isEmpty else {
-                return failure(400, "malformed", "the \(what) in the path is not valid percent-encoded UTF-8")
+                return .failure(Refusal(response: failure(400, "malformed", "the \(what) in the path is not valid percent-encoded UTF-8")))
             }
-            return guarded { try body(name) }
+            return .success(name)
         }
+    }
+
+    /// An admin's action: `body` gets the actor (``ServerAction/actor(adminToken:)``).
+    private func adminAction(_ request: SyncRequest, _ body: (String) throws -> SyncResponse) -> SyncResponse {
+        admin(request) { try body(ServerAction.actor(adminToken: request.bearerToken ?? "")) }
     }
 
     private func readDevice(_ request: SyncRequest, _ device: String, _ body: (String) throws -> SyncResponse) -> SyncResponse {
@@ -340,16 +480,28 @@ public final class SyncServer: Sendable {
 
     /// Runs `body` with `device` when it is a valid device id, else answers 400: every endpoint
     /// with a device in its path checks it the same way, before it looks the device up.
-    private func withValidDevice(_ device: String, _ body: (String) throws -> SyncResponse) throws -> SyncResponse {
+    func withValidDevice(_ device: String, _ body: (String) throws -> SyncResponse) throws -> SyncResponse {
         do { try Event.validate(deviceID: device) } catch {
             return failure(400, "malformed", "the device in the path: device id \(error.message)")
         }
         return try body(device)
     }
 
+    private func withValidDeviceReply(_ device: String, _ body: (String) throws -> Reply) throws -> Reply {
+        do { try Event.validate(deviceID: device) } catch {
+            return .now(failure(400, "malformed", "the device in the path: device id \(error.message)"))
+        }
+        return try body(device)
+    }
+
+    private func withValidUserReply(_ user: String, _ body: (String) throws -> Reply) throws -> Reply {
+        do { try Event.validate(userID: user) } catch { return .now(failure(400, "malformed", "user \(error.message)")) }
+        return try body(user)
+    }
+
     /// Runs `body` with `user` when it is a valid user id (1–256 bytes, no control character),
     /// else answers 400: an id no event can carry has no history and no lockout to read.
-    private func withValidUser(_ user: String, _ body: (String) throws -> SyncResponse) throws -> SyncResponse {
+    func withValidUser(_ user: String, _ body: (String) throws -> SyncResponse) throws -> SyncResponse {
         do { try Event.validate(userID: user) } catch { return failure(400, "malformed", "user \(error.message)") }
         return try body(user)
     }
@@ -363,7 +515,7 @@ public final class SyncServer: Sendable {
     }
 
     /// The answer to an endpoint that threw `error`: see ``guarded(_:)``.
-    private func failure(for error: any Error) -> SyncResponse {
+    func failure(for error: any Error) -> SyncResponse {
         if let error = error as? SyncWireError { return failure(400, "malformed", error.message) }
         let failure = ServerFailure(error)
         options.failureLog?("onboard serve: \(failure.logLine)")
@@ -529,7 +681,10 @@ public final class SyncServer: Sendable {
                 defer { _ = inFlight.withLock { $0.remove(device) } }
                 let upload = try SyncWire.uploadWithKeys(from: request.body)
                 if let refusal = refusal(of: upload, device: device) { return refusal }
-                return try storage.withDeviceLog(device) { log in try ingest(upload, device: device, into: log) }
+                let response = try storage.withDeviceLog(device) { log in try ingest(upload, device: device, into: log) }
+                // A history poll waiting on this node looks again now, not at its next second.
+                if response.status == 200 { polls.notice() }
+                return response
             }
         }
     }
@@ -682,7 +837,7 @@ public final class SyncServer: Sendable {
 
     // MARK: Responses
 
-    private func checkJSON(_ request: SyncRequest) -> SyncResponse? {
+    func checkJSON(_ request: SyncRequest) -> SyncResponse? {
         let type = request.headers["content-type"]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard type == SyncWire.contentType else {
             return failure(415, "unsupported_media_type", "send Content-Type: application/json (got \(request.headers["content-type"] ?? "none"))")

@@ -22,6 +22,11 @@ public struct TokenGrant: Sendable, Hashable {
 /// only as BLAKE2b-256 hashes: a token is 32 random bytes, so a fast hash cannot be reversed, and
 /// a copy of the database grants nothing.
 ///
+/// Databases: `tokens` (hash → `role\ndevice\nissued ms`; older tokens lack the third line),
+/// `devices` (device → its registered public key, or empty), `device_times` (device → enrolled
+/// ms ‖ last upload ms, each `i64` big-endian, 0 for unknown; devices enrolled by an older
+/// `onboard` have no entry until their next upload).
+///
 /// ```swift
 /// let tokens = try TokenStore(directory: data + "/server")
 /// let token = try tokens.issue(role: .device, device: "kiosk-7")   // shown once, never stored
@@ -31,14 +36,16 @@ public final class TokenStore: Sendable {
     let environment: Environment
     let tokens: Database
     let devices: Database
+    let deviceTimes: Database
 
     public init(directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         environment = try Environment.open(path: directory)
-        let created = try environment.createDatabases(["tokens", "devices"]) { _, _ in }
+        let created = try environment.createDatabases(["tokens", "devices", "device_times"]) { _, _ in }
         tokens = created[0]
         devices = created[1]
+        deviceTimes = created[2]
     }
 
     public func close() { environment.close() }
@@ -52,16 +59,37 @@ public final class TokenStore: Sendable {
 
     static func key(_ token: String) -> [UInt8] { Digest.hash(Array(token.utf8)).bytes }
 
+    /// A token's id, as the console shows it: the first 16 hex digits of its stored hash (it
+    /// names the token without being able to stand for it).
+    public static func tokenID(hash: [UInt8]) -> String { String(HexBytes.encode(hash).prefix(16)) }
+    public static func tokenID(of token: String) -> String { tokenID(hash: key(token)) }
+
+    /// A stored token's value: role, device and, from this version on, when it was issued.
+    struct Entry {
+        var grant: TokenGrant
+        var issuedAt: Timestamp?
+
+        init?(_ value: [UInt8]) {
+            let parts = String(decoding: value, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            guard let first = parts.first, let role = TokenRole(rawValue: String(first)) else { return nil }
+            let device = parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil
+            grant = TokenGrant(role: role, device: device)
+            issuedAt = parts.count > 2 ? Int64(parts[2]).map { Timestamp(millisecondsSince1970: $0) } : nil
+        }
+    }
+
     /// Issues a token (enrolling the device for a device token) and returns it; only its hash is kept.
     public func issue(role: TokenRole, device: String? = nil) throws -> String {
         precondition((role == .device) == (device != nil), "a device token names its device, no other does")
         let token = TokenStore.newToken()
-        let value = Array("\(role.rawValue)\n\(device ?? "")".utf8)
+        let now = Timestamp.now
+        let value = Array("\(role.rawValue)\n\(device ?? "")\n\(now.millisecondsSince1970)".utf8)
         try environment.write { transaction in
             try transaction.put(tokens, key: TokenStore.key(token), value: value, flags: .noOverwrite)
             // The device's entry holds its registered public key; a new token must not erase it.
             if let device, try transaction.get(devices, key: Array(device.utf8)) == nil {
                 try transaction.put(devices, key: Array(device.utf8), value: [])
+                try recordEnrolment(of: device, at: now, in: transaction)
             }
         }
         return token
@@ -70,26 +98,95 @@ public final class TokenStore: Sendable {
     /// The grant of `token`, or `nil` for an unknown or revoked one.
     public func grant(for token: String) -> TokenGrant? {
         guard let value = try? environment.read({ try $0.get(tokens, key: TokenStore.key(token)) }) else { return nil }
-        let parts = String(decoding: value, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        guard let first = parts.first, let role = TokenRole(rawValue: String(first)) else { return nil }
-        let device = parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil
-        return TokenGrant(role: role, device: device)
+        return Entry(value)?.grant
     }
 
     /// Revokes every token of `device`; returns how many there were.
     @discardableResult
     public func revoke(device: String) throws -> Int {
+        try revoke { grant, _ in grant.role == .device && grant.device == device }
+    }
+
+    /// Revokes the tokens of `device` whose ``tokenID(hash:)`` is `id`; returns how many there were.
+    @discardableResult
+    public func revoke(device: String, id: String) throws -> Int {
+        try revoke { grant, hash in grant.role == .device && grant.device == device && TokenStore.tokenID(hash: hash) == id }
+    }
+
+    private func revoke(where doomed: (TokenGrant, [UInt8]) -> Bool) throws -> Int {
         try environment.write { transaction in
-            var doomed: [[UInt8]] = []
+            var keys: [[UInt8]] = []
             try transaction.withCursor(tokens) { cursor in
                 var entry = try cursor.first()
                 while let current = entry {
-                    if String(decoding: current.value, as: UTF8.self) == "device\n\(device)" { doomed.append(Array(current.key)) }
+                    if let stored = Entry(Array(current.value)), doomed(stored.grant, Array(current.key)) { keys.append(Array(current.key)) }
                     entry = try cursor.next()
                 }
             }
-            for key in doomed { try transaction.delete(tokens, key: key) }
-            return doomed.count
+            for key in keys { try transaction.delete(tokens, key: key) }
+            return keys.count
+        }
+    }
+
+    /// Every device token, by device: its id and when it was issued, in hash order.
+    func deviceTokens() throws -> [String: [DeviceStatus.Token]] {
+        try environment.read { transaction in
+            try transaction.withCursor(tokens) { cursor in
+                var found: [String: [DeviceStatus.Token]] = [:]
+                var entry = try cursor.first()
+                while let current = entry {
+                    if let stored = Entry(Array(current.value)), stored.grant.role == .device, let device = stored.grant.device {
+                        found[device, default: []].append(.init(id: TokenStore.tokenID(hash: Array(current.key)), issuedAt: stored.issuedAt))
+                    }
+                    entry = try cursor.next()
+                }
+                return found
+            }
+        }
+    }
+
+    // MARK: Device times
+
+    private func recordEnrolment(of device: String, at time: Timestamp, in transaction: Transaction) throws {
+        guard try transaction.get(deviceTimes, key: Array(device.utf8)) == nil else { return }
+        try transaction.put(deviceTimes, key: Array(device.utf8), value: Self.times(enrolled: time, lastUpload: nil))
+    }
+
+    private static func times(enrolled: Timestamp?, lastUpload: Timestamp?) -> [UInt8] {
+        withUnsafeBytes(of: (enrolled?.millisecondsSince1970 ?? 0).bigEndian) { Array($0) }
+            + withUnsafeBytes(of: (lastUpload?.millisecondsSince1970 ?? 0).bigEndian) { Array($0) }
+    }
+
+    private static func times(_ value: [UInt8]) -> (enrolled: Timestamp?, lastUpload: Timestamp?) {
+        guard value.count == 16 else { return (nil, nil) }
+        func time(_ bytes: ArraySlice<UInt8>) -> Timestamp? {
+            let milliseconds = Int64(bitPattern: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            return milliseconds == 0 ? nil : Timestamp(millisecondsSince1970: milliseconds)
+        }
+        return (time(value[0..<8]), time(value[8..<16]))
+    }
+
+    /// When each device enrolled and last uploaded, as far as recorded.
+    func deviceTimesByDevice() throws -> [String: (enrolled: Timestamp?, lastUpload: Timestamp?)] {
+        try environment.read { transaction in
+            try transaction.withCursor(deviceTimes) { cursor in
+                var found: [String: (enrolled: Timestamp?, lastUpload: Timestamp?)] = [:]
+                var entry = try cursor.first()
+                while let current = entry {
+                    found[String(decoding: current.key, as: UTF8.self)] = Self.times(Array(current.value))
+                    entry = try cursor.next()
+                }
+                return found
+            }
+        }
+    }
+
+    /// Records `device`'s last upload time (its enrolment time stays).
+    func recordUpload(of device: String, at time: Timestamp) throws {
+        try environment.write { transaction in
+            let key = Array(device.utf8)
+            let enrolled = try transaction.get(deviceTimes, key: key).map(Self.times)?.enrolled
+            try transaction.put(deviceTimes, key: key, value: Self.times(enrolled: enrolled, lastUpload: time))
         }
     }
 
@@ -135,6 +232,7 @@ public final class TokenStore: Sendable {
                 return
             }
             try transaction.put(devices, key: key, value: publicKey.bytes)
+            try recordEnrolment(of: device, at: Timestamp.now, in: transaction)
         }
     }
 
@@ -161,11 +259,7 @@ public final class TokenStore: Sendable {
                 var all: [(hash: [UInt8], grant: TokenGrant)] = []
                 var entry = try cursor.first()
                 while let current = entry {
-                    let parts = String(decoding: current.value, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-                    if let first = parts.first, let role = TokenRole(rawValue: String(first)) {
-                        let device = parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil
-                        all.append((Array(current.key), TokenGrant(role: role, device: device)))
-                    }
+                    if let stored = Entry(Array(current.value)) { all.append((Array(current.key), stored.grant)) }
                     entry = try cursor.next()
                 }
                 return all

@@ -119,7 +119,7 @@ import TestSupport
             ("limit=0", "query parameter limit: limit \"0\" must be a whole number from 1 to 10000"),
             ("limit=-1", "query parameter limit: limit \"-1\" must be a whole number from 1 to 10000"),
             ("limit=18446744073709551615", "query parameter limit: limit \"18446744073709551615\" must be a whole number from 1 to 10000"),
-            ("outcomes=failed", "unknown query parameter outcomes; this endpoint takes device, since, until, outcome, factor, method, limit, cursor"),
+            ("outcomes=failed", "unknown query parameter outcomes; this endpoint takes device, since, until, outcome, factor, method, limit, cursor, order, wait"),
         ] {
             let response = fixture.call("GET", path + "?" + query, token: auditor)
             #expect(response.status == 400, "\(query)")

@@ -125,6 +125,7 @@ struct PostgresUsersCacheTests {
         // Back to version 1, as a database an older onboard wrote.
         let connection = try PGConnection(url: url)
         defer { connection.close() }
+        try PostgresSchemaRollback.undoVersionThree(connection)
         try connection.execute("ALTER TABLE devices DROP COLUMN users_version")
         try connection.execute("DELETE FROM onboard_schema WHERE version = 2")
         let restarted = try SyncServer(databaseURL: nodes.databaseURL, options: SyncServer.Options(), createsAdminToken: false)

@@ -88,43 +88,29 @@ public struct History: Sendable, Hashable {
             let event = record.event
             guard query.covers(event) else { return }
 
-            switch event.payload {
-            case let .signInFailed(method, reason):
-                attempt(record, .signIn(method), .failed, reason.rawValue)
-            case let .signInThrottled(method, _):
-                attempt(record, .signIn(method), .throttled, History.lockedReason)
-            case .secondFactorFailed(let method):
-                attempt(record, .secondFactor(method), .failed, nil)
-            case .secondFactorSucceeded(let method):
-                attempt(record, .secondFactor(method), .succeeded, nil)
-            case let .signInSucceeded(method, secondFactor):
-                let listed = attempt(record, .signIn(method), .succeeded, nil)
+            if let attempt = History.attempt(of: record) {
+                let listed = list(attempt)
+                guard case let .signInSucceeded(method, secondFactor) = event.payload else { return }
                 close(event, History.replacedReason)
                 if listed {
                     open[event.device] = built.sessions.count
                     built.sessions.append(SignInSession(device: event.device, start: event.at, end: nil, method: method,
                                                         secondFactor: secondFactor, endReason: nil, user: event.user, seq: record.seq))
                 }
-            case .signedOut(let reason):
+            } else if case .signedOut(let reason) = event.payload {
                 close(event, reason.rawValue)
-            default:
-                return
             }
         }
 
         /// Lists the attempt when the filters admit it and the page has room; says whether it did.
-        @discardableResult
-        private mutating func attempt(_ record: Record, _ method: AttemptMethod, _ outcome: Attempt.Outcome,
-                                      _ reason: String?) -> Bool {
-            guard query.admits(factor: method.factor, method: method.name, outcome: outcome) else { return false }
+        private mutating func list(_ attempt: Attempt) -> Bool {
+            guard query.admits(factor: attempt.factor, method: attempt.method.name, outcome: attempt.outcome) else { return false }
             guard !isFull else {
                 hasMore = true
                 return false
             }
-            let event = record.event
-            built.attempts.append(Attempt(seq: record.seq, at: event.at, device: event.device, method: method,
-                                          outcome: outcome, reason: reason, user: event.user))
-            last = HistoryCursor(at: event.at, device: event.device, seq: record.seq)
+            built.attempts.append(attempt)
+            last = HistoryCursor(at: attempt.at, device: attempt.device, seq: attempt.seq)
             return true
         }
 
@@ -133,6 +119,23 @@ public struct History: Sendable, Hashable {
             built.sessions[index].end = event.at
             built.sessions[index].endReason = reason
         }
+    }
+
+    /// The attempt `record` holds — a sign-in or second factor that succeeded, failed or was
+    /// throttled — whatever a query's filters say; `nil` for any other event.
+    public static func attempt(of record: Record) -> Attempt? {
+        let event = record.event
+        let parts: (method: AttemptMethod, outcome: Attempt.Outcome, reason: String?)
+        switch event.payload {
+        case let .signInFailed(method, reason): parts = (.signIn(method), .failed, reason.rawValue)
+        case let .signInThrottled(method, _): parts = (.signIn(method), .throttled, lockedReason)
+        case .secondFactorFailed(let method): parts = (.secondFactor(method), .failed, nil)
+        case .secondFactorSucceeded(let method): parts = (.secondFactor(method), .succeeded, nil)
+        case let .signInSucceeded(method, _): parts = (.signIn(method), .succeeded, nil)
+        default: return nil
+        }
+        return Attempt(seq: record.seq, at: event.at, device: event.device, method: parts.method, outcome: parts.outcome,
+                       reason: parts.reason, user: event.user)
     }
 
     /// The `reason` of a throttled attempt.

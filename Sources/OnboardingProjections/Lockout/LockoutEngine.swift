@@ -171,6 +171,16 @@ public struct LockoutEngine: Projection {
         }
     }
 
+    /// Clears `user`'s keys of `factor` (every factor when `nil`) as a `lockout_cleared` event
+    /// does, under the policy's scope for it: what a sync server applies, in its fold, for an
+    /// administrator's clear (which, unlike the event, may name one factor).
+    public mutating func clear(user: String?, factor: LockoutFactor?) {
+        let scope = policy.clearing.lockoutCleared
+        guard scope != .none, !keys.isEmpty else { return }
+        let candidates = acrossDevices ? LockoutFactor.allCases.map { LockoutKey(user: user, device: nil, factor: $0) } : keys.keys(ofUser: user)
+        for key in candidates where factor == nil || key.factor == factor { clear(key, scope: scope) }
+    }
+
     private mutating func clear(_ key: LockoutKey, scope: LockoutPolicy.ClearScope) {
         if scope == .counters, let existing = keys[key], let permanent = existing.permanentSince {
             var kept = KeyState()

@@ -26,8 +26,8 @@ public struct UserSearch: Sendable, Hashable {
     }
 
     /// Case- and diacritic-insensitive form, independent of the device's locale so the same query
-    /// finds the same users everywhere.
-    static func fold(_ text: String) -> String {
+    /// finds the same users everywhere (the sync server's user search folds alike).
+    public static func fold(_ text: String) -> String {
         text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
     }
 }

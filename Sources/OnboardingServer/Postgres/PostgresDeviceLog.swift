@@ -1,5 +1,6 @@
 import Foundation
 import OnboardingModel
+import OnboardingProjections
 import OnboardingStore
 import PostgreSQL
 
@@ -136,6 +137,10 @@ final class PostgresDeviceLog: DeviceLog {
         var rows: [[PGValue]] = []
         rows.reserveCapacity(events.count)
         var newUsers: [(ref: UserRef, number: Int64, key: [UInt8]?, sealedName: [UInt8]?)] = []
+        /// For the user search: users this device names readably for the first time, and the
+        /// display names the batch gives users (``PostgresSearchIndex``).
+        var namedUsers: [String] = []
+        var displayNames: [PostgresSearchIndex.Name] = []
         /// The users the device forgot in this batch, with the readable id they had here.
         var forgotten: [(ref: UserRef, name: String?)] = []
         var previous = headHash
@@ -171,6 +176,7 @@ final class PostgresDeviceLog: DeviceLog {
                     newUsers.append((ref, nextUserNumber, key.bytes, PersonalData.sealRandom(Array(user.utf8), key: key)))
                     nextUserNumber += 1
                     directory.add(ref, name: user, key: key)
+                    namedUsers.append(user)
                     seal = UserSeal(ref: ref, key: needsKey ? key : nil)
                     readsAs = user
                 }
@@ -182,6 +188,9 @@ final class PostgresDeviceLog: DeviceLog {
                 // A record reads as its pseudonym's entry says (a record uploaded by pseudonym
                 // reads by name while the user is live here), which is what the index holds.
                 if let ref = seal?.ref { readsAs = directory.displayName(of: ref) }
+                if let name = readsAs, !UserRef.isLiteral(name), let displayName = PostgresSearchIndex.displayName(in: event.payload) {
+                    displayNames.append(.init(user: name, displayName: displayName, position: HistoryCursor(at: event.at, device: device, seq: seq)))
+                }
             }
             let bytes = RecordCodec.encode(event, seq: seq, previousHash: previous, seal: seal)
             let hash = Array(bytes[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)])
@@ -208,7 +217,9 @@ final class PostgresDeviceLog: DeviceLog {
                 """, [.text(device), .bytesArray(newUsers.map(\.ref.bytes)), .int64Array(newUsers.map(\.number)),
                       .optionalBytesArray(newUsers.map(\.key)), .optionalBytesArray(newUsers.map(\.sealedName))])
         }
+        try PostgresSearchIndex.ingest(connection, storage: storage, device: device, users: namedUsers, names: displayNames)
         for (ref, name) in forgotten {
+            if let name { try PostgresSearchIndex.deviceForgot(connection, storage: storage, device: device, user: name) }
             // The device forgot the user: its row becomes a tombstone, its earlier records read
             // by the pseudonym from now on, and a forget request the server kept is answered.
             try connection.execute(prepared: "user_tombstone", "UPDATE device_users SET key = NULL, sealed_name = NULL WHERE device = $1 AND ref = $2",
@@ -222,8 +233,10 @@ final class PostgresDeviceLog: DeviceLog {
         }
         let newHead = headSeq + UInt64(events.count)
         let version = newUsers.isEmpty && forgotten.isEmpty ? usersVersion : nextUsersVersion()
-        try connection.execute(prepared: "device_head", "UPDATE devices SET head_seq = $2, head_hash = $3, users_version = $4 WHERE device = $1",
-                               [.text(device), .int64(Int64(newHead)), .bytes(previous.bytes), .int64(version)])
+        try connection.execute(prepared: "device_head",
+                               "UPDATE devices SET head_seq = $2, head_hash = $3, users_version = $4, last_upload_at_ms = $5 WHERE device = $1",
+                               [.text(device), .int64(Int64(newHead)), .bytes(previous.bytes), .int64(version),
+                                .int64(Timestamp.now.millisecondsSince1970)])
         headSeq = newHead
         headHash = previous
         users = directory

@@ -7,7 +7,7 @@ import PostgreSQL
 /// half-done. A database written by a newer `onboard` is refused.
 enum PostgresSchema {
     /// The schema this build writes.
-    static let currentVersion = 2
+    static let currentVersion = 3
 
     /// The advisory lock migrations take (`pg_advisory_xact_lock`): "onboard" in ASCII, so it
     /// collides with no device lock (those are hashes with the top bit set, see ``deviceLockKey(_:)``).
@@ -101,6 +101,57 @@ enum PostgresSchema {
         // since: a device at 0 on v1 is read from the table once, like any cache miss.
         [
             "ALTER TABLE devices ADD COLUMN users_version int8 NOT NULL DEFAULT 0",
+        ],
+        // Version 3: the audit console (docs/sync-protocol.md § The audit console). A device's
+        // last upload time; the server actions; the user search, which keeps no readable name:
+        // `user_names` holds each user's id and latest display name sealed under the `names`
+        // key, `user_search` keyed MACs of their folded prefixes under the `search` key,
+        // `user_devices` which devices' records read as the user. All three are keyed by
+        // `user_key` (as `events.user_key`) and deleted by a forget. A database migrated from v2
+        // fills them once, at the next start (``PostgresSearchIndex/backfill(_:storage:)``).
+        [
+            "ALTER TABLE devices ADD COLUMN last_upload_at_ms int8",
+            """
+            CREATE TABLE server_actions (
+                seq int8 GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                id uuid NOT NULL UNIQUE,
+                at_ms int8 NOT NULL,
+                actor text NOT NULL,
+                action text NOT NULL,
+                user_key bytea,
+                sealed bytea,
+                factor text,
+                device text COLLATE "C",
+                token text
+            )
+            """,
+            "CREATE INDEX server_actions_by_user ON server_actions (user_key, at_ms, seq) WHERE user_key IS NOT NULL",
+            "CREATE INDEX server_actions_by_time ON server_actions (at_ms, seq)",
+            """
+            CREATE TABLE user_names (
+                user_key bytea PRIMARY KEY,
+                sealed bytea NOT NULL,
+                name_at_ms int8,
+                name_device text COLLATE "C",
+                name_seq int8
+            )
+            """,
+            """
+            CREATE TABLE user_search (
+                mac bytea NOT NULL,
+                user_key bytea NOT NULL,
+                PRIMARY KEY (mac, user_key)
+            )
+            """,
+            "CREATE INDEX user_search_by_user ON user_search (user_key)",
+            """
+            CREATE TABLE user_devices (
+                user_key bytea NOT NULL,
+                device text COLLATE "C" NOT NULL,
+                PRIMARY KEY (user_key, device)
+            )
+            """,
+            "CREATE TABLE server_state (name text PRIMARY KEY, done_at timestamptz NOT NULL DEFAULT now())",
         ],
     ]
 

@@ -17,6 +17,10 @@ package final class PostgresStorage: ServerStorage {
     private let userIndexKey: SecretKey
     /// The key the access log pseudonymises user ids with (``SyncServer/AccessLog``), shared by every node.
     package let accessLogKey: SecretKey
+    /// The user search's keys: MACs of folded name prefixes, and the seal of the readable id and
+    /// display name (``PostgresSearchIndex``); the seal also covers server actions' users and reasons.
+    let searchKey: SecretKey
+    let namesKey: SecretKey
     private let policy: LockoutPolicy
     /// The admin token made on first start, when the database had none.
     package let createdAdminToken: String?
@@ -35,15 +39,16 @@ package final class PostgresStorage: ServerStorage {
         options.connection.sessionSettings["synchronous_commit"] = "on"
         pool = PGPool(url: url, options: options)
         self.policy = policy
-        let keys = try pool.withConnection { connection throws -> (signing: [UInt8], userIndex: [UInt8], accessLog: [UInt8], admin: String?) in
+        let keys = try pool.withConnection { connection throws -> (signing: [UInt8], userIndex: [UInt8], accessLog: [UInt8], search: [UInt8], names: [UInt8], admin: String?) in
             try PostgresSchema.migrate(connection)
             return try connection.transaction { connection in
                 try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int64(PostgresSchema.migrationLockKey)])
                 try connection.execute("""
-                    INSERT INTO server_keys (name, secret) VALUES ('signing', $1), ('user_index', $2), ('access_log', $3)
+                    INSERT INTO server_keys (name, secret) VALUES ('signing', $1), ('user_index', $2), ('access_log', $3), ('search', $4), ('names', $5)
                     ON CONFLICT (name) DO NOTHING
-                    """, [.bytes(SigningKeyPair.generate().secretBytes), .bytes(SecretKey.random().bytes), .bytes(SecretKey.random().bytes)])
-                let rows = try connection.execute("SELECT name, secret FROM server_keys WHERE name IN ('signing', 'user_index', 'access_log')")
+                    """, [.bytes(SigningKeyPair.generate().secretBytes), .bytes(SecretKey.random().bytes), .bytes(SecretKey.random().bytes),
+                          .bytes(SecretKey.random().bytes), .bytes(SecretKey.random().bytes)])
+                let rows = try connection.execute("SELECT name, secret FROM server_keys WHERE name IN ('signing', 'user_index', 'access_log', 'search', 'names')")
                 var found: [String: [UInt8]] = [:]
                 for row in rows { found[try row.string(0)] = try row.bytes(1) }
                 var admin: String?
@@ -52,17 +57,21 @@ package final class PostgresStorage: ServerStorage {
                     try connection.execute("INSERT INTO tokens (token_hash, role) VALUES ($1, 'admin')", [.bytes(TokenStore.key(token))])
                     admin = token
                 }
-                return (found["signing"] ?? [], found["user_index"] ?? [], found["access_log"] ?? [], admin)
+                return (found["signing"] ?? [], found["user_index"] ?? [], found["access_log"] ?? [], found["search"] ?? [], found["names"] ?? [],
+                        admin)
             }
         }
-        guard let signing = SigningKeyPair(secretBytes: keys.signing), keys.userIndex.count == SecretKey.byteCount,
-              keys.accessLog.count == SecretKey.byteCount else {
+        guard let signing = SigningKeyPair(secretBytes: keys.signing),
+              [keys.userIndex, keys.accessLog, keys.search, keys.names].allSatisfy({ $0.count == SecretKey.byteCount }) else {
             throw Self.corrupted("the server_keys table holds a key of the wrong size; restore it from a backup")
         }
         signingKey = signing
         userIndexKey = SecretKey(bytes: keys.userIndex)
         accessLogKey = SecretKey(bytes: keys.accessLog)
+        searchKey = SecretKey(bytes: keys.search)
+        namesKey = SecretKey(bytes: keys.names)
         createdAdminToken = keys.admin
+        try PostgresSearchIndex.backfill(self)
     }
 
     package func close() { pool.close() }
@@ -333,9 +342,19 @@ package final class PostgresStorage: ServerStorage {
                 ORDER BY at_ms, device, seq
                 """, [.bytes(userKey(of: user)), .int64Array(Self.lockoutTypes)])
             try reader.preload(try rows.map { try $0.string(0) })
+            // The administrators' clears go in at (at, "", seq): before any device's records of
+            // their millisecond (docs/sync-protocol.md § Server actions).
+            var clears = try actions(ofUser: user, connection: connection).filter { $0.kind == .lockoutCleared }[...]
             for row in rows {
-                engine.apply(try reader.record(device: try row.string(0), seq: UInt64(try row.int64(1)), bytes: try row.bytes(2)))
+                let record = try reader.record(device: try row.string(0), seq: UInt64(try row.int64(1)), bytes: try row.bytes(2))
+                let position = HistoryCursor(at: record.event.at, device: record.event.device, seq: record.seq)
+                while let clear = clears.first, clear.position < position {
+                    engine.clear(user: user, factor: clear.factor)
+                    clears.removeFirst()
+                }
+                engine.apply(record)
             }
+            for clear in clears { engine.clear(user: user, factor: clear.factor) }
             return engine.entries(ofUser: user, at: at)
         }
     }
@@ -348,6 +367,10 @@ package final class PostgresStorage: ServerStorage {
                 return try log.forgetUserKey(user, requestedAt: at)
             }
             if let outcome { results.append(outcome) }
+        }
+        try pool.transaction { connection in
+            try PostgresSearchIndex.forget(connection, storage: self, user: user)
+            try forgetActions(ofUser: user, connection: connection)
         }
         return results
     }

@@ -19,6 +19,13 @@ public enum SyncLimits {
     /// a durable event, so a server with more to ask sends them over several answers (they keep
     /// coming until the device's `user_forgotten` arrives); an answer with more is refused.
     public static let maximumForgetUsersPerAnswer = 100
+    /// History polls (`wait=`) one server node holds at once; more get 503 with `Retry-After: 1`.
+    /// Each costs a suspended connection and a re-read of its query at least once a second, so
+    /// 32 keep that under a few dozen reads a second; an audit console tails with one.
+    public static let maximumWaitingPolls = 32
+    /// The longest `wait=` of a history poll, in seconds: under the HTTP layer's 30 s idle
+    /// timeout a client and the proxies between keep, so a poll is answered before either gives up.
+    public static let maximumWaitSeconds = 30
 }
 
 /// The protocol's paths, versioned under `/v1`.

@@ -91,6 +91,7 @@ enum ServeCommand {
             options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
         }
         options.failureLog = { line in Output.error("\(Clock.now().iso8601) \(line)") }
+        options.productVersion = OnboardTool.version
         // Replicas and connections share the descriptors: by default a quarter for open replicas
         // (three each, never more than the default bound), kept out of the connection budget
         // together with the server's other files, so that neither can starve the other.

@@ -1,0 +1,79 @@
+import Foundation
+import OnboardingModel
+import OnboardingProjections
+import OnboardingStore
+
+extension SyncServer {
+    /// 100 actions per page by default, at most 1,000.
+    static let defaultActionsLimit = 100
+    static let maximumActionsLimit = 1000
+
+    /// `POST /v1/users/{user}/lockout/clear` with `{"factor": "password"|"second_factor"|null,
+    /// "reason": "…"}`: clears the user's global lockout for that factor (every factor for
+    /// null) from now on, as an audited server action.
+    func clearLockout(_ request: SyncRequest, user: String, actor: String) throws -> SyncResponse {
+        if let refusal = checkJSON(request) { return refusal }
+        let body: JSONValue
+        do { body = try JSONValue.parse(bytes: request.body) } catch {
+            return failure(400, "malformed", "body: \(error)")
+        }
+        let members: JSONValue.Members
+        switch body.strictObject(allowed: ["factor", "reason"]) {
+        case .members(let found): members = found
+        case .notAnObject(let kind): return failure(400, "malformed", "the body must be an object {\"factor\", \"reason\"}, not \(kind)")
+        case .unknownKey(let key): return failure(400, "malformed", "body has unknown member \(ErrorEcho.quoted(key)) (allowed: factor, reason)")
+        }
+        var factor: LockoutFactor?
+        switch members["factor"] {
+        case nil, .null?: factor = nil
+        case .string(let text)?:
+            guard let known = LockoutFactor(rawValue: text) else {
+                return failure(400, "malformed", "body.factor \(ErrorEcho.quoted(text)) must be password, second_factor or null (every factor)")
+            }
+            factor = known
+        case let other?: return failure(400, "malformed", "body.factor must be a string or null, not \(other.kindName)")
+        }
+        guard case .string(let reason)? = members["reason"] else {
+            return failure(400, "malformed", "body.reason is required: 1 to \(ServerAction.maximumReasonCharacters) characters saying why (a ticket, a call)")
+        }
+        guard (1...ServerAction.maximumReasonCharacters).contains(reason.count) else {
+            return failure(400, "malformed", "body.reason must be 1 to \(ServerAction.maximumReasonCharacters) characters, got \(reason.count)")
+        }
+        guard !reason.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return failure(400, "malformed", "body.reason must not contain control characters")
+        }
+        let action = try storage.record(ServerAction(kind: .lockoutCleared, at: options.clock(), actor: actor, user: user, factor: factor,
+                                                     reason: reason))
+        return json(200, SyncWire.encode(.object([.init("action", action.jsonValue)])))
+    }
+
+    /// `GET /v1/actions?limit=N&cursor=C`: every server action, newest first.
+    func actionsPage(_ request: SyncRequest) throws -> SyncResponse {
+        let parameters = SyncServer.query(request.path)
+        if let unknown = parameters.keys.sorted().first(where: { !["limit", "cursor"].contains($0) }) {
+            return failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes limit, cursor")
+        }
+        let limit: Int
+        switch Self.boundedInteger(parameters["limit"], name: "limit", in: 1...Self.maximumActionsLimit, default: Self.defaultActionsLimit) {
+        case .failure(let refusal): return refusal.response
+        case .success(let value): limit = value
+        }
+        var before: (at: Timestamp, seq: UInt64)?
+        if let text = parameters["cursor"], !text.isEmpty {
+            guard let cursor = HistoryCursor(token: text), cursor.device == Self.actionsCursorTag else {
+                return failure(400, "malformed", "query parameter cursor: cursor \(ErrorEcho.quoted(text)) is not one this server issued; pass next_cursor from the previous page unchanged")
+            }
+            before = (cursor.at, cursor.seq)
+        }
+        let found = try storage.actions(before: before, limit: limit + 1)
+        let page = Array(found.prefix(limit))
+        let next = found.count > limit ? page.last.map { HistoryCursor(at: $0.at, device: Self.actionsCursorTag, seq: $0.seq).token } : nil
+        return json(200, SyncWire.encode(.object([
+            .init("actions", .array(page.map(\.jsonValue))), .init("next_cursor", next.map { .string($0) } ?? .null),
+        ])))
+    }
+
+    /// The actions cursor is a history cursor of the last action's `(at, seq)` under this tag in
+    /// the device's place (no device id can be it: a device id has no `!`).
+    static let actionsCursorTag = "!actions"
+}
