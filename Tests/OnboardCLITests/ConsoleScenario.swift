@@ -5,7 +5,7 @@ import OnboardingModel
 /// into real device stores with `onboard import`, and what the page must show of them (the
 /// browser script compares the page with this, never with the server's own answers).
 ///
-/// - josé ("José Álvarez") on kiosk-7 and phone-2: 80 attempts over 100 minutes (more than a
+/// - josé ("José Álvarez") on kiosk-7 and phone-2: 80 attempts over 105 minutes (more than a
 ///   page), every outcome, password, passcode and biometric, sessions opened and signed out.
 /// - bob on phone-2: five failed passwords in the last minute, so the server's cross-device
 ///   lockout (MediaWiki: 5 per 5 minutes) has him locked for the next four minutes.
@@ -46,8 +46,6 @@ struct ConsoleScenario {
     static let spareDevice = "spare-9"
     /// José's attempts: more than the console's page of 50, so "Load more" has a second page.
     static let joseAttempts = 80
-    /// Seconds between two of José's attempts (80 of them span 100 minutes).
-    static let joseSpacingMs: Int64 = 75_000
 
     init(now: Timestamp) {
         // Whole minutes, so the chart's buckets line up with the attempts the same way every run.
@@ -74,8 +72,10 @@ struct ConsoleScenario {
             .userAdded(displayName: "\"><script>alert(3)</script>", passcodePolicy: .numeric, passcodeMinLength: 6))
         add("kiosk-7", start.adding(milliseconds: second(50)), Self.hostileID, .signInFailed(method: .password, reason: .invalidPassword))
 
+        var at = start.adding(milliseconds: second(60))
         for index in 0..<Self.joseAttempts {
-            let at = start.adding(milliseconds: second(60) + Int64(index) * Self.joseSpacingMs)
+            // Uneven gaps (15 s to 141 s, 78 s on average), so the chart has bursts and lulls.
+            at = at.adding(milliseconds: second(15 + Int64(index * 7 % 10) * 14))
             let device = Self.devices[index % 2]
             switch index % 5 {
             case 0:

@@ -17,6 +17,12 @@ const tailWaitSeconds = 25;
 export const tailLimit = 500;
 /** With nothing shown yet there is no cursor to wait on: look again this often instead. */
 const emptyPollMs = 5_000;
+/**
+ * The tail waits this long after a view opens before its first poll: the server holds a poll
+ * until it is answered even when the page has moved on, so clicking through filters would
+ * otherwise leave a waiting poll behind per click (the server allows 32 at once).
+ */
+const tailStartDelayMs = 1_000;
 /** Reconnect after errors: 1 s, doubled each time, at most 30 s. */
 const backoffFirstMs = 1_000;
 const backoffMostMs = 30_000;
@@ -167,39 +173,38 @@ export class Timeline {
     let cells;
     if (type === "attempt") {
       cells = [when, el("span", { class: `outcome ${item.outcome}` }, item.outcome),
-        el("span", { class: "what" }, `${item.factor === "second_factor" ? "second factor" : "sign-in"} by ${item.method}`,
+        el("span", { class: "what" }, this.userCell(item), `${item.factor === "second_factor" ? "second factor" : "sign-in"} by ${item.method}`,
           item.reason ? ` · ${item.reason}` : ""),
-        this.where(item), this.userCell(item)];
+        this.where(item)];
     } else if (type === "session") {
       const end = item.end ? `ended ${showTime(item.end)}${item.end_reason ? ` (${item.end_reason})` : ""}` : "still open";
       cells = [when, el("span", { class: "outcome session" }, "session"),
-        el("span", { class: "what" }, `${item.method}${item.second_factor ? " + second factor" : ""} · ${end}`,
+        el("span", { class: "what" }, this.userCell(item), `${item.method}${item.second_factor ? " + second factor" : ""} · ${end}`,
           item.duration_ms !== null && item.duration_ms !== undefined ? ` · ${duration(item.duration_ms)}` : ""),
-        this.where(item), this.userCell(item)];
+        this.where(item)];
     } else {
       cells = [when, el("span", { class: "outcome action" }, item.action.replace(/_/g, " ")),
-        el("span", { class: "what" }, `by ${item.actor}`, item.factor ? ` · factor ${item.factor}` : "",
-          item.reason ? ` · reason “${item.reason}”` : ""),
-        this.userCell(item)];
+        el("span", { class: "what" }, this.userCell(item), `by ${item.actor}`, item.factor ? ` · factor ${item.factor}` : "",
+          item.reason ? ` · reason “${item.reason}”` : "")];
     }
     const li = el("li", { class: `entry ${type}${type === "attempt" ? " " + item.outcome : ""}${fresh ? " fresh" : ""}`, "data-type": type }, cells);
     li.hidden = !showsType(this.state, type);
     return li;
   }
 
-  /** On a device's timeline, whose entry it is (an erased user as erased, with no link). */
+  /** On a device's timeline, whose entry it is (an erased user as erased, with no link), before what happened. */
   userCell(item) {
     if (this.subject.kind === "user" || !item.user) return null;
     if (item.erased || item.user.startsWith("~")) {
-      return el("span", { class: "who" }, el("span", { class: "badge erased" }, "erased user"), " ", el("code", {}, item.user));
+      return el("span", { class: "user-cell" }, el("span", { class: "badge erased" }, "erased user"), " ", el("code", {}, item.user), " · ");
     }
-    const link = el("a", { href: "?user=" + encodeURIComponent(item.user), class: "who" }, item.user);
+    const link = el("a", { href: "?user=" + encodeURIComponent(item.user), class: "user-cell" }, item.user);
     link.addEventListener("click", (event) => {
       if (event.ctrlKey || event.metaKey || event.shiftKey) return;
       event.preventDefault();
       this.onUser(item.user);
     });
-    return link;
+    return [link, " · "];
   }
 
   where(item) {
@@ -232,6 +237,8 @@ export class Timeline {
     const { liveStatus } = this.elements;
     let backoff = backoffFirstMs;
     const stopped = () => signal.aborted || this.closed;
+    status(liveStatus, "live", "Live: new attempts appear here as devices sync.");
+    await sleep(tailStartDelayMs, signal);
     while (!stopped()) {
       if (this.tailed >= tailLimit) {
         this.stopTail(`Live updates paused after ${tailLimit} new attempts: reload the view to see more.`);
