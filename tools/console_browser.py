@@ -585,6 +585,7 @@ def hostile_names(c):
     c.wait(lambda: "<script>alert(3)</script>" in c.text("#subject-detail"), "the hostile display name as text")
     c.open("?" + urllib.parse.urlencode({"device": "kiosk-7"}))
     c.wait_timeline()
+    c.wait(lambda: c.elements("#timeline a.user-cell"), "kiosk-7's timeline with its users")
     shown = [link.text for link in c.elements("#timeline a.user-cell")]
     expect(hostile in shown and "mallory" in shown, f"the device's users as links: {sorted(set(shown))}")
     ran = c.everything("alerts") + c.everything("hostile")
