@@ -6,7 +6,10 @@ set -euo pipefail
 # libsqlite3-dev: the SQLite baseline of onboard-bench (Benchmarks/CSQLite). python3-venv: the
 # environment of the Python test tools below. libpq-dev: the sync server's PostgreSQL client
 # (Sources/CLibPQ); postgresql: the server its tests run against (tools/pg-test-cluster.sh).
-packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libsqlite3-dev libpq-dev postgresql pkg-config python3 python3-venv curl)
+# chromium, chromium-driver, python3-selenium: the audit console's real-browser test
+# (tools/console_browser.py, run by Tests/OnboardCLITests/ConsoleBrowserTests.swift).
+packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libsqlite3-dev libpq-dev postgresql pkg-config python3 python3-venv curl
+          chromium chromium-driver python3-selenium)
 
 if [[ $(id -u) -ne 0 ]]; then
     sudo=sudo

@@ -1,0 +1,82 @@
+// A user's global lockout (every device's records folded into one engine per factor), and for
+// admins the audited "clear lockout" action.
+
+import * as api from "./api.js";
+import { el, fill, showError, status } from "./dom.js";
+import { showTime } from "./state.js";
+
+/** The server's reason limit (docs/console.md): 1–200 characters, no control characters. */
+const reasonMostCharacters = 200;
+
+/** What the server's cross-device lockout runs (docs/sync-protocol.md, docs/lockout.md § Presets). */
+export const serverPolicy = "Policy: the server's cross-device lockout, MediaWiki preset — password: 5 failures per 5 minutes, " +
+  "150 per 48 hours; second factor: 10 per minute, 20 per 10 minutes. A success clears the count.";
+
+/** Loads and shows `user`'s lockout into `elements` (body, status). */
+export async function showLockout(user, elements, signal) {
+  const { body, status: line } = elements;
+  fill(body);
+  status(line, "loading", "Loading the lockout…");
+  let entries;
+  try {
+    entries = await api.json(api.path("users", user, "lockout"), { signal });
+  } catch (error) {
+    if (signal.aborted) return;
+    status(line, "error", `Could not load the lockout: ${error.message}`);
+    return;
+  }
+  if (signal.aborted) return;
+  if (!entries.length) {
+    status(line, "empty", "No counted failures: the user is not locked out.");
+    return;
+  }
+  status(line, "", "");
+  const rows = entries.map((entry) => {
+    const locked = entry.permanent || entry.locked_until !== null;
+    const state = entry.permanent ? "locked until an admin clears it" : entry.locked_until ? `locked until ${showTime(entry.locked_until)}` : "not locked";
+    return el("tr", { class: locked ? "locked" : "" },
+      el("th", { scope: "row" }, entry.factor === "second_factor" ? "second factor" : "password"),
+      el("td", { "data-label": "State" }, el("span", { class: `badge ${locked ? "failed" : "succeeded"}` }, state)),
+      el("td", { "data-label": "Counted failures" }, String(entry.failures)));
+  });
+  fill(body, el("table", { class: "lockout-table" },
+    el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Factor"), el("th", { scope: "col" }, "State"),
+      el("th", { scope: "col" }, "Counted failures"))),
+    el("tbody", {}, rows)));
+}
+
+/** The reason as the server takes it, or the one-line complaint about it. */
+export function checkReason(text) {
+  const reason = text.trim();
+  if (reason.length === 0) return { error: "Give a reason: it is recorded with the action." };
+  if ([...reason].length > reasonMostCharacters) return { error: `The reason is at most ${reasonMostCharacters} characters.` };
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(reason)) return { error: "The reason may not hold control characters." };
+  return { reason };
+}
+
+/** Sends the clear; answers the server's action (shown in the timeline) or null after showing the error. */
+export async function clearLockout(user, form, errorElement) {
+  const factor = form.elements.factor.value || null;
+  const checked = checkReason(form.elements.reason.value);
+  if (checked.error) {
+    showError(errorElement, checked.error);
+    form.elements.reason.focus();
+    return null;
+  }
+  showError(errorElement, null);
+  const button = form.querySelector("button[type=submit]");
+  button.disabled = true;
+  try {
+    const answer = await api.json(api.path("users", user, "lockout", "clear"), {
+      method: "POST", body: { factor, reason: checked.reason },
+    });
+    form.elements.reason.value = "";
+    return answer.action;
+  } catch (error) {
+    showError(errorElement, `Could not clear the lockout: ${error.message}`);
+    return null;
+  } finally {
+    button.disabled = false;
+  }
+}
