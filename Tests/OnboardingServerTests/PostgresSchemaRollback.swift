@@ -4,7 +4,7 @@ import PostgreSQL
 enum PostgresSchemaRollback {
     /// Version 3's tables and column gone, its row in `onboard_schema` too.
     static func undoVersionThree(_ connection: PGConnection) throws {
-        try connection.execute("DROP TABLE server_actions, user_names, user_search, user_devices, server_state")
+        try connection.execute("DROP TABLE server_actions, user_names, server_state")
         try connection.execute("ALTER TABLE devices DROP COLUMN last_upload_at_ms")
         try connection.execute("DELETE FROM onboard_schema WHERE version = 3")
     }

@@ -181,7 +181,7 @@ import TestSupport
             let connection = try PGConnection(url: DatabaseURL(url))
             defer { connection.close() }
             var bytes: [UInt8] = []
-            for table in ["server_actions", "user_names", "user_search", "user_devices"] {
+            for table in ["server_actions", "user_names"] {
                 for row in try connection.execute("SELECT convert_to(t::text, 'UTF8') FROM \(table) t") { bytes += try row.bytes(0) }
             }
             return ByteHaystack(bytes: bytes)

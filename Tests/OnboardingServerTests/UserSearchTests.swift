@@ -4,6 +4,7 @@ import OnboardingProjections
 @testable import OnboardingServer
 import OnboardingStore
 import PostgreSQL
+import Synchronization
 import Testing
 import TestSupport
 
@@ -110,6 +111,57 @@ import TestSupport
         #expect(ConsoleFixture.integer(ConsoleFixture.array(try fixture.get("/v1/users?search=jose", through: migrated).body["users"]).first?["devices"]) == 2)
         // Once: a second start does not fill it again.
         #expect(try connection.execute("SELECT count(*)::int8 FROM server_state WHERE name = 'user_search'")[0].int64(0) == 1)
+    }
+
+    /// Four devices upload at once, each naming the same 300 new users (in its own order, with
+    /// display names): every upload is stored, every user found, on all four devices.
+    @Test(arguments: TestDatabase.storages) func devicesNamingTheSameNewUsersAtOnceAllGetIn(storage: String) async throws {
+        let fixture = try ConsoleFixture(storage: storage)
+        defer { fixture.close() }
+        var requests: [SyncRequest] = []
+        var orders: [[String]] = []
+        for index in 0..<4 {
+            let device = "site-\(index)"
+            let (store, token) = try fixture.device(device)
+            var users = (0..<300).map { "shared-\($0)" }
+            var random = SplitMix64(seed: UInt64(index + 1))
+            users.shuffle(using: &random)
+            orders.append(users)
+            _ = try await store.append(users.enumerated().map { offset, user in
+                ConsoleFixture.event(device, offset, user: user, .userAdded(displayName: "Name \(user) \(index)", passcodePolicy: .numeric, passcodeMinLength: 6))
+            })
+            let records = try store.records(in: 1...300)
+            requests.append(SyncRequest(method: "POST", path: SyncPaths.events(device: device),
+                                        headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
+                                        body: SyncWire.uploadBody(device: device, records: records, keys: try store.syncKeys(for: records))))
+        }
+        let server = fixture.server
+        let all = requests
+        let statuses = try await onOwnThread { () -> [Int] in
+            let results = Mutex<[Int]>([])
+            let group = DispatchGroup()
+            for request in all {
+                group.enter()
+                detachThread {
+                    defer { group.leave() }
+                    let status = server.handle(request).status
+                    results.withLock { $0.append(status) }
+                }
+            }
+            _ = group.wait(timeout: .now() + 120)
+            return results.withLock { $0 }
+        }
+        #expect(statuses == [200, 200, 200, 200])
+        let (_, found) = try fixture.get("/v1/users?search=shared&limit=100")
+        let users = ConsoleFixture.array(found["users"])
+        #expect(users.count == 100)
+        #expect(users.allSatisfy { ConsoleFixture.integer($0["devices"]) == 4 })
+        // The latest name over the four: the device that named the user last (by time, then id).
+        for user in users {
+            let id = try #require(user["user"]?.stringValue)
+            let last = (0..<4).max { (orders[$0].firstIndex(of: id)!, $0) < (orders[$1].firstIndex(of: id)!, $1) }!
+            #expect(user["display_name"] == .string("Name \(id) \(last)"), "\(id)")
+        }
     }
 
     @Test(arguments: TestDatabase.storages) func hostileSearchParametersAre400(storage: String) async throws {

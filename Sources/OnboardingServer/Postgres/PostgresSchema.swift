@@ -104,11 +104,12 @@ enum PostgresSchema {
         ],
         // Version 3: the audit console (docs/sync-protocol.md § The audit console). A device's
         // last upload time; the server actions; the user search, which keeps no readable name:
-        // `user_names` holds each user's id and latest display name sealed under the `names`
-        // key, `user_search` keyed MACs of their folded prefixes under the `search` key,
-        // `user_devices` which devices' records read as the user. All three are keyed by
-        // `user_key` (as `events.user_key`) and deleted by a forget. A database migrated from v2
-        // fills them once, at the next start (``PostgresSearchIndex/backfill(_:storage:)``).
+        // per user and device whose records read as the user, `user_names` holds the id and the
+        // latest display name that device gave, sealed under the `names` key, and the keyed MACs
+        // of their folded prefixes (`search` key), looked up through a GIN index. Its rows are
+        // keyed by `user_key` (as `events.user_key`) and the device, so uploads of different
+        // devices never write the same row, and are deleted by a forget. A database migrated
+        // from v2 fills it once, at the next start (``PostgresSearchIndex/backfill(_:)``).
         [
             "ALTER TABLE devices ADD COLUMN last_upload_at_ms int8",
             """
@@ -129,28 +130,17 @@ enum PostgresSchema {
             "CREATE INDEX server_actions_by_time ON server_actions (at_ms, seq)",
             """
             CREATE TABLE user_names (
-                user_key bytea PRIMARY KEY,
-                sealed bytea NOT NULL,
-                name_at_ms int8,
-                name_device text COLLATE "C",
-                name_seq int8
-            )
-            """,
-            """
-            CREATE TABLE user_search (
-                mac bytea NOT NULL,
-                user_key bytea NOT NULL,
-                PRIMARY KEY (mac, user_key)
-            )
-            """,
-            "CREATE INDEX user_search_by_user ON user_search (user_key)",
-            """
-            CREATE TABLE user_devices (
                 user_key bytea NOT NULL,
                 device text COLLATE "C" NOT NULL,
+                sealed bytea NOT NULL,
+                name_at_ms int8,
+                name_seq int8,
+                macs bytea[] NOT NULL,
                 PRIMARY KEY (user_key, device)
             )
             """,
+            // The search's key: every MAC of a row, to the rows holding it.
+            "CREATE INDEX user_names_by_mac ON user_names USING gin (macs)",
             "CREATE TABLE server_state (name text PRIMARY KEY, done_at timestamptz NOT NULL DEFAULT now())",
         ],
     ]

@@ -4,21 +4,24 @@ import OnboardingProjections
 import OnboardingStore
 import PostgreSQL
 
-/// The user search in PostgreSQL (schema v3): `user_names` (each user's id and latest display
-/// name, sealed under the server's `names` key), `user_search` (keyed MACs of their folded
-/// prefixes under the `search` key, ``SearchTerms``) and `user_devices` (the devices whose
-/// records read as the user), all keyed by `user_key` (``PostgresStorage/userKey(of:)``). Kept by
-/// the ingest, in the upload's transaction, only when a batch names a user new to its device or
-/// gives a display name: an ordinary batch costs nothing more. Deleted by a forget.
+/// The user search in PostgreSQL (schema v3): `user_names`, one row per user and device whose
+/// records read as the user — the id and the latest display name that device gave, sealed under
+/// the server's `names` key, and the keyed MACs of their folded prefixes under the `search` key
+/// (``SearchTerms``), which a GIN index keys — `user_key` (``PostgresStorage/userKey(of:)``) and
+/// device its primary key. Written by the ingest, in the upload's transaction, only when a batch
+/// names a user new to its device or gives a display name (an ordinary batch writes nothing
+/// here), and only the uploading device's rows: uploads of different devices naming the same
+/// users never wait on one another. A search takes, per user, the latest name over its devices.
+/// Deleted by a forget.
 enum PostgresSearchIndex {
-    /// A display name a record gives its user, at its place in the fold order.
+    /// A display name a record gives its user, at its place in the device's order.
     struct Name {
         var user: String
         var displayName: String
         var position: HistoryCursor
     }
 
-    /// 1,000 users per statement while a search opens sealed names, and while a backfill writes.
+    /// 1,000 users per statement while a search opens sealed names.
     static let batchUsers = 1_000
 
     /// The display name `payload` gives its user, if any.
@@ -30,108 +33,98 @@ enum PostgresSearchIndex {
         }
     }
 
+    /// A row's MACs, as the `macs` array holds them.
+    private static func macs(_ user: String, _ displayName: String?, storage: PostgresStorage) -> [[UInt8]] {
+        SearchTerms.macs(user: user, displayName: displayName, key: storage.searchKey).map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
     /// What an upload of `device` adds: `users` it names readably for the first time, `names`
-    /// its records give (the latest per user is kept when it is later than the stored one).
+    /// its records give (the latest per user is kept when it is later than the one stored for
+    /// the device).
     static func ingest(_ connection: PGConnection, storage: PostgresStorage, device: String, users: [String], names: [Name]) throws {
         var latest: [String: Name] = [:]
         for name in names where latest[name.user].map({ $0.position < name.position }) ?? true { latest[name.user] = name }
-        let named = Array(Set(users).union(latest.keys))
-        guard !named.isEmpty else { return }
-        try connection.execute(prepared: "user_devices_insert", """
-            INSERT INTO user_devices (user_key, device) SELECT key, $2 FROM unnest($1::bytea[]) AS new (key) ON CONFLICT DO NOTHING
-            """, [.bytesArray(named.map(storage.userKey(of:))), .text(device)])
-        let fresh = Array(Set(users))
+        let fresh = Array(Set(users).subtracting(latest.keys))
         if !fresh.isEmpty {
-            let inserted = try connection.execute(prepared: "user_names_insert", """
-                INSERT INTO user_names (user_key, sealed) SELECT * FROM unnest($1::bytea[], $2::bytea[]) ON CONFLICT DO NOTHING RETURNING user_key
+            try connection.execute(prepared: "user_names_insert", """
+                INSERT INTO user_names (user_key, device, sealed, macs)
+                SELECT key, $3, sealed, macs::bytea[] FROM unnest($1::bytea[], $2::bytea[], $4::text[]) AS new (key, sealed, macs)
+                ON CONFLICT DO NOTHING
                 """, [.bytesArray(fresh.map(storage.userKey(of:))),
-                      .bytesArray(fresh.map { PersonalData.sealRandom(SearchTerms.nameBytes(user: $0, displayName: nil), key: storage.namesKey) })])
-            let keys = Set(try inserted.map { try $0.bytes(0) })
-            try insertMACs(connection, storage: storage, fresh.filter { keys.contains(storage.userKey(of: $0)) }.map { ($0, nil) })
+                      .bytesArray(fresh.map { PersonalData.sealRandom(SearchTerms.nameBytes(user: $0, displayName: nil), key: storage.namesKey) }),
+                      .text(device), .textArray(fresh.map { arrayLiteral(macs($0, nil, storage: storage)) })])
         }
-        for name in latest.values {
-            // Kept only when later in (at, device, seq) than the name stored (on any device).
-            let updated = try connection.execute(prepared: "user_names_rename", """
-                INSERT INTO user_names AS n (user_key, sealed, name_at_ms, name_device, name_seq) VALUES ($1, $2, $3, $4, $5)
-                ON CONFLICT (user_key) DO UPDATE SET sealed = EXCLUDED.sealed, name_at_ms = EXCLUDED.name_at_ms,
-                    name_device = EXCLUDED.name_device, name_seq = EXCLUDED.name_seq
-                WHERE n.name_at_ms IS NULL OR (n.name_at_ms, n.name_device, n.name_seq) < (EXCLUDED.name_at_ms, EXCLUDED.name_device, EXCLUDED.name_seq)
-                RETURNING user_key
-                """, [.bytes(storage.userKey(of: name.user)),
-                      .bytes(PersonalData.sealRandom(SearchTerms.nameBytes(user: name.user, displayName: name.displayName), key: storage.namesKey)),
-                      .int64(name.position.at.millisecondsSince1970), .text(name.position.device), .int64(Int64(clamping: name.position.seq))])
-            guard !updated.isEmpty else { continue }
-            try connection.execute(prepared: "user_search_clear", "DELETE FROM user_search WHERE user_key = $1", [.bytes(storage.userKey(of: name.user))])
-            try insertMACs(connection, storage: storage, [(name.user, name.displayName)])
-        }
+        guard !latest.isEmpty else { return }
+        let renames = Array(latest.values)
+        try connection.execute(prepared: "user_names_rename", """
+            INSERT INTO user_names AS n (user_key, device, sealed, name_at_ms, name_seq, macs)
+            SELECT key, $3, sealed, at, seq, macs::bytea[] FROM unnest($1::bytea[], $2::bytea[], $4::int8[], $5::int8[], $6::text[]) AS new (key, sealed, at, seq, macs)
+            ON CONFLICT (user_key, device) DO UPDATE SET sealed = EXCLUDED.sealed, name_at_ms = EXCLUDED.name_at_ms, name_seq = EXCLUDED.name_seq,
+                macs = EXCLUDED.macs
+            WHERE n.name_at_ms IS NULL OR (n.name_at_ms, n.name_seq) < (EXCLUDED.name_at_ms, EXCLUDED.name_seq)
+            """, [.bytesArray(renames.map { storage.userKey(of: $0.user) }),
+                  .bytesArray(renames.map { PersonalData.sealRandom(SearchTerms.nameBytes(user: $0.user, displayName: $0.displayName), key: storage.namesKey) }),
+                  .text(device), .int64Array(renames.map { $0.position.at.millisecondsSince1970 }),
+                  .int64Array(renames.map { Int64(clamping: $0.position.seq) }),
+                  .textArray(renames.map { arrayLiteral(macs($0.user, $0.displayName, storage: storage)) })])
     }
 
-    private static func insertMACs(_ connection: PGConnection, storage: PostgresStorage, _ users: [(user: String, displayName: String?)]) throws {
-        var macs: [[UInt8]] = []
-        var keys: [[UInt8]] = []
-        for (user, displayName) in users {
-            let key = storage.userKey(of: user)
-            for mac in SearchTerms.macs(user: user, displayName: displayName, key: storage.searchKey) {
-                macs.append(mac.bytes)
-                keys.append(key)
-            }
-        }
-        guard !macs.isEmpty else { return }
-        try connection.execute(prepared: "user_search_insert", """
-            INSERT INTO user_search (mac, user_key) SELECT * FROM unnest($1::bytea[], $2::bytea[]) ON CONFLICT DO NOTHING
-            """, [.bytesArray(macs), .bytesArray(keys)])
+    /// A `bytea[]` as PostgreSQL's array text (`{"\\x…","\\x…"}`): the binary parameters carry one
+    /// array per statement, so each row's array travels as text and is cast there.
+    private static func arrayLiteral(_ values: [[UInt8]]) -> String {
+        "{" + values.map { "\"\\\\x" + HexBytes.encode($0) + "\"" }.joined(separator: ",") + "}"
     }
 
     /// `device` forgot `user` (its `user_forgotten` arrived): its records no longer read as the
-    /// user; once no device's do, the user is not found any more.
+    /// user, so its row goes; with no device's left, the user is not found any more.
     static func deviceForgot(_ connection: PGConnection, storage: PostgresStorage, device: String, user: String) throws {
-        let key = storage.userKey(of: user)
-        try connection.execute(prepared: "user_devices_delete", "DELETE FROM user_devices WHERE user_key = $1 AND device = $2", [.bytes(key), .text(device)])
-        let left = try connection.execute(prepared: "user_devices_any", "SELECT EXISTS (SELECT 1 FROM user_devices WHERE user_key = $1)", [.bytes(key)])
-        if try !left[0].bool(0) { try forget(connection, storage: storage, user: user) }
+        try connection.execute(prepared: "user_names_device_forget", "DELETE FROM user_names WHERE user_key = $1 AND device = $2",
+                               [.bytes(storage.userKey(of: user)), .text(device)])
     }
 
     /// The server forgets `user`: nothing of the search names them any more.
     static func forget(_ connection: PGConnection, storage: PostgresStorage, user: String) throws {
-        let key = PGValue.bytes(storage.userKey(of: user))
-        try connection.execute(prepared: "user_search_forget", "DELETE FROM user_search WHERE user_key = $1", [key])
-        try connection.execute(prepared: "user_names_forget", "DELETE FROM user_names WHERE user_key = $1", [key])
-        try connection.execute(prepared: "user_devices_forget", "DELETE FROM user_devices WHERE user_key = $1", [key])
+        try connection.execute(prepared: "user_names_forget", "DELETE FROM user_names WHERE user_key = $1", [.bytes(storage.userKey(of: user))])
     }
 
-    /// `GET /v1/users?search=`: the candidates of every word's MAC, each checked against its
-    /// sealed name (a MAC covers 16 characters and could collide), the first `limit` by id.
+    /// `GET /v1/users?search=`: the users with a row holding a MAC of every word, each checked
+    /// against its latest name over its devices (a MAC covers 16 characters and may collide),
+    /// the first `limit` by id.
     static func search(_ search: [String], limit: Int, storage: PostgresStorage, connection: PGConnection) throws -> [UserMatch] {
         let macs = Array(Set(search.map { SearchTerms.lookupMAC($0, key: storage.searchKey).bytes }))
         guard !macs.isEmpty else { return [] }
-        let candidates = try connection.execute(prepared: "user_search_lookup", """
-            SELECT user_key FROM user_search WHERE mac = ANY($1::bytea[]) GROUP BY user_key HAVING count(*) = $2
-            """, [.bytesArray(macs), .int64(Int64(macs.count))]).map { try $0.bytes(0) }
+        let candidates = try connection.execute(prepared: "user_names_lookup", "SELECT DISTINCT user_key FROM user_names WHERE macs @> $1::bytea[]",
+                                                [.bytesArray(macs)]).map { try $0.bytes(0) }
         // Kept sorted and cut to `limit` as each batch is opened: memory bounded by the limit.
-        var best: [(user: String, displayName: String?, key: [UInt8])] = []
+        var best: [UserMatch] = []
         var start = 0
         while start < candidates.count {
             let batch = Array(candidates[start..<min(candidates.count, start + batchUsers)])
             start += batchUsers
-            for row in try connection.execute(prepared: "user_names_open", "SELECT user_key, sealed FROM user_names WHERE user_key = ANY($1::bytea[])",
-                                              [.bytesArray(batch)]) {
-                let sealed = try row.bytes(1)
-                guard let opened = sealed.withUnsafeBytes({ PersonalData.open($0, key: storage.namesKey) }),
+            // Per user, its devices' rows; the latest name is the one of the latest position.
+            var entries: [[UInt8]: (latest: (at: Int64, device: String, seq: Int64, sealed: [UInt8]), devices: Int)] = [:]
+            for row in try connection.execute(prepared: "user_names_open", """
+                SELECT user_key, device, sealed, coalesce(name_at_ms, $2), coalesce(name_seq, 0) FROM user_names WHERE user_key = ANY($1::bytea[])
+                """, [.bytesArray(batch), .int64(Int64.min)]) {
+                let entry = (at: try row.int64(3), device: try row.string(1), seq: try row.int64(4), sealed: try row.bytes(2))
+                let key = try row.bytes(0)
+                if let known = entries[key] {
+                    let later = (known.latest.at, known.latest.device, known.latest.seq) < (entry.at, entry.device, entry.seq)
+                    entries[key] = (later ? entry : known.latest, known.devices + 1)
+                } else {
+                    entries[key] = (entry, 1)
+                }
+            }
+            for (_, entry) in entries {
+                guard let opened = entry.latest.sealed.withUnsafeBytes({ PersonalData.open($0, key: storage.namesKey) }),
                       let name = SearchTerms.name(from: opened),
                       SearchTerms.matches(search, words: SearchTerms.words(name.user) + (name.displayName.map(SearchTerms.words) ?? [])) else { continue }
-                best.append((name.user, name.displayName, try row.bytes(0)))
+                best.append(UserMatch(user: name.user, displayName: name.displayName, devices: entry.devices))
             }
             best.sort { SearchTerms.precedes($0.user, $1.user) }
             if best.count > limit { best.removeLast(best.count - limit) }
         }
-        guard !best.isEmpty else { return [] }
-        var devices: [[UInt8]: Int] = [:]
-        for row in try connection.execute(prepared: "user_devices_count",
-                                          "SELECT user_key, count(*) FROM user_devices WHERE user_key = ANY($1::bytea[]) GROUP BY user_key",
-                                          [.bytesArray(best.map(\.key))]) {
-            devices[try row.bytes(0)] = Int(try row.int64(1))
-        }
-        return best.map { UserMatch(user: $0.user, displayName: $0.displayName, devices: devices[$0.key] ?? 0) }
+        return best
     }
 
     /// Fills the search from the stored logs, once per database (`server_state` row
