@@ -343,6 +343,11 @@ def auditor_sees_lockout(c):
     c.wait(lambda: c.settled("#lockout-status") and c.elements("#lockout-body tr"), "bob's lockout")
     row = c.text("#lockout-body tbody tr")
     expect("password" in row and "locked until" in row and "5" in row, f"bob's lockout row: {row!r}")
+    # The server runs the default preset; docs/lockout.md § Presets gives its tiers.
+    c.wait(lambda: c.settled("#lockout-policy") and "mediawiki" in c.text("#lockout-policy"), "the server's policy")
+    policy = c.text("#lockout-policy")
+    expect("password: 5 failures per 5 minutes, 150 per 2 days" in policy
+           and "second factor: 10 failures per 1 minute, 20 per 10 minutes" in policy, f"the policy line: {policy!r}")
     expect(not c.element("#clear-form").is_displayed(), "an auditor is offered the clear action")
 
 

@@ -6,6 +6,9 @@ import Synchronization
 /// answer when the wait is over with nothing new.
 struct HistoryPoll: Sendable {
     let deadline: ContinuousClock.Instant
+    /// ``PollWaiters/generation`` read before the read that found nothing: an upload this node
+    /// stored after it makes the poll look again as soon as it is added.
+    let seenGeneration: UInt64
     /// The answer when there is one now (a non-empty page, or an error), else `nil`.
     let check: @Sendable () -> SyncResponse?
     /// The answer at the deadline (the page as it is then, maybe empty).
@@ -22,6 +25,10 @@ struct HistoryPoll: Sendable {
 /// every ``minimumRecheck``), at its deadline, and — when other processes write to the storage
 /// (PostgreSQL: other nodes) — at least every ``recheckInterval``. It is started by the first
 /// poll and stopped with the server.
+///
+/// Uploads are counted (``generation``), and each poll remembers the count its last look saw, so
+/// no upload is missed by a poll that was between its first read and ``add(_:answer:)`` when
+/// the upload's notice was handled for the others.
 ///
 /// ```swift
 /// let polls = PollWaiters(maximumWaiting: 32, changesAreLocal: false)
@@ -40,14 +47,17 @@ final class PollWaiters: Sendable {
         let poll: HistoryPoll
         let answer: @Sendable (SyncResponse) -> Void
         var checkedAt: ContinuousClock.Instant
+        /// The ``PollWaiters/generation`` the last look at the poll started from.
+        var checkedGeneration: UInt64
     }
 
     private struct State {
         var waiting: [UInt64: Waiter] = [:]
         var nextID: UInt64 = 0
-        /// An upload was stored since the last look.
-        var noticed = false
-        var lastLook = ContinuousClock.now
+        /// Uploads this node stored, counted by ``notice()``.
+        var generation: UInt64 = 0
+        /// When polls last looked again because of an upload (``minimumRecheck`` apart).
+        var lastLook = ContinuousClock.now - PollWaiters.minimumRecheck
         var running = false
         var stopped: SyncResponse?
     }
@@ -65,13 +75,17 @@ final class PollWaiters: Sendable {
     /// How many polls wait now.
     var count: Int { state.withLock { $0.waiting.count } }
 
+    /// How many uploads this node has stored (``notice()``): read it before the read a poll
+    /// starts from (``HistoryPoll/seenGeneration``).
+    var generation: UInt64 { state.withLock { $0.generation } }
+
     /// Holds `poll` until it has an answer, then calls `answer` once (on the poll thread);
     /// `false`, and nothing is held, when `maximumWaiting` polls already wait or the server stops.
     func add(_ poll: HistoryPoll, answer: @escaping @Sendable (SyncResponse) -> Void) -> Bool {
         let start: Bool? = state.withLock { state in
             guard state.stopped == nil, state.waiting.count < maximumWaiting else { return nil }
             state.nextID += 1
-            state.waiting[state.nextID] = Waiter(poll: poll, answer: answer, checkedAt: .now)
+            state.waiting[state.nextID] = Waiter(poll: poll, answer: answer, checkedAt: .now, checkedGeneration: poll.seenGeneration)
             defer { state.running = true }
             return !state.running
         }
@@ -89,7 +103,7 @@ final class PollWaiters: Sendable {
     /// This node stored an upload: the polls look again (soon).
     func notice() {
         let waiting = state.withLock { state in
-            state.noticed = true
+            state.generation &+= 1
             return !state.waiting.isEmpty
         }
         if waiting { wake.signal() }
@@ -109,21 +123,23 @@ final class PollWaiters: Sendable {
     private func run() {
         while true {
             let now = ContinuousClock.now
-            let (due, stopped): ([(UInt64, Waiter)], Bool) = state.withLock { state in
-                if state.stopped != nil { return ([], true) }
-                let noticed = state.noticed && now - state.lastLook >= Self.minimumRecheck
-                if noticed {
-                    state.noticed = false
-                    state.lastLook = now
-                }
+            let (due, generation, stopped): ([(UInt64, Waiter)], UInt64, Bool) = state.withLock { state in
+                if state.stopped != nil { return ([], 0, true) }
+                let uploadsLook = now - state.lastLook >= Self.minimumRecheck
+                var lookedForUploads = false
                 let due = state.waiting.filter { _, waiter in
-                    noticed || now >= waiter.poll.deadline || (!changesAreLocal && now - waiter.checkedAt >= Self.recheckInterval)
+                    let missedUpload = waiter.checkedGeneration != state.generation
+                    if missedUpload && uploadsLook { lookedForUploads = true }
+                    return (missedUpload && uploadsLook) || now >= waiter.poll.deadline
+                        || (!changesAreLocal && now - waiter.checkedAt >= Self.recheckInterval)
                 }
-                return (due.map { ($0.key, $0.value) }, false)
+                if lookedForUploads { state.lastLook = now }
+                return (due.map { ($0.key, $0.value) }, state.generation, false)
             }
             if stopped { return }
             for (id, waiter) in due {
-                // Looked at outside the lock: a read of the storage takes milliseconds.
+                // Looked at outside the lock: a read of the storage takes milliseconds. It sees
+                // at least every upload counted in `generation` (each counted after its commit).
                 let answer = waiter.poll.check() ?? (ContinuousClock.now >= waiter.poll.deadline ? waiter.poll.timeout() : nil)
                 let mine: Bool = state.withLock { state in
                     guard state.waiting[id] != nil else { return false } // answered by stop()
@@ -131,6 +147,7 @@ final class PollWaiters: Sendable {
                         state.waiting[id] = nil
                     } else {
                         state.waiting[id]?.checkedAt = .now
+                        state.waiting[id]?.checkedGeneration = generation
                     }
                     return true
                 }
@@ -148,8 +165,8 @@ final class PollWaiters: Sendable {
             for waiter in state.waiting.values {
                 soonest = min(soonest, waiter.poll.deadline - now)
                 if !changesAreLocal { soonest = min(soonest, waiter.checkedAt + Self.recheckInterval - now) }
+                if waiter.checkedGeneration != state.generation { soonest = min(soonest, state.lastLook + Self.minimumRecheck - now) }
             }
-            if state.noticed { soonest = min(soonest, state.lastLook + Self.minimumRecheck - now) }
             return soonest
         }
         let milliseconds = max(1, next.components.seconds * 1000 + next.components.attoseconds / 1_000_000_000_000_000)

@@ -47,6 +47,18 @@ extension SyncServer {
         return json(200, SyncWire.encode(.object([.init("action", action.jsonValue)])))
     }
 
+    /// `GET /v1/token`: what the presented token may do, `{"role","device","id","actor"}` — the
+    /// device for a device token, the token's id (as a device's token list shows it), and the
+    /// actor the server's actions name an admin by. Any valid token may ask; the console tells an
+    /// auditor from an admin by it.
+    func tokenDescription(_ grant: TokenGrant, token: String) -> JSONValue {
+        .object([
+            .init("role", .string(grant.role.rawValue)), .init("device", grant.device.map { .string($0) } ?? .null),
+            .init("id", .string(TokenStore.tokenID(of: token))),
+            .init("actor", grant.role == .admin ? .string(ServerAction.actor(adminToken: token)) : .null),
+        ])
+    }
+
     /// `GET /v1/actions?limit=N&cursor=C`: every server action, newest first.
     func actionsPage(_ request: SyncRequest) throws -> SyncResponse {
         let parameters = SyncServer.query(request.path)

@@ -98,11 +98,12 @@ extension SyncServer {
         if let device = page.device, pathDevice != nil, !(try storage.isEnrolled(device)) {
             return .now(failure(404, "not_found", "device \(device) is not enrolled"))
         }
+        let generation = polls.generation
         let first = try historyPage(page, order: order)
         let held = min(wait, options.maximumPollWaitSeconds)
         guard held > 0, first.history.attempts.isEmpty else { return .now(json(200, historyBody(first))) }
         let polled = page
-        let poll = HistoryPoll(deadline: .now + .seconds(held), check: { [self] in
+        let poll = HistoryPoll(deadline: .now + .seconds(held), seenGeneration: generation, check: { [self] in
             do {
                 let again = try historyPage(polled, order: .oldest)
                 return again.history.attempts.isEmpty ? nil : json(200, historyBody(again))

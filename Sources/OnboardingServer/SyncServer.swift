@@ -288,6 +288,12 @@ public final class SyncServer: Sendable {
                 return try self.withValidUser(name) { try self.clearLockout(request, user: $0, actor: actor) }
             }
         case .actions: return auditor(request) { try self.actionsPage(request) }
+        case .token:
+            switch grant(request) {
+            case .refused(let response): return response
+            case .granted(let grant): return json(200, SyncWire.encode(tokenDescription(grant, token: request.bearerToken ?? "")))
+            }
+        case .policy: return auditor(request) { self.json(200, Array(self.options.policy.json.utf8)) }
         case .userCounts(let user):
             return auditor(request, user) { user in try self.withValidUser(user) { try self.counts(request, user: $0, device: nil) } }
         case .deviceCounts(let device):
@@ -344,7 +350,7 @@ public final class SyncServer: Sendable {
         case issueDeviceToken(String), revokeDeviceTokens(String), cursor(String), upload(String)
         case history(String), lockout(String), deviceHistory(String), forgetUser(String)
         // The audit console's (docs/sync-protocol.md § The audit console).
-        case users, devices, actions
+        case users, devices, actions, token, policy
         case deviceAudit(String), revokeDeviceToken(String, String), clearLockout(String)
         case userCounts(String), deviceCounts(String), userExport(String), deviceExport(String)
     }
@@ -370,6 +376,8 @@ public final class SyncServer: Sendable {
         case 1 where rest[0] == "devices": candidates = [("GET", .devices), ("POST", .enrol)]
         case 1 where rest[0] == "users": candidates = [("GET", .users)]
         case 1 where rest[0] == "actions": candidates = [("GET", .actions)]
+        case 1 where rest[0] == "token": candidates = [("GET", .token)]
+        case 1 where rest[0] == "policy": candidates = [("GET", .policy)]
         case 1 where rest[0] == "auditors": candidates = [("POST", .issueAuditorToken)]
         case 1 where rest[0] == "audit": candidates = [("GET", .audit)]
         case 3 where rest[0] == "devices" && rest[2] == "tokens":

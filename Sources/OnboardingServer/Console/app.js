@@ -6,7 +6,7 @@ import { drawChart } from "./chart.js";
 import { DeviceList } from "./devices.js";
 import { byId, el, fill, showError, status } from "./dom.js";
 import { download } from "./exporter.js";
-import { clearLockout, serverPolicy, showLockout } from "./lockout.js";
+import { clearLockout, forgetPolicy, showLockout, showPolicy } from "./lockout.js";
 import * as pageState from "./state.js";
 import { Timeline } from "./timeline.js";
 
@@ -62,24 +62,19 @@ byId("signin-form").addEventListener("submit", async (event) => {
 byId("sign-out").addEventListener("click", () => signOut(null));
 
 /**
- * Checks the token (any auditor read) and tells an admin from an auditor: only an admin may
- * clear a lockout, and a request with no reason is refused before it does anything — 403 for an
- * auditor, 400 for an admin.
+ * Checks the token and tells an admin from an auditor (`GET /v1/token`): only an admin may clear
+ * a lockout or revoke a token; a device token may not read audits at all (403, as the server
+ * would answer its reads).
  */
 async function detectRole() {
-  await api.json("/v1/devices" + api.query({ limit: 1 }));
-  try {
-    await api.json(api.path("users", "~", "lockout", "clear"), { method: "POST", body: {} });
-    return "admin";
-  } catch (error) {
-    if (error.status === 403) return "auditor";
-    if (error.status === 400 || error.status === 404) return "admin";
-    throw error;
-  }
+  const token = await api.json("/v1/token");
+  if (token.role === "admin" || token.role === "auditor") return token.role;
+  throw Object.assign(new Error("a device token cannot read audits"), { status: 403 });
 }
 
 function signOut(message) {
   api.clearToken();
+  forgetPolicy();
   role = null;
   view.close();
   view = { close() {} };
@@ -249,7 +244,7 @@ function renderTimeline() {
   const isUser = subject.kind === "user";
   byId("lockout").hidden = !isUser;
   byId("clear-form").hidden = !(isUser && role === "admin");
-  byId("lockout-policy").textContent = serverPolicy;
+  if (isUser) showPolicy(byId("lockout-policy"), controller.signal);
   status(byId("export-status"), "", "");
   status(byId("clear-status"), "", "");
   if (isUser) showLockout(subject.id, { body: byId("lockout-body"), status: byId("lockout-status") }, controller.signal);

@@ -8,9 +8,55 @@ import { showTime } from "./state.js";
 /** The server's reason limit (docs/console.md): 1–200 characters, no control characters. */
 const reasonMostCharacters = 200;
 
-/** What the server's cross-device lockout runs (docs/sync-protocol.md, docs/lockout.md § Presets). */
-export const serverPolicy = "Policy: the server's cross-device lockout, MediaWiki preset — password: 5 failures per 5 minutes, " +
-  "150 per 48 hours; second factor: 10 per minute, 20 per 10 minutes. A success clears the count.";
+/** `seconds` in the largest unit that divides it: "5 minutes", "2 days", "90 seconds". */
+export function duration(seconds) {
+  for (const [unit, size] of [["day", 86400], ["hour", 3600], ["minute", 60]]) {
+    if (seconds >= size && seconds % size === 0) {
+      const count = seconds / size;
+      return `${count} ${unit}${count === 1 ? "" : "s"}`;
+    }
+  }
+  return `${seconds} second${seconds === 1 ? "" : "s"}`;
+}
+
+/** One factor's rule of a policy (docs/lockout.md § Custom policies) in words. */
+function describeRule(rule) {
+  const parts = rule.tiers.map((tier, index) =>
+    `${tier.limit}${index === 0 ? " failures" : ""} per ${duration(tier.window_seconds)}`);
+  if (rule.consecutive_limit) parts.push(`${rule.consecutive_limit} in a row`);
+  if (rule.backoff) {
+    const backoff = rule.backoff;
+    parts.push(`after ${backoff.threshold} failures a wait from ${duration(backoff.initial_wait_seconds)} ` +
+      `(${backoff.growth}) up to ${duration(backoff.maximum_wait_seconds)}`);
+  }
+  if (rule.permanent_after_lockouts) parts.push(`locked for good after ${rule.permanent_after_lockouts} lockouts`);
+  if (rule.methods) parts.push(`methods: ${rule.methods.join(", ")}`);
+  return parts.length ? parts.join(", ") : "no limit";
+}
+
+/** The server's policy (`GET /v1/policy`) in one line. */
+export function describePolicy(policy) {
+  return `Policy: the server's cross-device lockout, ${policy.name} — password: ${describeRule(policy.password)}; ` +
+    `second factor: ${describeRule(policy.second_factor)}.`;
+}
+
+let policyRequest = null;
+
+/** Shows the server's policy in `element`, read once per sign-in (``forgetPolicy``). */
+export async function showPolicy(element, signal) {
+  status(element, "loading", "Loading the policy…");
+  policyRequest ??= api.json("/v1/policy");
+  try {
+    const policy = await policyRequest;
+    if (!signal.aborted) status(element, "", describePolicy(policy));
+  } catch (error) {
+    policyRequest = null;
+    if (!signal.aborted) status(element, "error", `Could not load the policy: ${error.message}`);
+  }
+}
+
+/** Sign-out: the next sign-in reads the policy again. */
+export function forgetPolicy() { policyRequest = null; }
 
 /** Loads and shows `user`'s lockout into `elements` (body, status). */
 export async function showLockout(user, elements, signal) {

@@ -41,6 +41,10 @@ public enum SyncPaths {
     public static func lockout(user: String) -> String { "/v1/users/\(percentEncoded(user))/lockout" }
     public static func forget(user: String) -> String { "/v1/users/\(percentEncoded(user))/forget" }
     public static let auditorTokens = "/v1/auditors"
+    /// What the presented token may do (its role).
+    public static let token = "/v1/token"
+    /// The policy of the server's lockout across devices.
+    public static let policy = "/v1/policy"
 
     /// Percent-encodes everything but unreserved characters (RFC 3986), for user ids in paths.
     public static func percentEncoded(_ text: String) -> String {
