@@ -87,7 +87,12 @@ extension Bench {
                         try connection.copy(into: "events", columns: ["device", "seq", "id", "at_ms", "type", "user_key", "hash", "record"], rows: eventRows)
                     }
                 }
-                try connection.execute("ANALYZE")
+                // Settled before measuring, as a server's tables are between bulk loads: the
+                // rows' hint bits and visibility map set (VACUUM), the statistics fresh, and the
+                // gigabyte of dirty pages written (CHECKPOINT) rather than flushed under the
+                // measured queries, which then read at the disk's leisure (p99 ×2 in one run).
+                try connection.execute("VACUUM (ANALYZE)")
+                try connection.execute("CHECKPOINT")
             }
         } catch {
             failOperation("scale bench: loading the fleet failed: \(error)")
@@ -144,13 +149,14 @@ extension Bench {
         let lockout = latencies { "/v1/users/\($0)/lockout" }.sorted()
         let after = processFootprint()
         func p99(_ sorted: [Double]) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))] }
+        func spread(_ sorted: [Double]) -> String { "p50 \(format(sorted[sorted.count / 2])) ms, p90 \(format(sorted[sorted.count * 9 / 10])) ms" }
         let size = "\(devices) devices, \(events) events"
         report.add(BenchResult(name: "scale_server_start_\(devices)", unit: "s", value: startSeconds, target: "≤ 1 s",
                                met: startSeconds <= 1, note: size))
         report.add(BenchResult(name: "scale_history_p99_\(devices)", unit: "ms p99", value: p99(history), target: "≤ 5 ms",
-                               met: p99(history) <= 5, note: size + ", limit 100, loopback HTTP, \(requests) users"))
+                               met: p99(history) <= 5, note: size + ", limit 100, loopback HTTP, \(requests) users; \(spread(history))"))
         report.add(BenchResult(name: "scale_lockout_p99_\(devices)", unit: "ms p99", value: p99(lockout), target: "≤ 3 ms",
-                               met: p99(lockout) <= 3, note: size + ", loopback HTTP, \(requests) users"))
+                               met: p99(lockout) <= 3, note: size + ", loopback HTTP, \(requests) users; \(spread(lockout))"))
         report.add(BenchResult(name: "scale_server_rss_growth_\(devices)", unit: "MiB", value: Double(after.residentBytes - before.residentBytes) / 1_048_576,
                                note: size + ": resident memory the server added, started and after the queries"))
         report.add(BenchResult(name: "scale_server_fds_\(devices)", unit: "descriptors", value: Double(after.descriptors - before.descriptors),
