@@ -37,8 +37,9 @@ import TestSupport
         #expect(device.status == 200)
         #expect(device.body["role"] == .string("device") && device.body["device"] == .string("kiosk-7") && device.body["actor"] == .null)
         // The id is the one the device's token list shows (and revokes by).
-        let listed = try fixture.get("/v1/devices/kiosk-7/audit", token: fixture.admin)
-        let ids = ConsoleFixture.array(listed.body["tokens"]).compactMap { $0["id"]?.stringValue }
+        let listed = try fixture.get(SyncPaths.devices, token: fixture.admin)
+        let entry = ConsoleFixture.array(listed.body["devices"]).first { $0["device"] == .string("kiosk-7") }
+        let ids = ConsoleFixture.array(entry?["tokens"]).compactMap { $0["id"]?.stringValue }
         #expect(ids.contains(device.body["id"]?.stringValue ?? "?"), "\(listed.body)")
 
         #expect(fixture.call("GET", SyncPaths.token, token: nil).status == 401)
