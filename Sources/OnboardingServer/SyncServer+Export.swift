@@ -77,11 +77,11 @@ extension SyncServer {
     private func writeExport(_ query: HistoryQuery, format: ExportFormat, to file: ExportFile) throws {
         let encoder = OCSFEncoder(product: .init(version: options.productVersion))
         // The user's actions go in among the attempts by fold position (device exports have none).
-        var actions = format == .ocsf ? [] : try query.user.map { try actionsInRange(ofUser: $0, query: query) } ?? []
+        var actions = try query.user.map { try actionsInRange(ofUser: $0, query: query) } ?? []
         var index = 0
         func writeActions(before position: HistoryCursor?) throws {
             while index < actions.count, position.map({ actions[index].position < $0 }) ?? true {
-                try file.write(Self.exportLine(actions[index], format: format))
+                try file.write(Self.exportLine(actions[index], format: format, encoder: encoder))
                 index += 1
             }
         }
@@ -115,13 +115,17 @@ extension SyncServer {
         }
     }
 
-    private static func exportLine(_ action: ServerAction, format: ExportFormat) -> [UInt8] {
+    private static func exportLine(_ action: ServerAction, format: ExportFormat, encoder: OCSFEncoder) -> [UInt8] {
         switch format {
         case .csv:
             return Array(csvLine([action.at.iso8601, action.device ?? "", "", action.user ?? "", action.factor?.rawValue ?? "", "", "",
                                   action.reason ?? "", "action:" + action.kind.rawValue]).utf8)
-        case .jsonl, .ocsf:
+        case .jsonl:
             return SyncWire.encode(.object([.init("action", action.jsonValue)])) + [0x0A]
+        case .ocsf:
+            // A user's actions are clears (revocations name a device, not a user).
+            return SyncWire.encode(encoder.unlockEvent(id: action.id, sequence: action.seq, at: action.at, actor: action.actor,
+                                                       user: action.user, factor: action.factor?.rawValue, reason: action.reason)) + [0x0A]
         }
     }
 

@@ -59,7 +59,7 @@ import Testing
     /// The device's OCSF export from `onboard serve` is valid OCSF 1.8.0 by the official schema,
     /// one event per attempt, each line the one `onboard export --format ocsf` writes for that
     /// record; its CSV export is read by Python's csv module, a row per attempt.
-    static func expectExports(_ node: Node, storage: [String], scratch: TemporaryDirectory) async throws {
+    static func expectExports(_ node: Node, storage: [String], scratch: TemporaryDirectory, adminTokenFile: String) async throws {
         let store = try syncedDevice(node, storage: storage, scratch: scratch, count: 3_000)
         let auditor = try CLI.run(["enroll"] + storage + ["--auditor"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let ocsf = scratch.appending("kiosk-7.ocsf.json")
@@ -79,6 +79,30 @@ import Testing
         let count = try CLI.run(["-c", "import csv, sys\nrows = list(csv.reader(open(sys.argv[1], newline='', encoding='utf-8'), strict=True))\nassert all(len(r) == 9 for r in rows)\nprint(len(rows) - 1)", csv],
                                 executable: URL(fileURLWithPath: "/usr/bin/python3"))
         #expect(count.status == 0 && Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == lines.count, "\(count.stderr)")
+
+        // A user's export holds an admin's clear of their lockout among their attempts: in OCSF
+        // an Account Change (3001) event, activity Unlock (12), valid by the official schema.
+        let first = (attempts?.first as? [String: Any])?["user"] as? String
+        let user = try #require(first, "the generated log has a user")
+        let admin = try String(contentsOfFile: adminTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let encoded = user.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? user
+        let cleared = try CLI.run(["-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "authorization: Bearer \(admin)",
+                                   "-H", "content-type: application/json", "--data", #"{"factor":"password","reason":"helpdesk ticket 12"}"#,
+                                   node.url + "/v1/users/\(encoded)/lockout/clear"], executable: URL(fileURLWithPath: "/usr/bin/curl"))
+        #expect(cleared.stdout == "200", "the clear answered \(cleared.stdout)")
+        let userOCSF = scratch.appending("user.ocsf.json")
+        #expect(try download(node.url + "/v1/users/\(encoded)/export?format=ocsf", token: auditor, to: userOCSF) == 200)
+        let userReport = try await OCSFValidator.validate(userOCSF)
+        #expect(userReport.status == 0, "\(userReport.output)")
+        let events = try String(contentsOfFile: userOCSF, encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
+        }
+        let unlocks = events.filter { $0["class_uid"] as? Int == 3001 }
+        #expect(unlocks.count == 1 && unlocks.first?["activity_id"] as? Int == 12 && unlocks.first?["type_uid"] as? Int == 300112, "\(unlocks)")
+        #expect(((unlocks.first?["unmapped"] as? [String: Any])?["reason"] as? String) == "helpdesk ticket 12")
+        #expect(((unlocks.first?["user"] as? [String: Any])?["uid"] as? String) == user)
+        #expect(events.count > 1 && events.count - 1 == events.filter { $0["class_uid"] as? Int == 3002 }.count, "the rest are the user's attempts")
+        #expect(userReport.linesValidated == events.count)
     }
 
     @Test func theExportsOfOnboardServeOnLMDBAreValidOCSFAndCSV() async throws {
@@ -87,7 +111,7 @@ import Testing
         let data = scratch.appending("data")
         let node = try Node(dataDirectory: data, scratch: scratch, name: "lmdb")
         defer { node.stop() }
-        try await Self.expectExports(node, storage: ["--data", data], scratch: scratch)
+        try await Self.expectExports(node, storage: ["--data", data], scratch: scratch, adminTokenFile: data + "/admin.token")
     }
 
     @Test(.enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote)) func theExportsOfOnboardServeOnPostgreSQLAreValidOCSFAndCSV() async throws {
@@ -97,7 +121,7 @@ import Testing
         defer { scratch.remove() }
         let node = try Node(database: database.url, scratch: scratch, name: "pg")
         defer { node.stop() }
-        try await Self.expectExports(node, storage: ["--database", database.url], scratch: scratch)
+        try await Self.expectExports(node, storage: ["--database", database.url], scratch: scratch, adminTokenFile: scratch.appending("pg-admin.token"))
     }
 
     @Test func onboardServeOnLMDBServesTheConsoleWithNoOption() throws {

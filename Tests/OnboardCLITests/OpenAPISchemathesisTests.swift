@@ -128,7 +128,7 @@ import Testing
         passes.nextCursor = page["next_cursor"] as? String
         passes.answers = cursorText + "\n" + pageText
         // Valid generated history requests carry a cursor this server issued (tools/schemathesis_hooks.py).
-        let auditorPass = Pass(role: "auditor", tags: ["auditor"], token: auditor, operations: 12,
+        let auditorPass = Pass(role: "auditor", tags: ["auditor"], token: auditor, operations: 14,
                                environment: passes.nextCursor.map { ["ONBOARD_ISSUED_CURSOR": $0] } ?? [:])
         passes.outcomes.append((auditorPass, try run(auditorPass, server: server, in: directory)))
         // Last: the admin's examples revoke kiosk-7's tokens, register a key for it and forget alice.

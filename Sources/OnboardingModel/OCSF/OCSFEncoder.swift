@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes records as OCSF Authentication events (class 3002), one JSON object per record, for
 /// SIEM ingestion (`onboard export --format ocsf`, see `docs/audit.md`).
 ///
@@ -98,14 +100,60 @@ public struct OCSFEncoder: Sendable {
         return true
     }
 
+    /// An admin's clear of `user`'s lockout, done on the server (not in any device's log), as an
+    /// OCSF Account Change (3001) event, activity Unlock: `id` and `sequence` are the action's,
+    /// `actor` the admin by the id the server records them under, `user` as in the sign-in
+    /// events, and the factor and reason in `unmapped`. No profile: there is no device.
+    public func unlockEvent(id: UUID, sequence: UInt64, at: Timestamp, actor: String, user: String?, factor: String?,
+                            reason: String?) -> JSONValue {
+        var unmapped: [JSONValue.Member] = [.init("type", .string("lockout_cleared")), .init("factor", factor.map { .string($0) } ?? .null)]
+        if let reason { unmapped.append(.init("reason", .string(reason))) }
+        return .object([
+            .init("activity_id", number(OCSFSchema.AccountChange.unlockActivityID)),
+            .init("activity_name", .string(OCSFSchema.AccountChange.unlockCaption)),
+            .init("category_uid", number(OCSFSchema.categoryUID)),
+            .init("category_name", .string(OCSFSchema.categoryName)),
+            .init("class_uid", number(OCSFSchema.AccountChange.classUID)),
+            .init("class_name", .string(OCSFSchema.AccountChange.className)),
+            .init("type_uid", number(OCSFSchema.AccountChange.unlockTypeUID)),
+            .init("type_name", .string(OCSFSchema.AccountChange.unlockTypeName)),
+            // Medium, as a device's own lockout_cleared: a lockout lifted early is worth a look.
+            .init("severity_id", number(OCSFSchema.Severity.medium.rawValue)),
+            .init("severity", .string(OCSFSchema.Severity.medium.caption)),
+            .init("status_id", number(OCSFSchema.Status.success.rawValue)),
+            .init("status", .string(OCSFSchema.Status.success.caption)),
+            .init("time", .number(String(at.millisecondsSince1970))),
+            .init("message", .string(factor.map { "lockout cleared by an admin for \($0 == "second_factor" ? "the second factor" : $0)" }
+                                     ?? "lockout cleared by an admin for every factor")),
+            .init("metadata", .object([
+                .init("version", .string(OCSFSchema.version)),
+                .init("product", productValue),
+                .init("uid", .string(id.uuidString.lowercased())),
+                .init("event_code", .string("lockout_cleared")),
+                .init("sequence", .number(String(sequence))),
+            ])),
+            .init("actor", .object([.init("user", .object([
+                .init("type_id", number(OCSFSchema.AccountChange.adminUserTypeID)),
+                .init("type", .string(OCSFSchema.AccountChange.adminUserType)),
+                .init("uid", .string(actor)),
+            ]))])),
+            .init("user", self.user(user)),
+            .init("unmapped", .object(unmapped)),
+        ])
+    }
+
+    private var productValue: JSONValue {
+        .object([
+            .init("name", .string(product.name)),
+            .init("vendor_name", .string(product.vendorName)),
+            .init("version", .string(product.version)),
+        ])
+    }
+
     private func metadata(_ record: Record) -> JSONValue {
         var members: [JSONValue.Member] = [
             .init("version", .string(OCSFSchema.version)),
-            .init("product", .object([
-                .init("name", .string(product.name)),
-                .init("vendor_name", .string(product.vendorName)),
-                .init("version", .string(product.version)),
-            ])),
+            .init("product", productValue),
             .init("profiles", .array(OCSFSchema.profiles.map(JSONValue.string))),
             .init("uid", .string(record.event.id.uuidString.lowercased())),
         ]

@@ -92,6 +92,21 @@ public enum OCSFSchema {
         }
     }
 
+    /// Account Change (3001): a server action on an account, here an admin's clear of a user's
+    /// lockout, activity Unlock.
+    public enum AccountChange {
+        public static let classUID = 3001
+        public static let className = "Account Change"
+        public static let unlockActivityID = 12
+        public static let unlockCaption = "Unlock"
+        /// `type_uid` = `class_uid` × 100 + `activity_id`.
+        public static let unlockTypeUID = classUID * 100 + unlockActivityID
+        public static let unlockTypeName = "\(className): \(unlockCaption)"
+        /// `actor.user.type_id` of the admin who acted.
+        public static let adminUserTypeID = 2
+        public static let adminUserType = "Admin"
+    }
+
     /// `logon_type_id` of the Authentication class: every sign-in this store records is made by
     /// a person at the device.
     public static let interactiveLogonTypeID = 2
