@@ -1,7 +1,7 @@
 import OnboardingStore
 
 /// What every answer of the server must satisfy, whatever the request (docs/sync-protocol.md
-/// § Errors): never 500; no 503 or 429 (a single-threaded harness neither shuts down nor uploads
+/// § Errors): a status of 2xx or 4xx (or the console's one 301, `/console` to `/console/`), never 500; no 503 or 429 (a single-threaded harness neither shuts down nor uploads
 /// concurrently, so either means something leaked or ran out); a refusal is JSON with an
 /// `error.code`; no answer carries a file path of the server or a token the server already holds.
 ///
@@ -24,6 +24,9 @@ public enum ResponseCheck {
         case 503: fail("the server answered 503 without shutting down or running short of anything a fuzz input can use up")
         case 429: fail("the server answered 429 busy although no other upload is in flight (an upload left its device marked busy)")
         case 200..<300, 400..<500: break
+        // The console's one redirect: `/console` (any query) to `/console/`, a GET only.
+        case 301 where request.method == "GET" && request.path.split(separator: "?", maxSplits: 1).first == "/console"
+            && response.headers["location"] == "/console/": break
         default: fail("status \(response.status) is not one the protocol uses")
         }
         if response.status >= 400 {
