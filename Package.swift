@@ -4,8 +4,10 @@ import PackageDescription
 // Dependency direction points down:
 //   onboard (CLI), onboard-sim, onboard-bench
 //     → OnboardingServer → HTTPServer → CMicroHTTPD
+//                                     ↘ CTLS (GnuTLS: the server's certificates, the client's TLS)
 //                        → PostgreSQL → CLibPQ
 //     → OnboardingStore (the device store and the sync client) → LMDB → CLMDB
+//                        ↘ CTLS
 //                        ↘ OnboardingProjections → OnboardingModel → CSodium
 //   OnboardingImport and OnboardingWorkload serve the CLI and the bench; OnboardingSimulation runs
 //   devices, network and server together (docs/testing.md).
@@ -49,13 +51,16 @@ let package = Package(
         // parameters and results; knows no domain types.
         .target(name: "PostgreSQL", dependencies: ["CLibPQ"]),
         // The reusable HTTP layer for `onboard serve`; knows no domain types.
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        // GnuTLS, which Debian's libmicrohttpd is built with (libgnutls28-dev): C, because its
+        // certificate callback is.
+        .target(name: "CTLS", linkerSettings: [.linkedLibrary("gnutls")]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CTLS"]),
         .target(name: "OnboardingModel", dependencies: ["CSodium"]),
         .target(name: "OnboardingProjections", dependencies: ["OnboardingModel"]),
         // The device store, and the sync client (Sync/: the protocol's wire types and limits, one place
         // for client and server, the client, the agent and the transports). Re-exports the model and
         // the projections, so an app writes one import.
-        .target(name: "OnboardingStore", dependencies: ["LMDB", "OnboardingModel", "OnboardingProjections"]),
+        .target(name: "OnboardingStore", dependencies: ["LMDB", "CTLS", "OnboardingModel", "OnboardingProjections"]),
         // JSONL import: checked in a streaming pass, then appended in bounded commits (CLI and bench).
         .target(name: "OnboardingImport", dependencies: ["OnboardingStore", "OnboardingModel"]),
         // Seeded, deterministic workloads (honest traffic and attacks) and the lockout effectiveness report; pure.

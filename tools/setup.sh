@@ -8,8 +8,10 @@ set -euo pipefail
 # (Sources/CLibPQ); postgresql: the server its tests run against (tools/pg-test-cluster.sh).
 # chromium, chromium-driver, python3-selenium: the audit console's real-browser test
 # (tools/console_browser.py, run by Tests/OnboardCLITests/ConsoleBrowserTests.swift).
-packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libsqlite3-dev libpq-dev postgresql pkg-config python3 python3-venv curl
-          chromium chromium-driver python3-selenium)
+# libgnutls28-dev: TLS for onboard serve and onboard sync (Sources/CTLS); openssl: the tests make
+# their certificates with it.
+packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libpq-dev postgresql pkg-config python3
+          python3-venv curl openssl chromium chromium-driver python3-selenium)
 
 if [[ $(id -u) -ne 0 ]]; then
     sudo=sudo

@@ -113,7 +113,7 @@ extension Bench {
         let before = processFootprint()
         let started = now()
         let server: SyncServer
-        do { server = try SyncServer(databaseURL: url, options: SyncServer.Options(), createsAdminToken: false) } catch {
+        do { server = try SyncServer(databaseURL: url, options: Bench.serverOptions, createsAdminToken: false) } catch {
             failOperation("scale bench: the server did not start: \(error)")
         }
         let http = HTTPServer(port: 0, limits: SyncHTTPHandler.limits, handler: SyncHTTPHandler(server: server))
@@ -161,5 +161,15 @@ extension Bench {
                                note: size + ": resident memory the server added, started and after the queries"))
         report.add(BenchResult(name: "scale_server_fds_\(devices)", unit: "descriptors", value: Double(after.descriptors - before.descriptors),
                                note: size + ": descriptors the server added (listener, pool, transport)"))
+    }
+}
+
+extension Bench {
+    /// The servers the bench measures: `onboard serve`'s defaults but no rate limits — a bench
+    /// sends a thousand requests a second with one token, and measures the work, not the limit.
+    static var serverOptions: SyncServer.Options {
+        var options = SyncServer.Options()
+        options.rateLimits = .off
+        return options
     }
 }

@@ -74,7 +74,7 @@ extension Bench {
 
     private func enrolledPostgresServer(_ url: String) -> (server: SyncServer, token: String) {
         do {
-            let server = try SyncServer(databaseURL: url, options: SyncServer.Options())
+            let server = try SyncServer(databaseURL: url, options: Bench.serverOptions)
             let token = try server.enroll(device: BenchEvents.device)
             return (server, token)
         } catch {
@@ -176,7 +176,7 @@ extension Bench {
         let path = freshDirectory("lmdb-ingest")
         defer { remove(path) }
         do {
-            let server = try SyncServer(dataDirectory: path)
+            let server = try SyncServer(dataDirectory: path, options: Bench.serverOptions)
             defer { server.close() }
             let token = try server.enroll(device: BenchEvents.device)
             let elapsed = ingest(server, token: token, bodies, round: round, side: "LMDB ingest")

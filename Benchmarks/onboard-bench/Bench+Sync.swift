@@ -85,7 +85,7 @@ extension Bench {
     private func enrolledServer(_ label: String) -> EnrolledServer {
         let path = freshDirectory(label)
         do {
-            let server = try SyncServer(dataDirectory: path)
+            let server = try SyncServer(dataDirectory: path, options: Bench.serverOptions)
             guard let admin = server.createdAdminToken else { fatalError("sync bench: a fresh server made no admin token") }
             let response = server.handle(SyncRequest(method: "POST", path: SyncPaths.devices,
                                                      headers: ["authorization": "Bearer \(admin)", "content-type": SyncWire.contentType],

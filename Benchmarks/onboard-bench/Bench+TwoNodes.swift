@@ -58,7 +58,7 @@ extension Bench {
         var clients: [SyncClient] = []
         do {
             for _ in 0..<nodes {
-                let server = try SyncServer(databaseURL: database.url, options: SyncServer.Options(), createsAdminToken: false)
+                let server = try SyncServer(databaseURL: database.url, options: Bench.serverOptions, createsAdminToken: false)
                 let http = HTTPServer(port: 0, limits: SyncHTTPHandler.limits, handler: SyncHTTPHandler(server: server))
                 try http.start()
                 servers.append((server, http))

@@ -36,8 +36,26 @@ static inline struct MHD_Daemon *onboard_mhd_start_daemon(
     unsigned int thread_pool_size,
     unsigned int connection_limit,
     size_t connection_memory_limit_bytes,
-    unsigned int connection_timeout_seconds)
+    unsigned int connection_timeout_seconds,
+    void *tls_certificate_callback,
+    const char *tls_priorities)
 {
+    if (tls_certificate_callback == NULL) {
+        return MHD_start_daemon(
+            flags, 0,
+            NULL, NULL,
+            access_handler, access_handler_context,
+            MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit_bytes,
+            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+            MHD_OPTION_NOTIFY_COMPLETED, request_completed, request_completed_context,
+            MHD_OPTION_NOTIFY_CONNECTION, connection_notified, connection_notified_context,
+            MHD_OPTION_UNESCAPE_CALLBACK, onboard_mhd_keep_escapes, NULL,
+            MHD_OPTION_END);
+    }
+    // HTTPS (flags hold MHD_USE_TLS): the certificate comes from the callback at each handshake,
+    // so a reload needs no restart.
     return MHD_start_daemon(
         flags, 0,
         NULL, NULL,
@@ -49,6 +67,8 @@ static inline struct MHD_Daemon *onboard_mhd_start_daemon(
         MHD_OPTION_NOTIFY_COMPLETED, request_completed, request_completed_context,
         MHD_OPTION_NOTIFY_CONNECTION, connection_notified, connection_notified_context,
         MHD_OPTION_UNESCAPE_CALLBACK, onboard_mhd_keep_escapes, NULL,
+        MHD_OPTION_HTTPS_CERT_CALLBACK, tls_certificate_callback,
+        MHD_OPTION_HTTPS_PRIORITIES, tls_priorities,
         MHD_OPTION_END);
 }
 

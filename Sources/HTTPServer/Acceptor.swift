@@ -44,15 +44,19 @@ final class Acceptor: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let thread = Mutex<ServerThread?>(nil)
     private let refusals: Refusals
+    /// HTTPS: a refused client expects a TLS handshake, not a plain 503, so it gets only the close.
+    private let secure: Bool
 
-    private init(listener: Int32, port: UInt16, limits: HTTPServer.Limits) {
+    private init(listener: Int32, port: UInt16, limits: HTTPServer.Limits, secure: Bool) {
         self.listener = listener
         self.port = port
+        self.secure = secure
         refusals = Refusals(limits: limits)
     }
 
     /// Binds and listens on `address:port` (0: any free port).
-    static func listen(on address: in_addr, host: String, port: UInt16, limits: HTTPServer.Limits) throws(HTTPServerError) -> Acceptor {
+    static func listen(on address: in_addr, host: String, port: UInt16, limits: HTTPServer.Limits,
+                       secure: Bool = false) throws(HTTPServerError) -> Acceptor {
         let listener = makeSocket()
         guard listener >= 0 else {
             throw HTTPServerError(.addressUnavailable, "could not create a socket to listen on \(host):\(port): \(String(cString: strerror(errno)))")
@@ -77,7 +81,7 @@ final class Acceptor: Sendable {
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
         }
-        return Acceptor(listener: listener, port: UInt16(bigEndian: actual.sin_port), limits: limits)
+        return Acceptor(listener: listener, port: UInt16(bigEndian: actual.sin_port), limits: limits, secure: secure)
     }
 
     /// Starts the accept thread.
@@ -218,7 +222,7 @@ final class Acceptor: Sendable {
     private func refuse(_ socket: Int32, _ response: [UInt8]) {
         // A new socket's send buffer takes a few hundred bytes at once; if not, the client goes
         // without the explanation, which is no worse than the close it gets anyway.
-        _ = response.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Self.sendFlags) }
+        if !secure { _ = response.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Self.sendFlags) } }
         _ = shutdown(socket, Int32(SHUT_WR))
         var scratch = [UInt8](repeating: 0, count: 2048)
         var drained = 0

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import CTLS
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -40,6 +41,10 @@ public final class HTTPServer: Sendable {
     /// The port asked for; 0 means any free port (read the result from ``port``).
     public let requestedPort: UInt16
     public let limits: Limits
+    /// HTTPS when set (``TLSConfiguration``), else plain HTTP.
+    public let tls: TLSConfiguration?
+    /// What ``certificate`` answers; set at start and by each reload.
+    let certificateInfo = Mutex<TLSCertificateInfo?>(nil)
 
     private let core: ServerCore
 
@@ -63,14 +68,17 @@ public final class HTTPServer: Sendable {
     ///   - responseHeaders: added to every response that does not set them itself, the
     ///     handler's and the ones the server answers on its own (413, 431, 503, …): security
     ///     headers such as `X-Content-Type-Options`.
+    ///   - tls: serve HTTPS with this certificate (TLS 1.2 and 1.3 only).
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, limits: Limits = Limits(),
         handler: any HTTPHandler, accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)? = nil,
-        warningLog: (@Sendable (String) -> Void)? = nil, responseHeaders: HTTPHeaders = [:]
+        warningLog: (@Sendable (String) -> Void)? = nil, responseHeaders: HTTPHeaders = [:],
+        tls: TLSConfiguration? = nil
     ) {
         self.host = host
         self.requestedPort = port
         self.limits = limits
+        self.tls = tls
         self.core = ServerCore(handler: handler, limits: limits, accessLog: accessLog, warningLog: warningLog,
                                responseHeaders: responseHeaders)
     }
@@ -116,6 +124,14 @@ public final class HTTPServer: Sendable {
         return core.connections.count(from: parsed.s_addr)
     }
 
+    /// Whether ``start()`` succeeded and ``stop()`` has not been called.
+    var isRunning: Bool {
+        state.withLock { state in
+            if case .running = state { return true }
+            return false
+        }
+    }
+
     /// Requests waiting for a handler thread. For tests.
     var queuedRequestCount: Int { core.pool.queuedCount }
 
@@ -149,11 +165,24 @@ public final class HTTPServer: Sendable {
             let connectionLimit = try budget.connectionLimit(for: limits)
             core.warnings.configure(.init(connectionLimit: connectionLimit, descriptorLimit: budget.softLimit))
 
-            let acceptor = try Acceptor.listen(on: address, host: host, port: requestedPort, limits: limits)
-            let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+            // The certificate is checked before anything listens: a bad file fails the start.
+            let credentials = try tls.map { configuration throws(HTTPServerError) in try TLSCredentials(configuration) }
+            let acceptor = try Acceptor.listen(on: address, host: host, port: requestedPort, limits: limits, secure: tls != nil)
+            if let credentials {
+                do throws(HTTPServerError) { try credentials.install(port: acceptor.port) } catch {
+                    acceptor.close()
+                    throw error
+                }
+                certificateInfo.withLock { $0 = credentials.info }
+            }
+            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
                 | MHD_USE_NO_LISTEN_SOCKET.rawValue // the acceptor accepts (see Acceptor)
                 | MHD_ALLOW_SUSPEND_RESUME.rawValue // handlers run on the pool; includes MHD_USE_ITC
                 | MHD_USE_AUTO.rawValue // epoll on Linux, poll elsewhere: no FD_SETSIZE ceiling
+            if tls != nil { flags |= MHD_USE_TLS.rawValue }
+            let tlsPort = tls == nil ? nil : acceptor.port
+            /// Gives back the certificates of this port, when a start fails after installing them.
+            func releaseTLS() { if let tlsPort { onboard_tls_release(tlsPort) } }
             let corePointer = Unmanaged.passUnretained(core).toOpaque()
             // MHD's own limit is only a backstop (the acceptor enforces the real one) and applies
             // per polling thread, which MHD picks by descriptor number: each must hold them all.
@@ -164,8 +193,10 @@ public final class HTTPServer: Sendable {
                 onboardRequestCompleted, corePointer,
                 onboardConnectionNotified, corePointer,
                 UInt32(limits.pollingThreadCount), backstop,
-                limits.connectionMemoryLimitBytes, UInt32(limits.connectionTimeoutSeconds))
+                limits.connectionMemoryLimitBytes, UInt32(limits.connectionTimeoutSeconds),
+                tls == nil ? nil : onboard_tls_certificate_callback(), onboard_tls_priorities)
             else {
+                releaseTLS()
                 acceptor.close()
                 throw HTTPServerError(.addressUnavailable, "libmicrohttpd could not start its \(limits.pollingThreadCount) polling threads on \(host):\(requestedPort) (out of threads or memory); lower pollingThreadCount or free resources")
             }
@@ -176,6 +207,7 @@ public final class HTTPServer: Sendable {
                 try core.pool.start { job, refusing in runHandlerJob(core, job, refusing: refusing) }
             } catch {
                 MHD_stop_daemon(daemon)
+                releaseTLS()
                 acceptor.close()
                 throw HTTPServerError(.outOfThreads, "could not start \(limits.handlerThreadCount) handler threads (\(error.message)); lower handlerThreadCount or raise the process's thread limit")
             }
@@ -184,6 +216,7 @@ public final class HTTPServer: Sendable {
             } catch {
                 core.pool.stop(refusingQueued: true)
                 MHD_stop_daemon(daemon)
+                releaseTLS()
                 acceptor.close()
                 throw HTTPServerError(.outOfThreads, "could not start the accept thread (\(error.message)); raise the process's thread limit")
             }
@@ -233,6 +266,8 @@ public final class HTTPServer: Sendable {
             usleep(1_000)
         }
         MHD_stop_daemon(running.daemon)
+        // Every handshake thread is joined: the port's certificates may go.
+        if tls != nil { onboard_tls_release(running.acceptor.port) }
         running.acceptor.close()
     }
 }

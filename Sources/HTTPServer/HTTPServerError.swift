@@ -8,6 +8,7 @@ public struct HTTPServerError: Error, Equatable, CustomStringConvertible {
         case invalidLimits
         case outOfFileDescriptors
         case outOfThreads
+        case invalidTLS
     }
 
     let code: Code
@@ -32,6 +33,9 @@ public struct HTTPServerError: Error, Equatable, CustomStringConvertible {
     public static let outOfFileDescriptors = HTTPServerError(.outOfFileDescriptors, "out of file descriptors")
     /// The system refused to create the server's threads.
     public static let outOfThreads = HTTPServerError(.outOfThreads, "out of threads")
+    /// The TLS certificate or key cannot be used (unreadable, not PEM, not a pair, expired), or
+    /// a reload was asked of a server without TLS.
+    public static let invalidTLS = HTTPServerError(.invalidTLS, "invalid TLS certificate")
 
     public var description: String { message }
 

@@ -48,7 +48,7 @@ public struct SyncHTTPHandler: HTTPHandler {
         }
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.lowercased()] = field.value }
-        return SyncRequest(method: request.method, path: path, headers: headers, body: request.body)
+        return SyncRequest(method: request.method, path: path, headers: headers, body: request.body, clientAddress: request.remoteAddress)
     }
 
     private static func httpResponse(_ answer: SyncServer.Answer) -> HTTPResponse {

@@ -59,6 +59,9 @@ public final class SyncServer: Sendable {
         /// more is answered after this; 0 answers every poll at once (a fuzzer's server, whose
         /// every request must be quick).
         public var maximumPollWaitSeconds = SyncLimits.maximumWaitSeconds
+        /// Token buckets per token and per client address (``RateLimits/default``;
+        /// ``RateLimits/off`` for a fuzzer's or a benchmark's server).
+        public var rateLimits = RateLimits.default
 
         public init() {}
     }
@@ -88,6 +91,8 @@ public final class SyncServer: Sendable {
     private let inFlight = Mutex<Set<String>>([])
     /// History requests waiting for a newer attempt (`wait=`), on a thread of their own.
     let polls: PollWaiters
+    /// The rate limits' buckets (``RateLimits``).
+    let rateBuckets: RateBuckets
     /// Exports being written now (at most ``maximumConcurrentExports``).
     let exportsRunning = Atomic<Int>(0)
     private let shuttingDown = Atomic<Bool>(false)
@@ -118,6 +123,7 @@ public final class SyncServer: Sendable {
         self.replicaStorage = storage as? ReplicaStorage
         self.options = options
         polls = PollWaiters(maximumWaiting: SyncLimits.maximumWaitingPolls, changesAreLocal: storage.changesAreLocal)
+        rateBuckets = RateBuckets(options.rateLimits)
     }
 
     /// A server on PostgreSQL at `databaseURL` (`postgres://…`): its schema is created or
@@ -231,6 +237,14 @@ public final class SyncServer: Sendable {
             return .now(failure(503, "unavailable", "the server is shutting down; retry shortly", retryAfter: 5))
         }
         let route = SyncServer.route(method: request.method, path: request.path)
+        switch route {
+        case .health, .console, .consoleRedirect, .notFound, .wrongMethod:
+            // What needs no token is limited per address (an authenticated request, per token).
+            if let address = request.clientAddress, case .refused(let wait) = rateBuckets.anonymous?.take(address) {
+                return .now(rateLimited(wait, "\(address) sent more than \(rateBuckets.anonymous?.rate.description ?? "") requests (per second / at once) that need no token"))
+            }
+        default: break
+        }
         switch route {
         case .history(let user):
             return auditorReply(request, user) { user in try self.withValidUserReply(user) { try self.historyReply(request, user: $0, device: nil) } }
@@ -408,16 +422,34 @@ public final class SyncServer: Sendable {
         case refused(SyncResponse)
     }
 
+    /// The token's grant, within the rate limits: a failed authentication counts against its
+    /// address (over the limit, 429 instead of 401), a valid token against its own bucket.
     private func grant(_ request: SyncRequest) -> Authorization {
+        let address = request.clientAddress
+        /// A failed authentication: 401, or 429 once its address is over the limit.
+        func failed(_ refusal: SyncResponse) -> Authorization {
+            if let address, let buckets = rateBuckets.failedAuthentication, case .refused(let wait) = buckets.take(address) {
+                return .refused(rateLimited(wait, "\(address) sent more than \(buckets.rate.description) requests (per second / at once) with a missing, unknown or revoked token"))
+            }
+            return .refused(refusal)
+        }
         guard let token = request.bearerToken else {
-            return .refused(failure(401, "unauthorized", "missing bearer token; send Authorization: Bearer <token>"))
+            return failed(failure(401, "unauthorized", "missing bearer token; send Authorization: Bearer <token>"))
         }
         let found: TokenGrant?
         do { found = try storage.grant(for: token) } catch { return .refused(failure(for: error)) }
         guard let grant = found else {
-            return .refused(failure(401, "unauthorized", "unknown or revoked token; ask the server's admin for a new one"))
+            return failed(failure(401, "unauthorized", "unknown or revoked token; ask the server's admin for a new one"))
+        }
+        if let buckets = rateBuckets.perToken, case .refused(let wait) = buckets.take(RateBuckets.key(of: TokenStore.key(token))) {
+            return .refused(rateLimited(wait, "this token sent more than \(buckets.rate.description) requests (per second / at once)"))
         }
         return .granted(grant)
+    }
+
+    /// 429 `rate_limited` with `Retry-After`.
+    func rateLimited(_ retryAfterSeconds: Int, _ what: String) -> SyncResponse {
+        failure(429, "rate_limited", "\(what); retry after \(retryAfterSeconds) s", retryAfter: retryAfterSeconds)
     }
 
     private func admin(_ request: SyncRequest, _ body: () throws -> SyncResponse) -> SyncResponse {

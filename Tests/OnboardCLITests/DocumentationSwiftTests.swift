@@ -112,7 +112,8 @@ import Testing
         let swiftc = (Self.swift() as NSString).deletingLastPathComponent + "/swiftc"
         let result = try Tool.run(swiftc, ["-typecheck", "-I", modules,
                                            "-I", Self.repository.appendingPathComponent("Sources/CLMDB").path,
-                                           "-I", Self.repository.appendingPathComponent("Sources/CSodium").path, file])
+                                           "-I", Self.repository.appendingPathComponent("Sources/CSodium").path,
+                                           "-I", Self.repository.appendingPathComponent("Sources/CTLS/include").path, file])
         #expect(result.status != 0)
         for (index, use) in Self.replicaPlumbing.enumerated() {
             let line = header.count + index + 1

@@ -113,8 +113,15 @@ import Testing
         // kiosk-7 is the device of the documented upload example, enrolled without a key as it is there.
         let device = try enrol(place + ["--device", "kiosk-7"])
         let auditor = try enrol(place + ["--auditor"])
-        let server = try database.map { try SyncProcessTests.Server(database: $0.url, scratch: directory, name: "serve") }
-            ?? SyncProcessTests.Server(data: directory.appending("server-data"), scratch: directory)
+        // Without rate limits: schemathesis checks that a request without its Authorization header
+        // is 401, and sends hundreds of them — past the failure limit they are 429 (as documented;
+        // RateLimitTests covers the limits).
+        let noLimits = ["--rate-per-token", "off", "--rate-failed-auth", "off", "--rate-anonymous", "off"]
+        let server = try database.map { database in
+            try SyncProcessTests.Server(storage: ["--database", database.url, "--admin-token-file", directory.appending("serve-admin.token")] + noLimits,
+                                        scratch: directory, name: "serve")
+        } ?? SyncProcessTests.Server(storage: ["--data", directory.appending("server-data")] + noLimits, scratch: directory,
+                                     name: "serve-\(UUID().uuidString.prefix(6))")
         defer { server.stop() }
         let adminFile = database == nil ? directory.appending("server-data/admin.token") : directory.appending("serve-admin.token")
         let admin = try String(contentsOfFile: adminFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)

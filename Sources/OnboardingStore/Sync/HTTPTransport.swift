@@ -1,3 +1,4 @@
+internal import CTLS
 import Foundation
 import Synchronization
 
@@ -14,8 +15,8 @@ private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, 
 private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(socket, bytes, count, 0) }
 #endif
 
-/// The sync protocol's own HTTP/1.1 client for `http://` servers: a few hundred lines whose every
-/// byte is bounded, because the server at the other end may be broken or hostile.
+/// The sync protocol's own HTTP/1.1 client for `http://` and `https://` servers: a few hundred
+/// lines whose every byte is bounded, because the server at the other end may be broken or hostile.
 ///
 /// ```swift
 /// let transport = try HTTPTransport(baseURL: URL(string: "http://127.0.0.1:8080")!)
@@ -34,33 +35,45 @@ private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: In
 /// - The blocking socket work runs on a thread of its own per request, never on the Swift
 ///   cooperative pool; cancelling the calling task closes the connection at once.
 ///
-/// For `https://` use ``URLSessionTransport`` (``SyncTransports/make(baseURL:timeout:)`` picks).
+/// - **`https://`** through GnuTLS: TLS 1.2 or 1.3, the server's certificate verified against
+///   the system's CAs or those of ``caFile`` (a private CA), its name — or for an address, its
+///   IP address — against the host of ``baseURL``. A certificate that does not verify fails the
+///   request before anything is sent, saying why.
 public struct HTTPTransport: SyncTransport {
     public let baseURL: URL
     public let timeout: Duration
     public let maximumAnswerBytes: Int
+    /// The PEM file of the CAs an `https://` server's certificate must chain to; nil: the system's.
+    public let caFile: String?
     private let host: String
     private let port: UInt16
+    private let secure: Bool
     private let pathPrefix: String
 
     /// The most an answer's status line and headers may take.
     public static let maximumHeadBytes = 64 << 10
 
     public init(baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout,
-                maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes) throws(TransportError) {
+                maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes, caFile: String? = nil) throws(TransportError) {
         precondition(timeout > .zero, "a transport timeout must be positive")
         precondition(maximumAnswerBytes > 0, "the answer limit must be positive")
-        guard baseURL.scheme?.lowercased() == "http", let host = baseURL.host, !host.isEmpty else {
-            throw TransportError("\(baseURL.absoluteString) is not an http:// address with a host; give one like http://127.0.0.1:8080")
+        let scheme = baseURL.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", let host = baseURL.host, !host.isEmpty else {
+            throw TransportError("\(baseURL.absoluteString) is not an http:// or https:// address with a host; give one like https://sync.example:8443")
+        }
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw TransportError("the CA file \(caFile) cannot be read; give the PEM file of the CA that signed the server's certificate")
         }
         guard baseURL.user == nil, baseURL.password == nil, baseURL.query == nil, baseURL.fragment == nil else {
             throw TransportError("the server address may not carry a user, password, query or fragment; give one like http://sync.example:8080")
         }
-        let port = baseURL.port ?? 80
+        let port = baseURL.port ?? (scheme == "https" ? 443 : 80)
         guard (1...65535).contains(port) else { throw TransportError("port \(port) of the server address is outside 1…65535") }
         self.baseURL = baseURL
         self.timeout = timeout
         self.maximumAnswerBytes = maximumAnswerBytes
+        self.caFile = caFile
+        secure = scheme == "https"
         self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         self.port = UInt16(port)
         var prefix = baseURL.path
@@ -68,8 +81,8 @@ public struct HTTPTransport: SyncTransport {
         pathPrefix = prefix
     }
 
-    /// `http://host:port`, as messages name the server (never a path or a header).
-    public var origin: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    /// `http://host:port` (or `https://`), as messages name the server (never a path or a header).
+    public var origin: String { "\(secure ? "https" : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 
     public func send(_ request: SyncRequest) async throws -> SyncResponse {
         let bytes = try requestBytes(request)
@@ -77,7 +90,8 @@ public struct HTTPTransport: SyncTransport {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SyncResponse, any Error>) in
                 let exchange = Exchange(host: host, port: port, origin: origin, deadline: .now + timeout, timeout: timeout,
-                                        maximumAnswerBytes: maximumAnswerBytes, noBody: request.method == "HEAD", connection: connection)
+                                        maximumAnswerBytes: maximumAnswerBytes, noBody: request.method == "HEAD", connection: connection,
+                                        tls: secure ? Exchange.TLS(caFile: caFile) : nil)
                 Thread {
                     continuation.resume(with: Result { () throws(TransportError) in try exchange.run(bytes) })
                 }.start()
@@ -92,7 +106,7 @@ public struct HTTPTransport: SyncTransport {
         guard path.hasPrefix("/"), !path.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw TransportError("the request path \(request.path.debugDescription) is not a valid HTTP path")
         }
-        let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == 80 ? "" : ":\(port)")
+        let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == (secure ? 443 : 80) ? "" : ":\(port)")
         var head = "\(request.method) \(path) HTTP/1.1\r\nhost: \(hostHeader)\r\nconnection: close\r\n"
         for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
             let lowered = name.lowercased()
@@ -114,18 +128,25 @@ public struct HTTPTransport: SyncTransport {
 /// The message names the server's origin and what went wrong, never a header or a token.
 public struct TransportError: Error, Sendable, CustomStringConvertible {
     public let message: String
-    public init(_ message: String) { self.message = message }
+    /// A failure that trying again cannot mend (the server's certificate does not verify, the CA
+    /// file is unusable): the sync client gives up at once instead of retrying.
+    public let isPermanent: Bool
+    public init(_ message: String, permanent: Bool = false) {
+        self.message = message
+        isPermanent = permanent
+    }
     public var description: String { message }
 }
 
 /// Picks the transport for a server address.
 public enum SyncTransports {
-    /// ``HTTPTransport`` for `http://`, ``URLSessionTransport`` for `https://`.
-    public static func make(baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout) throws(TransportError) -> any SyncTransport {
+    /// ``HTTPTransport`` for `http://` and `https://` (with `caFile`, the CAs a private
+    /// server's certificate chains to).
+    public static func make(baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout,
+                            caFile: String? = nil) throws(TransportError) -> any SyncTransport {
         switch baseURL.scheme?.lowercased() {
-        case "http": return try HTTPTransport(baseURL: baseURL, timeout: timeout)
-        case "https": return URLSessionTransport(baseURL: baseURL, timeout: timeout)
-        default: throw TransportError("\(baseURL.absoluteString) is neither http:// nor https://; give an address like http://127.0.0.1:8080")
+        case "http", "https": return try HTTPTransport(baseURL: baseURL, timeout: timeout, caFile: caFile)
+        default: throw TransportError("\(baseURL.absoluteString) is neither http:// nor https://; give an address like https://sync.example:8443")
         }
     }
 }
@@ -173,8 +194,8 @@ extension HTTPTransport {
     public static func readAnswer(from socket: Int32, timeout: Duration = .seconds(2),
                                   maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes) throws(TransportError) -> SyncResponse {
         let exchange = Exchange(host: "test", port: 1, origin: "the server", deadline: .now + timeout, timeout: timeout,
-                                maximumAnswerBytes: maximumAnswerBytes, noBody: false, connection: Connection())
-        var reader = Reader(socket: socket, exchange: exchange)
+                                maximumAnswerBytes: maximumAnswerBytes, noBody: false, connection: Connection(), tls: nil)
+        var reader = Reader(channel: Channel(socket: socket), exchange: exchange)
         return try Exchange.answer(from: &reader, exchange: exchange)
     }
 }
@@ -189,6 +210,12 @@ private struct Exchange: Sendable {
     let maximumAnswerBytes: Int
     let noBody: Bool
     let connection: Connection
+    let tls: TLS?
+
+    /// What an `https://` exchange verifies the server against.
+    struct TLS: Sendable {
+        let caFile: String?
+    }
 
     func run(_ request: [UInt8]) throws(TransportError) -> SyncResponse {
         let socket = try connect()
@@ -197,8 +224,12 @@ private struct Exchange: Sendable {
             Glibc.close(socket)
             throw TransportError("the request to \(origin) was cancelled")
         }
-        var reader = Reader(socket: socket, exchange: self)
-        do { try write(socket, request) } catch let failure {
+        let channel = Channel(socket: socket)
+        // Before the socket closes: the session's last words go out on it.
+        defer { channel.endTLS() }
+        if let tls { try handshake(channel, tls) }
+        var reader = Reader(channel: channel, exchange: self)
+        do { try write(channel, request) } catch let failure {
             // A server may answer before it has read the whole body (413, 401) and close: that
             // answer is what counts, if one arrived; otherwise the send failure is.
             guard !connection.isCancelled, let early = try? reader.head() else { throw failure }
@@ -300,16 +331,38 @@ private struct Exchange: Sendable {
         throw TransportError("cannot connect to \(origin): \(String(cString: strerror(lastError)))")
     }
 
-    private func write(_ socket: Int32, _ bytes: [UInt8]) throws(TransportError) {
+    /// The TLS handshake, the server's certificate verified in it.
+    private func handshake(_ channel: Channel, _ tls: TLS) throws(TransportError) {
+        var error = [CChar](repeating: 0, count: 512)
+        guard let client = onboard_tls_client_new(channel.socket, host, tls.caFile, &error, error.count) else {
+            throw TransportError("TLS with \(origin) cannot start: \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))",
+                                 permanent: true)
+        }
+        channel.tls = client
+        while true {
+            let code = onboard_tls_client_handshake(client)
+            switch code {
+            case 0: return
+            case Int32(ONBOARD_TLS_WANT_READ): try wait(channel.socket, for: Int16(POLLIN))
+            case Int32(ONBOARD_TLS_WANT_WRITE): try wait(channel.socket, for: Int16(POLLOUT))
+            default:
+                if connection.isCancelled { throw TransportError("the request to \(origin) was cancelled") }
+                let reason = String(cString: onboard_tls_client_error(client))
+                let untrusted = onboard_tls_client_verification_failed(client) != 0
+                throw TransportError("TLS with \(origin) failed: \(reason)\(untrusted && tls.caFile == nil ? " (for a private CA, give its certificate with --ca-file)" : "")",
+                                     permanent: untrusted)
+            }
+        }
+    }
+
+    private func write(_ channel: Channel, _ bytes: [UInt8]) throws(TransportError) {
         var sent = 0
         while sent < bytes.count {
-            try wait(socket, for: Int16(POLLOUT))
-            let result = bytes[sent...].withUnsafeBytes { systemSend(socket, $0.baseAddress, $0.count) }
-            if result > 0 {
-                sent += result
-            } else if result < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                continue
-            } else {
+            if channel.tls == nil { try wait(channel.socket, for: Int16(POLLOUT)) }
+            switch bytes[sent...].withUnsafeBytes({ channel.send($0) }) {
+            case .done(let count): sent += count
+            case .wait(let events): try wait(channel.socket, for: events)
+            case .ended, .failed:
                 if connection.isCancelled { throw TransportError("the request to \(origin) was cancelled") }
                 throw TransportError("the connection to \(origin) was lost while sending the request (\(sent) of \(bytes.count) bytes sent)")
             }
@@ -317,16 +370,66 @@ private struct Exchange: Sendable {
     }
 }
 
+/// The byte stream of one exchange: the socket itself, or a TLS session on it.
+private final class Channel {
+    let socket: Int32
+    var tls: OpaquePointer?
+
+    init(socket: Int32) { self.socket = socket }
+
+    enum Outcome {
+        case done(Int)
+        /// Nothing moved: wait for these poll events, then try again.
+        case wait(Int16)
+        case ended
+        case failed(String)
+    }
+
+    /// Decrypted bytes already waiting: read them before polling.
+    var hasPending: Bool { tls.map { onboard_tls_client_pending($0) > 0 } ?? false }
+
+    func send(_ bytes: UnsafeRawBufferPointer) -> Outcome {
+        if let tls { return outcome(onboard_tls_client_send(tls, bytes.baseAddress, bytes.count), session: tls) }
+        let result = systemSend(socket, bytes.baseAddress, bytes.count)
+        if result > 0 { return .done(result) }
+        if result < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return .wait(Int16(POLLOUT)) }
+        return .failed(String(cString: strerror(errno)))
+    }
+
+    func receive(_ bytes: UnsafeMutableRawBufferPointer) -> Outcome {
+        if let tls { return outcome(onboard_tls_client_recv(tls, bytes.baseAddress, bytes.count), session: tls) }
+        let result = recv(socket, bytes.baseAddress, bytes.count, 0)
+        if result > 0 { return .done(result) }
+        if result == 0 { return .ended }
+        if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return .wait(Int16(POLLIN)) }
+        return .failed(String(cString: strerror(errno)))
+    }
+
+    private func outcome(_ result: Int, session: OpaquePointer) -> Outcome {
+        if result > 0 { return .done(result) }
+        if result == 0 { return .ended }
+        if result == Int(ONBOARD_TLS_WANT_READ) { return .wait(Int16(POLLIN)) }
+        if result == Int(ONBOARD_TLS_WANT_WRITE) { return .wait(Int16(POLLOUT)) }
+        return .failed(String(cString: onboard_tls_client_error(session)))
+    }
+
+    /// Ends the TLS session, if any (the socket stays for its owner to close).
+    func endTLS() {
+        if let tls { onboard_tls_client_free(tls) }
+        tls = nil
+    }
+}
+
 /// Reads an answer off the socket, a bounded buffer at a time.
 private struct Reader {
-    let socket: Int32
+    let channel: Channel
     let exchange: Exchange
     private var buffer: [UInt8] = []
     private var start = 0
     private var ended = false
 
-    init(socket: Int32, exchange: Exchange) {
-        self.socket = socket
+    init(channel: Channel, exchange: Exchange) {
+        self.channel = channel
         self.exchange = exchange
     }
 
@@ -343,20 +446,23 @@ private struct Reader {
             buffer.removeFirst(start)
             start = 0
         }
-        try exchange.wait(socket, for: Int16(POLLIN))
+        if !channel.hasPending { try exchange.wait(channel.socket, for: Int16(POLLIN)) }
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-        if count > 0 {
+        switch chunk.withUnsafeMutableBytes({ channel.receive($0) }) {
+        case .done(let count):
             buffer.append(contentsOf: chunk[..<count])
             return true
-        }
-        if count == 0 {
+        case .ended:
             ended = true
             return false
+        case .wait(let events):
+            // TLS may need to write before it can read on (a renegotiation): wait for that.
+            if events != Int16(POLLIN) { try exchange.wait(channel.socket, for: events) }
+            return true
+        case .failed(let reason):
+            if exchange.connection.isCancelled { throw TransportError("the request to \(origin) was cancelled") }
+            throw TransportError("the connection to \(origin) was lost before the answer was complete (\(reason))")
         }
-        if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return true }
-        if exchange.connection.isCancelled { throw TransportError("the request to \(origin) was cancelled") }
-        throw TransportError("the connection to \(origin) was lost before the answer was complete (\(String(cString: strerror(errno))))")
     }
 
     private mutating func take(_ count: Int) -> [UInt8] {

@@ -363,6 +363,8 @@ public actor SyncClient {
                 retryAfterSeconds = response.retryAfterSeconds
             } catch let error as SyncError {
                 throw error
+            } catch let error as TransportError where error.isPermanent {
+                throw SyncError.unavailable.with("\(what) for device \(device) failed: \(error.message); nothing was sent, and trying again would not help")
             } catch {
                 problem = "\(error)"
             }

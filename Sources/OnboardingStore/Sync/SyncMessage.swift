@@ -9,12 +9,16 @@ public struct SyncRequest: Sendable, Hashable {
     /// Header names lower-cased.
     public var headers: [String: String]
     public var body: [UInt8]
+    /// The client's IP address as the server saw it (`nil` in process): what the server's
+    /// per-address rate limits key on. Never sent by a client.
+    public var clientAddress: String?
 
-    public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = []) {
+    public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], clientAddress: String? = nil) {
         self.method = method
         self.path = path
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
         self.body = body
+        self.clientAddress = clientAddress
     }
 
     /// The bearer token of the `Authorization` header.

@@ -25,7 +25,7 @@ enum PruneCommand {
             "cannot be reached, nothing is pruned (exit 69). --dry-run without --server plans from the",
             "store's own sync cursor. Exit 75 when the server has acknowledged nothing yet (run onboard sync first).",
         ],
-        options: [.store, beforeOption, dryRunOption, SyncCommand.serverOption, SyncCommand.tokenOption],
+        options: [.store, beforeOption, dryRunOption] + SyncCommand.connectionOptions,
         argumentCount: 0...0,
         run: run)
 

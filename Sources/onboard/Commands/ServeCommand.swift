@@ -24,6 +24,18 @@ enum ServeCommand {
     static let adminTokenFileOption = OptionSpec(
         name: "admin-token-file", valueName: "PATH",
         help: "with --database: where the first start writes the admin token (mode 0600; default ./onboard-admin.token)")
+    static let tlsCertificateOption = OptionSpec(name: "tls-cert", valueName: "PEM",
+                                                 help: "serve HTTPS with this certificate chain (the server's first); needs --tls-key")
+    static let tlsKeyOption = OptionSpec(name: "tls-key", valueName: "PEM", help: "the certificate's private key (unencrypted PEM)")
+    static let ratePerTokenOption = OptionSpec(
+        name: "rate-per-token", valueName: "R[/B]",
+        help: "requests per second (and at once) one token may send, or off (default \(SyncServer.RateLimits.defaultPerToken))")
+    static let rateFailedAuthOption = OptionSpec(
+        name: "rate-failed-auth", valueName: "R[/B]",
+        help: "requests with a missing or bad token one address may send, or off (default \(SyncServer.RateLimits.defaultFailedAuthenticationPerAddress))")
+    static let rateAnonymousOption = OptionSpec(
+        name: "rate-anonymous", valueName: "R[/B]",
+        help: "requests needing no token (health, the console's files) one address may send, or off (default \(SyncServer.RateLimits.defaultAnonymousPerAddress))")
     static let perAddressOption = OptionSpec(
         name: "connections-per-address", valueName: "N",
         help: "connections one client address may hold at once (default \(HTTPServer.Limits.defaultPerAddressConnectionLimit); behind a reverse proxy, the connection limit)")
@@ -45,9 +57,16 @@ enum ServeCommand {
             "servers may share the database, the admin token of a first start goes to",
             "--admin-token-file. Exit 64 for a URL that cannot be used, 69 for a database that",
             "cannot be reached or that a newer onboard migrated.",
+            "With --tls-cert and --tls-key it serves HTTPS only (TLS 1.2 or 1.3); SIGHUP reads both",
+            "files again and presents the new certificate from the next handshake on, dropping no",
+            "connection (a file that cannot be used is logged and the old certificate kept).",
+            "Rate limits (token buckets, docs/sync-protocol.md § Rate limits): per token, and per client",
+            "address for failed authentications and for requests that need no token; over one, 429",
+            "with Retry-After. R[/B] is the rate per second and the burst (twice the rate by default).",
         ],
         options: [portOption, dataOption, ServerStorageChoice.databaseOption, adminTokenFileOption, hostOption, skewOption,
-                  perAddressOption, openReplicasOption],
+                  perAddressOption, openReplicasOption, tlsCertificateOption, tlsKeyOption, ratePerTokenOption, rateFailedAuthOption,
+                  rateAnonymousOption],
         argumentCount: 0...0,
         run: run)
 
@@ -68,6 +87,13 @@ enum ServeCommand {
             }
             limits.perAddressConnectionLimit = perAddress
         }
+        var tls: TLSConfiguration?
+        switch (invocation.values["tls-cert"], invocation.values["tls-key"]) {
+        case (nil, nil): tls = nil
+        case (let certificate?, let key?): tls = TLSConfiguration(certificateFile: certificate, keyFile: key)
+        case (nil, _?): throw .usage("onboard serve: --tls-key needs --tls-cert, the certificate it belongs to")
+        case (_?, nil): throw .usage("onboard serve: --tls-cert needs --tls-key, the certificate's private key")
+        }
         let choice = try ServerStorageChoice.resolve(invocation, command: "serve")
         if invocation.values["admin-token-file"] != nil, case .data = choice {
             throw .usage("onboard serve: --admin-token-file goes with --database (with --data the admin token is in DATA/admin.token)")
@@ -81,6 +107,7 @@ enum ServeCommand {
         sigemptyset(&stopSignals)
         sigaddset(&stopSignals, SIGINT)
         sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
         var options = SyncServer.Options()
@@ -91,6 +118,10 @@ enum ServeCommand {
             options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
         }
         options.failureLog = { line in Output.error("\(Clock.now().iso8601) \(line)") }
+        options.rateLimits.perToken = try rate(invocation, "rate-per-token", default: options.rateLimits.perToken)
+        options.rateLimits.failedAuthenticationPerAddress = try rate(invocation, "rate-failed-auth",
+                                                                     default: options.rateLimits.failedAuthenticationPerAddress)
+        options.rateLimits.anonymousPerAddress = try rate(invocation, "rate-anonymous", default: options.rateLimits.anonymousPerAddress)
         options.productVersion = OnboardTool.version
         // Replicas and connections share the descriptors: by default a quarter for open replicas
         // (three each, never more than the default bound), kept out of the connection budget
@@ -129,11 +160,13 @@ enum ServeCommand {
             server.close()
             throw CLIError(ExitCode.cannotCreate, "onboard serve: \(error)")
         }
+        // The token itself goes only into its file (mode 0600), never to stdout or a log: those
+        // may be a terminal's scrollback or a service's journal, which outlive and outreach it.
         var adminTokenNote: String?
         if let admin = server.createdAdminToken {
             switch choice {
             case .data(let data):
-                adminTokenNote = "onboard serve: created the admin token (also in \(data)/admin.token): \(admin)"
+                adminTokenNote = "onboard serve: created the admin token in \(data)/admin.token (mode 0600)"
             case .database:
                 let file = invocation.values["admin-token-file"] ?? "./onboard-admin.token"
                 guard writeSecret(admin, to: file) else {
@@ -146,15 +179,20 @@ enum ServeCommand {
         let http = HTTPServer(
             host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits, handler: SyncHTTPHandler(server: server),
             accessLog: { entry in Output.error(accessLog.line(for: entry, at: Clock.now().iso8601)) },
-            warningLog: { warning in Output.error("onboard serve: warning: \(warning)") }, responseHeaders: SyncHTTPHandler.responseHeaders)
+            warningLog: { warning in Output.error("onboard serve: warning: \(warning)") }, responseHeaders: SyncHTTPHandler.responseHeaders,
+            tls: tls)
         do { try http.start() } catch {
             server.close()
-            throw CLIError(ExitCode.unavailable, "onboard serve: \(error)")
+            throw CLIError(error == HTTPServerError.invalidTLS ? ExitCode.config : ExitCode.unavailable, "onboard serve: \(error)")
         }
         var banner = Output.standardOutput()
+        let scheme = tls == nil ? "http" : "https"
         switch choice {
-        case .data(let data): banner.line("onboard serve: listening on http://\(http.host):\(http.port), data in \(data)")
-        case .database: banner.line("onboard serve: listening on http://\(http.host):\(http.port), data in PostgreSQL at \(choice.displayName)")
+        case .data(let data): banner.line("onboard serve: listening on \(scheme)://\(http.host):\(http.port), data in \(data)")
+        case .database: banner.line("onboard serve: listening on \(scheme)://\(http.host):\(http.port), data in PostgreSQL at \(choice.displayName)")
+        }
+        if let certificate = http.certificate {
+            banner.line("onboard serve: TLS certificate SHA-256 \(certificate.fingerprintText), expires \(Timestamp(certificate.expiresAt).iso8601)")
         }
         banner.line("onboard serve: server key \(server.signingKey.publicKey.hex) (devices pin it: onboard sync --server-key)")
         banner.line("onboard serve: up to \(http.connectionLimit) connections, \(limits.perAddressConnectionLimit) per address, \(options.maximumOpenReplicas) open replicas (open-file limit \(descriptorLimit))")
@@ -164,13 +202,41 @@ enum ServeCommand {
         }
         banner.flush()
         var received: Int32 = 0
-        sigwait(&stopSignals, &received)
+        while true {
+            sigwait(&stopSignals, &received)
+            guard received == SIGHUP else { break }
+            reloadCertificate(http)
+        }
         Output.error("onboard serve: \(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing in-flight requests")
         server.beginShutdown()
         http.stop()
         server.close()
         Output.error("onboard serve: stopped cleanly")
         return ExitCode.success
+    }
+
+    /// A rate option: `off`, or `RATE[/BURST]`.
+    static func rate(_ invocation: Invocation, _ name: String, default fallback: RequestRate?) throws(CLIError) -> RequestRate? {
+        guard let text = invocation.values[name] else { return fallback }
+        if text == "off" { return nil }
+        guard let rate = RequestRate(text) else {
+            throw .usage("onboard serve: --\(name) must be off or RATE[/BURST] (requests per second, and at once), e.g. 100/400, with 0 < RATE ≤ 1000000 and 1 ≤ BURST ≤ 1000000; got \"\(text)\"")
+        }
+        return rate
+    }
+
+    /// SIGHUP: the certificate and key files read again; on any problem the one in use stays.
+    static func reloadCertificate(_ http: HTTPServer) {
+        guard http.tls != nil else {
+            Output.error("onboard serve: SIGHUP: nothing to reload (no --tls-cert); ignored")
+            return
+        }
+        do {
+            let certificate = try http.reloadCertificate()
+            Output.error("onboard serve: SIGHUP: reloaded the TLS certificate, SHA-256 \(certificate.fingerprintText), expires \(Timestamp(certificate.expiresAt).iso8601)")
+        } catch {
+            Output.error("onboard serve: SIGHUP: kept the TLS certificate in use: \(error)")
+        }
     }
 
     /// Writes `secret` and a newline to a new file `path` with mode 0600, durably; `false` when

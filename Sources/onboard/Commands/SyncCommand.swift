@@ -12,6 +12,12 @@ enum SyncCommand {
                                             help: "the server's public key (onboard enroll prints it); pinned in the store at the first sync")
     static let maxTimeOption = OptionSpec(name: "max-time", valueName: "SECONDS",
                                           help: "give up after this long (exit 75, what was acknowledged kept); default: no limit")
+    static let caFileOption = OptionSpec(name: "ca-file", valueName: "PEM",
+                                         help: "with https://: the CA the server's certificate must chain to (default: the system's CAs)")
+    static let insecureHTTPOption = OptionSpec(name: "insecure-http", valueName: nil,
+                                               help: "allow http:// to a host that is not loopback (the token and the log travel in clear)")
+    /// The options of every command that talks to the sync server.
+    static let connectionOptions = [serverOption, tokenOption, caFileOption, insecureHTTPOption]
 
     static let spec = CommandSpec(
         name: "sync",
@@ -29,8 +35,10 @@ enum SyncCommand {
             "chain), 75 when --max-time passed, 76 when the server breaks the protocol (nothing of that",
             "answer is acted on), 77 when the token is refused or the server key is not the pinned one,",
             "78 when the server answers with a redirect.",
+            "https:// is verified against the system's CAs, or --ca-file's; http:// is refused for any",
+            "host but loopback (127.0.0.0/8, ::1, localhost) unless --insecure-http is given.",
         ],
-        options: [.store, serverOption, tokenOption, statusOption, batchOption, serverKeyOption, maxTimeOption],
+        options: [.store] + connectionOptions + [statusOption, batchOption, serverKeyOption, maxTimeOption],
         argumentCount: 0...0,
         run: run)
 
@@ -108,9 +116,29 @@ enum SyncCommand {
         guard let token = invocation.values["token"] ?? invocation.environment["ONBOARD_TOKEN"], !token.isEmpty else {
             throw .usage("onboard \(command): a token is required: --token T or $ONBOARD_TOKEN (from onboard enroll)")
         }
-        do { return (try SyncTransports.make(baseURL: url), token) } catch {
+        let caFile = invocation.values["ca-file"]
+        if url.scheme == "http" {
+            if caFile != nil { throw .usage("onboard \(command): --ca-file goes with an https:// server; \(text) is plain http://") }
+            // The token and every event would cross the network in clear: only the machine itself
+            // is trusted with that unless the user says otherwise.
+            guard isLoopback(url.host ?? "") || invocation.has("insecure-http") else {
+                throw .usage("onboard \(command): refusing to send the token over plain http:// to \(url.host ?? "?"), which is not this machine; use https://, or pass --insecure-http on a network you trust")
+            }
+        }
+        do { return (try SyncTransports.make(baseURL: url, caFile: caFile), token) } catch {
             throw .usage("onboard \(command): --server: \(error.message)")
         }
+    }
+
+    /// Whether `host` (as a URL gives it) is this machine: `localhost`, 127.0.0.0/8 or ::1.
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare.lowercased() == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, bare, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, bare, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } == [UInt8](repeating: 0, count: 15) + [1] }
+        return false
     }
 
     /// The documented exit status of a failed run (README, "Exit statuses").
