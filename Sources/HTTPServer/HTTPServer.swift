@@ -135,6 +135,9 @@ public final class HTTPServer: Sendable {
     /// Requests waiting for a handler thread. For tests.
     var queuedRequestCount: Int { core.pool.queuedCount }
 
+    /// Connections open now and complete requests waiting for a handler thread: for metrics.
+    public var load: (openConnections: Int, queuedRequests: Int) { (core.connections.count, core.pool.queuedCount) }
+
     /// Requests a handler took and has not answered yet (long polls). For tests.
     var unansweredRequestCount: Int { core.unansweredCount }
 

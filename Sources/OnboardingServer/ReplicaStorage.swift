@@ -15,6 +15,8 @@ package final class ReplicaStorage: ServerStorage {
     package let tokens: TokenStore
     package let signingKey: SigningKeyPair
     let replicas: DeviceReplicas
+    /// Replicas open now (for metrics).
+    var openReplicaCount: Int { replicas.counts.open }
     let actionStore: ActionStore
     let policy: LockoutPolicy
     let failureLog: (@Sendable (String) -> Void)?

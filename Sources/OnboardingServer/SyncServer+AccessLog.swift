@@ -79,6 +79,20 @@ extension SyncServer {
             return "\(HTTPAccessLogEntry.escaped(time)) \(method) \(loggablePath(entry.rawPath)) \(entry.status) \(entry.responseBodyBytes)B \(milliseconds)ms"
         }
 
+        /// The access-log line as one JSON object (`--log-format json`): `{"at","kind":"access",
+        /// "method","path","status","bytes","duration_ms"}`, the method and path made loggable as
+        /// in the text line (user pseudonymised, query dropped, control bytes escaped), written by
+        /// the canonical JSON writer.
+        public func jsonLine(for entry: HTTPAccessLogEntry, at time: String) -> String {
+            let milliseconds = entry.duration.components.seconds * 1000 + entry.duration.components.attoseconds / 1_000_000_000_000_000
+            let method = Self.cut(HTTPAccessLogEntry.escaped(entry.method), at: Self.maximumMethodBytes, sentBytes: entry.method.utf8.count)
+            return String(decoding: SyncWire.encode(.object([
+                .init("at", .string(time)), .init("kind", .string("access")), .init("method", .string(method)),
+                .init("path", .string(loggablePath(entry.rawPath))), .init("status", .number(String(entry.status))),
+                .init("bytes", .number(String(entry.responseBodyBytes))), .init("duration_ms", .number(String(milliseconds))),
+            ])), as: UTF8.self)
+        }
+
         /// `escaped` cut to at most `limit` bytes plus a marker with the field's length before escaping
         /// (`...(3019B)`), never inside an `\xHH` escape.
         private static func cut(_ escaped: String, at limit: Int, sentBytes: Int) -> String {

@@ -93,6 +93,10 @@ public final class SyncServer: Sendable {
     let polls: PollWaiters
     /// The rate limits' buckets (``RateLimits``).
     let rateBuckets: RateBuckets
+    /// What `GET /metrics` reports.
+    let metrics = ServerMetrics()
+    /// The HTTP server's gauges, once ``observe(_:)`` was told which one serves this server.
+    let httpGauges = Mutex<(@Sendable () -> (openConnections: Int, queuedRequests: Int, connectionLimit: Int)?)?>(nil)
     /// Exports being written now (at most ``maximumConcurrentExports``).
     let exportsRunning = Atomic<Int>(0)
     private let shuttingDown = Atomic<Bool>(false)
@@ -214,7 +218,16 @@ public final class SyncServer: Sendable {
 
     /// Answers `request` through `completion`, exactly once: at once, or — for a history poll
     /// that waits — later, from the poll thread, so the caller's thread is free meanwhile.
-    public func handle(_ request: SyncRequest, completion: @escaping @Sendable (Answer) -> Void) {
+    public func handle(_ request: SyncRequest, completion answered: @escaping @Sendable (Answer) -> Void) {
+        let started = ContinuousClock.now
+        let routeName = Self.metricsName(of: Self.route(method: request.method, path: request.path))
+        let completion: @Sendable (Answer) -> Void = { [metrics] answer in
+            let response = answer.response
+            let code = response.status >= 400 ? SyncWire.error(from: response.body)?.code : nil
+            metrics.record(route: routeName, method: request.method, status: response.status, errorCode: code,
+                           seconds: Double((ContinuousClock.now - started) / .microseconds(1)) / 1_000_000)
+            answered(answer)
+        }
         switch reply(to: request) {
         case .now(let response): completion(Answer(response: Self.addingSecurityHeaders(response)))
         case .file(let response, let file): completion(Answer(response: Self.addingSecurityHeaders(response), file: file))
@@ -302,6 +315,7 @@ public final class SyncServer: Sendable {
                 return try self.withValidUser(name) { try self.clearLockout(request, user: $0, actor: actor) }
             }
         case .actions: return auditor(request) { try self.actionsPage(request) }
+        case .metrics: return admin(request) { self.metricsResponse() }
         case .token:
             switch grant(request) {
             case .refused(let response): return response
@@ -365,6 +379,8 @@ public final class SyncServer: Sendable {
         case history(String), lockout(String), deviceHistory(String), forgetUser(String)
         // The audit console's (docs/sync-protocol.md § The audit console).
         case users, devices, actions, token, policy
+        /// `GET /metrics`: the Prometheus exposition, for an admin token.
+        case metrics
         case deviceAudit(String), revokeDeviceToken(String, String), clearLockout(String)
         case userCounts(String), deviceCounts(String), userExport(String), deviceExport(String)
     }
@@ -373,6 +389,7 @@ public final class SyncServer: Sendable {
     static func route(method: String, path: String) -> Route {
         let bare = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         if bare == "/console" { return method == "GET" ? .consoleRedirect : .wrongMethod(allowed: ["GET"]) }
+        if bare == "/metrics" { return method == "GET" ? .metrics : .wrongMethod(allowed: ["GET"]) }
         if bare.hasPrefix("/console/") { return method == "GET" ? .console(String(bare.dropFirst("/console/".count))) : .wrongMethod(allowed: ["GET"]) }
         // A DELETE names exactly what it removes: `…/tokens/` (a token id left empty) is no
         // path, not the revocation of every token of the device.
@@ -731,7 +748,10 @@ public final class SyncServer: Sendable {
                 if let refusal = refusal(of: upload, device: device) { return refusal }
                 let response = try storage.withDeviceLog(device) { log in try ingest(upload, device: device, into: log) }
                 // A history poll waiting on this node looks again now, not at its next second.
-                if response.status == 200 { polls.notice() }
+                if response.status == 200 {
+                    polls.notice()
+                    metrics.ingested(events: 0, bytes: request.body.count)
+                }
                 return response
             }
         }
@@ -857,6 +877,7 @@ public final class SyncServer: Sendable {
                 outcomes.removeAll()
                 return refuse(409, "fork", "the server cannot append: \(appendError.message)", at: 0)
             }
+            metrics.ingested(events: fresh.count, bytes: 0)
         }
         if let keys = upload.keys, !keys.users.isEmpty {
             // The device holds these users; any of them the server forgot before their records

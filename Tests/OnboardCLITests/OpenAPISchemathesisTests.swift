@@ -139,7 +139,7 @@ import Testing
                                environment: passes.nextCursor.map { ["ONBOARD_ISSUED_CURSOR": $0] } ?? [:])
         passes.outcomes.append((auditorPass, try run(auditorPass, server: server, in: directory)))
         // Last: the admin's examples revoke kiosk-7's tokens, register a key for it and forget alice.
-        let adminPass = Pass(role: "admin", tags: ["admin", "health", "console"], token: admin, operations: 11)
+        let adminPass = Pass(role: "admin", tags: ["admin", "health", "console"], token: admin, operations: 12)
         passes.outcomes.append((adminPass, try run(adminPass, server: server, in: directory)))
         return passes
     }

@@ -59,7 +59,7 @@ import Glibc
         let output: String
         let log: String
 
-        init(_ arguments: [String], scratch: TemporaryDirectory) throws {
+        init(_ arguments: [String], scratch: TemporaryDirectory, scheme: String = "https") throws {
             output = scratch.appending("serve.out")
             log = scratch.appending("serve.err")
             for path in [output, log] { _ = FileManager.default.createFile(atPath: path, contents: nil) }
@@ -72,7 +72,7 @@ import Glibc
             var found: Int?
             while found == nil && Date() < deadline {
                 let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-                if let range = text.range(of: "listening on https://127.0.0.1:") {
+                if let range = text.range(of: "listening on \(scheme)://127.0.0.1:") {
                     found = Int(text[range.upperBound...].prefix { $0.isNumber })
                 } else {
                     Thread.sleep(forTimeInterval: 0.05)
@@ -80,7 +80,7 @@ import Glibc
             }
             guard let found else {
                 kill(process.processIdentifier, SIGKILL)
-                throw TestFailure("onboard serve did not report an https:// port: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+                throw TestFailure("onboard serve did not report an \(scheme):// port: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
             }
             port = found
         }
@@ -321,6 +321,47 @@ import Glibc
                                           "-startdate", "20200101000000Z", "-enddate", "20200102000000Z"])
             let expired = try CLI.run(["serve"] + data + ["--tls-cert", scratch.appending("old.pem"), "--tls-key", scratch.appending("old.key")])
             #expect(expired.status == 78 && expired.stderr.contains("expired at 2020-01-02"), "\(expired.stderr)")
+        }
+    }
+
+    /// Every line `onboard serve --log-format json` writes to stderr is one JSON object (read by
+    /// Python's json module), user ids pseudonymised, no query, no token, control bytes escaped.
+    @Test func theJSONLogHasOneObjectPerLineAndNothingSecret() async throws {
+        try await onOwnThread {
+            let scratch = try TemporaryDirectory()
+            defer { scratch.remove() }
+            #expect(try CLI.run(["serve", "--data", scratch.appending("bad"), "--log-format", "xml"]).status == 64)
+            let server = try Server(["--log-format", "json"], scratch: scratch, scheme: "http")
+            let base = "http://127.0.0.1:\(server.port)"
+            _ = try Self.curl(["-o", "/dev/null", "-H", "authorization: Bearer obt_not_a_token", base + "/v1/users/alice/history?since=2026-01-01T00:00:00Z"])
+            _ = try Self.curl(["-o", "/dev/null", base + "/v1/health"])
+            // A request line with an escape sequence and a line feed encoded in it.
+            let raw = try CLI.run(["-c", """
+                import socket, sys
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+                s.sendall(b"GET /v1/users/%1b%5b31m%0abob/lockout HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+                print(s.recv(100)[:12])
+                """, String(server.port)], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+            #expect(raw.status == 0, "\(raw.stderr)")
+            #expect(server.stop() == 0)
+            let admin = try String(contentsOfFile: scratch.appending("data/admin.token"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let check = try CLI.run(["-c", """
+                import json, sys
+                kinds = {}
+                for line in open(sys.argv[1], encoding="utf-8"):
+                    entry = json.loads(line)
+                    kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
+                    if entry["kind"] == "access":
+                        assert set(entry) == {"at", "kind", "method", "path", "status", "bytes", "duration_ms"}, entry
+                        assert isinstance(entry["status"], int) and isinstance(entry["duration_ms"], int), entry
+                print(json.dumps(kinds, sort_keys=True))
+                """, server.log], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+            #expect(check.status == 0, "not one JSON object per line: \(check.stderr)")
+            #expect(check.stdout.contains(#""access": 3"#) && check.stdout.contains(#""notice": 2"#), "\(check.stdout)")
+            let log = server.errors
+            #expect(!log.contains("alice") && !log.contains("bob") && !log.contains("since=") && !log.contains("obt_not_a_token") && !log.contains(admin))
+            #expect(log.contains(#""path":"/v1/users/u:"#), "\(log)")
+            #expect(!log.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "a raw control character in the log")
         }
     }
 }

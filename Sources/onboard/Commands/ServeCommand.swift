@@ -36,6 +36,8 @@ enum ServeCommand {
     static let rateAnonymousOption = OptionSpec(
         name: "rate-anonymous", valueName: "R[/B]",
         help: "requests needing no token (health, the console's files) one address may send, or off (default \(SyncServer.RateLimits.defaultAnonymousPerAddress))")
+    static let logFormatOption = OptionSpec(name: "log-format", valueName: "text|json",
+                                            help: "stderr as text lines (default) or one JSON object per line")
     static let perAddressOption = OptionSpec(
         name: "connections-per-address", valueName: "N",
         help: "connections one client address may hold at once (default \(HTTPServer.Limits.defaultPerAddressConnectionLimit); behind a reverse proxy, the connection limit)")
@@ -63,10 +65,12 @@ enum ServeCommand {
             "Rate limits (token buckets, docs/sync-protocol.md § Rate limits): per token, and per client",
             "address for failed authentications and for requests that need no token; over one, 429",
             "with Retry-After. R[/B] is the rate per second and the burst (twice the rate by default).",
+            "--log-format json writes every stderr line as a JSON object: access lines {\"at\",\"kind\":",
+            "\"access\",\"method\",\"path\",\"status\",\"bytes\",\"duration_ms\"}, the rest {\"at\",\"kind\",\"message\"}.",
         ],
         options: [portOption, dataOption, ServerStorageChoice.databaseOption, adminTokenFileOption, hostOption, skewOption,
                   perAddressOption, openReplicasOption, tlsCertificateOption, tlsKeyOption, ratePerTokenOption, rateFailedAuthOption,
-                  rateAnonymousOption],
+                  rateAnonymousOption, logFormatOption],
         argumentCount: 0...0,
         run: run)
 
@@ -86,6 +90,12 @@ enum ServeCommand {
                 throw .usage("onboard serve: --connections-per-address must be at most the connection limit, \(limits.connectionLimit); got \(perAddress)")
             }
             limits.perAddressConnectionLimit = perAddress
+        }
+        let log: ServeLog
+        switch invocation.values["log-format"] ?? "text" {
+        case "text": log = ServeLog(json: false)
+        case "json": log = ServeLog(json: true)
+        case let other: throw .usage("onboard serve: --log-format must be text or json, got \"\(other)\"")
         }
         var tls: TLSConfiguration?
         switch (invocation.values["tls-cert"], invocation.values["tls-key"]) {
@@ -117,7 +127,7 @@ enum ServeCommand {
             }
             options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
         }
-        options.failureLog = { line in Output.error("\(Clock.now().iso8601) \(line)") }
+        options.failureLog = { line in log.write("failure", line) }
         options.rateLimits.perToken = try rate(invocation, "rate-per-token", default: options.rateLimits.perToken)
         options.rateLimits.failedAuthenticationPerAddress = try rate(invocation, "rate-failed-auth",
                                                                      default: options.rateLimits.failedAuthenticationPerAddress)
@@ -142,7 +152,7 @@ enum ServeCommand {
         limits.reservedFileDescriptors = max(limits.reservedFileDescriptors,
                                              overcommitted ? descriptorLimit / 2 : replicaDescriptors)
         if overcommitted {
-            Output.error("onboard serve: warning: --max-open-replicas \(options.maximumOpenReplicas) needs about \(replicaDescriptors) file descriptors, more than half the open-file limit (\(descriptorLimit)); when they run out, requests get 503 — raise ulimit -n or lower --max-open-replicas")
+            log.write("warning", "onboard serve: warning: --max-open-replicas \(options.maximumOpenReplicas) needs about \(replicaDescriptors) file descriptors, more than half the open-file limit (\(descriptorLimit)); when they run out, requests get 503 — raise ulimit -n or lower --max-open-replicas")
         }
         let server: SyncServer
         switch choice {
@@ -178,9 +188,10 @@ enum ServeCommand {
         }
         let http = HTTPServer(
             host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits, handler: SyncHTTPHandler(server: server),
-            accessLog: { entry in Output.error(accessLog.line(for: entry, at: Clock.now().iso8601)) },
-            warningLog: { warning in Output.error("onboard serve: warning: \(warning)") }, responseHeaders: SyncHTTPHandler.responseHeaders,
+            accessLog: { entry in log.access(entry, accessLog) },
+            warningLog: { warning in log.write("warning", "onboard serve: warning: \(warning)") }, responseHeaders: SyncHTTPHandler.responseHeaders,
             tls: tls)
+        server.observe(http)
         do { try http.start() } catch {
             server.close()
             throw CLIError(error == HTTPServerError.invalidTLS ? ExitCode.config : ExitCode.unavailable, "onboard serve: \(error)")
@@ -205,13 +216,13 @@ enum ServeCommand {
         while true {
             sigwait(&stopSignals, &received)
             guard received == SIGHUP else { break }
-            reloadCertificate(http)
+            reloadCertificate(http, log: log)
         }
-        Output.error("onboard serve: \(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing in-flight requests")
+        log.write("notice", "onboard serve: \(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing in-flight requests")
         server.beginShutdown()
         http.stop()
         server.close()
-        Output.error("onboard serve: stopped cleanly")
+        log.write("notice", "onboard serve: stopped cleanly")
         return ExitCode.success
     }
 
@@ -226,16 +237,16 @@ enum ServeCommand {
     }
 
     /// SIGHUP: the certificate and key files read again; on any problem the one in use stays.
-    static func reloadCertificate(_ http: HTTPServer) {
+    static func reloadCertificate(_ http: HTTPServer, log: ServeLog) {
         guard http.tls != nil else {
-            Output.error("onboard serve: SIGHUP: nothing to reload (no --tls-cert); ignored")
+            log.write("notice", "onboard serve: SIGHUP: nothing to reload (no --tls-cert); ignored")
             return
         }
         do {
             let certificate = try http.reloadCertificate()
-            Output.error("onboard serve: SIGHUP: reloaded the TLS certificate, SHA-256 \(certificate.fingerprintText), expires \(Timestamp(certificate.expiresAt).iso8601)")
+            log.write("notice", "onboard serve: SIGHUP: reloaded the TLS certificate, SHA-256 \(certificate.fingerprintText), expires \(Timestamp(certificate.expiresAt).iso8601)")
         } catch {
-            Output.error("onboard serve: SIGHUP: kept the TLS certificate in use: \(error)")
+            log.write("warning", "onboard serve: SIGHUP: kept the TLS certificate in use: \(error)")
         }
     }
 
@@ -253,5 +264,26 @@ enum ServeCommand {
             return false
         }
         return true
+    }
+}
+
+/// `onboard serve`'s stderr: text lines, or one JSON object per line (`--log-format json`).
+struct ServeLog: Sendable {
+    let json: Bool
+
+    /// A line about the server itself (`kind` `notice`, `warning` or `failure`).
+    func write(_ kind: String, _ message: String) {
+        let at = Clock.now().iso8601
+        guard json else {
+            Output.error(kind == "failure" ? "\(at) \(message)" : message)
+            return
+        }
+        Output.error(String(decoding: SyncWire.encode(.object([.init("at", .string(at)), .init("kind", .string(kind)),
+                                                                .init("message", .string(message))])), as: UTF8.self))
+    }
+
+    func access(_ entry: HTTPAccessLogEntry, _ log: SyncServer.AccessLog) {
+        let at = Clock.now().iso8601
+        Output.error(json ? log.jsonLine(for: entry, at: at) : log.line(for: entry, at: at))
     }
 }
