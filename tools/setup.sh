@@ -9,9 +9,10 @@ set -euo pipefail
 # chromium, chromium-driver, python3-selenium: the audit console's real-browser test
 # (tools/console_browser.py, run by Tests/OnboardCLITests/ConsoleBrowserTests.swift).
 # libgnutls28-dev: TLS for onboard serve and onboard sync (Sources/CTLS); openssl: the tests make
-# their certificates with it.
+# their certificates with it. python3-prometheus-client: the parser the metrics test reads
+# GET /metrics with (Tests/OnboardingServerTests/MetricsEndpointTests.swift).
 packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libpq-dev postgresql pkg-config python3
-          python3-venv curl openssl chromium chromium-driver python3-selenium)
+          python3-venv curl openssl chromium chromium-driver python3-selenium python3-prometheus-client)
 
 if [[ $(id -u) -ne 0 ]]; then
     sudo=sudo
