@@ -105,6 +105,12 @@ extension HTTPServer {
         return credentials.info
     }
 
+    /// Reads and checks a certificate and key as ``start()`` would, serving nothing
+    /// (`onboard serve --check-config`).
+    public static func checkCertificate(_ configuration: TLSConfiguration) throws(HTTPServerError) -> TLSCertificateInfo {
+        try TLSCredentials(configuration).info
+    }
+
     /// The certificate presented now (nil for plain HTTP, or before ``start()``).
     public var certificate: TLSCertificateInfo? { certificateInfo.withLock { $0 } }
 }

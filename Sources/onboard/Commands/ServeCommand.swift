@@ -67,16 +67,20 @@ enum ServeCommand {
             "with Retry-After. R[/B] is the rate per second and the burst (twice the rate by default).",
             "--log-format json writes every stderr line as a JSON object: access lines {\"at\",\"kind\":",
             "\"access\",\"method\",\"path\",\"status\",\"bytes\",\"duration_ms\"}, the rest {\"at\",\"kind\",\"message\"}.",
+            "Every option can also come from $ONBOARD_SERVE_<OPTION> (TLS_CERT for --tls-cert) or from",
+            "--config FILE ($ONBOARD_SERVE_CONFIG): name = value lines; the command line wins, then the",
+            "environment, then the file. --check-config checks it all, prints it and exits.",
         ],
         options: [portOption, dataOption, ServerStorageChoice.databaseOption, adminTokenFileOption, hostOption, skewOption,
                   perAddressOption, openReplicasOption, tlsCertificateOption, tlsKeyOption, ratePerTokenOption, rateFailedAuthOption,
-                  rateAnonymousOption, logFormatOption],
+                  rateAnonymousOption, logFormatOption, ServeConfiguration.configOption, ServeConfiguration.checkOption],
         argumentCount: 0...0,
         run: run)
 
     static func dataDirectory(_ invocation: Invocation) -> String { invocation.values["data"] ?? "./onboard-server" }
 
-    static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
+    static func run(_ given: Invocation) throws(CLIError) -> Int32 {
+        let (invocation, sources) = try ServeConfiguration.merge(given, options: spec.options)
         let port: UInt16
         if let text = invocation.values["port"] {
             guard let value = UInt16(text) else { throw .usage("onboard serve: --port must be 0…65535, got \"\(text)\"") }
@@ -108,6 +112,10 @@ enum ServeCommand {
         if invocation.values["admin-token-file"] != nil, case .data = choice {
             throw .usage("onboard serve: --admin-token-file goes with --database (with --data the admin token is in DATA/admin.token)")
         }
+        var options = try serverOptions(invocation)
+        if invocation.has("check-config") {
+            return try checkConfiguration(invocation, sources: sources, tls: tls, choice: choice)
+        }
         // Before any file is opened: every connection and every replica is a descriptor, and the
         // usual soft limit (1,024) is far below the usual hard one.
         let descriptorLimit = HTTPServer.raiseFileDescriptorLimit()
@@ -120,19 +128,7 @@ enum ServeCommand {
         sigaddset(&stopSignals, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
-        var options = SyncServer.Options()
-        if let text = invocation.values["max-clock-skew"] {
-            guard let seconds = Int(text), (0...maximumClockSkewSeconds).contains(seconds) else {
-                throw .usage("onboard serve: --max-clock-skew must be a whole number of seconds from 0 to \(maximumClockSkewSeconds), got \"\(text)\"")
-            }
-            options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
-        }
         options.failureLog = { line in log.write("failure", line) }
-        options.rateLimits.perToken = try rate(invocation, "rate-per-token", default: options.rateLimits.perToken)
-        options.rateLimits.failedAuthenticationPerAddress = try rate(invocation, "rate-failed-auth",
-                                                                     default: options.rateLimits.failedAuthenticationPerAddress)
-        options.rateLimits.anonymousPerAddress = try rate(invocation, "rate-anonymous", default: options.rateLimits.anonymousPerAddress)
-        options.productVersion = OnboardTool.version
         // Replicas and connections share the descriptors: by default a quarter for open replicas
         // (three each, never more than the default bound), kept out of the connection budget
         // together with the server's other files, so that neither can starve the other.
@@ -223,6 +219,50 @@ enum ServeCommand {
         http.stop()
         server.close()
         log.write("notice", "onboard serve: stopped cleanly")
+        return ExitCode.success
+    }
+
+    /// The server's options that come straight from the command line (no side effects: shared
+    /// with `--check-config`).
+    static func serverOptions(_ invocation: Invocation) throws(CLIError) -> SyncServer.Options {
+        var options = SyncServer.Options()
+        if let text = invocation.values["max-clock-skew"] {
+            guard let seconds = Int(text), (0...maximumClockSkewSeconds).contains(seconds) else {
+                throw .usage("onboard serve: --max-clock-skew must be a whole number of seconds from 0 to \(maximumClockSkewSeconds), got \"\(text)\"")
+            }
+            options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
+        }
+        options.rateLimits.perToken = try rate(invocation, "rate-per-token", default: options.rateLimits.perToken)
+        options.rateLimits.failedAuthenticationPerAddress = try rate(invocation, "rate-failed-auth",
+                                                                     default: options.rateLimits.failedAuthenticationPerAddress)
+        options.rateLimits.anonymousPerAddress = try rate(invocation, "rate-anonymous", default: options.rateLimits.anonymousPerAddress)
+        if let asked = try invocation.positiveInteger("max-open-replicas"), asked > maximumOpenReplicas {
+            throw .usage("onboard serve: --max-open-replicas must be from 1 to \(maximumOpenReplicas), got \(asked)")
+        }
+        options.productVersion = OnboardTool.version
+        return options
+    }
+
+    /// `--check-config`: the TLS files read and checked, then every setting in force printed
+    /// with where it came from (a database URL without its password); nothing is served.
+    static func checkConfiguration(_ invocation: Invocation, sources: [String: ServeConfiguration.Source], tls: TLSConfiguration?,
+                                   choice: ServerStorageChoice) throws(CLIError) -> Int32 {
+        var out = Output.standardOutput()
+        if let tls {
+            do {
+                let certificate = try HTTPServer.checkCertificate(tls)
+                out.line("onboard serve: TLS certificate SHA-256 \(certificate.fingerprintText), expires \(Timestamp(certificate.expiresAt).iso8601)")
+            } catch {
+                throw CLIError(ExitCode.config, "onboard serve: \(error)")
+            }
+        }
+        for option in spec.options where option.valueName != nil {
+            guard let value = invocation.values[option.name] else { continue }
+            let shown = option.name == ServerStorageChoice.databaseOption.name ? choice.displayName : value
+            out.line("  \(option.name) = \(shown)  (\(sources[option.name]?.rawValue ?? "command line"))")
+        }
+        out.line("onboard serve: the configuration is good (storage: \(choice.displayName))")
+        out.flush()
         return ExitCode.success
     }
 
