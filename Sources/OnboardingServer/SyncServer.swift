@@ -220,7 +220,9 @@ public final class SyncServer: Sendable {
     /// that waits — later, from the poll thread, so the caller's thread is free meanwhile.
     public func handle(_ request: SyncRequest, completion answered: @escaping @Sendable (Answer) -> Void) {
         let started = ContinuousClock.now
-        let routeName = Self.metricsName(of: Self.route(method: request.method, path: request.path))
+        // Routed once: the metrics name it, the router answers it.
+        let route = Self.route(method: request.method, path: request.path)
+        let routeName = Self.metricsName(of: route)
         let completion: @Sendable (Answer) -> Void = { [metrics] answer in
             let response = answer.response
             let code = response.status >= 400 ? SyncWire.error(from: response.body)?.code : nil
@@ -228,7 +230,7 @@ public final class SyncServer: Sendable {
                            seconds: Double((ContinuousClock.now - started) / .microseconds(1)) / 1_000_000)
             answered(answer)
         }
-        switch reply(to: request) {
+        switch reply(to: request, route: route) {
         case .now(let response): completion(Answer(response: Self.addingSecurityHeaders(response)))
         case .file(let response, let file): completion(Answer(response: Self.addingSecurityHeaders(response), file: file))
         case .later(let poll):
@@ -245,11 +247,10 @@ public final class SyncServer: Sendable {
         return response
     }
 
-    private func reply(to request: SyncRequest) -> Reply {
+    private func reply(to request: SyncRequest, route: Route) -> Reply {
         if shuttingDown.load(ordering: .sequentiallyConsistent) {
             return .now(failure(503, "unavailable", "the server is shutting down; retry shortly", retryAfter: 5))
         }
-        let route = SyncServer.route(method: request.method, path: request.path)
         switch route {
         case .health, .console, .consoleRedirect, .notFound, .wrongMethod:
             // What needs no token is limited per address (an authenticated request, per token).
