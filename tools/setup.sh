@@ -10,9 +10,12 @@ set -euo pipefail
 # (tools/console_browser.py, run by Tests/OnboardCLITests/ConsoleBrowserTests.swift).
 # libgnutls28-dev: TLS for onboard serve and onboard sync (Sources/CTLS); openssl: the tests make
 # their certificates with it. python3-prometheus-client: the parser the metrics test reads
-# GET /metrics with (Tests/OnboardingServerTests/MetricsEndpointTests.swift).
+# GET /metrics with (Tests/OnboardingServerTests/MetricsEndpointTests.swift). nginx and systemd
+# (for systemd-analyze): the checks of the deployment files in deploy/
+# (Tests/OnboardCLITests/DeploymentTests.swift); the tests run their own nginx, so the package's
+# service is kept from starting at install (policy-rc.d), and nothing listens on port 80.
 packages=(liblmdb-dev lmdb-utils libsodium-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev libpq-dev postgresql pkg-config python3
-          python3-venv curl openssl chromium chromium-driver python3-selenium python3-prometheus-client)
+          python3-venv curl openssl chromium chromium-driver python3-selenium python3-prometheus-client nginx systemd)
 
 if [[ $(id -u) -ne 0 ]]; then
     sudo=sudo
@@ -28,7 +31,16 @@ done
 if ((${#missing[@]})); then
     echo "setup: installing ${missing[*]}" >&2
     $sudo apt-get update -qq
+    # Debian starts a daemon's service as its package is installed unless policy-rc.d says no;
+    # say no for this install only, when the machine has no policy of its own.
+    policy=
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+        $sudo chmod 0755 "$policy"
+    fi
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    if [[ -n $policy ]]; then $sudo rm -f "$policy"; fi
 fi
 
 # Python test tools from PyPI, pinned with their dependencies in tools/test-requirements.txt, in a

@@ -177,8 +177,9 @@ final class Acceptor: Sendable {
     }
 
     private func admit(_ socket: Int32, peer: sockaddr_in, length: socklen_t, core: ServerCore, daemon: Daemon, connectionLimit: Int) {
-        switch core.connections.admit(socket, address: peer.sin_addr.s_addr, connectionLimit: connectionLimit,
-                                      perAddressLimit: core.limits.perAddressConnectionLimit) {
+        let perAddressLimit = core.limits.addressesWithoutPerAddressLimit.contains(peer.sin_addr.s_addr)
+            ? connectionLimit : core.limits.perAddressConnectionLimit
+        switch core.connections.admit(socket, address: peer.sin_addr.s_addr, connectionLimit: connectionLimit, perAddressLimit: perAddressLimit) {
         case .admitted(let serial):
             var peer = peer
             let added = withUnsafePointer(to: &peer) {

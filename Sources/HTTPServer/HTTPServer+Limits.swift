@@ -94,6 +94,9 @@ extension HTTPServer {
         public var connectionLimit = defaultConnectionLimit
         /// The most connections open at once from one IPv4 address; more get a 503 at once.
         public var perAddressConnectionLimit = defaultPerAddressConnectionLimit
+        /// IPv4 addresses (network byte order, as `sin_addr.s_addr`) held only to the whole
+        /// ``connectionLimit``: a trusted reverse proxy, whose connections carry every client's.
+        public var addressesWithoutPerAddressLimit: Set<UInt32> = []
         /// Idle timeout: seconds without a byte from the client before the connection is closed.
         public var connectionTimeoutSeconds = defaultConnectionTimeoutSeconds
         /// Whole-request deadline: seconds to send a request, and again to read its response.

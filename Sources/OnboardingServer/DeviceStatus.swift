@@ -9,6 +9,14 @@ public struct DeviceStatus: Sendable, Hashable {
         public var id: String
         /// `nil` for a token issued by an `onboard` that did not record the time.
         public var issuedAt: Timestamp?
+        /// `nil` for a token that never expires.
+        public var expiresAt: Timestamp?
+
+        public init(id: String, issuedAt: Timestamp?, expiresAt: Timestamp? = nil) {
+            self.id = id
+            self.issuedAt = issuedAt
+            self.expiresAt = expiresAt
+        }
     }
 
     public var device: String
@@ -46,7 +54,7 @@ public struct DeviceStatus: Sendable, Hashable {
             .init("acknowledged_seq", .number(String(acknowledgedSeq))), .init("head_hash", .string(headHash.hex)),
             .init("signed_head", signedHead.map { .object([.init("seq", .number(String($0.seq))), .init("hash", .string($0.hash.hex))]) } ?? .null),
             .init("signed_head_status", .string(signedHeadStatus)), .init("public_key", .bool(hasPublicKey)),
-            .init("tokens", .array(tokens.map { .object([.init("id", .string($0.id)), .init("issued_at", time($0.issuedAt))]) })),
+            .init("tokens", .array(tokens.map { .object([.init("id", .string($0.id)), .init("issued_at", time($0.issuedAt)), .init("expires_at", time($0.expiresAt))]) })),
         ])
     }
 }

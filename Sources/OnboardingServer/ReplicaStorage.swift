@@ -86,9 +86,15 @@ package final class ReplicaStorage: ServerStorage {
 
     // MARK: Tokens and devices
 
-    package func issueToken(role: TokenRole, device: String?) throws -> String { try tokens.issue(role: role, device: device) }
+    package func issueToken(role: TokenRole, device: String?, expiresAt: Timestamp?) throws -> String {
+        try tokens.issue(role: role, device: device, expiresAt: expiresAt)
+    }
+    package func rotateAdminToken(beforeCommit: (String) throws -> Void) throws -> (token: String, revoked: Int) {
+        try tokens.rotateAdmin(beforeCommit: beforeCommit)
+    }
     package func grant(for token: String) throws -> TokenGrant? { tokens.grant(for: token) }
     package func revokeTokens(device: String) throws -> Int { try tokens.revoke(device: device) }
+    package func revokeAuditorTokens() throws -> Int { try tokens.revokeAuditors() }
     package func hasAdmin() throws -> Bool { try tokens.hasAdmin() }
     package func enrolledDevices() throws -> [String] { try tokens.enrolledDevices() }
     package func isEnrolled(_ device: String) throws -> Bool { tokens.isEnrolled(device) }

@@ -16,11 +16,17 @@ package protocol ServerStorage: Sendable {
 
     // MARK: Tokens (kept hashed)
 
-    func issueToken(role: TokenRole, device: String?) throws -> String
-    /// What `token` may do; `nil` for an unknown or revoked token.
+    /// A new token, expiring at `expiresAt` (never when `nil`); only its hash is kept.
+    func issueToken(role: TokenRole, device: String?, expiresAt: Timestamp?) throws -> String
+    /// What `token` may do, with its expiry; `nil` for an unknown or revoked token.
     func grant(for token: String) throws -> TokenGrant?
+    /// Replaces every admin token with a new one, in one transaction: the new token and how many
+    /// were revoked. `beforeCommit` gets the new token first; when it throws, nothing changes.
+    func rotateAdminToken(beforeCommit: (String) throws -> Void) throws -> (token: String, revoked: Int)
     /// Revokes every token of `device`; returns how many there were.
     func revokeTokens(device: String) throws -> Int
+    /// Revokes every auditor token; returns how many there were.
+    func revokeAuditorTokens() throws -> Int
     func hasAdmin() throws -> Bool
 
     // MARK: Devices

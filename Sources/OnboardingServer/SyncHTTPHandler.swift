@@ -11,8 +11,15 @@ import OnboardingStore
 /// ```
 public struct SyncHTTPHandler: HTTPHandler {
     public let server: SyncServer
+    /// Reverse proxies whose `X-Forwarded-For` is believed (`onboard serve --trusted-proxy`): a
+    /// request from one of them counts against the rate limits of the client address the proxy
+    /// appended, not the proxy's own. Anyone else's `X-Forwarded-For` is ignored.
+    public let trustedProxies: Set<String>
 
-    public init(server: SyncServer) { self.server = server }
+    public init(server: SyncServer, trustedProxies: Set<String> = []) {
+        self.server = server
+        self.trustedProxies = trustedProxies
+    }
 
     /// The HTTP layer refuses bodies over the protocol's limit before buffering them (413).
     public static var limits: HTTPServer.Limits {
@@ -48,7 +55,25 @@ public struct SyncHTTPHandler: HTTPHandler {
         }
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.lowercased()] = field.value }
-        return SyncRequest(method: request.method, path: path, headers: headers, body: request.body, clientAddress: request.remoteAddress)
+        return SyncRequest(method: request.method, path: path, headers: headers, body: request.body,
+                           clientAddress: Self.clientAddress(peer: request.remoteAddress, forwardedFor: headers["x-forwarded-for"], trusting: trustedProxies))
+    }
+
+    /// The client's address: the peer's, or — when the peer is a trusted proxy — the rightmost
+    /// `X-Forwarded-For` entry that is not itself a trusted proxy (what the outermost trusted
+    /// proxy saw; entries to its left are the client's own word). An entry that is not an IP
+    /// address stops the walk at the last trusted hop: a garbled header never lends a request
+    /// someone else's address.
+    static func clientAddress(peer: String?, forwardedFor: String?, trusting proxies: Set<String>) -> String? {
+        guard let peer, proxies.contains(peer), let forwardedFor else { return peer }
+        var address = peer
+        for entry in forwardedFor.split(separator: ",").reversed() {
+            let candidate = entry.trimmingCharacters(in: .whitespaces)
+            guard TrustedProxies.isIPAddress(candidate) else { break }
+            address = candidate
+            if !proxies.contains(candidate) { break }
+        }
+        return address
     }
 
     private static func httpResponse(_ answer: SyncServer.Answer) -> HTTPResponse {

@@ -47,7 +47,7 @@ extension SyncServer {
         return json(200, SyncWire.encode(.object([.init("action", action.jsonValue)])))
     }
 
-    /// `GET /v1/token`: what the presented token may do, `{"role","device","id","actor"}` — the
+    /// `GET /v1/token`: what the presented token may do, `{"role","device","id","actor","expires_at"}` — the
     /// device for a device token, the token's id (as a device's token list shows it), and the
     /// actor the server's actions name an admin by. Any valid token may ask; the console tells an
     /// auditor from an admin by it.
@@ -56,6 +56,7 @@ extension SyncServer {
             .init("role", .string(grant.role.rawValue)), .init("device", grant.device.map { .string($0) } ?? .null),
             .init("id", .string(TokenStore.tokenID(of: token))),
             .init("actor", grant.role == .admin ? .string(ServerAction.actor(adminToken: token)) : .null),
+            .init("expires_at", grant.expiresAt.map { .string($0.iso8601) } ?? .null),
         ])
     }
 

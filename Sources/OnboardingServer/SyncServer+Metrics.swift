@@ -49,6 +49,8 @@ extension SyncServer {
         case .devices: "devices"
         case .actions: "actions"
         case .token: "token"
+        case .rotateToken: "rotate_token"
+        case .revokeAuditorTokens: "revoke_auditor_tokens"
         case .policy: "policy"
         case .metrics: "metrics"
         case .deviceAudit: "device_audit"

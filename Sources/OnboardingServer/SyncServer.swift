@@ -62,6 +62,10 @@ public final class SyncServer: Sendable {
         /// Token buckets per token and per client address (``RateLimits/default``;
         /// ``RateLimits/off`` for a fuzzer's or a benchmark's server).
         public var rateLimits = RateLimits.default
+        /// How long the device and auditor tokens this server issues live, in milliseconds
+        /// (``TokenLifetime/defaultMilliseconds``, 90 days); `nil`: they never expire. The admin
+        /// token never expires; it is rotated (`onboard enroll --rotate-admin`).
+        public var tokenLifetimeMilliseconds: Int64? = TokenLifetime.defaultMilliseconds
 
         public init() {}
     }
@@ -160,9 +164,22 @@ public final class SyncServer: Sendable {
         ReplicaStorage.signingKeyPath(dataDirectory: dataDirectory)
     }
 
-    /// Issues a token (only its hash is kept), as `onboard enroll` and the admin endpoints do.
+    /// Issues a token (only its hash is kept), as `onboard enroll` and the admin endpoints do. A
+    /// device or auditor token expires after ``Options/tokenLifetimeMilliseconds``; an admin token never.
     public func issueToken(role: TokenRole, device: String? = nil) throws -> String {
-        try storage.issueToken(role: role, device: device)
+        try storage.issueToken(role: role, device: device, expiresAt: expiry(of: role))
+    }
+
+    /// When a token of `role` issued now expires.
+    public func expiry(of role: TokenRole) -> Timestamp? {
+        role == .admin ? nil : TokenLifetime.expiry(issuedAt: options.clock(), lifetimeMilliseconds: options.tokenLifetimeMilliseconds)
+    }
+
+    /// The admin token of this server replaced by a new one, the old ones revoked at once (in one
+    /// transaction: there is never a moment without an admin token); how many were revoked.
+    /// `beforeCommit` gets the new token first (to write it to its file); when it throws, nothing changes.
+    public func rotateAdminToken(beforeCommit: (String) throws -> Void = { _ in }) throws -> (token: String, revoked: Int) {
+        try storage.rotateAdminToken(beforeCommit: beforeCommit)
     }
 
     /// The global lockout rebuilt from the replicas, for comparing with the one the server keeps
@@ -296,7 +313,16 @@ public final class SyncServer: Sendable {
                 }
             }
         case .issueAuditorToken:
-            return admin(request) { self.json(201, SyncWire.tokenBody(role: "auditor", device: nil, token: try self.storage.issueToken(role: .auditor, device: nil))) }
+            return admin(request) {
+                let expiresAt = self.expiry(of: .auditor)
+                let token = try self.storage.issueToken(role: .auditor, device: nil, expiresAt: expiresAt)
+                return self.json(201, SyncWire.tokenBody(role: "auditor", device: nil, token: token, expiresAt: expiresAt))
+            }
+        case .revokeAuditorTokens:
+            return admin(request) {
+                _ = try self.storage.revokeAuditorTokens()
+                return SyncResponse(status: 204)
+            }
         case .cursor(let device): return readDevice(request, device) { try self.cursor($0) }
         case .upload(let device): return upload(request, device: device)
         case .history, .deviceHistory, .userExport, .deviceExport:
@@ -321,6 +347,11 @@ public final class SyncServer: Sendable {
             switch grant(request) {
             case .refused(let response): return response
             case .granted(let grant): return json(200, SyncWire.encode(tokenDescription(grant, token: request.bearerToken ?? "")))
+            }
+        case .rotateToken:
+            switch grant(request) {
+            case .refused(let response): return response
+            case .granted(let grant): return guarded { try self.rotate(grant) }
             }
         case .policy: return auditor(request) { self.json(200, Array(self.options.policy.json.utf8)) }
         case .userCounts(let user):
@@ -380,6 +411,10 @@ public final class SyncServer: Sendable {
         case history(String), lockout(String), deviceHistory(String), forgetUser(String)
         // The audit console's (docs/sync-protocol.md § The audit console).
         case users, devices, actions, token, policy
+        /// `POST /v1/token`: a new token for the presented one's device or auditor (rotation).
+        case rotateToken
+        /// `DELETE /v1/auditors`: every auditor token revoked.
+        case revokeAuditorTokens
         /// `GET /metrics`: the Prometheus exposition, for an admin token.
         case metrics
         case deviceAudit(String), revokeDeviceToken(String, String), clearLockout(String)
@@ -408,9 +443,9 @@ public final class SyncServer: Sendable {
         case 1 where rest[0] == "devices": candidates = [("GET", .devices), ("POST", .enrol)]
         case 1 where rest[0] == "users": candidates = [("GET", .users)]
         case 1 where rest[0] == "actions": candidates = [("GET", .actions)]
-        case 1 where rest[0] == "token": candidates = [("GET", .token)]
+        case 1 where rest[0] == "token": candidates = [("GET", .token), ("POST", .rotateToken)]
         case 1 where rest[0] == "policy": candidates = [("GET", .policy)]
-        case 1 where rest[0] == "auditors": candidates = [("POST", .issueAuditorToken)]
+        case 1 where rest[0] == "auditors": candidates = [("POST", .issueAuditorToken), ("DELETE", .revokeAuditorTokens)]
         case 1 where rest[0] == "audit": candidates = [("GET", .audit)]
         case 3 where rest[0] == "devices" && rest[2] == "tokens":
             candidates = [("POST", .issueDeviceToken(device)), ("DELETE", .revokeDeviceTokens(device))]
@@ -458,6 +493,10 @@ public final class SyncServer: Sendable {
         do { found = try storage.grant(for: token) } catch { return .refused(failure(for: error)) }
         guard let grant = found else {
             return failed(failure(401, "unauthorized", "unknown or revoked token; ask the server's admin for a new one"))
+        }
+        if let expiry = grant.expiresAt, options.clock() >= expiry {
+            let renewal = grant.device.map { "onboard enroll --device \($0), or POST /v1/devices/\($0)/tokens" } ?? "onboard enroll --auditor, or POST /v1/auditors"
+            return failed(failure(401, "token_expired", "this \(grant.role.rawValue) token expired at \(expiry.iso8601); ask the server's admin for a new one (\(renewal)) — rotate tokens before they expire with POST /v1/token (onboard token --rotate)"))
         }
         if let buckets = rateBuckets.perToken, case .refused(let wait) = buckets.take(RateBuckets.key(of: TokenStore.key(token))) {
             return .refused(rateLimited(wait, "this token sent more than \(buckets.rate.description) requests (per second / at once)"))
@@ -609,7 +648,8 @@ public final class SyncServer: Sendable {
         } catch let mismatch as TokenStore.KeyMismatch {
             return failure(409, "key_mismatch", mismatch.description)
         }
-        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey))
+        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey,
+                                            expiresAt: expiry(of: .device)))
     }
 
     /// `POST /v1/devices/{device}/tokens`: one more token for `device`.
@@ -618,7 +658,21 @@ public final class SyncServer: Sendable {
         do { token = try enroll(device: device) } catch let invalid as EventValidationError {
             return failure(400, "malformed", "device id \(invalid.message)")
         }
-        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey))
+        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey,
+                                            expiresAt: expiry(of: .device)))
+    }
+
+    /// `POST /v1/token`: a new token of the presented token's role and device, with a lifetime of
+    /// its own; the presented one stays valid until its expiry or a revoke, so a device switches
+    /// to the new token whenever it likes. An admin token is rotated on the server machine.
+    private func rotate(_ grant: TokenGrant) throws -> SyncResponse {
+        guard grant.role != .admin else {
+            return failure(403, "forbidden", "the admin token is rotated on the server machine, where its file is: onboard enroll --rotate-admin")
+        }
+        let expiresAt = expiry(of: grant.role)
+        let token = try storage.issueToken(role: grant.role, device: grant.device, expiresAt: expiresAt)
+        return json(201, SyncWire.tokenBody(role: grant.role.rawValue, device: grant.device, token: token,
+                                            serverKey: grant.role == .device ? signingKey.publicKey : nil, expiresAt: expiresAt))
     }
 
     /// Enrols `device`, as `POST /v1/devices` does for an admin, and returns its new token (the
@@ -637,7 +691,7 @@ public final class SyncServer: Sendable {
         try Event.validate(deviceID: device)
         // The log first: a token is only handed out for a device the server can store.
         try storage.enroll(device, publicKey: publicKey)
-        return try storage.issueToken(role: .device, device: device)
+        return try storage.issueToken(role: .device, device: device, expiresAt: expiry(of: .device))
     }
 
     private func cursor(_ device: String) throws -> SyncResponse {

@@ -12,17 +12,65 @@ public enum TokenRole: String, Sendable, Hashable {
     case auditor
 }
 
-/// A token's rights: its role and, for a device token, the device.
+/// A token's rights: its role, for a device token the device, and when it stops granting them.
 public struct TokenGrant: Sendable, Hashable {
     public var role: TokenRole
     public var device: String?
+    /// When the token expires (the server answers 401 `token_expired` from then on); `nil` for a
+    /// token that never does (the admin token).
+    public var expiresAt: Timestamp?
+
+    public init(role: TokenRole, device: String? = nil, expiresAt: Timestamp? = nil) {
+        self.role = role
+        self.device = device
+        self.expiresAt = expiresAt
+    }
+}
+
+/// How long device and auditor tokens live (docs/operations.md § Rotating tokens and keys).
+public enum TokenLifetime {
+    /// 90 days: a token copied off a device, out of a backup or a CI log stops working within a
+    /// quarter without anyone noticing the theft, while a device that syncs at least monthly has
+    /// two months to rotate its token (`POST /v1/token`) before it lapses. It is the lifetime
+    /// NIST SP 800-63B's era of forced rotation settled on for long-lived machine credentials,
+    /// and the upper end of what cloud providers allow for access keys before they warn.
+    public static let defaultMilliseconds: Int64 = 90 * 86_400_000
+    /// The longest lifetime `--token-lifetime` takes: 10 years (beyond that, say `off`).
+    public static let maximumMilliseconds: Int64 = 3_650 * 86_400_000
+
+    /// When a token issued at `now` with `lifetime` (milliseconds, `nil` for none) expires.
+    public static func expiry(issuedAt now: Timestamp, lifetimeMilliseconds lifetime: Int64?) -> Timestamp? {
+        lifetime.map { Timestamp(millisecondsSince1970: now.millisecondsSince1970 &+ $0) }
+    }
+
+    /// Parses a lifetime as `--token-lifetime` takes it: a positive whole number of days (`90d`),
+    /// hours (`12h`), minutes (`30m`) or seconds (`45s`), at most 10 years, or `off` (tokens
+    /// never expire). `nil` for anything else.
+    public static func parse(_ text: String) -> Int64?? {
+        if text == "off" { return .some(nil) }
+        guard let unit = text.last, let scale: Int64 = ["d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000][unit],
+              text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(text.dropLast()), count > 0,
+              count <= maximumMilliseconds / scale else { return nil }
+        return .some(count * scale)
+    }
+
+    /// `90d`, `12h`, … or `off`: the form ``parse(_:)`` reads.
+    public static func describe(_ lifetime: Int64?) -> String {
+        guard let lifetime else { return "off" }
+        for (unit, scale) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000)] where lifetime % scale == 0 {
+            return "\(lifetime / scale)\(unit)"
+        }
+        return "\(lifetime / 1_000)s"
+    }
 }
 
 /// The server's credentials, in their own LMDB environment (`DATA/server`). Tokens are stored
 /// only as BLAKE2b-256 hashes: a token is 32 random bytes, so a fast hash cannot be reversed, and
 /// a copy of the database grants nothing.
 ///
-/// Databases: `tokens` (hash → `role\ndevice\nissued ms`; older tokens lack the third line),
+/// Databases: `tokens` (hash → `role\ndevice\nissued ms\nexpires ms`; tokens of an older
+/// `onboard` lack the third line, and the fourth until the first start of this one gives them
+/// one, see ``init(directory:)``),
 /// `devices` (device → its registered public key, or empty), `device_times` (device → enrolled
 /// ms ‖ last upload ms, each `i64` big-endian, 0 for unknown; devices enrolled by an older
 /// `onboard` have no entry until their next upload).
@@ -46,6 +94,31 @@ public final class TokenStore: Sendable {
         tokens = created[0]
         devices = created[1]
         deviceTimes = created[2]
+        try expireLegacyTokens(at: Timestamp.now)
+    }
+
+    /// Device and auditor tokens issued before tokens expired get an expiry of now + the default
+    /// lifetime: an upgrade neither cuts off the fleet at once nor leaves a token valid forever.
+    private func expireLegacyTokens(at now: Timestamp) throws {
+        let legacy = try environment.read { transaction in
+            try transaction.withCursor(tokens) { cursor in
+                var found: [([UInt8], Entry)] = []
+                var entry = try cursor.first()
+                while let current = entry {
+                    if let stored = Entry(Array(current.value)), stored.isLegacy, stored.grant.role != .admin { found.append((Array(current.key), stored)) }
+                    entry = try cursor.next()
+                }
+                return found
+            }
+        }
+        guard !legacy.isEmpty else { return }
+        let expiry = TokenLifetime.expiry(issuedAt: now, lifetimeMilliseconds: TokenLifetime.defaultMilliseconds)
+        try environment.write { transaction in
+            for (key, var stored) in legacy {
+                stored.grant.expiresAt = expiry
+                try transaction.put(tokens, key: key, value: stored.encoded)
+            }
+        }
     }
 
     public func close() { environment.close() }
@@ -64,26 +137,41 @@ public final class TokenStore: Sendable {
     public static func tokenID(hash: [UInt8]) -> String { String(HexBytes.encode(hash).prefix(16)) }
     public static func tokenID(of token: String) -> String { tokenID(hash: key(token)) }
 
-    /// A stored token's value: role, device and, from this version on, when it was issued.
+    /// A stored token's value: role, device, when it was issued and when it expires (empty for never).
     struct Entry {
         var grant: TokenGrant
         var issuedAt: Timestamp?
+        /// Written by an `onboard` from before tokens expired: no expiry line at all.
+        var isLegacy: Bool
+
+        init(grant: TokenGrant, issuedAt: Timestamp?) {
+            self.grant = grant
+            self.issuedAt = issuedAt
+            isLegacy = false
+        }
 
         init?(_ value: [UInt8]) {
             let parts = String(decoding: value, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             guard let first = parts.first, let role = TokenRole(rawValue: String(first)) else { return nil }
             let device = parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil
-            grant = TokenGrant(role: role, device: device)
-            issuedAt = parts.count > 2 ? Int64(parts[2]).map { Timestamp(millisecondsSince1970: $0) } : nil
+            func time(_ index: Int) -> Timestamp? { parts.count > index ? Int64(parts[index]).map { Timestamp(millisecondsSince1970: $0) } : nil }
+            grant = TokenGrant(role: role, device: device, expiresAt: time(3))
+            issuedAt = time(2)
+            isLegacy = parts.count < 4
+        }
+
+        var encoded: [UInt8] {
+            Array("\(grant.role.rawValue)\n\(grant.device ?? "")\n\(issuedAt.map { String($0.millisecondsSince1970) } ?? "")\n\(grant.expiresAt.map { String($0.millisecondsSince1970) } ?? "")".utf8)
         }
     }
 
-    /// Issues a token (enrolling the device for a device token) and returns it; only its hash is kept.
-    public func issue(role: TokenRole, device: String? = nil) throws -> String {
+    /// Issues a token (enrolling the device for a device token) and returns it; only its hash is
+    /// kept. It expires at `expiresAt` (never when `nil`).
+    public func issue(role: TokenRole, device: String? = nil, expiresAt: Timestamp? = nil) throws -> String {
         precondition((role == .device) == (device != nil), "a device token names its device, no other does")
         let token = TokenStore.newToken()
         let now = Timestamp.now
-        let value = Array("\(role.rawValue)\n\(device ?? "")\n\(now.millisecondsSince1970)".utf8)
+        let value = Entry(grant: TokenGrant(role: role, device: device, expiresAt: expiresAt), issuedAt: now).encoded
         try environment.write { transaction in
             try transaction.put(tokens, key: TokenStore.key(token), value: value, flags: .noOverwrite)
             // The device's entry holds its registered public key; a new token must not erase it.
@@ -107,6 +195,12 @@ public final class TokenStore: Sendable {
         try revoke { grant, _ in grant.role == .device && grant.device == device }
     }
 
+    /// Revokes every auditor token; returns how many there were.
+    @discardableResult
+    public func revokeAuditors() throws -> Int {
+        try revoke { grant, _ in grant.role == .auditor }
+    }
+
     /// Revokes the tokens of `device` whose ``tokenID(hash:)`` is `id`; returns how many there were.
     @discardableResult
     public func revoke(device: String, id: String) throws -> Int {
@@ -114,21 +208,38 @@ public final class TokenStore: Sendable {
     }
 
     private func revoke(where doomed: (TokenGrant, [UInt8]) -> Bool) throws -> Int {
-        try environment.write { transaction in
-            var keys: [[UInt8]] = []
-            try transaction.withCursor(tokens) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    if let stored = Entry(Array(current.value)), doomed(stored.grant, Array(current.key)) { keys.append(Array(current.key)) }
-                    entry = try cursor.next()
-                }
-            }
-            for key in keys { try transaction.delete(tokens, key: key) }
-            return keys.count
-        }
+        try environment.write { transaction in try revoke(where: doomed, in: transaction) }
     }
 
-    /// Every device token, by device: its id and when it was issued, in hash order.
+    private func revoke(where doomed: (TokenGrant, [UInt8]) -> Bool, in transaction: Transaction) throws -> Int {
+        var keys: [[UInt8]] = []
+        try transaction.withCursor(tokens) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                if let stored = Entry(Array(current.value)), doomed(stored.grant, Array(current.key)) { keys.append(Array(current.key)) }
+                entry = try cursor.next()
+            }
+        }
+        for key in keys { try transaction.delete(tokens, key: key) }
+        return keys.count
+    }
+
+    /// Replaces every admin token with a new one, in one commit, and returns it with how many
+    /// were revoked (`onboard enroll --rotate-admin`). `beforeCommit` gets the new token first
+    /// (to write it to its file); when it throws, nothing changes.
+    public func rotateAdmin(beforeCommit: (String) throws -> Void = { _ in }) throws -> (token: String, revoked: Int) {
+        let token = TokenStore.newToken()
+        let revoked = try environment.write { transaction in
+            try beforeCommit(token)
+            let revoked = try revoke(where: { grant, _ in grant.role == .admin }, in: transaction)
+            try transaction.put(tokens, key: TokenStore.key(token), value: Entry(grant: TokenGrant(role: .admin), issuedAt: Timestamp.now).encoded,
+                                flags: .noOverwrite)
+            return revoked
+        }
+        return (token, revoked)
+    }
+
+    /// Every device token, by device: its id, when it was issued and expires, in hash order.
     func deviceTokens() throws -> [String: [DeviceStatus.Token]] {
         try environment.read { transaction in
             try transaction.withCursor(tokens) { cursor in
@@ -136,7 +247,8 @@ public final class TokenStore: Sendable {
                 var entry = try cursor.first()
                 while let current = entry {
                     if let stored = Entry(Array(current.value)), stored.grant.role == .device, let device = stored.grant.device {
-                        found[device, default: []].append(.init(id: TokenStore.tokenID(hash: Array(current.key)), issuedAt: stored.issuedAt))
+                        found[device, default: []].append(.init(id: TokenStore.tokenID(hash: Array(current.key)), issuedAt: stored.issuedAt,
+                                                               expiresAt: stored.grant.expiresAt))
                     }
                     entry = try cursor.next()
                 }
@@ -254,7 +366,7 @@ public final class TokenStore: Sendable {
         }
     }
 
-    /// Every token's hash with its role, device and issue time (`onboard migrate-server` copies them).
+    /// Every token's hash with its grant (role, device, expiry) and issue time (`onboard migrate-server` copies them).
     package func allTokens() throws -> [(hash: [UInt8], grant: TokenGrant, issuedAt: Timestamp?)] {
         try environment.read { transaction in
             try transaction.withCursor(tokens) { cursor in

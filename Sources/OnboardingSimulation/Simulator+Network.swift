@@ -311,7 +311,7 @@ extension Simulator {
 
     static func name(of error: SyncError) -> String {
         let named: [(SyncError, String)] = [(.fork, "fork"), (.chainBroken, "chain_broken"), (.historyRewritten, "history_rewritten"),
-                                            (.badSignature, "bad_signature"), (.unauthorized, "unauthorized"), (.forbidden, "forbidden"),
+                                            (.badSignature, "bad_signature"), (.unauthorized, "unauthorized"), (.tokenExpired, "token_expired"), (.forbidden, "forbidden"),
                                             (.serverAhead, "server_ahead"), (.unavailable, "unavailable"), (.refused, "refused"),
                                             (.badResponse, "bad_response"), (.redirected, "redirected"), (.timeLimit, "time_limit"),
                                             (.serverKeyMismatch, "server_key_mismatch"), (.store, "store"), (.busy, "busy")]

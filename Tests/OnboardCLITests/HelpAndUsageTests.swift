@@ -26,6 +26,7 @@ import Testing
               prune            remove old events the sync server has acknowledged; the chain stays verifiable
               generate         write a seeded, realistic workload of honest traffic and attacks as JSONL
               sync             upload the events the sync server has not acknowledged, oldest first
+              token            show a sync server token's role, device and expiry, or rotate it (--rotate)
               serve            run the sync server (HTTP on libmicrohttpd, storage on LMDB or PostgreSQL)
               enroll           issue a device or auditor token on a sync server's storage (or revoke)
               audit            verify every device replica a sync server holds against its signed heads
@@ -69,14 +70,15 @@ import Testing
             """)
     }
 
-    @Test(arguments: ["record", "import", "export", "log", "stats", "verify", "lockout", "session", "users", "history", "generate", "sync", "serve", "enroll", "demo"])
+    @Test(arguments: ["record", "import", "export", "log", "stats", "verify", "lockout", "session", "users", "history", "generate", "sync", "token", "serve", "enroll", "demo"])
     func everyCommandHasHelp(command: String) throws {
         let viaFlag = try CLI.run([command, "--help"])
         let viaHelp = try CLI.run(["help", command])
         #expect(viaFlag.status == 0)
         #expect(viaFlag.stdout.hasPrefix("onboard \(command) — "))
         #expect(viaFlag.stdout.contains("Usage: onboard \(command)"))
-        #expect(viaFlag.stdout.contains(["serve", "enroll"].contains(command) ? "--data PATH" : command == "generate" ? "--events N" : "--store PATH"))
+        #expect(viaFlag.stdout.contains(["serve", "enroll"].contains(command) ? "--data PATH" : command == "generate" ? "--events N"
+                                            : command == "token" ? "--server URL" : "--store PATH"))
         #expect(viaFlag.stdout == viaHelp.stdout)
     }
 

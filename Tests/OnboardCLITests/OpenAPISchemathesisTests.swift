@@ -127,7 +127,7 @@ import Testing
         let admin = try String(contentsOfFile: adminFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
 
         var passes = Passes()
-        let devicePass = Pass(role: "device", tags: ["device"], token: device, operations: 2)
+        let devicePass = Pass(role: "device", tags: ["device"], token: device, operations: 3)
         passes.outcomes.append((devicePass, try run(devicePass, server: server, in: directory)))
         let (cursor, cursorText) = try get(server, "/v1/devices/kiosk-7/cursor", token: device)
         let (page, pageText) = try get(server, "/v1/users/alice/history?limit=1", token: auditor)
@@ -139,7 +139,7 @@ import Testing
                                environment: passes.nextCursor.map { ["ONBOARD_ISSUED_CURSOR": $0] } ?? [:])
         passes.outcomes.append((auditorPass, try run(auditorPass, server: server, in: directory)))
         // Last: the admin's examples revoke kiosk-7's tokens, register a key for it and forget alice.
-        let adminPass = Pass(role: "admin", tags: ["admin", "health", "console"], token: admin, operations: 12)
+        let adminPass = Pass(role: "admin", tags: ["admin", "health", "console"], token: admin, operations: 13)
         passes.outcomes.append((adminPass, try run(adminPass, server: server, in: directory)))
         return passes
     }

@@ -64,7 +64,8 @@ import Glibc
             log = scratch.appending("serve.err")
             for path in [output, log] { _ = FileManager.default.createFile(atPath: path, contents: nil) }
             process.executableURL = CLI.binary
-            process.arguments = ["serve", "--port", "0", "--data", scratch.appending("data")] + arguments
+            // `--data scratch/data` unless the server is to keep its data in PostgreSQL.
+            process.arguments = ["serve", "--port", "0"] + (arguments.contains("--database") ? [] : ["--data", scratch.appending("data")]) + arguments
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             try process.run()

@@ -15,7 +15,8 @@ import TestSupport
         let fixture = try Fixture(storage: storage)
         defer { fixture.close() }
         for (method, path, allowed) in [
-            ("POST", "/v1/health", "GET"), ("PUT", "/v1/devices", "GET, POST"), ("DELETE", "/v1/auditors", "POST"),
+            ("POST", "/v1/health", "GET"), ("PUT", "/v1/devices", "GET, POST"), ("PUT", "/v1/auditors", "POST, DELETE"),
+            ("DELETE", "/v1/token", "GET, POST"),
             ("POST", "/v1/users", "GET"), ("DELETE", "/v1/actions", "GET"), ("POST", "/v1/devices/kiosk-7/audit", "GET"),
             ("GET", "/v1/devices/kiosk-7/tokens/0123456789abcdef", "DELETE"), ("GET", "/v1/users/alice/lockout/clear", "POST"),
             ("PUT", "/v1/users/alice/counts", "GET"), ("POST", "/v1/devices/kiosk-7/counts", "GET"),

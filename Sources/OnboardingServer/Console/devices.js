@@ -96,7 +96,9 @@ export class DeviceList {
     if (!device.tokens.length) return el("span", { class: "muted" }, "no token");
     const list = el("ul", { class: "tokens" });
     for (const token of device.tokens) {
-      const item = el("li", {}, el("code", {}, token.id), " ", el("span", { class: "muted small" }, showTime(token.issued_at)));
+      const expiry = token.expires_at ? "expires " + showTime(token.expires_at) : "never expires";
+      const item = el("li", {}, el("code", {}, token.id), " ", el("span", { class: "muted small" }, showTime(token.issued_at)),
+        " ", el("span", { class: "muted small", title: "the token is refused from then on (401 token_expired)" }, "· " + expiry));
       if (this.isAdmin) item.append(" ", this.revokeButton(device.device, token, item));
       list.append(item);
     }

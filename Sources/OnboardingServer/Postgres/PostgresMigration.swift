@@ -79,11 +79,13 @@ package enum PostgresMigration {
             let all = try tokens.allTokens()
             // Issued when the LMDB server says so (tokens of an older onboard: now).
             try connection.execute("""
-                INSERT INTO tokens (token_hash, role, device, issued_at)
-                SELECT hash, role, device, coalesce(to_timestamp(issued_ms / 1000.0), now())
-                FROM unnest($1::bytea[], $2::text[], $3::text[], $4::int8[]) AS t (hash, role, device, issued_ms) ON CONFLICT (token_hash) DO NOTHING
+                INSERT INTO tokens (token_hash, role, device, issued_at, expires_at_ms)
+                SELECT hash, role, device, coalesce(to_timestamp(issued_ms / 1000.0), now()), CASE WHEN expires_ms = -1 THEN NULL ELSE expires_ms END
+                FROM unnest($1::bytea[], $2::text[], $3::text[], $4::int8[], $5::int8[]) AS t (hash, role, device, issued_ms, expires_ms)
+                ON CONFLICT (token_hash) DO NOTHING
                 """, [.bytesArray(all.map(\.hash)), .textArray(all.map(\.grant.role.rawValue)),
-                      .optionalTextArray(all.map(\.grant.device)), .int64Array(all.map { $0.issuedAt?.millisecondsSince1970 ?? -1 })])
+                      .optionalTextArray(all.map(\.grant.device)), .int64Array(all.map { $0.issuedAt?.millisecondsSince1970 ?? -1 }),
+                      .int64Array(all.map { $0.grant.expiresAt?.millisecondsSince1970 ?? -1 })])
             try connection.execute("UPDATE tokens SET issued_at = now() WHERE token_hash = ANY($1::bytea[]) AND issued_at < to_timestamp(0)",
                                    [.bytesArray(all.filter { $0.issuedAt == nil }.map(\.hash))])
         }

@@ -7,7 +7,7 @@ import PostgreSQL
 /// half-done. A database written by a newer `onboard` is refused.
 enum PostgresSchema {
     /// The schema this build writes.
-    static let currentVersion = 3
+    static let currentVersion = 4
 
     /// The advisory lock migrations take (`pg_advisory_xact_lock`): "onboard" in ASCII, so it
     /// collides with no device lock (those are hashes with the top bit set, see ``deviceLockKey(_:)``).
@@ -142,6 +142,16 @@ enum PostgresSchema {
             // The search's key: every MAC of a row, to the rows holding it.
             "CREATE INDEX user_names_by_mac ON user_names USING gin (macs)",
             "CREATE TABLE server_state (name text PRIMARY KEY, done_at timestamptz NOT NULL DEFAULT now())",
+        ],
+        // Version 4: token lifetimes (docs/operations.md § Rotating tokens and keys). A token's
+        // expiry in ms since the epoch, NULL for one that never expires (the admin's). Device and
+        // auditor tokens issued before get now + the default lifetime, as on LMDB: an upgrade
+        // neither cuts off the fleet at once nor leaves a token valid forever. The column's
+        // default is the same, so a token that a node not yet upgraded issues during a rolling
+        // upgrade expires too; this version's nodes always give the expiry (NULL included).
+        [
+            "ALTER TABLE tokens ADD COLUMN expires_at_ms int8 DEFAULT ((extract(epoch FROM now()) * 1000)::int8 + \(TokenLifetime.defaultMilliseconds))",
+            "UPDATE tokens SET expires_at_ms = NULL WHERE role = 'admin'",
         ],
     ]
 

@@ -94,10 +94,11 @@ extension PostgresStorage {
             guard !statuses.isEmpty else { return [] }
             var tokens: [String: [DeviceStatus.Token]] = [:]
             for row in try connection.execute(prepared: "device_tokens", """
-                SELECT device, token_hash, (extract(epoch FROM issued_at) * 1000)::int8 FROM tokens WHERE device = ANY($1::text[]) ORDER BY device, token_hash
+                SELECT device, token_hash, (extract(epoch FROM issued_at) * 1000)::int8, expires_at_ms FROM tokens WHERE device = ANY($1::text[]) ORDER BY device, token_hash
                 """, [.textArray(statuses.map(\.device))]) {
                 tokens[try row.string(0), default: []].append(.init(id: TokenStore.tokenID(hash: try row.bytes(1)),
-                                                                    issuedAt: Timestamp(millisecondsSince1970: try row.int64(2))))
+                                                                    issuedAt: Timestamp(millisecondsSince1970: try row.int64(2)),
+                                                                    expiresAt: try row.optionalInt64(3).map { Timestamp(millisecondsSince1970: $0) }))
             }
             for index in statuses.indices { statuses[index].tokens = tokens[statuses[index].device] ?? [] }
             return statuses

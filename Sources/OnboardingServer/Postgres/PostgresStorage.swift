@@ -54,7 +54,7 @@ package final class PostgresStorage: ServerStorage {
                 var admin: String?
                 if createsAdminToken, !(try connection.execute("SELECT EXISTS (SELECT 1 FROM tokens WHERE role = 'admin')")[0].bool(0)) {
                     let token = TokenStore.newToken()
-                    try connection.execute("INSERT INTO tokens (token_hash, role) VALUES ($1, 'admin')", [.bytes(TokenStore.key(token))])
+                    try connection.execute("INSERT INTO tokens (token_hash, role, expires_at_ms) VALUES ($1, 'admin', NULL)", [.bytes(TokenStore.key(token))])
                     admin = token
                 }
                 return (found["signing"] ?? [], found["user_index"] ?? [], found["access_log"] ?? [], found["search"] ?? [], found["names"] ?? [],
@@ -91,7 +91,7 @@ package final class PostgresStorage: ServerStorage {
 
     // MARK: Tokens
 
-    package func issueToken(role: TokenRole, device: String?) throws -> String {
+    package func issueToken(role: TokenRole, device: String?, expiresAt: Timestamp?) throws -> String {
         precondition((role == .device) == (device != nil), "a device token names its device, no other does")
         let token = TokenStore.newToken()
         try pool.transaction { connection in
@@ -101,24 +101,40 @@ package final class PostgresStorage: ServerStorage {
                                        "INSERT INTO devices (device, pseudonym_key, head_hash) VALUES ($1, $2, $3) ON CONFLICT (device) DO NOTHING",
                                        [.text(device), .bytes(SecretKey.random().bytes), .bytes(Digest.zero.bytes)])
             }
-            try connection.execute(prepared: "token_insert", "INSERT INTO tokens (token_hash, role, device) VALUES ($1, $2, $3)",
-                                   [.bytes(TokenStore.key(token)), .text(role.rawValue), device.map { .text($0) } ?? .null])
+            try connection.execute(prepared: "token_insert", "INSERT INTO tokens (token_hash, role, device, expires_at_ms) VALUES ($1, $2, $3, $4)",
+                                   [.bytes(TokenStore.key(token)), .text(role.rawValue), device.map { .text($0) } ?? .null,
+                                    expiresAt.map { .int64($0.millisecondsSince1970) } ?? .null])
         }
         return token
     }
 
     package func grant(for token: String) throws -> TokenGrant? {
         let rows = try pool.withConnection { connection in
-            try connection.execute(prepared: "token_grant", "SELECT role, device FROM tokens WHERE token_hash = $1", [.bytes(TokenStore.key(token))])
+            try connection.execute(prepared: "token_grant", "SELECT role, device, expires_at_ms FROM tokens WHERE token_hash = $1", [.bytes(TokenStore.key(token))])
         }
         guard let row = rows.first, let role = TokenRole(rawValue: try row.string(0)) else { return nil }
-        return TokenGrant(role: role, device: try row.optionalString(1))
+        return TokenGrant(role: role, device: try row.optionalString(1), expiresAt: try row.optionalInt64(2).map { Timestamp(millisecondsSince1970: $0) })
+    }
+
+    package func rotateAdminToken(beforeCommit: (String) throws -> Void) throws -> (token: String, revoked: Int) {
+        let token = TokenStore.newToken()
+        let revoked = try pool.transaction { connection in
+            try beforeCommit(token)
+            let revoked = try connection.execute("DELETE FROM tokens WHERE role = 'admin'").affectedRows
+            try connection.execute("INSERT INTO tokens (token_hash, role, expires_at_ms) VALUES ($1, 'admin', NULL)", [.bytes(TokenStore.key(token))])
+            return revoked
+        }
+        return (token, revoked)
     }
 
     package func revokeTokens(device: String) throws -> Int {
         try pool.withConnection { connection in
             try connection.execute(prepared: "tokens_revoke", "DELETE FROM tokens WHERE role = 'device' AND device = $1", [.text(device)]).affectedRows
         }
+    }
+
+    package func revokeAuditorTokens() throws -> Int {
+        try pool.withConnection { try $0.execute("DELETE FROM tokens WHERE role = 'auditor'").affectedRows }
     }
 
     package func hasAdmin() throws -> Bool {

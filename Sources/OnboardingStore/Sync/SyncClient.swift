@@ -476,6 +476,8 @@ public actor SyncClient {
     private func refusal(_ response: SyncResponse, what: String) -> SyncError {
         let detail = SyncWire.error(from: response.body).map { " (\($0))" } ?? ""
         switch response.status {
+        case 401 where SyncWire.error(from: response.body)?.code == "token_expired":
+            return SyncError.tokenExpired.with("the token of device \(device) expired (401\(detail)); ask the server's admin for a new one (onboard enroll --device \(device)), and rotate it before it expires next time (onboard token --rotate, or SyncTokenClient.rotate())")
         case 401:
             return SyncError.unauthorized.with("the server refused the token of device \(device) (401\(detail)); enrol the device again or ask an operator for a new token")
         case 403:

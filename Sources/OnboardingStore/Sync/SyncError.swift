@@ -10,7 +10,7 @@
 public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, for branching; the raw value is the name the docs use.
     public enum Code: String, Hashable, Sendable, CaseIterable {
-        case fork, chainBroken, historyRewritten, badSignature, unauthorized, forbidden, serverAhead, unavailable, refused, badResponse, redirected, timeLimit, serverKeyMismatch, store, busy
+        case fork, chainBroken, historyRewritten, badSignature, unauthorized, tokenExpired, forbidden, serverAhead, unavailable, refused, badResponse, redirected, timeLimit, serverKeyMismatch, store, busy
     }
 
     public let code: Code
@@ -37,6 +37,9 @@ public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let badSignature = SyncError(.badSignature, "the server refused the batch's signed head")
     /// 401: the token is missing, unknown or revoked.
     public static let unauthorized = SyncError(.unauthorized, "the server refused the device token")
+    /// 401 `token_expired`: the token was valid and its lifetime ended. Get a new one from the
+    /// server's admin; rotate the next one before it lapses (``SyncTokenClient/rotate()``).
+    public static let tokenExpired = SyncError(.tokenExpired, "the device token expired")
     /// 403: the token belongs to another device (or role).
     public static let forbidden = SyncError(.forbidden, "the token may not write this device's log")
     /// The server acknowledges more than this store holds.

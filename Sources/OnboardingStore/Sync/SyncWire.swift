@@ -300,14 +300,29 @@ public enum SyncWire {
 
     // MARK: Tokens
 
-    /// `{"device"?, "role", "token", "server_key"?}` — the answer to enrolment and token issue;
-    /// `server_key` (the server's Ed25519 public key, 64 hex digits) is the key a device pins.
-    public static func tokenBody(role: String, device: String?, token: String, serverKey: SigningPublicKey? = nil) -> [UInt8] {
+    /// `{"role", "device"?, "token", "server_key"?, "expires_at"}` — the answer to enrolment,
+    /// token issue and rotation; `server_key` (the server's Ed25519 public key, 64 hex digits) is
+    /// the key a device pins; `expires_at` is an RFC 3339 time, `null` for a token that never expires.
+    public static func tokenBody(role: String, device: String?, token: String, serverKey: SigningPublicKey? = nil,
+                                 expiresAt: Timestamp? = nil) -> [UInt8] {
         var members: [JSONValue.Member] = [.init("role", .string(role))]
         if let device { members.append(.init("device", .string(device))) }
         members.append(.init("token", .string(token)))
         if let serverKey { members.append(.init("server_key", .string(serverKey.hex))) }
+        members.append(.init("expires_at", expiresAt.map { .string($0.iso8601) } ?? .null))
         return encode(.object(members))
+    }
+
+    /// The `expires_at` of a token answer: `nil` for a token that never expires (or an answer
+    /// without it, from an older server).
+    public static func tokenExpiry(from body: [UInt8]) throws(SyncWireError) -> Timestamp? {
+        switch try parse(body)["expires_at"] {
+        case nil, .null?: return nil
+        case .string(let text)?:
+            guard let time = try? Timestamp(iso8601: text) else { throw SyncWireError("body.expires_at \(ErrorEcho.quoted(text)) is not an RFC 3339 time") }
+            return time
+        default: throw SyncWireError("body.expires_at must be a string or null")
+        }
     }
 
     /// The `server_key` of an enrolment answer, nil when it has none.

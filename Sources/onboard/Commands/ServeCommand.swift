@@ -38,6 +38,12 @@ enum ServeCommand {
         help: "requests needing no token (health, the console's files) one address may send, or off (default \(SyncServer.RateLimits.defaultAnonymousPerAddress))")
     static let logFormatOption = OptionSpec(name: "log-format", valueName: "text|json",
                                             help: "stderr as text lines (default) or one JSON object per line")
+    static let tokenLifetimeOption = OptionSpec(
+        name: "token-lifetime", valueName: "DURATION",
+        help: "how long the device and auditor tokens issued live: Nd, Nh, Nm, Ns or off (default \(TokenLifetime.describe(TokenLifetime.defaultMilliseconds)))")
+    static let trustedProxyOption = OptionSpec(
+        name: "trusted-proxy", valueName: "ADDRESS[,ADDRESS…]",
+        help: "reverse proxies whose X-Forwarded-For names the client (for the rate limits), held to no per-address connection limit")
     static let perAddressOption = OptionSpec(
         name: "connections-per-address", valueName: "N",
         help: "connections one client address may hold at once (default \(HTTPServer.Limits.defaultPerAddressConnectionLimit); behind a reverse proxy, the connection limit)")
@@ -73,7 +79,7 @@ enum ServeCommand {
         ],
         options: [portOption, dataOption, ServerStorageChoice.databaseOption, adminTokenFileOption, hostOption, skewOption,
                   perAddressOption, openReplicasOption, tlsCertificateOption, tlsKeyOption, ratePerTokenOption, rateFailedAuthOption,
-                  rateAnonymousOption, logFormatOption, ServeConfiguration.configOption, ServeConfiguration.checkOption],
+                  rateAnonymousOption, tokenLifetimeOption, trustedProxyOption, logFormatOption, ServeConfiguration.configOption, ServeConfiguration.checkOption],
         argumentCount: 0...0,
         run: run)
 
@@ -94,6 +100,16 @@ enum ServeCommand {
                 throw .usage("onboard serve: --connections-per-address must be at most the connection limit, \(limits.connectionLimit); got \(perAddress)")
             }
             limits.perAddressConnectionLimit = perAddress
+        }
+        var trustedProxies: Set<String> = []
+        if let text = invocation.values["trusted-proxy"] {
+            switch TrustedProxies.parse(text) {
+            case .failure(let invalid):
+                throw .usage("onboard serve: --trusted-proxy takes IP addresses separated by commas (the proxy's address as this server sees it, e.g. 127.0.0.1); \(ErrorEcho.quoted(invalid.text)) is not one")
+            case .success(let addresses):
+                trustedProxies = addresses
+                limits.addressesWithoutPerAddressLimit = Set(addresses.compactMap(TrustedProxies.ipv4))
+            }
         }
         let log: ServeLog
         switch invocation.values["log-format"] ?? "text" {
@@ -183,7 +199,7 @@ enum ServeCommand {
             }
         }
         let http = HTTPServer(
-            host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits, handler: SyncHTTPHandler(server: server),
+            host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits, handler: SyncHTTPHandler(server: server, trustedProxies: trustedProxies),
             accessLog: { entry in log.access(entry, accessLog) },
             warningLog: { warning in log.write("warning", "onboard serve: warning: \(warning)") }, responseHeaders: SyncHTTPHandler.responseHeaders,
             tls: tls)
@@ -236,11 +252,21 @@ enum ServeCommand {
         options.rateLimits.failedAuthenticationPerAddress = try rate(invocation, "rate-failed-auth",
                                                                      default: options.rateLimits.failedAuthenticationPerAddress)
         options.rateLimits.anonymousPerAddress = try rate(invocation, "rate-anonymous", default: options.rateLimits.anonymousPerAddress)
+        options.tokenLifetimeMilliseconds = try tokenLifetime(invocation, command: "serve")
         if let asked = try invocation.positiveInteger("max-open-replicas"), asked > maximumOpenReplicas {
             throw .usage("onboard serve: --max-open-replicas must be from 1 to \(maximumOpenReplicas), got \(asked)")
         }
         options.productVersion = OnboardTool.version
         return options
+    }
+
+    /// `--token-lifetime` as given, or the default (90 days).
+    static func tokenLifetime(_ invocation: Invocation, command: String) throws(CLIError) -> Int64? {
+        guard let text = invocation.values["token-lifetime"] else { return TokenLifetime.defaultMilliseconds }
+        guard let lifetime = TokenLifetime.parse(text) else {
+            throw .usage("onboard \(command): --token-lifetime must be a positive whole number of days, hours, minutes or seconds (90d, 12h, 30m, 45s; at most 3650d) or off, got \(ErrorEcho.quoted(text))")
+        }
+        return lifetime
     }
 
     /// `--check-config`: the TLS files read and checked, then every setting in force printed

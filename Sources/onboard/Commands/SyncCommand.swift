@@ -146,7 +146,7 @@ enum SyncCommand {
         // Exhaustive: a new code needs its own decision (docs/sync-protocol.md § Errors in an app).
         switch error.code {
         case .fork, .chainBroken, .historyRewritten, .badSignature, .serverAhead, .refused: ExitCode.dataError
-        case .unauthorized, .forbidden, .serverKeyMismatch: ExitCode.noPermission
+        case .unauthorized, .tokenExpired, .forbidden, .serverKeyMismatch: ExitCode.noPermission
         case .badResponse: ExitCode.protocolError
         case .redirected: ExitCode.config
         case .timeLimit: ExitCode.tempFail
