@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The audit console from a real `onboard serve`, as a browser gets it: the page with no option
 /// on either storage, with its security headers, and the console API's streamed exports read by
@@ -124,21 +125,25 @@ import Testing
         try await Self.expectExports(node, storage: ["--database", database.url], scratch: scratch, adminTokenFile: scratch.appending("pg-admin.token"))
     }
 
-    @Test func onboardServeOnLMDBServesTheConsoleWithNoOption() throws {
-        let scratch = try TemporaryDirectory()
-        defer { scratch.remove() }
-        let node = try Node(dataDirectory: scratch.appending("data"), scratch: scratch, name: "lmdb")
-        defer { node.stop() }
-        try Self.expectConsole(node)
-    }
-
-    @Test(.enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote)) func onboardServeOnPostgreSQLServesTheConsoleWithNoOption() throws {
-        try withFreshDatabase { url in
+    @Test func onboardServeOnLMDBServesTheConsoleWithNoOption() async throws {
+        try await onOwnThread {
             let scratch = try TemporaryDirectory()
             defer { scratch.remove() }
-            let node = try Node(database: try TestDatabase.url(database: url.parameters["dbname"]!), scratch: scratch, name: "pg")
+            let node = try Node(dataDirectory: scratch.appending("data"), scratch: scratch, name: "lmdb")
             defer { node.stop() }
             try Self.expectConsole(node)
+        }
+    }
+
+    @Test(.enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote)) func onboardServeOnPostgreSQLServesTheConsoleWithNoOption() async throws {
+        try await onOwnThread {
+            try withFreshDatabase { url in
+                let scratch = try TemporaryDirectory()
+                defer { scratch.remove() }
+                let node = try Node(database: try TestDatabase.url(database: url.parameters["dbname"]!), scratch: scratch, name: "pg")
+                defer { node.stop() }
+                try Self.expectConsole(node)
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import LMDB
 import OnboardingModel
 import Testing
+import TestSupport
 
 /// Reading commands on a store whose meta was changed to the largest seq there is: each one
 /// ends with an exit status and a line that says what it found, none traps.
@@ -20,38 +21,40 @@ import Testing
         }
     }
 
-    @Test func aPrunePointAtTheLargestSeqIsReportedNotTrapped() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = directory.appending("store")
-        let file = try directory.write("events.jsonl", Corpus.jsonl(Corpus.generated(count: 20, seed: 4)))
-        #expect(try CLI.run(["import", file, "--store", store]).status == 0)
-        let point = withUnsafeBytes(of: Self.maximum.bigEndian) { Array($0) } + [UInt8](repeating: 0, count: 32)
-        try damage(store, meta: ["pruned_through": point, "head": point, "sync_cursor": withUnsafeBytes(of: Self.maximum.bigEndian) { Array($0) }])
-        let nothingFollows = "no seq (nothing follows seq \(Self.maximum))"
+    @Test func aPrunePointAtTheLargestSeqIsReportedNotTrapped() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let store = directory.appending("store")
+            let file = try directory.write("events.jsonl", Corpus.jsonl(Corpus.generated(count: 20, seed: 4)))
+            #expect(try CLI.run(["import", file, "--store", store]).status == 0)
+            let point = withUnsafeBytes(of: Self.maximum.bigEndian) { Array($0) } + [UInt8](repeating: 0, count: 32)
+            try damage(store, meta: ["pruned_through": point, "head": point, "sync_cursor": withUnsafeBytes(of: Self.maximum.bigEndian) { Array($0) }])
+            let nothingFollows = "no seq (nothing follows seq \(Self.maximum))"
 
-        let stats = try CLI.run(["stats", "--store", store])
-        #expect(stats.status == 0, "\(stats.stderr)")
-        #expect(stats.stdout.contains("seq 1…\(Self.maximum) (the log starts at \(nothingFollows))"), "\(stats.stdout)")
-        let log = try CLI.run(["log", "--store", store])
-        #expect(log.status == 0 && log.stderr.contains("the log starts at \(nothingFollows)"), "\(log.stderr)")
-        let export = try CLI.run(["export", "--store", store])
-        #expect(export.status == 0 && export.stdout.isEmpty, "\(export.stderr)")
-        #expect(export.stderr.contains("the export starts at \(nothingFollows)"), "\(export.stderr)")
-        let plan = try CLI.run(["prune", "--before", "2100-01-01", "--dry-run", "--store", store])
-        #expect(plan.status == 0 && plan.stdout.hasPrefix("nothing to prune: the log starts at \(nothingFollows)"), "\(plan.status) \(plan.stdout)\(plan.stderr)")
-        // A server that confirms the damaged cursor (seq 2^64−1, the zero hash kept at the point).
-        let server = try ScriptedHTTPServer { request in
-            let device = request.path.split(separator: "/").dropFirst(2).first.map(String.init) ?? ""
-            return .answer(200, body: Array(#"{"device":"\#(device)","acknowledged_seq":\#(Self.maximum),"head_hash":"\#(String(repeating: "0", count: 64))"}"#.utf8))
+            let stats = try CLI.run(["stats", "--store", store])
+            #expect(stats.status == 0, "\(stats.stderr)")
+            #expect(stats.stdout.contains("seq 1…\(Self.maximum) (the log starts at \(nothingFollows))"), "\(stats.stdout)")
+            let log = try CLI.run(["log", "--store", store])
+            #expect(log.status == 0 && log.stderr.contains("the log starts at \(nothingFollows)"), "\(log.stderr)")
+            let export = try CLI.run(["export", "--store", store])
+            #expect(export.status == 0 && export.stdout.isEmpty, "\(export.stderr)")
+            #expect(export.stderr.contains("the export starts at \(nothingFollows)"), "\(export.stderr)")
+            let plan = try CLI.run(["prune", "--before", "2100-01-01", "--dry-run", "--store", store])
+            #expect(plan.status == 0 && plan.stdout.hasPrefix("nothing to prune: the log starts at \(nothingFollows)"), "\(plan.status) \(plan.stdout)\(plan.stderr)")
+            // A server that confirms the damaged cursor (seq 2^64−1, the zero hash kept at the point).
+            let server = try ScriptedHTTPServer { request in
+                let device = request.path.split(separator: "/").dropFirst(2).first.map(String.init) ?? ""
+                return .answer(200, body: Array(#"{"device":"\#(device)","acknowledged_seq":\#(Self.maximum),"head_hash":"\#(String(repeating: "0", count: 64))"}"#.utf8))
+            }
+            defer { server.stop() }
+            let prune = try CLI.run(["prune", "--before", "2100-01-01", "--store", store, "--server", "http://127.0.0.1:\(server.port)", "--token", "t"])
+            #expect(prune.status == 65, "\(prune.status) \(prune.stderr)")
+            #expect(prune.stderr.contains("the base snapshot (pruned_base) is missing"), "\(prune.stderr)")
+            // The records went without their index entries: verify names those.
+            let verify = try CLI.run(["verify", "--store", store])
+            #expect(verify.status == 1, "\(verify.stderr)")
+            #expect(verify.stderr.contains("by_id has an entry"), "\(verify.stderr)")
         }
-        defer { server.stop() }
-        let prune = try CLI.run(["prune", "--before", "2100-01-01", "--store", store, "--server", "http://127.0.0.1:\(server.port)", "--token", "t"])
-        #expect(prune.status == 65, "\(prune.status) \(prune.stderr)")
-        #expect(prune.stderr.contains("the base snapshot (pruned_base) is missing"), "\(prune.stderr)")
-        // The records went without their index entries: verify names those.
-        let verify = try CLI.run(["verify", "--store", store])
-        #expect(verify.status == 1, "\(verify.stderr)")
-        #expect(verify.stderr.contains("by_id has an entry"), "\(verify.stderr)")
     }
 }

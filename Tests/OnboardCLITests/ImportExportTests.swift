@@ -1,67 +1,74 @@
 import Foundation
 import OnboardingModel
 import Testing
+import TestSupport
 
 @Suite struct ImportExportTests {
-    @Test func corpusRoundTripsByteIdentically() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let text = Corpus.jsonl(Corpus.everyType())
-        let file = try directory.write("corpus.jsonl", text)
-        let store = directory.appending("store")
+    @Test func corpusRoundTripsByteIdentically() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let text = Corpus.jsonl(Corpus.everyType())
+            let file = try directory.write("corpus.jsonl", text)
+            let store = directory.appending("store")
 
-        let imported = try CLI.run(["import", file, "--store", store])
-        #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(imported.stdout == "imported \(Corpus.everyType().count) events (seq 1–\(Corpus.everyType().count))\n")
+            let imported = try CLI.run(["import", file, "--store", store])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stdout == "imported \(Corpus.everyType().count) events (seq 1–\(Corpus.everyType().count))\n")
 
-        let exported = try CLI.run(["export", "--store", store])
-        #expect(exported.status == 0)
-        #expect(exported.stdoutBytes == Data(text.utf8))
+            let exported = try CLI.run(["export", "--store", store])
+            #expect(exported.status == 0)
+            #expect(exported.stdoutBytes == Data(text.utf8))
 
-        let again = try CLI.run(["import", file, "--store", store])
-        #expect(again.status == 0)
-        #expect(again.stdout == "nothing new to import: all \(Corpus.everyType().count) events of \(file) are already in the store\n")
-        #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8))
+            let again = try CLI.run(["import", file, "--store", store])
+            #expect(again.status == 0)
+            #expect(again.stdout == "nothing new to import: all \(Corpus.everyType().count) events of \(file) are already in the store\n")
+            #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8))
 
-        // Into a second, fresh store through stdin: the same bytes again.
-        let second = directory.appending("second")
-        #expect(try CLI.run(["import", "-", "--store", second], input: exported.stdoutBytes).status == 0)
-        #expect(try CLI.run(["export", "--store", second]).stdoutBytes == Data(text.utf8))
+            // Into a second, fresh store through stdin: the same bytes again.
+            let second = directory.appending("second")
+            #expect(try CLI.run(["import", "-", "--store", second], input: exported.stdoutBytes).status == 0)
+            #expect(try CLI.run(["export", "--store", second]).stdoutBytes == Data(text.utf8))
+        }
     }
 
-    @Test func exportSinceSeqAndCSV() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let events = Corpus.everyType()
-        let file = try directory.write("corpus.jsonl", Corpus.jsonl(events))
-        let store = directory.appending("store")
-        #expect(try CLI.run(["import", file, "--store", store]).status == 0)
+    @Test func exportSinceSeqAndCSV() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let events = Corpus.everyType()
+            let file = try directory.write("corpus.jsonl", Corpus.jsonl(events))
+            let store = directory.appending("store")
+            #expect(try CLI.run(["import", file, "--store", store]).status == 0)
 
-        let tail = try CLI.run(["export", "--since-seq", "30", "--store", store])
-        let tailLines = tail.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-        #expect(tailLines.count == events.count - 29)
-        #expect(tailLines.first?.contains("\"seq\":30,") == true)
+            let tail = try CLI.run(["export", "--since-seq", "30", "--store", store])
+            let tailLines = tail.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            #expect(tailLines.count == events.count - 29)
+            #expect(tailLines.first?.contains("\"seq\":30,") == true)
 
-        let csv = try CLI.run(["export", "--format", "csv", "--store", store])
-        #expect(csv.status == 0)
-        let rows = csv.stdout.components(separatedBy: "\n")
-        #expect(rows[0] == "seq,id,device,at,user,session,type,details")
-        #expect(rows[1].hasPrefix("1,00000000-0000-4000-8000-000000000001,kiosk-7,2026-11-30T16:00:00.123Z,zoë,"))
-        #expect(rows[1].hasSuffix(",user_added,\"{\"\"display_name\"\":\"\"Zoë Ångström-Łukasiewicz\"\",\"\"subtitle\"\":\"\"Infirmière 👩‍⚕️\"\",\"\"image_ref\"\":\"\"avatars/zoë.png\"\",\"\"passcode_policy\"\":\"\"numeric\"\",\"\"passcode_min_length\"\":6}\""))
-        #expect(csv.stdout.contains("Z,,,captcha_presented,\"{\"\"purpose\"\":\"\"create_account\"\"}\"\n"))
+            let csv = try CLI.run(["export", "--format", "csv", "--store", store])
+            #expect(csv.status == 0)
+            let rows = csv.stdout.components(separatedBy: "\n")
+            #expect(rows[0] == "seq,id,device,at,user,session,type,details")
+            #expect(rows[1].hasPrefix("1,00000000-0000-4000-8000-000000000001,kiosk-7,2026-11-30T16:00:00.123Z,zoë,"))
+            #expect(rows[1].hasSuffix(",user_added,\"{\"\"display_name\"\":\"\"Zoë Ångström-Łukasiewicz\"\",\"\"subtitle\"\":\"\"Infirmière 👩‍⚕️\"\",\"\"image_ref\"\":\"\"avatars/zoë.png\"\",\"\"passcode_policy\"\":\"\"numeric\"\",\"\"passcode_min_length\"\":6}\""))
+            #expect(csv.stdout.contains("Z,,,captcha_presented,\"{\"\"purpose\"\":\"\"create_account\"\"}\"\n"))
+        }
     }
 
-    @Test func importWithoutSeqsLetsTheStoreAssignThem() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let events = Array(Corpus.everyType().prefix(5))
-        let lines = events.map { EventJSON.encode($0, seq: nil) + "\n" }.joined()
-        let file = try directory.write("noseq.jsonl", "\n" + lines + "\n\n")
-        let store = directory.appending("store")
-        let result = try CLI.run(["import", file, "--store", store])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout == "imported 5 events (seq 1–5)\n")
-        #expect(try CLI.run(["export", "--store", store]).stdout == Corpus.jsonl(events))
+    @Test func importWithoutSeqsLetsTheStoreAssignThem() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let events = Array(Corpus.everyType().prefix(5))
+            let lines = events.map { EventJSON.encode($0, seq: nil) + "\n" }.joined()
+            let file = try directory.write("noseq.jsonl", "\n" + lines + "\n\n")
+            let store = directory.appending("store")
+            let result = try CLI.run(["import", file, "--store", store])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout == "imported 5 events (seq 1–5)\n")
+            #expect(try CLI.run(["export", "--store", store]).stdout == Corpus.jsonl(events))
+        }
     }
 
     /// Each bad line: exit 65, the line number and field named, nothing appended.
@@ -118,172 +125,192 @@ import Testing
         #expect(exported.stdout == EventJSON.encode(seed, seq: 1) + "\n")
     }
 
-    @Test func severalBadLinesAreListedAndNothingIsAppended() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let file = try directory.write("bad.jsonl", "{}\n[1]\n" + EventJSON.encode(Corpus.everyType()[0], seq: nil) + "\nnull\n")
-        let store = directory.appending("store")
-        let result = try CLI.run(["import", file, "--store", store])
-        #expect(result.status == 65)
-        #expect(result.stderr == """
-            onboard import: \(file): line 1: field "type": is required (one of: \(EventType.wireNames.joined(separator: ", "))); nothing was imported (2 more bad lines below)
-              line 2: expected a JSON object, got an array
-              line 4: expected a JSON object, got null
+    @Test func severalBadLinesAreListedAndNothingIsAppended() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let file = try directory.write("bad.jsonl", "{}\n[1]\n" + EventJSON.encode(Corpus.everyType()[0], seq: nil) + "\nnull\n")
+            let store = directory.appending("store")
+            let result = try CLI.run(["import", file, "--store", store])
+            #expect(result.status == 65)
+            #expect(result.stderr == """
+                onboard import: \(file): line 1: field "type": is required (one of: \(EventType.wireNames.joined(separator: ", "))); nothing was imported (2 more bad lines below)
+                  line 2: expected a JSON object, got an array
+                  line 4: expected a JSON object, got null
 
-            """)
-        #expect(try CLI.run(["export", "--store", store]).status == 66, "the failed import must not even create the store")
+                """)
+            #expect(try CLI.run(["export", "--store", store]).status == 66, "the failed import must not even create the store")
+        }
     }
 
-    @Test func reusedIDWithOtherContentIsAConflict() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = directory.appending("store")
-        var event = Corpus.everyType()[14]
-        let first = try directory.write("a.jsonl", EventJSON.encode(event, seq: nil) + "\n")
-        #expect(try CLI.run(["import", first, "--store", store]).status == 0)
-        event.at = event.at.adding(milliseconds: 1)
-        let other = Corpus.everyType()[15]
-        let second = try directory.write("b.jsonl", EventJSON.encode(other, seq: nil) + "\n" + EventJSON.encode(event, seq: nil) + "\n")
-        let result = try CLI.run(["import", second, "--store", second.replacingOccurrences(of: "b.jsonl", with: "store")])
-        #expect(result.status == 65)
-        #expect(result.stderr.hasPrefix("onboard import: \(second): line 2: event \(event.id.uuidString.lowercased()) is already stored at seq 1 with different content"))
-        #expect(try CLI.run(["export", "--store", store]).stdout.split(separator: "\n").count == 1)
+    @Test func reusedIDWithOtherContentIsAConflict() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let store = directory.appending("store")
+            var event = Corpus.everyType()[14]
+            let first = try directory.write("a.jsonl", EventJSON.encode(event, seq: nil) + "\n")
+            #expect(try CLI.run(["import", first, "--store", store]).status == 0)
+            event.at = event.at.adding(milliseconds: 1)
+            let other = Corpus.everyType()[15]
+            let second = try directory.write("b.jsonl", EventJSON.encode(other, seq: nil) + "\n" + EventJSON.encode(event, seq: nil) + "\n")
+            let result = try CLI.run(["import", second, "--store", second.replacingOccurrences(of: "b.jsonl", with: "store")])
+            #expect(result.status == 65)
+            #expect(result.stderr.hasPrefix("onboard import: \(second): line 2: event \(event.id.uuidString.lowercased()) is already stored at seq 1 with different content"))
+            #expect(try CLI.run(["export", "--store", store]).stdout.split(separator: "\n").count == 1)
 
-        // Within one file, an id reused for another event is refused before anything is written.
-        let inFile = try directory.write("c.jsonl", EventJSON.encode(Corpus.everyType()[14], seq: nil) + "\n" + EventJSON.encode(event, seq: nil) + "\n")
-        let fresh = directory.appending("fresh")
-        let refused = try CLI.run(["import", inFile, "--store", fresh])
-        #expect(refused.status == 65)
-        #expect(refused.stderr.contains("line 2: event id \(event.id.uuidString.lowercased()) was used on line 1 for a different event"))
-        #expect(!FileManager.default.fileExists(atPath: fresh), "a refused import creates no store")
+            // Within one file, an id reused for another event is refused before anything is written.
+            let inFile = try directory.write("c.jsonl", EventJSON.encode(Corpus.everyType()[14], seq: nil) + "\n" + EventJSON.encode(event, seq: nil) + "\n")
+            let fresh = directory.appending("fresh")
+            let refused = try CLI.run(["import", inFile, "--store", fresh])
+            #expect(refused.status == 65)
+            #expect(refused.stderr.contains("line 2: event id \(event.id.uuidString.lowercased()) was used on line 1 for a different event"))
+            #expect(!FileManager.default.fileExists(atPath: fresh), "a refused import creates no store")
+        }
     }
 
-    @Test func seqThatDisagreesWithTheStoreIsRefused() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let events = Array(Corpus.everyType().prefix(3))
-        let file = try directory.write("gap.jsonl", EventJSON.encode(events[0], seq: 1) + "\n" + EventJSON.encode(events[1], seq: 5) + "\n")
-        let result = try CLI.run(["import", file, "--store", directory.appending("store")])
-        #expect(result.status == 65)
-        #expect(result.stderr == "onboard import: \(file): line 2: event claims seq 5 but the store's next seq is 2; omit \"seq\" to let the store assign it\n")
+    @Test func seqThatDisagreesWithTheStoreIsRefused() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let events = Array(Corpus.everyType().prefix(3))
+            let file = try directory.write("gap.jsonl", EventJSON.encode(events[0], seq: 1) + "\n" + EventJSON.encode(events[1], seq: 5) + "\n")
+            let result = try CLI.run(["import", file, "--store", directory.appending("store")])
+            #expect(result.status == 65)
+            #expect(result.stderr == "onboard import: \(file): line 2: event claims seq 5 but the store's next seq is 2; omit \"seq\" to let the store assign it\n")
+        }
     }
 
-    @Test func missingInputFileIsExit66() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let result = try CLI.run(["import", directory.appending("absent.jsonl"), "--store", directory.appending("store")])
-        #expect(result.status == 66)
-        #expect(result.stderr == "onboard import: cannot read \(directory.appending("absent.jsonl")): no such file\n")
+    @Test func missingInputFileIsExit66() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let result = try CLI.run(["import", directory.appending("absent.jsonl"), "--store", directory.appending("store")])
+            #expect(result.status == 66)
+            #expect(result.stderr == "onboard import: cannot read \(directory.appending("absent.jsonl")): no such file\n")
+        }
     }
 
-    @Test func chunkedImportCommitsInPiecesAndResumes() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let events = Corpus.generated(count: 1_000, seed: 7)
-        let text = Corpus.jsonl(events)
-        let file = try directory.write("big.jsonl", text)
-        let store = directory.appending("store")
-        // A store holding the first 350 events stands for an import that was interrupted.
-        let partial = try directory.write("partial.jsonl", Corpus.jsonl(Array(events.prefix(350))))
-        #expect(try CLI.run(["import", partial, "--store", store, "--commit-every", "50"]).status == 0)
-        let resumed = try CLI.run(["import", file, "--store", store, "--commit-every", "128", "--durability", "relaxed"])
-        #expect(resumed.status == 0, "\(resumed.stderr)")
-        #expect(resumed.stdout == "imported 650 events (seq 351–1000); 350 already in the store were skipped\n")
-        #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8))
-        #expect(try CLI.run(["verify", "--store", store]).status == 0)
+    @Test func chunkedImportCommitsInPiecesAndResumes() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let events = Corpus.generated(count: 1_000, seed: 7)
+            let text = Corpus.jsonl(events)
+            let file = try directory.write("big.jsonl", text)
+            let store = directory.appending("store")
+            // A store holding the first 350 events stands for an import that was interrupted.
+            let partial = try directory.write("partial.jsonl", Corpus.jsonl(Array(events.prefix(350))))
+            #expect(try CLI.run(["import", partial, "--store", store, "--commit-every", "50"]).status == 0)
+            let resumed = try CLI.run(["import", file, "--store", store, "--commit-every", "128", "--durability", "relaxed"])
+            #expect(resumed.status == 0, "\(resumed.stderr)")
+            #expect(resumed.stdout == "imported 650 events (seq 351–1000); 350 already in the store were skipped\n")
+            #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8))
+            #expect(try CLI.run(["verify", "--store", store]).status == 0)
+        }
     }
 
-    @Test func reimportAfterForgetUserFindsTheErasedEventsStored() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let events = Corpus.everyType()
-        let file = try directory.write("corpus.jsonl", Corpus.jsonl(events))
-        let store = directory.appending("store")
-        #expect(try CLI.run(["import", file, "--store", store]).status == 0)
-        #expect(try CLI.run(["forget-user", "alice@example.org", "--store", store]).status == 0)
-        // The readable events of a forgotten user read back erased: only the store can match them.
-        let again = try CLI.run(["import", file, "--store", store])
-        #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout == "nothing new to import: all \(events.count) events of \(file) are already in the store\n")
-        let exported = try directory.write("erased.jsonl", try CLI.run(["export", "--store", store]).stdout)
-        #expect(try CLI.run(["import", exported, "--store", store]).stdout == "nothing new to import: all \(events.count + 1) events of \(exported) are already in the store\n")
-        #expect(try CLI.run(["verify", "--store", store]).status == 0)
+    @Test func reimportAfterForgetUserFindsTheErasedEventsStored() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let events = Corpus.everyType()
+            let file = try directory.write("corpus.jsonl", Corpus.jsonl(events))
+            let store = directory.appending("store")
+            #expect(try CLI.run(["import", file, "--store", store]).status == 0)
+            #expect(try CLI.run(["forget-user", "alice@example.org", "--store", store]).status == 0)
+            // The readable events of a forgotten user read back erased: only the store can match them.
+            let again = try CLI.run(["import", file, "--store", store])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(again.stdout == "nothing new to import: all \(events.count) events of \(file) are already in the store\n")
+            let exported = try directory.write("erased.jsonl", try CLI.run(["export", "--store", store]).stdout)
+            #expect(try CLI.run(["import", exported, "--store", store]).stdout == "nothing new to import: all \(events.count + 1) events of \(exported) are already in the store\n")
+            #expect(try CLI.run(["verify", "--store", store]).status == 0)
+        }
     }
 
-    @Test func stdinNeedsAWritableTemporaryDirectory() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let missing = directory.appending("no-such-directory")
-        let store = directory.appending("store")
-        let result = try CLI.run(["import", "-", "--store", store], input: Data(Corpus.jsonl(Corpus.everyType()).utf8),
-                                 environment: ["TMPDIR": missing])
-        #expect(result.status == 74)
-        #expect(result.stderr == "onboard import: cannot create a temporary file for a copy of stdin in \(missing)/: No such file or directory; set TMPDIR to a writable directory\n")
-        #expect(!FileManager.default.fileExists(atPath: store))
+    @Test func stdinNeedsAWritableTemporaryDirectory() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let missing = directory.appending("no-such-directory")
+            let store = directory.appending("store")
+            let result = try CLI.run(["import", "-", "--store", store], input: Data(Corpus.jsonl(Corpus.everyType()).utf8),
+                                     environment: ["TMPDIR": missing])
+            #expect(result.status == 74)
+            #expect(result.stderr == "onboard import: cannot create a temporary file for a copy of stdin in \(missing)/: No such file or directory; set TMPDIR to a writable directory\n")
+            #expect(!FileManager.default.fileExists(atPath: store))
+        }
     }
 
     // MARK: Byte order mark
 
-    @Test func byteOrderMarkAtTheStartIsAcceptedAndOnlyThere() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let events = Array(Corpus.everyType().prefix(4))
-        let text = Corpus.jsonl(events)
-        let file = try directory.write("bom.jsonl", "\u{FEFF}" + text)
-        let store = directory.appending("store")
-        let imported = try CLI.run(["import", file, "--store", store])
-        #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(imported.stdout == "imported 4 events (seq 1–4)\n")
-        #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8), "the mark is not part of any event")
-        // Through stdin as well.
-        let piped = directory.appending("piped")
-        #expect(try CLI.run(["import", "-", "--store", piped], input: Data(("\u{FEFF}" + text).utf8)).stdout == "imported 4 events (seq 1–4)\n")
+    @Test func byteOrderMarkAtTheStartIsAcceptedAndOnlyThere() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let events = Array(Corpus.everyType().prefix(4))
+            let text = Corpus.jsonl(events)
+            let file = try directory.write("bom.jsonl", "\u{FEFF}" + text)
+            let store = directory.appending("store")
+            let imported = try CLI.run(["import", file, "--store", store])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stdout == "imported 4 events (seq 1–4)\n")
+            #expect(try CLI.run(["export", "--store", store]).stdoutBytes == Data(text.utf8), "the mark is not part of any event")
+            // Through stdin as well.
+            let piped = directory.appending("piped")
+            #expect(try CLI.run(["import", "-", "--store", piped], input: Data(("\u{FEFF}" + text).utf8)).stdout == "imported 4 events (seq 1–4)\n")
 
-        // Anywhere else it is refused, saying what it is.
-        let lines = text.split(separator: "\n").map(String.init)
-        let inside = try directory.write("inside.jsonl", lines[0] + "\n\u{FEFF}" + lines[1] + "\n")
-        let refused = try CLI.run(["import", inside, "--store", directory.appending("other")])
-        #expect(refused.status == 65)
-        #expect(refused.stderr == "onboard import: \(inside): line 2: malformed JSON at column 1: unexpected byte order mark (U+FEFF; one is allowed only at the very start of a file); nothing was imported\n")
+            // Anywhere else it is refused, saying what it is.
+            let lines = text.split(separator: "\n").map(String.init)
+            let inside = try directory.write("inside.jsonl", lines[0] + "\n\u{FEFF}" + lines[1] + "\n")
+            let refused = try CLI.run(["import", inside, "--store", directory.appending("other")])
+            #expect(refused.status == 65)
+            #expect(refused.stderr == "onboard import: \(inside): line 2: malformed JSON at column 1: unexpected byte order mark (U+FEFF; one is allowed only at the very start of a file); nothing was imported\n")
+        }
     }
 
     // MARK: Repeats within the file
 
-    @Test func lineRepeatingAnEarlierEventIsSkippedAndNamed() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let events = Array(Corpus.everyType().prefix(5))
-        let lines = Corpus.jsonl(events).split(separator: "\n").map { $0 + "\n" }
-        let file = try directory.write("repeats.jsonl", lines.joined() + lines[1] + lines[3])
-        let store = directory.appending("store")
-        let imported = try CLI.run(["import", file, "--store", store])
-        #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(imported.stdout == "imported 5 events (seq 1–5); 2 repeats within the file were skipped\n")
-        #expect(imported.stderr == """
-            onboard import: \(file): line 6 repeats the id of line 2 with the same content: skipped as a repeat within the file
-            onboard import: \(file): line 7 repeats the id of line 4 with the same content: skipped as a repeat within the file
+    @Test func lineRepeatingAnEarlierEventIsSkippedAndNamed() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let events = Array(Corpus.everyType().prefix(5))
+            let lines = Corpus.jsonl(events).split(separator: "\n").map { $0 + "\n" }
+            let file = try directory.write("repeats.jsonl", lines.joined() + lines[1] + lines[3])
+            let store = directory.appending("store")
+            let imported = try CLI.run(["import", file, "--store", store])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stdout == "imported 5 events (seq 1–5); 2 repeats within the file were skipped\n")
+            #expect(imported.stderr == """
+                onboard import: \(file): line 6 repeats the id of line 2 with the same content: skipped as a repeat within the file
+                onboard import: \(file): line 7 repeats the id of line 4 with the same content: skipped as a repeat within the file
 
-            """)
-        #expect(try CLI.run(["export", "--store", store]).stdout == lines.joined())
+                """)
+            #expect(try CLI.run(["export", "--store", store]).stdout == lines.joined())
 
-        let again = try CLI.run(["import", file, "--store", store])
-        #expect(again.stdout == "nothing new to import: all 5 events of \(file) are already in the store; 2 repeats within the file were skipped\n")
+            let again = try CLI.run(["import", file, "--store", store])
+            #expect(again.stdout == "nothing new to import: all 5 events of \(file) are already in the store; 2 repeats within the file were skipped\n")
+        }
     }
 
     // MARK: Checked before the first commit
 
-    @Test func everyLineIsCheckedAgainstTheStoreBeforeTheFirstCommit() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let events = Corpus.generated(count: 30, seed: 11)
-        var lines = Corpus.jsonl(events).split(separator: "\n").map { $0 + "\n" }
-        lines[24] = EventJSON.encode(events[24], seq: 26) + "\n"
-        let file = try directory.write("late.jsonl", lines.joined())
-        let store = directory.appending("store")
-        let result = try CLI.run(["import", file, "--store", store, "--commit-every", "10"])
-        #expect(result.status == 65)
-        #expect(result.stderr == "onboard import: \(file): line 25: event claims seq 26 but the store's next seq is 25; omit \"seq\" to let the store assign it\n")
-        #expect(!FileManager.default.fileExists(atPath: store), "nothing was committed, not even the first 20 events")
+    @Test func everyLineIsCheckedAgainstTheStoreBeforeTheFirstCommit() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let events = Corpus.generated(count: 30, seed: 11)
+            var lines = Corpus.jsonl(events).split(separator: "\n").map { $0 + "\n" }
+            lines[24] = EventJSON.encode(events[24], seq: 26) + "\n"
+            let file = try directory.write("late.jsonl", lines.joined())
+            let store = directory.appending("store")
+            let result = try CLI.run(["import", file, "--store", store, "--commit-every", "10"])
+            #expect(result.status == 65)
+            #expect(result.stderr == "onboard import: \(file): line 25: event claims seq 26 but the store's next seq is 25; omit \"seq\" to let the store assign it\n")
+            #expect(!FileManager.default.fileExists(atPath: store), "nothing was committed, not even the first 20 events")
+        }
     }
 
     // MARK: Hostile input
@@ -358,64 +385,70 @@ import Testing
     /// used to read whole (and parse whole) before looking at a line.
     static let boundedDataKiB = 80_000
 
-    @Test func lineOfHundredMegabytesWithoutNewlineIsRefusedInBoundedMemory() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let file = directory.appending("long.jsonl")
-        var bytes = Array((EventJSON.encode(Corpus.everyType()[0], seq: nil) + "\n{\"id\":\"").utf8)
-        bytes += [UInt8](repeating: UInt8(ascii: "a"), count: 100 << 20)
-        try Data(bytes).write(to: URL(fileURLWithPath: file))
-        let store = directory.appending("store")
-        let result = try Self.runWithDataLimit(kibibytes: Self.boundedDataKiB, ["import", file, "--store", store])
-        #expect(result.status == 65, "\(result.stderr)")
-        #expect(result.stderr == "onboard import: \(file): line 2: line is longer than 65536 bytes; nothing was imported\n")
-        #expect(!FileManager.default.fileExists(atPath: store))
+    @Test func lineOfHundredMegabytesWithoutNewlineIsRefusedInBoundedMemory() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let file = directory.appending("long.jsonl")
+            var bytes = Array((EventJSON.encode(Corpus.everyType()[0], seq: nil) + "\n{\"id\":\"").utf8)
+            bytes += [UInt8](repeating: UInt8(ascii: "a"), count: 100 << 20)
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            let store = directory.appending("store")
+            let result = try Self.runWithDataLimit(kibibytes: Self.boundedDataKiB, ["import", file, "--store", store])
+            #expect(result.status == 65, "\(result.stderr)")
+            #expect(result.stderr == "onboard import: \(file): line 2: line is longer than 65536 bytes; nothing was imported\n")
+            #expect(!FileManager.default.fileExists(atPath: store))
+        }
     }
 
-    @Test func largeFileIsCheckedInBoundedMemory() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        // 200,000 valid lines (over 40 MB) and a bad last one: the check reads them all, keeps none.
-        let template = Array(EventJSON.encode(Corpus.generated(count: 1, seed: 3)[0], seq: nil).utf8)
-        let idLastDigits = 7 + 24 // after `{"id":"` and the id's first 24 characters
-        let hex = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(200_001 * (template.count + 1))
-        for index in 0..<200_000 {
-            var line = template
-            for digit in 0..<12 { line[idLastDigits + 11 - digit] = hex[(index >> (4 * digit)) & 0xF] }
-            bytes += line
-            bytes.append(0x0A)
+    @Test func largeFileIsCheckedInBoundedMemory() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            // 200,000 valid lines (over 40 MB) and a bad last one: the check reads them all, keeps none.
+            let template = Array(EventJSON.encode(Corpus.generated(count: 1, seed: 3)[0], seq: nil).utf8)
+            let idLastDigits = 7 + 24 // after `{"id":"` and the id's first 24 characters
+            let hex = Array("0123456789abcdef".utf8)
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(200_001 * (template.count + 1))
+            for index in 0..<200_000 {
+                var line = template
+                for digit in 0..<12 { line[idLastDigits + 11 - digit] = hex[(index >> (4 * digit)) & 0xF] }
+                bytes += line
+                bytes.append(0x0A)
+            }
+            bytes += Array("{}\n".utf8)
+            let file = directory.appending("large.jsonl")
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            let result = try Self.runWithDataLimit(kibibytes: Self.boundedDataKiB, ["import", file, "--store", directory.appending("store")])
+            #expect(result.status == 65, "\(result.stderr)")
+            #expect(result.stderr.hasPrefix("onboard import: \(file): line 200001: field \"type\": is required"), "\(result.stderr)")
         }
-        bytes += Array("{}\n".utf8)
-        let file = directory.appending("large.jsonl")
-        try Data(bytes).write(to: URL(fileURLWithPath: file))
-        let result = try Self.runWithDataLimit(kibibytes: Self.boundedDataKiB, ["import", file, "--store", directory.appending("store")])
-        #expect(result.status == 65, "\(result.stderr)")
-        #expect(result.stderr.hasPrefix("onboard import: \(file): line 200001: field \"type\": is required"), "\(result.stderr)")
     }
 
     // MARK: Progress
 
-    @Test func progressIsShownOnATerminalInEveryPhase() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let events = Corpus.generated(count: 30, seed: 5)
-        let file = try directory.write("events.jsonl", Corpus.jsonl(events))
-        let appended = try Terminal.run(["import", file, "--store", directory.appending("store"), "--commit-every", "10"])
-        #expect(appended.status == 0)
-        for committed in [10, 20, 30] {
-            #expect(appended.output.contains("\rimport: committed \(committed) / 30 events"), "\(appended.output.debugDescription)")
+    @Test func progressIsShownOnATerminalInEveryPhase() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let events = Corpus.generated(count: 30, seed: 5)
+            let file = try directory.write("events.jsonl", Corpus.jsonl(events))
+            let appended = try Terminal.run(["import", file, "--store", directory.appending("store"), "--commit-every", "10"])
+            #expect(appended.status == 0)
+            for committed in [10, 20, 30] {
+                #expect(appended.output.contains("\rimport: committed \(committed) / 30 events"), "\(appended.output.debugDescription)")
+            }
+
+            // The check reports every 50,000 lines, with how far through the file it is.
+            let line = EventJSON.encode(events[0], seq: nil) + "\n"
+            let long = try directory.write("long.jsonl", String(repeating: line, count: 50_000) + "{}\n")
+            let checked = try Terminal.run(["import", long, "--store", directory.appending("other")])
+            #expect(checked.status == 65)
+            #expect(checked.output.contains("\rimport: checked 50000 lines ("), "\(checked.output.debugDescription)")
+
+            // Not on a terminal: no progress at all (the other tests compare stderr whole).
+            #expect(try CLI.run(["import", file, "--store", directory.appending("third"), "--commit-every", "10"]).stderr == "")
         }
-
-        // The check reports every 50,000 lines, with how far through the file it is.
-        let line = EventJSON.encode(events[0], seq: nil) + "\n"
-        let long = try directory.write("long.jsonl", String(repeating: line, count: 50_000) + "{}\n")
-        let checked = try Terminal.run(["import", long, "--store", directory.appending("other")])
-        #expect(checked.status == 65)
-        #expect(checked.output.contains("\rimport: checked 50000 lines ("), "\(checked.output.debugDescription)")
-
-        // Not on a terminal: no progress at all (the other tests compare stderr whole).
-        #expect(try CLI.run(["import", file, "--store", directory.appending("third"), "--commit-every", "10"]).stderr == "")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import PostgreSQL
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -23,37 +24,43 @@ struct PostgresServeTests {
     }
 
     @Test(arguments: [["serve", "--port", "0"], ["enroll", "--auditor"], ["audit"], ["forget-user", "alice"]])
-    func aBadURLIsOneLineExit64WithoutThePassword(command: [String]) throws {
-        for url in ["mysql://root:hunter2@127.0.0.1/db", "postgres://u:hunter2@127.0.0.1:99999/db"] {
-            let result = try CLI.run(command + ["--database", url])
-            #expect(result.status == 64, "\(command) \(url): \(result.stderr)")
-            #expect(result.stderr.hasPrefix("onboard \(command[0]): ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
-            #expect(!result.stderr.contains("hunter2"))
-        }
-        // The environment variable is the same option for the server commands (forget-user
-        // without --database forgets on a device's store).
-        if command[0] != "forget-user" {
-            let fromEnvironment = try CLI.run(command, environment: ["ONBOARD_DATABASE_URL": "mysql://root:hunter2@127.0.0.1/db"])
-            #expect(fromEnvironment.status == 64 && !fromEnvironment.stderr.contains("hunter2"), "\(fromEnvironment.stderr)")
+    func aBadURLIsOneLineExit64WithoutThePassword(command: [String]) async throws {
+        try await onOwnThread {
+            for url in ["mysql://root:hunter2@127.0.0.1/db", "postgres://u:hunter2@127.0.0.1:99999/db"] {
+                let result = try CLI.run(command + ["--database", url])
+                #expect(result.status == 64, "\(command) \(url): \(result.stderr)")
+                #expect(result.stderr.hasPrefix("onboard \(command[0]): ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+                #expect(!result.stderr.contains("hunter2"))
+            }
+            // The environment variable is the same option for the server commands (forget-user
+            // without --database forgets on a device's store).
+            if command[0] != "forget-user" {
+                let fromEnvironment = try CLI.run(command, environment: ["ONBOARD_DATABASE_URL": "mysql://root:hunter2@127.0.0.1/db"])
+                #expect(fromEnvironment.status == 64 && !fromEnvironment.stderr.contains("hunter2"), "\(fromEnvironment.stderr)")
+            }
         }
     }
 
-    @Test func dataAndDatabaseExcludeEachOther() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        for command in [["serve"], ["enroll", "--auditor"], ["audit"], ["forget-user", "alice"]] {
-            let result = try CLI.run(command + ["--data", directory.appending("d"), "--database", "postgres://127.0.0.1/x"])
-            #expect(result.status == 64 && result.stderr.contains("--data and --database exclude each other"), "\(command): \(result.stderr)")
+    @Test func dataAndDatabaseExcludeEachOther() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            for command in [["serve"], ["enroll", "--auditor"], ["audit"], ["forget-user", "alice"]] {
+                let result = try CLI.run(command + ["--data", directory.appending("d"), "--database", "postgres://127.0.0.1/x"])
+                #expect(result.status == 64 && result.stderr.contains("--data and --database exclude each other"), "\(command): \(result.stderr)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: directory.appending("d")), "nothing was created")
         }
-        #expect(!FileManager.default.fileExists(atPath: directory.appending("d")), "nothing was created")
     }
 
-    @Test func anUnreachableDatabaseIsExit69NamingWhereButNotThePassword() throws {
-        let port = try LoopbackSockets.freePort()
-        let result = try CLI.run(["serve", "--port", "0", "--database", "postgres://onboard:hunter2@127.0.0.1:\(port)/fleet"])
-        #expect(result.status == 69, "\(result.stderr)")
-        #expect(result.stderr.contains("postgres://onboard@127.0.0.1:\(port)/fleet") && !result.stderr.contains("hunter2"), "\(result.stderr)")
-        #expect(result.stderr.split(separator: "\n").count == 1)
+    @Test func anUnreachableDatabaseIsExit69NamingWhereButNotThePassword() async throws {
+        try await onOwnThread {
+            let port = try LoopbackSockets.freePort()
+            let result = try CLI.run(["serve", "--port", "0", "--database", "postgres://onboard:hunter2@127.0.0.1:\(port)/fleet"])
+            #expect(result.status == 69, "\(result.stderr)")
+            #expect(result.stderr.contains("postgres://onboard@127.0.0.1:\(port)/fleet") && !result.stderr.contains("hunter2"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1)
+        }
     }
 
     @Test func aDatabaseANewerOnboardMigratedIsRefusedAndLeftAsItIs() async throws {

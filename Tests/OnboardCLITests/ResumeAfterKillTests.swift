@@ -1,6 +1,7 @@
 import Foundation
 import OnboardingModel
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -25,69 +26,71 @@ import Glibc
     /// the projections agree.
     static let devicesChecked = 3
 
-    @Test func resumeAfterKillKeepsEveryUserReadable() throws {
-        let seed = ProcessInfo.processInfo.environment["ONBOARD_CRASH_SEED"].flatMap(UInt64.init) ?? 0x5EED_0011
-        var random = SplitMix64(seed: seed)
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let file = directory.appending("generated.jsonl")
-        let generated = try CLI.run(["generate", "--events", String(Self.eventCount), "--seed", String(seed), "--output", file])
-        try #require(generated.status == 0, "\(generated.stderr)")
-        let text = try String(contentsOfFile: file, encoding: .utf8)
-        let lines = text.split(separator: "\n").map { String($0) + "\n" }
-        try #require(!text.contains("\"user\":\"~"), "the generated file names every user by a readable id")
-        let importArguments = ["import", file, "--commit-every", String(Self.commitEvery)]
+    @Test func resumeAfterKillKeepsEveryUserReadable() async throws {
+        try await onOwnThread {
+            let seed = ProcessInfo.processInfo.environment["ONBOARD_CRASH_SEED"].flatMap(UInt64.init) ?? 0x5EED_0011
+            var random = SplitMix64(seed: seed)
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let file = directory.appending("generated.jsonl")
+            let generated = try CLI.run(["generate", "--events", String(Self.eventCount), "--seed", String(seed), "--output", file])
+            try #require(generated.status == 0, "\(generated.stderr)")
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            let lines = text.split(separator: "\n").map { String($0) + "\n" }
+            try #require(!text.contains("\"user\":\"~"), "the generated file names every user by a readable id")
+            let importArguments = ["import", file, "--commit-every", String(Self.commitEvery)]
 
-        // An uninterrupted run measures how long an import takes, so kills land inside it.
-        let started = Date()
-        let reference = try CLI.run(importArguments + ["--store", directory.appending("reference")])
-        let fullDuration = Date().timeIntervalSince(started)
-        #expect(reference.status == 0, "seed \(seed): \(reference.stderr)")
+            // An uninterrupted run measures how long an import takes, so kills land inside it.
+            let started = Date()
+            let reference = try CLI.run(importArguments + ["--store", directory.appending("reference")])
+            let fullDuration = Date().timeIntervalSince(started)
+            #expect(reference.status == 0, "seed \(seed): \(reference.stderr)")
 
-        var trials = 0
-        var attempts = 0
-        while trials < Self.requiredTrials && attempts < Self.maximumAttempts {
-            attempts += 1
-            let store = directory.appending("store-\(attempts)")
-            let process = ChildProcess()
-            process.executableURL = CLI.binary
-            process.arguments = importArguments + ["--store", store]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            // Parsing the file takes the first part of the run: kill while chunks commit.
-            let delay = Double.random(in: (fullDuration * 0.35)...(fullDuration * 0.95), using: &random)
-            Thread.sleep(forTimeInterval: delay)
-            let wasRunning = process.isRunning
-            if wasRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            guard wasRunning && process.terminationReason == .uncaughtSignal else { continue }
-            let before = try exportedLines(store)
-            // Killed while closing, after the last chunk: the resume would write nothing.
-            guard before.count < lines.count else { continue }
-            trials += 1
-            let context = "seed \(seed), attempt \(attempts), killed after \(String(format: "%.3f", delay)) s"
+            var trials = 0
+            var attempts = 0
+            while trials < Self.requiredTrials && attempts < Self.maximumAttempts {
+                attempts += 1
+                let store = directory.appending("store-\(attempts)")
+                let process = ChildProcess()
+                process.executableURL = CLI.binary
+                process.arguments = importArguments + ["--store", store]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                // Parsing the file takes the first part of the run: kill while chunks commit.
+                let delay = Double.random(in: (fullDuration * 0.35)...(fullDuration * 0.95), using: &random)
+                Thread.sleep(forTimeInterval: delay)
+                let wasRunning = process.isRunning
+                if wasRunning { kill(process.processIdentifier, SIGKILL) }
+                process.waitUntilExit()
+                guard wasRunning && process.terminationReason == .uncaughtSignal else { continue }
+                let before = try exportedLines(store)
+                // Killed while closing, after the last chunk: the resume would write nothing.
+                guard before.count < lines.count else { continue }
+                trials += 1
+                let context = "seed \(seed), attempt \(attempts), killed after \(String(format: "%.3f", delay)) s"
 
-            let resumed = try CLI.run(importArguments + ["--store", store], environment: ["ONBOARD_TEST_FAULTS": "map-full-after-put"])
-            #expect(resumed.status == 0, "\(context): \(resumed.stderr)")
-            let exported = try exportedLines(store)
-            let pseudonymous = exported.filter { $0.contains("\"user\":\"~") }
-            #expect(pseudonymous.count == 0, "\(context): \(pseudonymous.count) events read with a pseudonym after the resume (killed at \(before.count) events), e.g. \(pseudonymous.first ?? "")")
-            // The export adds each event's seq; otherwise it is the file, line for line.
-            let withoutSeqs = exported.map(removingSeq)
-            let firstDifference = zip(withoutSeqs, lines).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-            #expect(withoutSeqs.count == lines.count && firstDifference == nil,
-                    "\(context): the resumed store exports \(exported.count) events, not the file's \(lines.count); first difference at line \(firstDifference.map { $0 + 1 } ?? 0)")
-            let verify = try CLI.run(["verify", "--store", store])
-            #expect(verify.status == 0, "\(context): \(verify.stderr)")
-            // The users screens of (a few of) the devices whose users were added after the kill.
-            for device in devicesAddingUsers(lines.dropFirst(before.count)).prefix(Self.devicesChecked) {
-                let users = try CLI.run(["users", "--store", store, "--device", device, "--json"])
-                #expect(users.status == 0, "\(context): \(users.stderr)")
-                #expect(!users.stdout.contains("\"id\":\"~"), "\(context): a user of \(device) reads as a pseudonym")
+                let resumed = try CLI.run(importArguments + ["--store", store], environment: ["ONBOARD_TEST_FAULTS": "map-full-after-put"])
+                #expect(resumed.status == 0, "\(context): \(resumed.stderr)")
+                let exported = try exportedLines(store)
+                let pseudonymous = exported.filter { $0.contains("\"user\":\"~") }
+                #expect(pseudonymous.count == 0, "\(context): \(pseudonymous.count) events read with a pseudonym after the resume (killed at \(before.count) events), e.g. \(pseudonymous.first ?? "")")
+                // The export adds each event's seq; otherwise it is the file, line for line.
+                let withoutSeqs = exported.map(removingSeq)
+                let firstDifference = zip(withoutSeqs, lines).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                #expect(withoutSeqs.count == lines.count && firstDifference == nil,
+                        "\(context): the resumed store exports \(exported.count) events, not the file's \(lines.count); first difference at line \(firstDifference.map { $0 + 1 } ?? 0)")
+                let verify = try CLI.run(["verify", "--store", store])
+                #expect(verify.status == 0, "\(context): \(verify.stderr)")
+                // The users screens of (a few of) the devices whose users were added after the kill.
+                for device in devicesAddingUsers(lines.dropFirst(before.count)).prefix(Self.devicesChecked) {
+                    let users = try CLI.run(["users", "--store", store, "--device", device, "--json"])
+                    #expect(users.status == 0, "\(context): \(users.stderr)")
+                    #expect(!users.stdout.contains("\"id\":\"~"), "\(context): a user of \(device) reads as a pseudonym")
+                }
             }
+            #expect(trials == Self.requiredTrials, "seed \(seed): only \(trials) kills landed in \(attempts) attempts")
         }
-        #expect(trials == Self.requiredTrials, "seed \(seed): only \(trials) kills landed in \(attempts) attempts")
     }
 
     /// The store's export, one string per line (nothing when the kill came before the store existed).

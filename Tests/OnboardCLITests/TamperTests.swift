@@ -2,6 +2,7 @@ import Foundation
 import LMDB
 import OnboardingModel
 import Testing
+import TestSupport
 
 /// Tampering with a closed store's LMDB file directly, the way an attacker holding the device
 /// would, then `onboard verify` (the real binary) names what was done and the first bad seq.
@@ -23,61 +24,65 @@ import Testing
     }
 
     @Test(arguments: Tampering.allCases)
-    func verifyNamesTheTampering(_ tampering: Tampering) throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let (store, count) = try Self.makeStore(directory)
-        let expected: (seq: UInt64, kind: String, words: String)
-        switch tampering {
-        case .modifyValue:
-            try flipByte(store: store, seq: 5, offset: 80)
-            expected = (5, "modified", "no longer match its hash")
-        case .deleteRecord:
-            try RawLog.edit(store) { log in _ = try log.transaction.delete(log.events, key: RawLog.key(4)) }
-            expected = (4, "missing", "seq 4 deleted from the log")
-        case .swapRecords:
-            try RawLog.edit(store) { log in
-                let third = try #require(try log.transaction.get(log.events, key: RawLog.key(3)))
-                let sixth = try #require(try log.transaction.get(log.events, key: RawLog.key(6)))
-                try log.transaction.put(log.events, key: RawLog.key(3), value: sixth)
-                try log.transaction.put(log.events, key: RawLog.key(6), value: third)
+    func verifyNamesTheTampering(_ tampering: Tampering) async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let (store, count) = try Self.makeStore(directory)
+            let expected: (seq: UInt64, kind: String, words: String)
+            switch tampering {
+            case .modifyValue:
+                try flipByte(store: store, seq: 5, offset: 80)
+                expected = (5, "modified", "no longer match its hash")
+            case .deleteRecord:
+                try RawLog.edit(store) { log in _ = try log.transaction.delete(log.events, key: RawLog.key(4)) }
+                expected = (4, "missing", "seq 4 deleted from the log")
+            case .swapRecords:
+                try RawLog.edit(store) { log in
+                    let third = try #require(try log.transaction.get(log.events, key: RawLog.key(3)))
+                    let sixth = try #require(try log.transaction.get(log.events, key: RawLog.key(6)))
+                    try log.transaction.put(log.events, key: RawLog.key(3), value: sixth)
+                    try log.transaction.put(log.events, key: RawLog.key(6), value: third)
+                }
+                expected = (3, "reordered", "the record of seq 6 is stored here")
+            case .truncateAndResign:
+                // Drop the tail with everything that points at it, then sign the new head with a key
+                // of the attacker's: only the signature gives it away.
+                try RawLog.edit(store) { log in
+                    try log.dropTail(after: 5, of: count)
+                    let forger = SigningKeyPair.generate()
+                    let forged = SignedHead.sign(device: try log.deviceID(), seq: 5, hash: try log.hash(at: 5), with: forger)
+                    try log.transaction.put(log.signedHeads, key: RawLog.key(5), value: forged.hash.bytes + forged.signature)
+                }
+                expected = (5, "bad signature", "does not verify with the store's public key")
             }
-            expected = (3, "reordered", "the record of seq 6 is stored here")
-        case .truncateAndResign:
-            // Drop the tail with everything that points at it, then sign the new head with a key
-            // of the attacker's: only the signature gives it away.
-            try RawLog.edit(store) { log in
-                try log.dropTail(after: 5, of: count)
-                let forger = SigningKeyPair.generate()
-                let forged = SignedHead.sign(device: try log.deviceID(), seq: 5, hash: try log.hash(at: 5), with: forger)
-                try log.transaction.put(log.signedHeads, key: RawLog.key(5), value: forged.hash.bytes + forged.signature)
-            }
-            expected = (5, "bad signature", "does not verify with the store's public key")
-        }
 
-        let verify = try CLI.run(["verify", "--store", store])
-        #expect(verify.status == 1, "stdout: \(verify.stdout)")
-        #expect(verify.stderr.contains("  first bad seq \(expected.seq): \(expected.kind)\n"), "stderr: \(verify.stderr)")
-        #expect(verify.stderr.contains("  seq \(expected.seq): \(expected.kind): "), "stderr: \(verify.stderr)")
-        #expect(verify.stderr.contains(expected.words), "stderr: \(verify.stderr)")
+            let verify = try CLI.run(["verify", "--store", store])
+            #expect(verify.status == 1, "stdout: \(verify.stdout)")
+            #expect(verify.stderr.contains("  first bad seq \(expected.seq): \(expected.kind)\n"), "stderr: \(verify.stderr)")
+            #expect(verify.stderr.contains("  seq \(expected.seq): \(expected.kind): "), "stderr: \(verify.stderr)")
+            #expect(verify.stderr.contains(expected.words), "stderr: \(verify.stderr)")
+        }
     }
 
-    @Test func theSecretKeyStaysOutOfTheLogAndTheExport() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let (store, _) = try Self.makeStore(directory)
-        let keyFile = (store as NSString).appendingPathComponent("signing.key")
-        let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
-        #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
-        let secret = try Data(contentsOf: URL(fileURLWithPath: keyFile))
-        #expect(secret.count == 64)
-        let seed = HexBytes.encode(Array(secret.prefix(32)))
-        let export = try CLI.run(["export", "--store", store])
-        #expect(export.status == 0)
-        #expect(!export.stdout.contains(seed))
-        let data = try Data(contentsOf: URL(fileURLWithPath: (store as NSString).appendingPathComponent("data.mdb")))
-        #expect(data.range(of: secret.prefix(32)) == nil, "the seed is not in the LMDB file")
-        #expect(data.range(of: secret.suffix(32)) != nil, "the public key is, in meta")
+    @Test func theSecretKeyStaysOutOfTheLogAndTheExport() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let (store, _) = try Self.makeStore(directory)
+            let keyFile = (store as NSString).appendingPathComponent("signing.key")
+            let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
+            #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
+            let secret = try Data(contentsOf: URL(fileURLWithPath: keyFile))
+            #expect(secret.count == 64)
+            let seed = HexBytes.encode(Array(secret.prefix(32)))
+            let export = try CLI.run(["export", "--store", store])
+            #expect(export.status == 0)
+            #expect(!export.stdout.contains(seed))
+            let data = try Data(contentsOf: URL(fileURLWithPath: (store as NSString).appendingPathComponent("data.mdb")))
+            #expect(data.range(of: secret.prefix(32)) == nil, "the seed is not in the LMDB file")
+            #expect(data.range(of: secret.suffix(32)) != nil, "the public key is, in meta")
+        }
     }
 }
 
