@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the whole test suite in two phases (docs/testing.md § Timing-sensitive suites):
+#
+#   1. every suite but the timing-sensitive ones, all in parallel, built with warnings as errors;
+#   2. the timing-sensitive ones — deadlines, rate limits, long polls, 60 concurrent uploads —
+#      in parallel among themselves only, so that the first phase's 800 tests, child processes,
+#      chromium and schemathesis are not competing with them for the machine's 2 cores.
+#
+# Arguments go to both `swift test` runs (e.g. --parallel is not needed; Swift Testing runs in
+# parallel by default). Exits non-zero when either phase fails; both always run, and each
+# prints its time.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+# Suites whose assertions are about time (an answer within a deadline, a bucket that has not
+# refilled, a poll still waiting after 300 ms): anchored test-id prefixes.
+timing='^(HTTPServerTests\.(HTTPDeferredAnswerTests|HTTPServerLimitsTests)|OnboardCLITests\.(ServeConfigurationTests|ServeLimitsTests)|OnboardingServerTests\.(HistoryConsoleTests|RateLimitTests|SyncHTTPTests)|OnboardingSyncTests\.(SyncAgentTests|TransportTests))/'
+
+run_phase() {
+    local name=$1
+    shift
+    local started=$SECONDS
+    echo "test: $name" >&2
+    swift test "$@"
+    local status=$?
+    echo "test: $name took $((SECONDS - started)) s (exit $status)" >&2
+    return $status
+}
+
+run_phase "phase 1 of 2: all but the timing-sensitive suites" -Xswiftc -warnings-as-errors --skip "$timing" "$@"
+first=$?
+run_phase "phase 2 of 2: the timing-sensitive suites" --skip-build --filter "$timing" "$@"
+second=$?
+if ((first != 0 || second != 0)); then
+    echo "test: failed (phase 1 exit $first, phase 2 exit $second)" >&2
+    exit 1
+fi
+echo "test: every suite passed" >&2
