@@ -116,7 +116,7 @@ import Glibc
             defer { scratch.remove() }
             let certificates = try TLSServeTests.Certificates(scratch)
             try certificates.server("proxy")
-            let server = try TLSServeTests.Server(["--trusted-proxy", "127.0.0.1", "--rate-failed-auth", "1/3"], scratch: scratch, scheme: "http")
+            let server = try TLSServeTests.Server(["--trusted-proxy", "127.0.0.1", "--rate-failed-auth", "0.01/3"], scratch: scratch, scheme: "http")
             defer { _ = server.stop() }
             let proxy = try Proxy(upstreamPort: server.port, certificate: scratch.appending("proxy.pem"), key: scratch.appending("proxy.key"), scratch: scratch)
             defer { proxy.stop() }

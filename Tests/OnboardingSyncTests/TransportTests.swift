@@ -90,10 +90,11 @@ import OnboardingStore
         #expect(failure.message == "http://127.0.0.1:\(server.port) sent no complete answer within 2 s (the deadline of one request, connecting included); the server or the network is too slow or stalled")
         // Cut at the deadline by the client: not before it (the client's own clock: a loaded
         // machine can delay the server thread's accept, which shortens what it measures), and
-        // long before the 10 s the drip takes (the server's clock: it sees the connection go).
+        // long before the 10 s the drip takes (the server's clock: it sees the connection go;
+        // URLSession closes its socket some seconds after giving up — measured 5.1–5.9 s).
         #expect(failure.seconds >= 1.9, "the client gave up after \(failure.seconds) s")
         let lifetime = await Self.lifetime(of: 0, on: server)
-        #expect(lifetime.map { $0 < .seconds(5) } == true, "the connection lived \(String(describing: lifetime))")
+        #expect(lifetime.map { $0 < .seconds(8) } == true, "the connection lived \(String(describing: lifetime))")
         #expect(!failure.message.contains("(null)") && !failure.message.contains("-1001"))
     }
 
