@@ -17,13 +17,20 @@ import Glibc
 
     static func line(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
 
-    @Test func aDeviceRotatesItsTokenWithoutDowntimeAndTheAdminTokenIsReplacedInItsFileOnly() async throws {
+    /// `body` on a thread of its own with a running `onboard serve` (plain HTTP): its scratch
+    /// directory, the server, its data directory and its URL.
+    static func withServer(_ body: @escaping @Sendable (TemporaryDirectory, TLSServeTests.Server, String, String) throws -> Void) async throws {
         try await onOwnThread {
             let scratch = try TemporaryDirectory()
             defer { scratch.remove() }
             let server = try TLSServeTests.Server([], scratch: scratch, scheme: "http")
             defer { _ = server.stop() }
-            let data = scratch.appending("data"), url = "http://127.0.0.1:\(server.port)"
+            try body(scratch, server, scratch.appending("data"), "http://127.0.0.1:\(server.port)")
+        }
+    }
+
+    @Test func aDeviceRotatesItsTokenWithoutDowntimeAndTheAdminTokenIsReplacedInItsFileOnly() async throws {
+        try await Self.withServer { scratch, server, data, url in
 
             let enrolled = try CLI.run(["enroll", "--data", data, "--device", "kiosk-7"])
             #expect(enrolled.status == 0, "\(enrolled.stderr)")
@@ -80,12 +87,7 @@ import Glibc
     }
 
     @Test func anExpiredTokenIsNamedAsSuchAndCannotBeRotated() async throws {
-        try await onOwnThread {
-            let scratch = try TemporaryDirectory()
-            defer { scratch.remove() }
-            let server = try TLSServeTests.Server([], scratch: scratch, scheme: "http")
-            defer { _ = server.stop() }
-            let data = scratch.appending("data"), url = "http://127.0.0.1:\(server.port)"
+        try await Self.withServer { scratch, server, data, url in
             let enrolled = try CLI.run(["enroll", "--data", data, "--device", "kiosk-7", "--token-lifetime", "1s"])
             #expect(enrolled.status == 0, "\(enrolled.stderr)")
             let token = Self.line(enrolled.stdout)
