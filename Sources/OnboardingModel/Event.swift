@@ -110,7 +110,11 @@ extension Event {
         }
         for (spec, value) in zip(type.fields, payload.fieldValues) {
             switch value {
-            case .text(let text)?: try Event.validateText(text, field: spec.name)
+            case .text(let text)?:
+                try Event.validateText(text, field: spec.name)
+                if spec.name == ClientAddress.fieldName, !ClientAddress.isValid(text) {
+                    throw EventValidationError(field: spec.name, "must be an IPv4 or IPv6 address in canonical form, such as 192.0.2.7 or 2001:db8::1 (got \(ErrorEcho.quoted(text)))")
+                }
             case .count(let count)?:
                 if case .count(let range) = spec.kind, !range.contains(count) {
                     throw EventValidationError(field: spec.name, "must be between \(range.lowerBound) and \(range.upperBound), got \(count)")

@@ -116,6 +116,10 @@ public enum EventType: String, WireEnum {
             [[.choice("field", FormField.self, optional: true, firstCases: 5),
               .choice("reason", AccountCreationFailureReason.self, firstCases: 7)],
              [.choice("field", FormField.self, optional: true), .choice("reason", AccountCreationFailureReason.self)]]
+        case .signInFailed, .signInThrottled, .secondFactorFailed, .signInSucceeded:
+            // Schema 2 adds the client's network address (docs/events.md § Client address):
+            // personal data, sealed with the user's key like the profile's text fields.
+            [signInFields, signInFields + [.clientAddress]]
         default:
             [fieldDefinitions]
         }
@@ -132,11 +136,8 @@ public enum EventType: String, WireEnum {
              .text("image_ref", optional: true)]
         case .userRemoved: [.choice("reason", UserRemovalReason.self)]
         case .biometricEnabled: [.choice("kind", BiometricKind.self)]
-        case .signInFailed: [.choice("method", SignInMethod.self), .choice("reason", SignInFailureReason.self)]
-        case .signInThrottled: [.choice("method", SignInMethod.self), .instant("retry_after")]
-        case .secondFactorRequired, .secondFactorFailed, .secondFactorSucceeded:
+        case .secondFactorRequired, .secondFactorSucceeded:
             [.choice("method", SecondFactorMethod.self)]
-        case .signInSucceeded: [.choice("method", SignInMethod.self), .flag("second_factor")]
         case .signedOut: [.choice("reason", SignOutReason.self)]
         case .captchaPresented: [.choice("purpose", CaptchaPurpose.self)]
         case .passwordResetRequested: [.choice("route", ResetRoute.self)]
@@ -149,8 +150,20 @@ public enum EventType: String, WireEnum {
              .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
              .accountCreationSubmitted, .passwordResetStarted:
             []
-        case .signInStarted, .fieldValidated, .accountCreationFailed:
+        case .signInStarted, .fieldValidated, .accountCreationFailed,
+             .signInFailed, .signInThrottled, .secondFactorFailed, .signInSucceeded:
             preconditionFailure("\(rawValue) has several schemas: see schemaDefinitions")
+        }
+    }
+
+    /// The schema-1 fields of the sign-in types whose schema 2 appends `client_address`.
+    private var signInFields: [FieldSpec] {
+        switch self {
+        case .signInFailed: [.choice("method", SignInMethod.self), .choice("reason", SignInFailureReason.self)]
+        case .signInThrottled: [.choice("method", SignInMethod.self), .instant("retry_after")]
+        case .secondFactorFailed: [.choice("method", SecondFactorMethod.self)]
+        case .signInSucceeded: [.choice("method", SignInMethod.self), .flag("second_factor")]
+        default: preconditionFailure("\(rawValue) has no client address")
         }
     }
 }
@@ -180,6 +193,9 @@ public struct FieldSpec: Sendable {
     static func choice<E: WireEnum>(_ name: String, _ type: E.Type, optional: Bool = false, firstCases: Int? = nil) -> FieldSpec {
         FieldSpec(name: name, kind: .choice(Array(E.wireNames.prefix(firstCases ?? Int.max))), isOptional: optional)
     }
+    /// The client's network address on a sign-in event: optional text that must be an IPv4 or
+    /// IPv6 address in its canonical form (``ClientAddress``).
+    static let clientAddress = FieldSpec(name: ClientAddress.fieldName, kind: .text, isOptional: true)
     static func flag(_ name: String, optional: Bool = false) -> FieldSpec { FieldSpec(name: name, kind: .flag, isOptional: optional) }
     static func instant(_ name: String) -> FieldSpec { FieldSpec(name: name, kind: .instant, isOptional: false) }
     static func count(_ name: String, _ range: ClosedRange<Int>) -> FieldSpec {

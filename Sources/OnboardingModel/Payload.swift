@@ -22,14 +22,17 @@ public enum Payload: Sendable, Hashable {
     case biometricDisabled
     /// `identifierKind`: what the user typed to name the account (schema 2), never its value.
     case signInStarted(method: SignInMethod, identifierKind: IdentifierKind? = nil)
-    case signInFailed(method: SignInMethod, reason: SignInFailureReason)
+    /// `clientAddress` (schema 2, here and on the other sign-in events): the address the attempt
+    /// came from, when the app or an imported log knows it. Personal data: sealed with the user's
+    /// key and erased by a forget (docs/events.md § Client address).
+    case signInFailed(method: SignInMethod, reason: SignInFailureReason, clientAddress: String? = nil)
     /// An attempt refused because of a lockout: audited, never counted as a failure.
-    case signInThrottled(method: SignInMethod, retryAfter: Timestamp)
+    case signInThrottled(method: SignInMethod, retryAfter: Timestamp, clientAddress: String? = nil)
     case secondFactorRequired(method: SecondFactorMethod)
-    case secondFactorFailed(method: SecondFactorMethod)
+    case secondFactorFailed(method: SecondFactorMethod, clientAddress: String? = nil)
     case secondFactorSucceeded(method: SecondFactorMethod)
     /// The trigger for sync.
-    case signInSucceeded(method: SignInMethod, secondFactor: Bool)
+    case signInSucceeded(method: SignInMethod, secondFactor: Bool, clientAddress: String? = nil)
     case signedOut(reason: SignOutReason)
     case captchaPresented(purpose: CaptchaPurpose)
     case captchaFailed
@@ -51,6 +54,16 @@ public enum Payload: Sendable, Hashable {
     case accountCreationSubmitted
     case passwordResetStarted
     case passwordResetFailed(reason: PasswordResetFailureReason)
+
+    /// The client address of a sign-in event, `nil` when absent or for other types.
+    public var clientAddress: String? {
+        switch self {
+        case .signInFailed(_, _, let address), .signInThrottled(_, _, let address), .secondFactorFailed(_, let address),
+             .signInSucceeded(_, _, let address):
+            address
+        default: nil
+        }
+    }
 
     public var type: EventType {
         switch self {
@@ -103,11 +116,12 @@ public enum Payload: Sendable, Hashable {
         case .userRemoved(let reason): [.choice(reason.wireCode)]
         case .biometricEnabled(let kind): [.choice(kind.wireCode)]
         case let .signInStarted(method, identifierKind): [.choice(method.wireCode), identifierKind.map { .choice($0.wireCode) }]
-        case let .signInFailed(method, reason): [.choice(method.wireCode), .choice(reason.wireCode)]
-        case let .signInThrottled(method, retryAfter): [.choice(method.wireCode), .instant(retryAfter)]
-        case .secondFactorRequired(let method), .secondFactorFailed(let method), .secondFactorSucceeded(let method):
+        case let .signInFailed(method, reason, address): [.choice(method.wireCode), .choice(reason.wireCode), address.map(FieldValue.text)]
+        case let .signInThrottled(method, retryAfter, address): [.choice(method.wireCode), .instant(retryAfter), address.map(FieldValue.text)]
+        case .secondFactorRequired(let method), .secondFactorSucceeded(let method):
             [.choice(method.wireCode)]
-        case let .signInSucceeded(method, secondFactor): [.choice(method.wireCode), .flag(secondFactor)]
+        case let .secondFactorFailed(method, address): [.choice(method.wireCode), address.map(FieldValue.text)]
+        case let .signInSucceeded(method, secondFactor, address): [.choice(method.wireCode), .flag(secondFactor), address.map(FieldValue.text)]
         case .signedOut(let reason): [.choice(reason.wireCode)]
         case .captchaPresented(let purpose): [.choice(purpose.wireCode)]
         case .passwordResetRequested(let route): [.choice(route.wireCode)]
@@ -147,12 +161,14 @@ public enum Payload: Sendable, Hashable {
         case .biometricEnabled: self = .biometricEnabled(kind: reader.choice())
         case .biometricDisabled: self = .biometricDisabled
         case .signInStarted: self = .signInStarted(method: reader.choice(), identifierKind: reader.optionalChoice())
-        case .signInFailed: self = .signInFailed(method: reader.choice(), reason: reader.choice())
-        case .signInThrottled: self = .signInThrottled(method: reader.choice(), retryAfter: reader.instant())
+        case .signInFailed: self = .signInFailed(method: reader.choice(), reason: reader.choice(), clientAddress: reader.optionalText())
+        case .signInThrottled:
+            self = .signInThrottled(method: reader.choice(), retryAfter: reader.instant(), clientAddress: reader.optionalText())
         case .secondFactorRequired: self = .secondFactorRequired(method: reader.choice())
-        case .secondFactorFailed: self = .secondFactorFailed(method: reader.choice())
+        case .secondFactorFailed: self = .secondFactorFailed(method: reader.choice(), clientAddress: reader.optionalText())
         case .secondFactorSucceeded: self = .secondFactorSucceeded(method: reader.choice())
-        case .signInSucceeded: self = .signInSucceeded(method: reader.choice(), secondFactor: reader.flag())
+        case .signInSucceeded:
+            self = .signInSucceeded(method: reader.choice(), secondFactor: reader.flag(), clientAddress: reader.optionalText())
         case .signedOut: self = .signedOut(reason: reader.choice())
         case .captchaPresented: self = .captchaPresented(purpose: reader.choice())
         case .captchaFailed: self = .captchaFailed

@@ -138,36 +138,72 @@ public struct UserSeal: Sendable, Equatable {
 
 extension EventType {
     /// Whether the field is personal data, sealed with the user's key in a record that names a
-    /// user: the text fields (`display_name`, `subtitle`, `image_ref`).
+    /// user: the text fields (`display_name`, `subtitle`, `image_ref`, `client_address`).
     static func isPersonal(_ spec: FieldSpec) -> Bool {
         if case .text = spec.kind { return true }
         return false
     }
 
-    /// Whether events of this type carry personal text fields (`user_added`,
-    /// `user_profile_updated`): the only ones whose records hold ciphertext.
+    /// Whether some schema of this type carries personal text fields (`user_added`,
+    /// `user_profile_updated`, and the sign-in types from schema 2): a cheap first test; whether a
+    /// record holds ciphertext depends on its schema (``hasPersonalFields(schema:)``).
     /// One array load by type code (the append path asks for every event; a `Set` would hash).
     @inline(__always)
     public var hasPersonalFields: Bool { EventType.personalByCode[Int(code)] }
 
+    /// Whether a record of this type at `schema` holds a sealed personal section.
+    @inline(__always)
+    public func hasPersonalFields(schema: UInt8) -> Bool {
+        guard hasPersonalFields else { return false }
+        return EventType.personalSchemas[Int(code)] & (1 << UInt32(schema & 31)) != 0
+    }
+
     /// Indexed by type code (index 0 unused).
-    static let personalByCode: [Bool] = {
-        var table = [Bool](repeating: false, count: EventType.allCases.count + 1)
-        for type in EventType.allCases where type.fields.contains(where: isPersonal) { table[Int(type.code)] = true }
+    static let personalByCode: [Bool] = personalSchemas.map { $0 != 0 }
+
+    /// Per type code, bit `s` set when schema `s` has personal fields.
+    static let personalSchemas: [UInt32] = {
+        var table = [UInt32](repeating: 0, count: EventType.allCases.count + 1)
+        for type in EventType.allCases {
+            for schema in 1...type.schemaVersion where type.fields(schema: schema)!.contains(where: isPersonal) {
+                table[Int(type.code)] |= 1 << UInt32(schema)
+            }
+        }
         return table
     }()
+
+    /// Whether an erased `spec` reads as ``PersonalData/erasedText`` rather than absent: required
+    /// text, and optional fields a later schema added (their presence is what puts the record at
+    /// that schema, so the erased event must keep them to re-encode to the bytes it was written as).
+    func erasedValue(_ spec: FieldSpec, present: Bool) -> FieldValue? {
+        if !spec.isOptional { return .text(PersonalData.erasedText) }
+        guard present, !fields(schema: 1)!.contains(where: { $0.name == spec.name }) else { return nil }
+        return .text(PersonalData.erasedText)
+    }
 }
 
 extension Event {
+    /// Whether this event's record holds a sealed personal section when it names a user.
+    public var hasPersonalFields: Bool {
+        guard type.hasPersonalFields else { return false }
+        // Every schema has them (a schema only appends fields), or only the sign-in types' schema
+        // 2 does, whose one personal field is the client address: answered without building the
+        // field values, since the append path asks for every event (`PersonalDataTests` checks
+        // this against the schema of every type).
+        if type.hasPersonalFields(schema: 1) { return true }
+        return payload.clientAddress != nil
+    }
+
     /// The event as it reads back once its user is forgotten: the user as the pseudonym literal
-    /// of `ref`, required personal fields as ``PersonalData/erasedText``, optional ones absent.
+    /// of `ref`, required personal fields as ``PersonalData/erasedText``, optional ones absent
+    /// (but for a client address, which reads as ``ClientAddress/erased``).
     public func erasingPersonalData(ref: UserRef) -> Event {
         var erased = self
         erased.user = ref.literal
-        guard type.hasPersonalFields else { return erased }
+        guard hasPersonalFields else { return erased }
         let values = zip(type.fields, payload.fieldValues).map { spec, value -> FieldValue? in
             guard EventType.isPersonal(spec) else { return value }
-            return spec.isOptional ? nil : .text(PersonalData.erasedText)
+            return type.erasedValue(spec, present: value != nil)
         }
         erased.payload = Payload(type: type, fieldValues: values)
         return erased

@@ -26,9 +26,9 @@ extension RecordCodec {
               let hasUser = reader.presence() else { return nil }
         var user: String?
         if hasUser {
-            // Events with sealed personal fields (user_added, user_profile_updated) are rare:
-            // the reference decoder opens them.
-            guard !type.hasPersonalFields, let ref = reader.userRef() else { return nil }
+            // Events with sealed personal fields (user_added, user_profile_updated, sign-in events
+            // with a client address) are rare: the reference decoder opens them.
+            guard !type.hasPersonalFields(schema: schema), let ref = reader.userRef() else { return nil }
             user = users.displayName(of: ref)
         }
         // `user_forgotten` names its user by the pseudonym literal (`Event.validate`): with no
@@ -75,20 +75,22 @@ extension RecordCodec {
             guard let kind = reader.optionalChoice(WireCases.identifierKinds), let kind = kind.value else { return nil }
             return .signInStarted(method: method, identifierKind: kind)
         case .signInFailed:
-            guard let method = reader.choice(WireCases.signInMethods),
+            // Schema 2 (a client address) goes to the reference decoder, which checks the address.
+            guard schema == 1, let method = reader.choice(WireCases.signInMethods),
                   let reason = reader.choice(WireCases.signInFailureReasons) else { return nil }
             return .signInFailed(method: method, reason: reason)
         case .signInThrottled:
-            guard let method = reader.choice(WireCases.signInMethods), let retryAfter = reader.instant() else { return nil }
+            guard schema == 1, let method = reader.choice(WireCases.signInMethods), let retryAfter = reader.instant() else { return nil }
             return .signInThrottled(method: method, retryAfter: retryAfter)
         case .secondFactorRequired:
             return reader.choice(WireCases.secondFactorMethods).map { .secondFactorRequired(method: $0) }
         case .secondFactorFailed:
+            guard schema == 1 else { return nil }
             return reader.choice(WireCases.secondFactorMethods).map { .secondFactorFailed(method: $0) }
         case .secondFactorSucceeded:
             return reader.choice(WireCases.secondFactorMethods).map { .secondFactorSucceeded(method: $0) }
         case .signInSucceeded:
-            guard let method = reader.choice(WireCases.signInMethods), let secondFactor = reader.flag() else { return nil }
+            guard schema == 1, let method = reader.choice(WireCases.signInMethods), let secondFactor = reader.flag() else { return nil }
             return .signInSucceeded(method: method, secondFactor: secondFactor)
         case .signedOut: return reader.choice(WireCases.signOutReasons).map { .signedOut(reason: $0) }
         case .captchaPresented: return reader.choice(WireCases.captchaPurposes).map { .captchaPresented(purpose: $0) }

@@ -95,11 +95,13 @@ public enum RecordCodec {
         }
         // With a user, the personal text fields go sealed with the user's key (or, once the user
         // is forgotten, not at all); without one there is no key and they stay in the clear.
-        let sealsPersonal = seal != nil && type.hasPersonalFields
+        let sealsPersonal = seal != nil && type.hasPersonalFields(schema: schema)
+        // An older schema has a prefix of the fields (the values of the others are absent).
+        let specs = schema == type.schemaVersion ? type.fields : type.fields(schema: schema)!
         if let seal, sealsPersonal {
             if let key = seal.key {
                 var plaintext = BinaryWriter(capacity: 64)
-                for (spec, value) in zip(type.fields, values) where EventType.isPersonal(spec) {
+                for (spec, value) in zip(specs, values) where EventType.isPersonal(spec) {
                     if spec.isOptional { plaintext.append(UInt8(value == nil ? 0 : 1)) }
                     if case .text(let text)? = value { plaintext.appendShortString(text) }
                 }
@@ -115,8 +117,6 @@ public enum RecordCodec {
                 writer.append(UInt8(0))
             }
         }
-        // An older schema has a prefix of the fields (the values of the others are absent).
-        let specs = schema == type.schemaVersion ? type.fields : type.fields(schema: schema)!
         for (spec, value) in zip(specs, values) {
             if sealsPersonal && EventType.isPersonal(spec) { continue }
             if spec.isOptional {
@@ -214,13 +214,14 @@ public enum RecordCodec {
         var reader = BinaryReader(bytes: UnsafeRawBufferPointer(rebasing: bytes[bodyOffset...]))
         let code = try reader.readUInt16()
         guard let type = EventType(code: code) else { throw RecordDecodingError("unknown event type code \(code)") }
-        _ = try reader.take(1 + 8 + 16 + 8, field: "the envelope")
+        let schema = try reader.readUInt8()
+        _ = try reader.take(8 + 16 + 8, field: "the envelope")
         let deviceLength = Int(try reader.readUInt8())
         _ = try reader.take(deviceLength, field: "device")
         guard try reader.readPresence(field: "user") else { return nil }
         _ = try reader.take(UserRef.byteCount, field: "user")
         if try reader.readPresence(field: "session") { _ = try reader.readUUID() }
-        guard type.hasPersonalFields, try reader.readPresence(field: "sealed personal fields") else { return nil }
+        guard type.hasPersonalFields(schema: schema), try reader.readPresence(field: "sealed personal fields") else { return nil }
         let length = Int(try reader.readUInt16())
         return Array(try reader.take(length, field: "sealed personal fields"))
     }
@@ -263,7 +264,7 @@ public enum RecordCodec {
         let session: UUID? = try reader.readPresence(field: "session") ? try reader.readUUID() : nil
         // The sealed personal fields (format 2, with a user): in field order, or `nil` when erased.
         var personal: [FieldValue?]?
-        let sealsPersonal = ref != nil && type.hasPersonalFields
+        let sealsPersonal = ref != nil && type.hasPersonalFields(schema: schema)
         if let ref, let users, sealsPersonal {
             if try reader.readPresence(field: "sealed personal fields") {
                 let length = Int(try reader.readUInt16())
@@ -275,7 +276,7 @@ public enum RecordCodec {
                     guard PersonalData.hasRecordNonce(sealed, plaintext: plaintext, key: key, eventID: id, seq: seq) else {
                         throw RecordDecodingError("the sealed personal fields of seq \(seq) were sealed for another record (their nonce is not this record's)")
                     }
-                    personal = try decodePersonal(plaintext, type: type)
+                    personal = try decodePersonal(plaintext, type: type, specs: specs)
                 }
             } else if users.key(of: ref) != nil {
                 // Left out only for a user forgotten when it was written, who never has a key again.
@@ -291,7 +292,8 @@ public enum RecordCodec {
                     values.append(personal[personalIndex])
                     personalIndex += 1
                 } else {
-                    values.append(spec.isOptional ? nil : .text(PersonalData.erasedText))
+                    // Erased: a field this schema adds was there (else the record would be at an older schema).
+                    values.append(type.erasedValue(spec, present: true))
                 }
                 continue
             }
@@ -335,12 +337,12 @@ public enum RecordCodec {
 
 extension RecordCodec {
     /// The personal field values (in field order) of an opened sealed section.
-    static func decodePersonal(_ plaintext: [UInt8], type: EventType) throws(RecordDecodingError) -> [FieldValue?] {
+    static func decodePersonal(_ plaintext: [UInt8], type: EventType, specs: [FieldSpec]) throws(RecordDecodingError) -> [FieldValue?] {
         let result: Result<[FieldValue?], RecordDecodingError> = plaintext.withUnsafeBytes { raw in
             do throws(RecordDecodingError) {
                 var reader = BinaryReader(bytes: raw)
                 var values: [FieldValue?] = []
-                for spec in type.fields where EventType.isPersonal(spec) {
+                for spec in specs where EventType.isPersonal(spec) {
                     if spec.isOptional, !(try reader.readPresence(field: spec.name)) {
                         values.append(nil)
                     } else {

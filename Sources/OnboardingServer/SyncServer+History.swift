@@ -193,7 +193,7 @@ extension SyncServer {
                     }
                     attempts.append(attempt)
                 }
-                if case let .signInSucceeded(method, secondFactor) = event.payload {
+                if case let .signInSucceeded(method, secondFactor, _) = event.payload {
                     if admitted {
                         let end = laterEnd[event.device]
                         if end == nil { open[event.device, default: []].append(sessions.count) }

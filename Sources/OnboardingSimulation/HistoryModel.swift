@@ -77,7 +77,7 @@ enum HistoryModel {
             guard admitted else { continue }
             answer.attempts.append(Attempt(seq: record.seq, at: event.at.iso8601, device: event.device, factor: factor.rawValue,
                                            method: method, outcome: outcome.rawValue, reason: reason, user: event.user))
-            if case let .signInSucceeded(first, secondFactor) = event.payload {
+            if case let .signInSucceeded(first, secondFactor, _) = event.payload {
                 open[event.device] = answer.sessions.count
                 answer.sessions.append(Session(seq: record.seq, device: event.device, start: event.at.iso8601, end: nil, method: first.rawValue,
                                                secondFactor: secondFactor, endReason: nil, user: event.user))
@@ -90,10 +90,10 @@ enum HistoryModel {
     /// factor whatever their method, codes under the second; a throttled attempt is `locked`.
     private static func classify(_ payload: Payload) -> (LockoutFactor, String, History.Attempt.Outcome, String?)? {
         switch payload {
-        case let .signInFailed(method, reason): (.password, method.rawValue, .failed, reason.rawValue)
-        case let .signInThrottled(method, _): (.password, method.rawValue, .throttled, "locked")
-        case let .signInSucceeded(method, _): (.password, method.rawValue, .succeeded, nil)
-        case .secondFactorFailed(let method): (.secondFactor, method.rawValue, .failed, nil)
+        case let .signInFailed(method, reason, _): (.password, method.rawValue, .failed, reason.rawValue)
+        case let .signInThrottled(method, _, _): (.password, method.rawValue, .throttled, "locked")
+        case let .signInSucceeded(method, _, _): (.password, method.rawValue, .succeeded, nil)
+        case .secondFactorFailed(let method, _): (.secondFactor, method.rawValue, .failed, nil)
         case .secondFactorSucceeded(let method): (.secondFactor, method.rawValue, .succeeded, nil)
         default: nil
         }

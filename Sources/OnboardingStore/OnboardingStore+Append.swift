@@ -338,7 +338,7 @@ extension OnboardingStore {
     @inline(__always)
     func userSeal(_ event: Event, scratch: inout StageScratch, forRecord: Bool) -> StagedUser? {
         guard let user = event.user else { return nil }
-        let needsKey = event.type.hasPersonalFields
+        let needsKey = event.hasPersonalFields
         // `scratch.users` still lists users this group forgot: those are live no longer. Any other
         // live user keeps its key (treating it as new would give it another key and leave its
         // sealed records unreadable).

@@ -314,7 +314,7 @@ extension OnboardingStore {
     /// so the sync client sends the section with it (docs/sync-protocol.md § Keys).
     package func sealedSections(for records: [Record]) throws(StoreError) -> [UInt64: [UInt8]] {
         let candidates = records.filter { record in
-            record.event.type.hasPersonalFields && record.event.user.map(UserRef.isLiteral) == true
+            record.event.hasPersonalFields && record.event.user.map(UserRef.isLiteral) == true
         }
         guard !candidates.isEmpty else { return [:] }
         return try reading { transaction in
@@ -450,11 +450,11 @@ extension OnboardingStore {
         if UserRef.isLiteral(user) { return CheckingSeal(seal: UserSeal(ref: ref, key: nil)) }
         if users.isForgotten(ref) {
             // Forgotten here first: the device may still seal with the key it sent (see adoptKeys).
-            let sent = event.type.hasPersonalFields ? pendingKeys.withLock { $0[ref] } : nil
+            let sent = event.hasPersonalFields ? pendingKeys.withLock { $0[ref] } : nil
             return CheckingSeal(seal: UserSeal(ref: ref, key: sent))
         }
         guard let key = users.key(of: ref) ?? pendingKeys.withLock({ $0[ref] }) else { return nil }
-        return CheckingSeal(seal: UserSeal(ref: ref, key: event.type.hasPersonalFields ? key : nil))
+        return CheckingSeal(seal: UserSeal(ref: ref, key: event.hasPersonalFields ? key : nil))
     }
 
     /// See ``checkingSeal(for:)``.

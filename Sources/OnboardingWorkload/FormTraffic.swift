@@ -131,7 +131,7 @@ struct FormTraffic {
                 passwordEntry(&steps, flow)
                 if let kind = flow.typed { event.payload = .signInStarted(method: method, identifierKind: kind) }
             }
-        case .signInFailed, .secondFactorRequired, .signInSucceeded(_, false):
+        case .signInFailed, .secondFactorRequired, .signInSucceeded(_, false, _):
             // An attempt after the first one of the flow: what changed in the form since.
             switch flow.last {
             case .signInFailed?:

@@ -115,9 +115,9 @@ struct ConsoleScenario {
     static func attempt(_ event: Event, seq: UInt64, user: String) -> Attempt? {
         let (outcome, factor, method): (String, String, SignInMethod)
         switch event.payload {
-        case .signInFailed(let signIn, _): (outcome, factor, method) = ("failed", "password", signIn)
-        case .signInSucceeded(let signIn, _): (outcome, factor, method) = ("succeeded", "password", signIn)
-        case .signInThrottled(let signIn, _): (outcome, factor, method) = ("throttled", "password", signIn)
+        case .signInFailed(let signIn, _, _): (outcome, factor, method) = ("failed", "password", signIn)
+        case .signInSucceeded(let signIn, _, _): (outcome, factor, method) = ("succeeded", "password", signIn)
+        case .signInThrottled(let signIn, _, _): (outcome, factor, method) = ("throttled", "password", signIn)
         default: return nil
         }
         return Attempt(at: event.at.iso8601, device: event.device, seq: seq, user: user, outcome: outcome, factor: factor,

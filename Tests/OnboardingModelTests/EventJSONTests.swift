@@ -323,9 +323,9 @@ struct EventJSONTests {
         Refusal(line(type: "sign_in_throttled", [("retry_after", #""soon""#)]), "retry_after",
                 #""soon" is not an ISO-8601 UTC time like 2026-11-29T16:00:00.123Z (at most 3 fraction digits, Z suffix)"#),
         // Unknown extra fields list what is allowed.
-        Refusal(line([("color", #""red""#)]), "color", "is not a field of sign_in_failed (its payload fields: method, reason)"),
+        Refusal(line([("color", #""red""#)]), "color", "is not a field of sign_in_failed (its payload fields: method, reason, client_address)"),
         Refusal(line(type: "captcha_passed", [("purpose", #""sign_in""#)]), "purpose", "is not a field of captcha_passed (its payload fields: none)"),
-        Refusal(line([("Method", #""password""#)]), "Method", "is not a field of sign_in_failed (its payload fields: method, reason)"),
+        Refusal(line([("Method", #""password""#)]), "Method", "is not a field of sign_in_failed (its payload fields: method, reason, client_address)"),
         // Secret-looking fields are refused with a message that says why.
         Refusal(line([("password", #""hunter2""#)]), "password", secretMessage),
         Refusal(line([("passcode", #""1234""#)]), "passcode", secretMessage),

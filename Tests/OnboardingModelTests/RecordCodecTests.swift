@@ -92,8 +92,8 @@ struct RecordCodecTests {
             let context = "seed \(seed), iteration \(iteration), \(type.rawValue)"
             let body = RecordCodec.body(of: event, seq: seq)
             let valid = decodeBoth(body)
-            if event.user != nil && type.hasPersonalFields {
-                // Sealed personal fields: the fast path leaves them to the reference decoder.
+            if (event.user != nil && event.hasPersonalFields) || event.payload.clientAddress != nil {
+                // Sealed personal fields, or a client address in the clear: the fast path leaves them to the reference decoder.
                 guard valid.fast == nil, valid.reference.map({ $0.0 == seq && $0.1 == event }) == true else {
                     Issue.record("\(context): a sealed event was not left to the reference decoder, or it misread it")
                     return
@@ -222,6 +222,11 @@ struct RecordCodecTests {
         (.accountCreationSubmitted, 11, "0021 01 000000000000000b |"),
         (.passwordResetStarted, 12, "0022 01 000000000000000c |"),
         (.passwordResetFailed(reason: .rateLimited), 13, "0023 01 000000000000000d | 03"),
+        // Schema 2 of the sign-in types: the client address (in the clear here, with no user).
+        (.signInFailed(method: .password, reason: .unknownUser), 14, "000c 01 000000000000000e | 00 02"),
+        (.signInFailed(method: .password, reason: .unknownUser, clientAddress: "192.0.2.7"), 14,
+         "000c 02 000000000000000e | 00 02 01 0009 3139322e302e322e37"),
+        (.secondFactorFailed(method: .sms, clientAddress: "2001:db8::1"), 15, "000f 02 000000000000000f | 01 01 000b 323030313a6462383a3a31"),
     ]
 
     @Test("golden: body bytes of events with every other field kind", arguments: goldenBodyCases)
@@ -247,7 +252,11 @@ struct RecordCodecTests {
                                               .fieldValidated: 2, .userRemoved: 1, .accountCreated: 0]
         for (type, size) in payloadSizes {
             var generator = EventGenerator(seed: 5)
-            let body = RecordCodec.body(of: Samples.event(generator.payload(of: type), user: nil, session: nil), seq: 1)
+            var payload = generator.payload(of: type)
+            // Schema 1: no client address.
+            if case let .signInThrottled(method, retryAfter, _) = payload { payload = .signInThrottled(method: method, retryAfter: retryAfter) }
+            if case let .signInSucceeded(method, secondFactor, _) = payload { payload = .signInSucceeded(method: method, secondFactor: secondFactor) }
+            let body = RecordCodec.body(of: Samples.event(payload, user: nil, session: nil), seq: 1)
             #expect(body.count == 36 + 7 + 2 + size, "\(type.rawValue)")
         }
     }

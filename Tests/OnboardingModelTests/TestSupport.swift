@@ -162,6 +162,16 @@ struct EventGenerator {
         rng.chance(1, in: 3) ? nil : text(maximumBytes: maximumBytes)
     }
 
+    /// Absent half the time; else IPv4, IPv6 at its longest, or the erased marker.
+    mutating func clientAddress() -> String? {
+        switch rng.below(8) {
+        case 0, 1, 2, 3: return nil
+        case 4, 5: return "\(rng.below(256)).\(rng.below(256)).\(rng.below(256)).\(rng.below(256))"
+        case 6: return ClientAddress.canonical((0..<8).map { _ in String(rng.below(0x10000) | 0x1000, radix: 16) }.joined(separator: ":"))!
+        default: return ClientAddress.erased
+        }
+    }
+
     mutating func device() -> String {
         let length = rng.chance(1, in: 10) ? Limits.maximumDeviceBytes : rng.int(in: 1...Limits.maximumDeviceBytes)
         return String((0..<length).map { _ in rng.element(of: Self.deviceCharacters) })
@@ -203,12 +213,12 @@ struct EventGenerator {
         case .biometricDisabled: return .biometricDisabled
         case .signInStarted:
             return .signInStarted(method: rng.pick(), identifierKind: rng.chance(1, in: 2) ? nil : rng.pick(IdentifierKind.self))
-        case .signInFailed: return .signInFailed(method: rng.pick(), reason: rng.pick())
-        case .signInThrottled: return .signInThrottled(method: rng.pick(), retryAfter: instant())
+        case .signInFailed: return .signInFailed(method: rng.pick(), reason: rng.pick(), clientAddress: clientAddress())
+        case .signInThrottled: return .signInThrottled(method: rng.pick(), retryAfter: instant(), clientAddress: clientAddress())
         case .secondFactorRequired: return .secondFactorRequired(method: rng.pick())
-        case .secondFactorFailed: return .secondFactorFailed(method: rng.pick())
+        case .secondFactorFailed: return .secondFactorFailed(method: rng.pick(), clientAddress: clientAddress())
         case .secondFactorSucceeded: return .secondFactorSucceeded(method: rng.pick())
-        case .signInSucceeded: return .signInSucceeded(method: rng.pick(), secondFactor: rng.bool())
+        case .signInSucceeded: return .signInSucceeded(method: rng.pick(), secondFactor: rng.bool(), clientAddress: clientAddress())
         case .signedOut: return .signedOut(reason: rng.pick())
         case .captchaPresented: return .captchaPresented(purpose: rng.pick())
         case .captchaFailed: return .captchaFailed

@@ -21,7 +21,10 @@ struct WireCodeTests {
     ]
 
     /// The types with a schema 2 (docs/format.md § Event types); every other type is at schema 1.
-    static let schemaVersions: [String: UInt8] = ["sign_in_started": 2, "field_validated": 2, "account_creation_failed": 2]
+    static let schemaVersions: [String: UInt8] = [
+        "sign_in_started": 2, "field_validated": 2, "account_creation_failed": 2,
+        "sign_in_failed": 2, "sign_in_throttled": 2, "second_factor_failed": 2, "sign_in_succeeded": 2,
+    ]
 
     @Test("every event type has its pinned code, which is its allCases index + 1")
     func eventTypeCodesArePinned() {
@@ -137,12 +140,12 @@ struct WireCodeTests {
             .userRemoved: ["reason"],
             .biometricEnabled: ["kind"],
             .signInStarted: ["method", "identifier_kind"],
-            .signInFailed: ["method", "reason"],
-            .signInThrottled: ["method", "retry_after"],
+            .signInFailed: ["method", "reason", "client_address"],
+            .signInThrottled: ["method", "retry_after", "client_address"],
             .secondFactorRequired: ["method"],
-            .secondFactorFailed: ["method"],
+            .secondFactorFailed: ["method", "client_address"],
             .secondFactorSucceeded: ["method"],
-            .signInSucceeded: ["method", "second_factor"],
+            .signInSucceeded: ["method", "second_factor", "client_address"],
             .signedOut: ["reason"],
             .captchaPresented: ["purpose"],
             .passwordResetRequested: ["route"],
@@ -162,7 +165,9 @@ struct WireCodeTests {
         #expect(optional == [
             "user_added.subtitle", "user_added.image_ref",
             "user_profile_updated.display_name", "user_profile_updated.subtitle", "user_profile_updated.image_ref",
-            "sign_in_started.identifier_kind", "account_creation_failed.field", "field_edited.valid",
+            "sign_in_started.identifier_kind", "sign_in_failed.client_address", "sign_in_throttled.client_address",
+            "second_factor_failed.client_address", "sign_in_succeeded.client_address",
+            "account_creation_failed.field", "field_edited.valid",
         ])
     }
 
@@ -180,6 +185,11 @@ struct WireCodeTests {
         #expect(try shape(.fieldValidated, 2) == ["field/8", "result/10"])
         #expect(try shape(.accountCreationFailed, 1) == ["field/5?", "reason/7"])
         #expect(try shape(.accountCreationFailed, 2) == ["field/8?", "reason/10"])
+        #expect(try shape(.signInFailed, 1) == ["method/6", "reason/7"])
+        #expect(try shape(.signInFailed, 2) == ["method/6", "reason/7", "client_address?"])
+        #expect(try shape(.signInThrottled, 1) == ["method/6", "retry_after"])
+        #expect(try shape(.secondFactorFailed, 1) == ["method/4"])
+        #expect(try shape(.signInSucceeded, 1) == ["method/6", "second_factor"])
         for type in EventType.allCases {
             #expect(type.fields(schema: 0) == nil && type.fields(schema: type.schemaVersion + 1) == nil, "\(type.rawValue)")
             #expect(type.fields(schema: type.schemaVersion)?.map(\.name) == type.fields.map(\.name))

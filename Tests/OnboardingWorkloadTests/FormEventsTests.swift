@@ -126,7 +126,7 @@ import Testing
                        password.at.millisecondsSince1970 - identifier.at.millisecondsSince1970 <= 300 {
                         autofilled += 1
                     }
-                case .signInFailed(.password, .invalidPassword):
+                case .signInFailed(.password, .invalidPassword, _):
                     // The next attempt, unless the lockout refused it: was the field emptied first?
                     guard let next = events[(index + 1)...].firstIndex(where: { [.signInFailed, .signInSucceeded, .secondFactorRequired, .signInThrottled].contains($0.type) }),
                           events[next].type != .signInThrottled else { continue }
@@ -169,7 +169,7 @@ import Testing
                     let edits = events[since..<index].filter { $0.type == .fieldEdited }.map(\.payload)
                     #expect(edits.last == .fieldEdited(field: .passcode, filled: true, valid: true), "\(edits)")
                     if edits.contains(.fieldEdited(field: .passcode, filled: true, valid: false)) { invalidFirst += 1 }
-                case .signInFailed(.passcode, .invalidPasscode):
+                case .signInFailed(.passcode, .invalidPasscode, _):
                     guard let next = events[(index + 1)...].firstIndex(where: { [.signInFailed, .signInSucceeded, .signInThrottled].contains($0.type) }),
                           events[next].type != .signInThrottled else { continue }
                     wrong += 1

@@ -129,7 +129,7 @@ import Testing
             let key = engine.key(user: event.user, device: event.device, factor: .password)
             switch event.payload {
             case .signInFailed: #expect(engine.decide(key, at: event.at).isAllowed, "\(actor) guessed while locked")
-            case .signInThrottled(_, let retryAfter):
+            case .signInThrottled(_, let retryAfter, _):
                 throttled += 1
                 let decision = engine.decide(key, at: event.at)
                 #expect(!decision.isAllowed, "\(actor) was throttled while free")

@@ -50,24 +50,24 @@ public struct OCSFClassification: Sendable, Equatable {
             let identifier = identifierKind.map { ", identifier: \($0.rawValue)" } ?? ""
             self.init(activity: .logon, status: .other, statusName: "Started", signInMethod: method,
                       message: "Sign-in attempt started (method: \(method.rawValue)\(identifier))")
-        case let .signInFailed(method, reason):
+        case let .signInFailed(method, reason, _):
             self.init(activity: .logon, status: .failure, statusDetail: OCSFClassification.detail(reason),
                       severity: reason.isGuess ? .low : .informational, signInMethod: method,
                       message: "Sign-in failed: \(reason.rawValue) (method: \(method.rawValue))")
-        case let .signInThrottled(method, retryAfter):
+        case let .signInThrottled(method, retryAfter, _):
             self.init(activity: .logon, status: .failure, statusDetail: "ACCOUNT_LOCKED_OUT", severity: .medium,
                       signInMethod: method,
                       message: "Sign-in refused: locked out after too many recent attempts, retry after \(retryAfter.iso8601) (method: \(method.rawValue))")
         case .secondFactorRequired(let method):
             self.init(activity: .logon, status: .other, statusName: "Second Factor Required", isMFA: true,
                       message: "Second factor required (method: \(method.rawValue))")
-        case .secondFactorFailed(let method):
+        case .secondFactorFailed(let method, _):
             self.init(activity: .logon, status: .failure, statusDetail: "INVALID_CREDENTIALS", severity: .low, isMFA: true,
                       message: "Second factor failed (method: \(method.rawValue))")
         case .secondFactorSucceeded(let method):
             self.init(activity: .logon, status: .success, isMFA: true,
                       message: "Second factor accepted (method: \(method.rawValue))")
-        case let .signInSucceeded(method, secondFactor):
+        case let .signInSucceeded(method, secondFactor, _):
             self.init(activity: .logon, status: .success, isMFA: secondFactor, signInMethod: method,
                       message: "Signed in (method: \(method.rawValue), second factor: \(secondFactor ? "yes" : "no"))")
         case .signedOut(let reason):

@@ -90,7 +90,7 @@ public struct History: Sendable, Hashable {
 
             if let attempt = History.attempt(of: record) {
                 let listed = list(attempt)
-                guard case let .signInSucceeded(method, secondFactor) = event.payload else { return }
+                guard case let .signInSucceeded(method, secondFactor, _) = event.payload else { return }
                 close(event, History.replacedReason)
                 if listed {
                     open[event.device] = built.sessions.count
@@ -127,11 +127,11 @@ public struct History: Sendable, Hashable {
         let event = record.event
         let parts: (method: AttemptMethod, outcome: Attempt.Outcome, reason: String?)
         switch event.payload {
-        case let .signInFailed(method, reason): parts = (.signIn(method), .failed, reason.rawValue)
-        case let .signInThrottled(method, _): parts = (.signIn(method), .throttled, lockedReason)
-        case .secondFactorFailed(let method): parts = (.secondFactor(method), .failed, nil)
+        case let .signInFailed(method, reason, _): parts = (.signIn(method), .failed, reason.rawValue)
+        case let .signInThrottled(method, _, _): parts = (.signIn(method), .throttled, lockedReason)
+        case .secondFactorFailed(let method, _): parts = (.secondFactor(method), .failed, nil)
         case .secondFactorSucceeded(let method): parts = (.secondFactor(method), .succeeded, nil)
-        case let .signInSucceeded(method, _): parts = (.signIn(method), .succeeded, nil)
+        case let .signInSucceeded(method, _, _): parts = (.signIn(method), .succeeded, nil)
         default: return nil
         }
         return Attempt(seq: record.seq, at: event.at, device: event.device, method: parts.method, outcome: parts.outcome,

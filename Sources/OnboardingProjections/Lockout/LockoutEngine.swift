@@ -40,7 +40,7 @@ public struct LockoutEngine: Projection {
         let event = record.event
         defer { seq = record.seq }
         switch event.payload {
-        case let .signInFailed(method, reason):
+        case let .signInFailed(method, reason, _):
             guard reason.isCountedFailure else { return }
             if let methods = policy.password.methods, !methods.contains(method) { return }
             countFailure(key(user: event.user, device: event.device, factor: .password), rule: policy.password, at: event.at)

@@ -99,7 +99,7 @@ public struct SessionProjection: Sendable, Hashable {
             flow.state = .loading
             if let identifierKind { flow.identifierKind = identifierKind }
 
-        case let .signInFailed(_, reason):
+        case let .signInFailed(_, reason, _):
             if reason.isCountedFailure, SessionProjection.showLock(decision(.password), on: &flow) { break }
             flow.screen = .signIn
             flow.state = .error
@@ -114,7 +114,7 @@ public struct SessionProjection: Sendable, Hashable {
             case .cancelled: flow.state = flow.restingState
             }
 
-        case let .signInThrottled(_, retryAfter):
+        case let .signInThrottled(_, retryAfter, _):
             // The app refused the attempt because of a lock; say what the engine knows of it, or
             // else the wait the app recorded.
             let lock = [decision(.password), decision(.secondFactor)].first { !$0.isAllowed }
@@ -142,7 +142,7 @@ public struct SessionProjection: Sendable, Hashable {
             flow.screen = .secondFactor
             flow.state = .success
 
-        case let .signInSucceeded(method, secondFactor):
+        case let .signInSucceeded(method, secondFactor, _):
             device.signedIn = event.user.map { SignedInUser(user: $0, since: event.at, method: method, secondFactor: secondFactor) }
             flow.screen = .signedIn
             flow.state = .success

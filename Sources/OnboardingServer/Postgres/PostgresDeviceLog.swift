@@ -102,10 +102,10 @@ final class PostgresDeviceLog: DeviceLog {
         if UserRef.isLiteral(user) { return .init(seal: UserSeal(ref: ref, key: nil)) }
         if users.isForgotten(ref) {
             // Forgotten here first: the device may still seal with the key it sent.
-            return .init(seal: UserSeal(ref: ref, key: event.type.hasPersonalFields ? pendingKeys[ref] : nil))
+            return .init(seal: UserSeal(ref: ref, key: event.hasPersonalFields ? pendingKeys[ref] : nil))
         }
         guard let key = users.key(of: ref) ?? pendingKeys[ref] else { return nil }
-        return .init(seal: UserSeal(ref: ref, key: event.type.hasPersonalFields ? key : nil))
+        return .init(seal: UserSeal(ref: ref, key: event.hasPersonalFields ? key : nil))
     }
 
     /// The device's pseudonym key is adopted while the log holds nothing that depends on the one
@@ -153,7 +153,7 @@ final class PostgresDeviceLog: DeviceLog {
             var seal: UserSeal?
             var readsAs: String?
             if let user = event.user {
-                let needsKey = event.type.hasPersonalFields
+                let needsKey = event.hasPersonalFields
                 let ref = directory.ref(of: user)
                 // In the replica store's order: a pseudonym literal or a forgotten user reads as
                 // the pseudonym, erased; a live user by name keeps its key; anyone else is new.

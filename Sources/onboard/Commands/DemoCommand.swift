@@ -262,7 +262,7 @@ enum DemoCommand {
             for step in scene.steps {
                 clock = clock.adding(milliseconds: step.pause * 1000 + Int64.random(in: 0..<1000))
                 var payload = step.payload
-                if case .signInThrottled(let method, _) = payload {
+                if case .signInThrottled(let method, _, _) = payload {
                     // The retry time comes from the lockout engine, as an app would do it.
                     let decision = try storeCall { try store.signInDecision(user: step.user, at: clock) }
                     guard case .locked(let lock) = decision else { continue }
