@@ -155,19 +155,30 @@ struct LockoutDocTimelineTests {
                 return nil
             }
         }
-        let words = text.split(separator: " ").map(String.init)
+        var words = text.split(separator: " ").map(String.init)
+        // `… from ADDRESS` and `… as USER` (either, both, in that order).
+        var user: String?? = .none
+        var address: String?
+        if words.count >= 2, words[words.count - 2] == "as" {
+            user = .some(words[words.count - 1])
+            words.removeLast(2)
+        }
+        if words.count >= 2, words[words.count - 2] == "from" {
+            address = words[words.count - 1]
+            words.removeLast(2)
+        }
         guard let name = words.first else { return nil }
         let record: (inout LockoutScenario, Timestamp) -> Void
         switch (name, words.count) {
         case ("sign_in_failed", 3):
             guard let method = SignInMethod(rawValue: words[1]), let reason = SignInFailureReason(rawValue: words[2]) else { return nil }
-            record = { $0.fail(at: $1, method: method, reason: reason) }
+            record = { $0.fail(at: $1, method: method, reason: reason, user: user, address: address) }
         case ("second_factor_failed", 2):
             guard let method = SecondFactorMethod(rawValue: words[1]) else { return nil }
             record = { $0.failSecondFactor(at: $1, method: method) }
         case ("sign_in_succeeded", 2):
             guard let method = SignInMethod(rawValue: words[1]) else { return nil }
-            record = { $0.succeed(at: $1, method: method) }
+            record = { $0.succeed(at: $1, method: method, user: user, address: address) }
         case ("sign_in_throttled", 1):
             record = { $0.throttled(at: $1) }
         case ("password_changed", 1), ("lockout_cleared", 1), ("passcode_reset_completed", 1):

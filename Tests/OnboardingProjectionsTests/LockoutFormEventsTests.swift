@@ -22,7 +22,10 @@ struct LockoutFormEventsTests {
         return (0..<3_000).map { index in
             at = at.adding(milliseconds: Int64.random(in: 200...20_000, using: &random))
             // Successes are rare, so locks happen.
-            let payload = index % 1_000 == 999 ? payloads[6] : payloads[Int.random(in: 0...5, using: &random)]
+            var payload = index % 1_000 == 999 ? payloads[6] : payloads[Int.random(in: 0...5, using: &random)]
+            // Most attempts come from one of two addresses, so the rules by address lock too.
+            let address = ["198.51.100.1", "198.51.100.2", nil][Int.random(in: 0...2, using: &random)]
+            if case let .signInFailed(method, reason, _) = payload { payload = .signInFailed(method: method, reason: reason, clientAddress: address) }
             return Event(id: UUID(), device: ["kiosk-7", "phone-1"][Int.random(in: 0...1, using: &random)], at: at,
                          user: ["ann", "bob", "carol"][Int.random(in: 0...2, using: &random)], flow: nil, payload: payload)
         }
@@ -63,7 +66,8 @@ struct LockoutFormEventsTests {
         for minutes in stride(from: 0, through: 900, by: 5) {
             let at = Self.start.adding(milliseconds: Int64(minutes) * 60_000)
             #expect(withForms.entries(at: at) == plain.entries(at: at), "\(policy.name) at +\(minutes) min")
-            locked += plain.entries(at: at).filter { $0.lockedUntil != nil || $0.permanent }.count
+            #expect(withForms.addressEntries(at: at) == plain.addressEntries(at: at), "\(policy.name) at +\(minutes) min")
+            locked += (plain.entries(at: at) + plain.addressEntries(at: at)).filter { $0.lockedUntil != nil || $0.permanent }.count
         }
         #expect(locked > 0, "\(policy.name): the traffic must lock some keys, or the comparison proves nothing")
         // A log of form events alone leaves the engine empty.

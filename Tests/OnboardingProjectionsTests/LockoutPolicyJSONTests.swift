@@ -16,7 +16,8 @@ struct LockoutPolicyJSONTests {
 
     @Test("printed presets are one line with members in a fixed order")
     func printedForm() {
-        #expect(LockoutPolicy.mediawiki.json == #"{"name":"mediawiki","password":{"tiers":[{"limit":5,"window_seconds":300},{"limit":150,"window_seconds":172800}]},"second_factor":{"tiers":[{"limit":10,"window_seconds":60},{"limit":20,"window_seconds":600}]},"clearing":{"sign_in_succeeded":"all","password_changed":"all","lockout_cleared":"all","passcode_reset_completed":"all"}}"#)
+        #expect(LockoutPolicy.mediawiki.json == #"{"name":"mediawiki","password":{"tiers":[{"limit":5,"window_seconds":300},{"limit":150,"window_seconds":172800}]},"second_factor":{"tiers":[{"limit":10,"window_seconds":60},{"limit":20,"window_seconds":600}]},"clearing":{"sign_in_succeeded":"all","password_changed":"all","lockout_cleared":"all","passcode_reset_completed":"all"},"address":{"scope":"address_and_user","tiers":[{"limit":5,"window_seconds":300},{"limit":150,"window_seconds":172800}],"cleared_by_success":true}}"#)
+        #expect(LockoutPolicy.fail2ban.json == #"{"name":"fail2ban","password":{"tiers":[]},"second_factor":{"tiers":[]},"clearing":{"sign_in_succeeded":"none","password_changed":"none","lockout_cleared":"all","passcode_reset_completed":"none"},"address":{"scope":"address","tiers":[{"limit":5,"window_seconds":600,"lock_seconds":600}],"cleared_by_success":false}}"#)
         #expect(LockoutPolicy.localPasscode.json == #"{"name":"local_passcode","password":{"methods":["passcode"],"tiers":[],"consecutive_limit":10},"second_factor":{"tiers":[]},"clearing":{"sign_in_succeeded":"counters","password_changed":"counters","lockout_cleared":"all","passcode_reset_completed":"all"}}"#)
     }
 

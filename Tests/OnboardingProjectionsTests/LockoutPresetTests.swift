@@ -9,9 +9,9 @@ import OnboardingModel
 struct LockoutPresetTests {
     static let profiles = LockoutPresetProfile.all
 
-    @Test("the presets are the five of DESIGN.md §5, found by name")
+    @Test("the presets are the five of docs/lockout.md and fail2ban, found by name")
     func presetNames() {
-        #expect(LockoutPolicy.presets.map(\.name) == ["mediawiki", "keycloak", "owasp", "nist", "local_passcode"])
+        #expect(LockoutPolicy.presets.map(\.name) == ["mediawiki", "keycloak", "owasp", "nist", "local_passcode", "fail2ban"])
         for preset in LockoutPolicy.presets { #expect(LockoutPolicy.named(preset.name) == preset) }
         #expect(LockoutPolicy.named("MediaWiki") == nil)
         #expect(LockoutPolicy.named("") == nil)

@@ -53,6 +53,9 @@ struct LockoutScenario {
     private(set) var records: [Record] = []
     var user: String? = "alice"
     var device = "phone-1"
+    /// The client address of the latest event that had one: what ``decide(at:_:user:device:)``
+    /// asks about (the timelines' `from ADDRESS`).
+    var address: String?
 
     init(_ policy: LockoutPolicy, acrossDevices: Bool = false) {
         engine = LockoutEngine(policy: policy, acrossDevices: acrossDevices)
@@ -73,10 +76,11 @@ struct LockoutScenario {
 
     /// A counted password-factor failure (with the policy's counted method by default).
     mutating func fail(at time: Timestamp, method: SignInMethod? = nil, reason: SignInFailureReason = .invalidPassword,
-                       user: String?? = .none, device: String? = nil) {
+                       user: String?? = .none, device: String? = nil, address: String? = nil) {
         let method = method ?? (policy.password.methods?.first ?? .password)
         let reason = method == .passcode && reason == .invalidPassword ? .invalidPasscode : reason
-        record(.signInFailed(method: method, reason: reason), at: time, user: user, device: device)
+        if let address { self.address = address }
+        record(.signInFailed(method: method, reason: reason, clientAddress: address), at: time, user: user, device: device)
     }
 
     mutating func failSecondFactor(at time: Timestamp, method: SecondFactorMethod = .totp,
@@ -84,8 +88,10 @@ struct LockoutScenario {
         record(.secondFactorFailed(method: method), at: time, user: user, device: device)
     }
 
-    mutating func succeed(at time: Timestamp, method: SignInMethod = .password, user: String?? = .none, device: String? = nil) {
-        record(.signInSucceeded(method: method, secondFactor: false), at: time, user: user, device: device)
+    mutating func succeed(at time: Timestamp, method: SignInMethod = .password, user: String?? = .none, device: String? = nil,
+                          address: String? = nil) {
+        if let address { self.address = address }
+        record(.signInSucceeded(method: method, secondFactor: false, clientAddress: address), at: time, user: user, device: device)
     }
 
     mutating func throttled(at time: Timestamp) {
@@ -113,7 +119,7 @@ struct LockoutScenario {
     }
 
     func decide(at time: Timestamp, _ factor: LockoutFactor = .password, user: String?? = .none, device: String? = nil) -> LockoutDecision {
-        engine.decide(key(factor, user: user, device: device), at: time)
+        engine.decide(key(factor, user: user, device: device), address: address, at: time)
     }
 
     func summary(at time: Timestamp, _ factor: LockoutFactor = .password, user: String?? = .none, device: String? = nil) -> String {

@@ -14,7 +14,8 @@ import OnboardingModel
 /// let decision = engine.decide(LockoutKey(user: "alice", device: "kiosk-7", factor: .password), at: now)
 /// ```
 public struct LockoutEngine: Projection {
-    public static let stateVersion = 3
+    /// 4: keys by client address (``LockoutPolicy/address``) beside the keys by user.
+    public static let stateVersion = 4
 
     public let policy: LockoutPolicy
     /// `false` on a device (keys per device); `true` on the server's global view, where keys are
@@ -25,6 +26,9 @@ public struct LockoutEngine: Projection {
     /// of the key and usually one slot read. Clearing a user on one device looks up that device's keys directly; only
     /// account-wide clears (`password_changed`, `lockout_cleared`) scan, and they are rare.
     private(set) var keys = LockoutKeyTable()
+    /// The keys of ``LockoutPolicy/address``: the address in the key's `device`, the user (for
+    /// `address_and_user`) or `nil` (for `address`) in its `user`, factor `password`.
+    private(set) var addressKeys = LockoutKeyTable()
 
     public init(policy: LockoutPolicy = .mediawiki, acrossDevices: Bool = false) {
         self.policy = policy
@@ -37,29 +41,59 @@ public struct LockoutEngine: Projection {
     }
 
     public mutating func apply(_ record: Record) {
-        let event = record.event
         defer { seq = record.seq }
-        switch event.payload {
-        case let .signInFailed(method, reason, _):
-            guard reason.isCountedFailure else { return }
-            if let methods = policy.password.methods, !methods.contains(method) { return }
-            countFailure(key(user: event.user, device: event.device, factor: .password), rule: policy.password, at: event.at)
-        case .secondFactorFailed:
-            countFailure(key(user: event.user, device: event.device, factor: .secondFactor), rule: policy.secondFactor, at: event.at)
+        if let input = LockoutInput(record.event) { apply(input) }
+    }
+
+    /// Applies what one event means to the lockout (``LockoutInput``): what ``apply(_:)`` does
+    /// for the record of that event, without a record (the lab's replay path builds these
+    /// straight from stored bytes). Leaves ``seq`` as it is.
+    public mutating func apply(_ input: LockoutInput) {
+        switch input.kind {
+        case .passwordFailure:
+            if let methods = policy.password.methods, !methods.contains(input.method) { return }
+            let userKey = key(user: input.user, device: input.device, factor: .password)
+            let byAddress = addressKey(user: input.user, address: input.address)
+            // An attempt any key refuses was refused: it counts toward no key.
+            guard !LockoutEngine.refuses(keys[userKey], at: input.at),
+                  !(byAddress.map { LockoutEngine.refuses(addressKeys[$0], at: input.at) } ?? false) else { return }
+            LockoutEngine.countFailure(userKey, rule: policy.password, at: input.at, in: &keys)
+            if let byAddress, let rule = policy.address?.rule {
+                LockoutEngine.countFailure(byAddress, rule: rule, at: input.at, in: &addressKeys)
+            }
+        case .secondFactorFailure:
+            LockoutEngine.countFailure(key(user: input.user, device: input.device, factor: .secondFactor), rule: policy.secondFactor,
+                                       at: input.at, in: &keys)
         case .signInSucceeded:
-            clear(user: event.user, device: event.device, scope: policy.clearing.signInSucceeded)
+            clear(user: input.user, device: input.device, scope: policy.clearing.signInSucceeded)
+            if policy.address?.clearedBySuccess == true, let byAddress = addressKey(user: input.user, address: input.address) {
+                addressKeys[byAddress] = nil
+            }
         case .passcodeResetCompleted:
-            clear(user: event.user, device: event.device, scope: policy.clearing.passcodeResetCompleted)
+            clear(user: input.user, device: input.device, scope: policy.clearing.passcodeResetCompleted)
         case .passwordChanged:
-            clear(user: event.user, device: nil, scope: policy.clearing.passwordChanged)
+            clear(user: input.user, device: nil, scope: policy.clearing.passwordChanged)
         case .lockoutCleared:
-            clear(user: event.user, device: nil, scope: policy.clearing.lockoutCleared)
-        default:
-            return
+            clear(user: input.user, device: nil, scope: policy.clearing.lockoutCleared)
+            clearAddressKeys(ofUser: input.user, scope: policy.clearing.lockoutCleared)
         }
     }
 
-    private mutating func countFailure(_ key: LockoutKey, rule: LockoutPolicy.FactorRule, at: Timestamp) {
+    /// The key by address an attempt from `address` counts under, `nil` when the policy has no
+    /// address rule or the attempt no (readable) address.
+    public func addressKey(user: String?, address: String?) -> LockoutKey? {
+        guard let rule = policy.address, let address, address != ClientAddress.erased else { return nil }
+        return LockoutKey(user: rule.scope == .addressAndUser ? user : nil, device: address, factor: .password)
+    }
+
+    /// Whether a key in `state` refuses an attempt at `at`.
+    @inline(__always)
+    private static func refuses(_ state: KeyState?, at: Timestamp) -> Bool {
+        guard let state else { return false }
+        return state.permanentSince != nil || state.lockedUntil.map { at < $0 } ?? false
+    }
+
+    private static func countFailure(_ key: LockoutKey, rule: LockoutPolicy.FactorRule, at: Timestamp, in keys: inout LockoutKeyTable) {
         var state = keys[key] ?? KeyState()
         if state.permanentSince != nil { return }
         if let until = state.lockedUntil, at < until { return }
@@ -86,8 +120,12 @@ public struct LockoutEngine: Projection {
             }
             if index < inline { state[inlineWindow: index] = current } else { extraWindows[index - inline] = current }
             if current.count >= tier.limit {
-                propose(current.start.adding(milliseconds: window),
-                        .tier(index: index, limit: tier.limit, windowSeconds: tier.windowSeconds), window)
+                let reason = LockReason.tier(index: index, limit: tier.limit, windowSeconds: tier.windowSeconds)
+                if let lockSeconds = tier.lockSeconds {
+                    propose(at.adding(milliseconds: Int64(lockSeconds) * 1000), reason, Int64(lockSeconds) * 1000)
+                } else {
+                    propose(current.start.adding(milliseconds: window), reason, window)
+                }
             }
         }
 
@@ -139,7 +177,7 @@ public struct LockoutEngine: Projection {
 
     /// Locks until `until` — never earlier than a lock already in force — or permanently once
     /// the policy's temporary lockouts are used up.
-    private func impose(_ state: inout KeyState, until: Timestamp, reason: LockReason, durationMilliseconds: Int64,
+    private static func impose(_ state: inout KeyState, until: Timestamp, reason: LockReason, durationMilliseconds: Int64,
                         rule: LockoutPolicy.FactorRule, at: Timestamp) {
         if let allowed = rule.permanentAfterLockouts, Int(state.temporaryLockouts) >= allowed {
             state.permanentSince = state.permanentSince ?? at
@@ -171,6 +209,12 @@ public struct LockoutEngine: Projection {
         }
     }
 
+    /// Clears `user`'s keys by address and user (an admin's clear is of a user, never of an address).
+    private mutating func clearAddressKeys(ofUser user: String?, scope: LockoutPolicy.ClearScope) {
+        guard scope != .none, user != nil, policy.address?.scope == .addressAndUser, !addressKeys.isEmpty else { return }
+        for key in addressKeys.keys(ofUser: user) { addressKeys[key] = nil }
+    }
+
     /// Clears `user`'s keys of `factor` (every factor when `nil`) as a `lockout_cleared` event
     /// does, under the policy's scope for it: what a sync server applies, in its fold, for an
     /// administrator's clear (which, unlike the event, may name one factor).
@@ -179,6 +223,7 @@ public struct LockoutEngine: Projection {
         guard scope != .none, !keys.isEmpty else { return }
         let candidates = acrossDevices ? LockoutFactor.allCases.map { LockoutKey(user: user, device: nil, factor: $0) } : keys.keys(ofUser: user)
         for key in candidates where factor == nil || key.factor == factor { clear(key, scope: scope) }
+        if factor != .secondFactor { clearAddressKeys(ofUser: user, scope: scope) }
     }
 
     private mutating func clear(_ key: LockoutKey, scope: LockoutPolicy.ClearScope) {
@@ -198,11 +243,31 @@ public struct LockoutEngine: Projection {
     /// May `key` try to sign in at `at`? A lock is in force while `at` is before its end, so at
     /// exactly the end the key is free again. O(1).
     public func decide(_ key: LockoutKey, at: Timestamp) -> LockoutDecision {
-        guard let state = keys[key] else { return .allowed(failures: 0) }
+        decision(keys[key], rule: policy.rule(for: key.factor), at: at)
+    }
+
+    /// The decision for an attempt on `key` from `address`: the stricter of the key's own and
+    /// that of the address's key (``LockoutPolicy/address``), a permanent lock over a temporary
+    /// one and the later end over the earlier. Without an address, or a rule for addresses, it
+    /// is ``decide(_:at:)``.
+    public func decide(_ key: LockoutKey, address: String?, at: Timestamp) -> LockoutDecision {
+        let own = decide(key, at: at)
+        guard key.factor == .password, let rule = policy.address, let byAddress = addressKey(user: key.user, address: address),
+              let state = addressKeys[byAddress] else { return own }
+        let other = decision(state, rule: rule.rule, at: at)
+        switch (own, other) {
+        case (.permanentlyLocked, _), (_, .allowed): return own
+        case (_, .permanentlyLocked), (.allowed, _): return other
+        case let (.locked(a), .locked(b)): return a.until >= b.until ? own : other
+        }
+    }
+
+    private func decision(_ state: KeyState?, rule: LockoutPolicy.FactorRule, at: Timestamp) -> LockoutDecision {
+        guard let state else { return .allowed(failures: 0) }
         if let since = state.permanentSince {
             return .permanentlyLocked(PermanentLock(since: since, clearedBy: policy.clearing.permanentClearedBy, failures: Int(state.failures)))
         }
-        if let until = state.lockedUntil, at < until, let reason = state.lockReason(policy.rule(for: key.factor)) {
+        if let until = state.lockedUntil, at < until, let reason = state.lockReason(rule) {
             return .locked(TemporaryLock(until: until, reason: reason, durationMilliseconds: state.lockDurationMilliseconds,
                                          failures: Int(state.failures)))
         }
@@ -221,6 +286,16 @@ public struct LockoutEngine: Projection {
     /// Every key with counted failures (or a permanent lock), sorted by user, device, factor.
     public func entries(at: Timestamp) -> [Entry] {
         keys.keysAndStates.sorted { $0.key < $1.key }.map { key, state in
+            let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
+            return Entry(key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
+                         permanent: state.permanentSince != nil)
+        }
+    }
+
+    /// Every key by client address (``LockoutPolicy/address``) with its standing at `at`: the
+    /// address in the key's `device`. Sorted like ``entries(at:)``.
+    public func addressEntries(at: Timestamp) -> [Entry] {
+        addressKeys.keysAndStates.sorted { $0.key < $1.key }.map { key, state in
             let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
             return Entry(key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
                          permanent: state.permanentSince != nil)
@@ -249,6 +324,11 @@ public struct LockoutEngine: Projection {
             keys[key] = nil
             keys.setExtraWindows([], for: key)
         }
+        // Keys by address and user depend on that user's events only; keys by address alone
+        // depend on every user's, and stay (docs/lockout.md § By address).
+        if policy.address?.scope == .addressAndUser {
+            for key in addressKeys.keys(ofUser: user) { addressKeys[key] = nil }
+        }
     }
 
     /// Whether ``apply(_:)`` may change a key for an event of `type`: a fold that keeps only
@@ -263,17 +343,17 @@ public struct LockoutEngine: Projection {
     /// Whether both engines hold the same keys in the same states (whatever seq each applied
     /// last): what the server compares when it checks that a fold in arrival order equals one in
     /// time order.
-    public func hasSameKeys(as other: LockoutEngine) -> Bool { keys == other.keys }
+    public func hasSameKeys(as other: LockoutEngine) -> Bool { keys == other.keys && addressKeys == other.addressKeys }
 
     /// Number of keys with state: the engine's memory grows with this, not with the log.
-    public var keyCount: Int { keys.count }
+    public var keyCount: Int { keys.count + addressKeys.count }
 }
 
 // MARK: Snapshot
 
 extension LockoutEngine {
     private enum CodingKeys: String, CodingKey {
-        case policy, acrossDevices, seq, keys
+        case policy, acrossDevices, seq, keys, addressKeys
     }
 
     /// Reads a snapshot written by ``encode(to:)``, checking every key against the policy (see
@@ -293,6 +373,17 @@ extension LockoutEngine {
             keys[key] = state
             keys.setExtraWindows(extraWindows, for: key)
         }
+        for snapshotKey in try container.decodeIfPresent([SnapshotKey].self, forKey: .addressKeys) ?? [] {
+            let key = snapshotKey.key
+            guard let rule = policy.address, key.device != nil, key.factor == .password, (key.user == nil) == (rule.scope == .address),
+                  addressKeys[key] == nil else {
+                throw DecodingError.dataCorruptedError(forKey: .addressKeys, in: container,
+                                                       debugDescription: "address key \(key) is repeated or does not fit the policy's address rule")
+            }
+            let (state, extraWindows) = try snapshotKey.state(rule: rule.rule, codingPath: container.codingPath)
+            addressKeys[key] = state
+            addressKeys.setExtraWindows(extraWindows, for: key)
+        }
     }
 
     /// The policy, the seq and every key with its state, sorted by key so equal states write
@@ -307,6 +398,12 @@ extension LockoutEngine {
             let tierCount = policy.rule(for: key.factor).tiers.count
             return SnapshotKey(key: key, state: state, extraWindows: keys.extraWindows(for: key, tierCount: tierCount))
         }, forKey: .keys)
+        if let rule = policy.address, !addressKeys.isEmpty {
+            let sortedAddresses = addressKeys.keysAndStates.sorted { SnapshotKey.precedes($0.key, $1.key) }
+            try container.encode(sortedAddresses.map { key, state in
+                SnapshotKey(key: key, state: state, extraWindows: addressKeys.extraWindows(for: key, tierCount: rule.rule.tiers.count))
+            }, forKey: .addressKeys)
+        }
     }
 }
 

@@ -37,8 +37,10 @@ extension LockoutPolicy {
         func rule(_ rule: FactorRule) -> JSONValue {
             var members: [JSONValue.Member] = []
             if let methods = rule.methods { members.append(.init("methods", .array(methods.map { .string($0.rawValue) }))) }
-            members.append(.init("tiers", .array(rule.tiers.map {
-                .object([.init("limit", number($0.limit)), .init("window_seconds", number($0.windowSeconds))])
+            members.append(.init("tiers", .array(rule.tiers.map { tier in
+                var fields: [JSONValue.Member] = [.init("limit", number(tier.limit)), .init("window_seconds", number(tier.windowSeconds))]
+                if let lock = tier.lockSeconds { fields.append(.init("lock_seconds", number(lock))) }
+                return .object(fields)
             })))
             if let backoff = rule.backoff {
                 var fields: [JSONValue.Member] = [
@@ -56,7 +58,7 @@ extension LockoutPolicy {
             if let count = rule.permanentAfterLockouts { members.append(.init("permanent_after_lockouts", number(count))) }
             return .object(members)
         }
-        return .object([
+        var members: [JSONValue.Member] = [
             .init("name", .string(name)),
             .init("password", rule(password)),
             .init("second_factor", rule(secondFactor)),
@@ -66,7 +68,14 @@ extension LockoutPolicy {
                 .init("lockout_cleared", .string(clearing.lockoutCleared.rawValue)),
                 .init("passcode_reset_completed", .string(clearing.passcodeResetCompleted.rawValue)),
             ])),
-        ])
+        ]
+        if let address {
+            guard case .object(var fields) = rule(address.rule) else { preconditionFailure("a rule prints as an object") }
+            fields.insert(.init("scope", .string(address.scope.rawValue)), at: 0)
+            fields.append(.init("cleared_by_success", .bool(address.clearedBySuccess)))
+            members.append(.init("address", .object(fields)))
+        }
+        return .object(members)
     }
 }
 
@@ -98,7 +107,7 @@ private struct PolicyReader {
     }
 
     mutating func policy(_ value: JSONValue) throws(LockoutPolicyError) -> LockoutPolicy {
-        let root = try object(value, "policy", allowed: ["name", "password", "second_factor", "clearing"])
+        let root = try object(value, "policy", allowed: ["name", "password", "second_factor", "clearing", "address"])
         guard case .string(let name)? = root["name"], !name.isEmpty, name.utf8.count <= 64 else {
             throw fail("policy.name", "is required: a name of 1 to 64 bytes")
         }
@@ -123,7 +132,24 @@ private struct PolicyReader {
                 lockoutCleared: try scope("lockout_cleared", clearing.lockoutCleared),
                 passcodeResetCompleted: try scope("passcode_reset_completed", clearing.passcodeResetCompleted))
         }
-        return LockoutPolicy(name: name, password: password, secondFactor: secondFactor, clearing: clearing)
+        var address: LockoutPolicy.AddressRule?
+        if let value = root["address"] {
+            let path = "policy.address"
+            let fields = try object(value, path, allowed: ["scope", "cleared_by_success", "tiers", "backoff", "consecutive_limit", "permanent_after_lockouts"])
+            let scopes = LockoutPolicy.AddressRule.Scope.allCases.map(\.rawValue)
+            guard case .string(let text)? = fields["scope"], let scope = LockoutPolicy.AddressRule.Scope(rawValue: text) else {
+                throw fail("\(path).scope", "is required: one of \(scopes.map { "\"\($0)\"" }.joined(separator: ", "))")
+            }
+            var clearedBySuccess = false
+            if let flag = fields["cleared_by_success"] {
+                guard case .bool(let value) = flag else { throw fail("\(path).cleared_by_success", "must be true or false") }
+                clearedBySuccess = value
+            }
+            let ruleMembers = fields.list.filter { $0.key != "scope" && $0.key != "cleared_by_success" }
+            let rule = try rule(.object(ruleMembers), path, methodsAllowed: false)
+            address = LockoutPolicy.AddressRule(scope: scope, rule: rule, clearedBySuccess: clearedBySuccess)
+        }
+        return LockoutPolicy(name: name, password: password, secondFactor: secondFactor, clearing: clearing, address: address)
     }
 
     func rule(_ value: JSONValue?, _ path: String, methodsAllowed: Bool) throws(LockoutPolicyError) -> LockoutPolicy.FactorRule {
@@ -148,10 +174,11 @@ private struct PolicyReader {
             }
             for (index, item) in items.enumerated() {
                 let tierPath = "\(path).tiers[\(index)]"
-                let tier = try object(item, tierPath, allowed: ["limit", "window_seconds"])
+                let tier = try object(item, tierPath, allowed: ["limit", "window_seconds", "lock_seconds"])
                 rule.tiers.append(LockoutPolicy.Tier(
                     limit: try required(tier["limit"], "\(tierPath).limit", minimum: 1, maximum: LockoutPolicy.maximumCount),
-                    windowSeconds: try required(tier["window_seconds"], "\(tierPath).window_seconds", minimum: 1, maximum: LockoutPolicy.maximumSeconds)))
+                    windowSeconds: try required(tier["window_seconds"], "\(tierPath).window_seconds", minimum: 1, maximum: LockoutPolicy.maximumSeconds),
+                    lockSeconds: try integer(tier["lock_seconds"], "\(tierPath).lock_seconds", minimum: 1, maximum: LockoutPolicy.maximumSeconds)))
             }
         }
         if let backoff = fields["backoff"] {

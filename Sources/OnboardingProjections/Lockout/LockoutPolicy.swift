@@ -15,12 +15,39 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
     public var password: FactorRule
     public var secondFactor: FactorRule
     public var clearing: Clearing
+    /// Counted password failures keyed by the client address as well (docs/lockout.md § By
+    /// address); `nil`: addresses are not looked at.
+    public var address: AddressRule?
 
-    public init(name: String, password: FactorRule, secondFactor: FactorRule, clearing: Clearing) {
+    public init(name: String, password: FactorRule, secondFactor: FactorRule, clearing: Clearing, address: AddressRule? = nil) {
         self.name = name
         self.password = password
         self.secondFactor = secondFactor
         self.clearing = clearing
+        self.address = address
+    }
+
+    /// A rule over the counted password failures that carry a client address, keyed by the
+    /// address alone (password spraying: one address, many accounts) or by address and user
+    /// (MediaWiki's throttle). An attempt that an address key refuses counts toward no key.
+    public struct AddressRule: Sendable, Hashable, Codable {
+        public enum Scope: String, Sendable, Hashable, Codable, CaseIterable {
+            /// One key per address, across users and devices.
+            case address
+            /// One key per address and user.
+            case addressAndUser = "address_and_user"
+        }
+        public var scope: Scope
+        public var rule: FactorRule
+        /// Whether a successful sign-in from the address clears its key (MediaWiki clears its
+        /// throttle on success; fail2ban never forgets a failure before its window ends).
+        public var clearedBySuccess: Bool
+
+        public init(scope: Scope, rule: FactorRule, clearedBySuccess: Bool) {
+            self.scope = scope
+            self.rule = rule
+            self.clearedBySuccess = clearedBySuccess
+        }
     }
 
     public func rule(for factor: LockoutFactor) -> FactorRule {
@@ -52,13 +79,17 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         }
     }
 
-    /// At most `limit` counted failures in `windowSeconds` from the first of them.
+    /// At most `limit` counted failures in `windowSeconds` from the first of them. The lock ends
+    /// with the window, or `lockSeconds` after the failure that reached the limit when given
+    /// (fail2ban's bantime).
     public struct Tier: Sendable, Hashable, Codable {
         public var limit: Int
         public var windowSeconds: Int
-        public init(limit: Int, windowSeconds: Int) {
+        public var lockSeconds: Int?
+        public init(limit: Int, windowSeconds: Int, lockSeconds: Int? = nil) {
             self.limit = limit
             self.windowSeconds = windowSeconds
+            self.lockSeconds = lockSeconds
         }
     }
 
@@ -133,14 +164,31 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
 // MARK: Presets
 
 extension LockoutPolicy {
-    /// MediaWiki's throttles (DESIGN.md §5): passwords 5 per 5 minutes and 150 per 48 hours;
-    /// second factors 10 per minute and 20 per 10 minutes. Success, a password change and an
-    /// admin clear reset everything.
+    /// MediaWiki's throttles (docs/lockout.md § mediawiki): passwords 5 per 5 minutes and 150 per
+    /// 48 hours; second factors 10 per minute and 20 per 10 minutes. Success, a password change
+    /// and an admin clear reset everything. MediaWiki keys its password throttle by address and
+    /// user name (`$wgPasswordAttemptThrottle`): with client addresses the same tiers also count
+    /// per (address, user), across devices, cleared by a success.
     public static let mediawiki = LockoutPolicy(
         name: "mediawiki",
-        password: FactorRule(tiers: [Tier(limit: 5, windowSeconds: 300), Tier(limit: 150, windowSeconds: 172_800)]),
+        password: FactorRule(tiers: mediawikiPasswordTiers),
         secondFactor: FactorRule(tiers: [Tier(limit: 10, windowSeconds: 60), Tier(limit: 20, windowSeconds: 600)]),
-        clearing: Clearing(signInSucceeded: .all, passwordChanged: .all, lockoutCleared: .all, passcodeResetCompleted: .all))
+        clearing: Clearing(signInSucceeded: .all, passwordChanged: .all, lockoutCleared: .all, passcodeResetCompleted: .all),
+        address: AddressRule(scope: .addressAndUser, rule: FactorRule(tiers: mediawikiPasswordTiers), clearedBySuccess: true))
+
+    static let mediawikiPasswordTiers = [Tier(limit: 5, windowSeconds: 300), Tier(limit: 150, windowSeconds: 172_800)]
+
+    /// fail2ban's sshd jail defaults: an address with 5 failures (`maxretry`) within 10 minutes
+    /// (`findtime`) is banned for 10 minutes (`bantime`), whichever accounts it tried; a success
+    /// forgets nothing. Accounts themselves are never locked. fail2ban's findtime slides; this
+    /// window runs from the first failure (docs/lockout.md § fail2ban).
+    public static let fail2ban = LockoutPolicy(
+        name: "fail2ban",
+        password: FactorRule(),
+        secondFactor: FactorRule(),
+        clearing: Clearing(signInSucceeded: .none, passwordChanged: .none, lockoutCleared: .all, passcodeResetCompleted: .none),
+        address: AddressRule(scope: .address, rule: FactorRule(tiers: [Tier(limit: 5, windowSeconds: 600, lockSeconds: 600)]),
+                             clearedBySuccess: false))
 
     /// Keycloak's brute-force detection defaults: after 30 failures wait 1 minute per 30 failures,
     /// at most 15 minutes; failures closer than 1 s lock for 1 minute; the count restarts 12 hours
@@ -179,7 +227,7 @@ extension LockoutPolicy {
         secondFactor: FactorRule(),
         clearing: Clearing(signInSucceeded: .counters, passwordChanged: .counters, lockoutCleared: .all, passcodeResetCompleted: .all))
 
-    public static let presets: [LockoutPolicy] = [.mediawiki, .keycloak, .owasp, .nist, .localPasscode]
+    public static let presets: [LockoutPolicy] = [.mediawiki, .keycloak, .owasp, .nist, .localPasscode, .fail2ban]
 
     /// The preset called `name`, or `nil`.
     public static func named(_ name: String) -> LockoutPolicy? {
