@@ -9,7 +9,7 @@ import PackageDescription
 //     → OnboardingStore (the device store and the sync client) → LMDB → CLMDB
 //                        ↘ CTLS
 //                        ↘ OnboardingProjections → OnboardingModel → CSodium
-//   OnboardingImport and OnboardingWorkload serve the CLI and the bench; OnboardingSimulation runs
+//   OnboardingImport, OnboardingWorkload and OnboardingLab (lockout lab) serve the CLI and the bench; OnboardingSimulation runs
 //   devices, network and server together (docs/testing.md).
 // The model is pure (no I/O, no clock); the LMDB wrapper and the HTTP layer know no domain types.
 let package = Package(
@@ -65,6 +65,8 @@ let package = Package(
         .target(name: "OnboardingImport", dependencies: ["OnboardingStore", "OnboardingModel"]),
         // Seeded, deterministic workloads (honest traffic and attacks) and the lockout effectiveness report; pure.
         .target(name: "OnboardingWorkload", dependencies: ["OnboardingModel", "OnboardingProjections"]),
+        // The lockout lab (docs/lab.md): logs replayed under many policies, compared and swept.
+        .target(name: "OnboardingLab", dependencies: ["OnboardingModel", "OnboardingProjections"]),
         // The reference sync server: the router, and its storage behind one seam (ServerStorage):
         // LMDB replicas per device with an in-memory global lockout, or PostgreSQL (Postgres/).
         // Console/: the audit console's static files, served at /console (ConsoleFiles.swift).
@@ -75,7 +77,7 @@ let package = Package(
         .target(name: "OnboardingSimulation", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel",
                                                              "OnboardingProjections", "OnboardingWorkload"]),
         .executableTarget(name: "onboard-sim", dependencies: ["OnboardingSimulation"]),
-        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingImport", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingServer", "HTTPServer", "OnboardingWorkload"]),
+        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingImport", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingServer", "HTTPServer", "OnboardingWorkload", "OnboardingLab"]),
         // Helpers shared by every test target (temporary directories, a seeded generator).
         // posix_spawn for tests' child processes (Tests/CSpawn/include/onboard_spawn.h says why).
         .target(name: "CSpawn", path: "Tests/CSpawn"),
@@ -102,7 +104,7 @@ let package = Package(
         .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "PostgreSQL", "TestSupport"]),
         .testTarget(name: "OnboardingImportTests", dependencies: ["OnboardingImport", "OnboardingStore", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "TestSupport"]),
-        .testTarget(name: "OnboardingWorkloadTests", dependencies: ["OnboardingWorkload", "OnboardingModel", "OnboardingProjections", "TestSupport"]),
+        .testTarget(name: "OnboardingWorkloadTests", dependencies: ["OnboardingWorkload", "OnboardingModel", "OnboardingProjections", "OnboardingLab", "TestSupport"]),
         .testTarget(name: "OnboardingSimulationTests", dependencies: ["OnboardingSimulation", "TestSupport"]),
         .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel", "LMDB", "TestSupport"]),
     ],

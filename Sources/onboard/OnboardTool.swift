@@ -8,7 +8,7 @@ enum OnboardTool {
 
     static let commands: [CommandSpec] = [
         RecordCommand.spec, ImportCommand.spec, ExportCommand.spec, LogCommand.spec,
-        StatsCommand.spec, VerifyCommand.spec, ForgetUserCommand.spec, LockoutCommand.spec, SessionCommand.spec, UsersCommand.spec,
+        StatsCommand.spec, VerifyCommand.spec, ForgetUserCommand.spec, LockoutCommand.spec, LabCommand.spec, SessionCommand.spec, UsersCommand.spec,
         HistoryCommand.spec, PruneCommand.spec, GenerateCommand.spec, SyncCommand.spec, TokenCommand.spec, ServeCommand.spec, EnrollCommand.spec, AuditCommand.spec, MigrateServerCommand.spec, DemoCommand.spec,
     ]
 

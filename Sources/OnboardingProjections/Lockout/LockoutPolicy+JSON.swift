@@ -32,7 +32,7 @@ extension LockoutPolicy {
         return writer.text
     }
 
-    var jsonValue: JSONValue {
+    public var jsonValue: JSONValue {
         func number(_ value: Int) -> JSONValue { .number(String(value)) }
         func rule(_ rule: FactorRule) -> JSONValue {
             var members: [JSONValue.Member] = []
