@@ -75,7 +75,7 @@ import TestSupport
         (["generate", "--events", "10", "--seed", "-1"],
          "onboard generate: --seed needs a whole number from 0 to 18446744073709551615, got \"-1\"\n"),
         (["generate", "--events", "10", "--policy", "strict"],
-         "onboard generate: --policy strict is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode) nor a file\n"),
+         "onboard generate: --policy strict is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode, fail2ban) nor a file\n"),
         (["generate", "--events", "10", "--json"], "onboard generate: --json only applies to --effectiveness\n"),
         (["generate", "--effectiveness", "--no-form-events"],
          "onboard generate: --no-form-events does not apply to --effectiveness (no lockout counts form events: the report is the same)\n"),

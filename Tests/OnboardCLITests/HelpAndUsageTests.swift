@@ -22,6 +22,7 @@ import TestSupport
                   verify           check the hash chain, seqs, indexes and signed heads; exit 1 on any problem
                   forget-user      erase a user's personal fields: destroy their key, record user_forgotten
                   lockout          lockout state of every key with counted failures, under a policy, at a time
+                  lab              replay a log under many lockout policies: compare them, or sweep a grid for the best
                   session          the signed-in user and the current screen, state and messages of a device
                   users            the users onboarded on a device, the selected one first, with lock state
                   history          sign-in attempts with outcomes, and sessions with durations, filtered and paged

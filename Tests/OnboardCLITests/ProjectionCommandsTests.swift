@@ -84,7 +84,7 @@ import TestSupport
             #expect(try CLI.run(["lockout", "--store", store, "--policy", typo]).stderr.contains(#"unknown key "passwrd""#))
             let unknown = try CLI.run(["lockout", "--store", store, "--policy", "lenient"])
             #expect(unknown.status == 64)
-            #expect(unknown.stderr == "onboard lockout: --policy lenient is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode) nor a file\n")
+            #expect(unknown.stderr == "onboard lockout: --policy lenient is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode, fail2ban) nor a file\n")
             let badTime = try CLI.run(["lockout", "--store", store, "--at", "noon"])
             #expect(badTime.status == 64)
             #expect(badTime.stderr.hasPrefix("onboard lockout: --at: \"noon\" is not an ISO-8601 UTC time"))

@@ -119,6 +119,12 @@ enum OpenAPIEventSchemas {
     static func property(_ field: FieldSpec) -> [String] {
         let nullable = field.isOptional ? ["nullable: true"] : []
         switch field.kind {
+        case .text where field.name == ClientAddress.fieldName:
+            // Canonical IPv4 exactly (no leading zeros); canonical IPv6, which the server accepts
+            // too, has no regular expression short enough to be worth writing here.
+            let octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+            return ["type: string"] + nullable + ["pattern: '^\(octet)(?:\\.\(octet)){3}$'",
+                                                  "description: The client's address in canonical form (docs/events.md § Client address). The pattern is IPv4's; canonical IPv6 (RFC 5952) is accepted as well."]
         case .text:
             return ["type: string"] + nullable + ["pattern: \(boundedText(bytes: Limits.maximumTextBytes))",
                                                   "description: 1–\(Limits.maximumTextBytes) bytes of UTF-8 without a control character (see UserID on bytes and characters)."]

@@ -17,7 +17,7 @@ enum GenerateCommand {
     static let usersOption = OptionSpec(name: "users", valueName: "U", help: "honest accounts (default: 1000)")
     static let devicesOption = OptionSpec(name: "devices", valueName: "D", help: "personal devices; kiosks are a tenth (default: 200)")
     static let policyOption = OptionSpec(name: "policy", valueName: "NAME|FILE",
-                                         help: "the lockout the simulated app enforces: mediawiki (default), keycloak, owasp, nist, local_passcode, or a policy JSON file")
+                                         help: "the lockout the simulated app enforces: mediawiki (default), keycloak, owasp, nist, local_passcode, fail2ban, or a policy JSON file")
     static let outputOption = OptionSpec(name: "output", valueName: "FILE", help: "write to FILE instead of stdout")
     static let noFormEventsOption = OptionSpec(name: "no-form-events", valueName: nil,
                                                help: "the sign-in traffic alone: no field_edited, reset starts and failures or sign-ups (the stream before they existed)")

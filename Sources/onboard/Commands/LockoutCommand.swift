@@ -6,7 +6,7 @@ import OnboardingStore
 /// `onboard lockout`: every key with counted failures under a policy, at a time.
 enum LockoutCommand {
     static let policyOption = OptionSpec(name: "policy", valueName: "NAME|FILE",
-                                         help: "mediawiki (default), keycloak, owasp, nist, local_passcode, or a policy JSON file")
+                                         help: "mediawiki (default), keycloak, owasp, nist, local_passcode, fail2ban, or a policy JSON file")
     static let printPolicyOption = OptionSpec(name: "print-policy", valueName: nil,
                                               help: "print the policy as JSON (a starting point for a custom file) and exit")
 
