@@ -66,7 +66,7 @@ let package = Package(
         // Seeded, deterministic workloads (honest traffic and attacks) and the lockout effectiveness report; pure.
         .target(name: "OnboardingWorkload", dependencies: ["OnboardingModel", "OnboardingProjections"]),
         // The lockout lab (docs/lab.md): logs replayed under many policies, compared and swept.
-        .target(name: "OnboardingLab", dependencies: ["OnboardingModel", "OnboardingProjections"]),
+        .target(name: "OnboardingLab", dependencies: ["OnboardingModel", "OnboardingProjections", "OnboardingStore"]),
         // The reference sync server: the router, and its storage behind one seam (ServerStorage):
         // LMDB replicas per device with an in-memory global lockout, or PostgreSQL (Postgres/).
         // Console/: the audit console's static files, served at /console (ConsoleFiles.swift).

@@ -1,5 +1,6 @@
 import OnboardingModel
 import OnboardingProjections
+import OnboardingStore
 
 /// Who made an attempt, as far as the lab can tell (docs/lab.md § Honest and attacker traffic).
 public enum LabParty: Sendable, Hashable {
@@ -39,7 +40,7 @@ public struct LabLog: Sendable {
     /// Sets the count of events read when the caller read only the events a lockout looks at.
     public mutating func setEventCount(_ count: Int) { eventCount = max(count, inputs.count) }
 
-    /// The days the log spans (at least one).
+    /// The days from the first attempt to the last (at least one).
     public var days: Double {
         guard let firstAt, let lastAt else { return 1 }
         return max(1, Double(lastAt.millisecondsSince1970 - firstAt.millisecondsSince1970) / 86_400_000)
@@ -54,15 +55,35 @@ public struct LabLog: Sendable {
         var allGenerated = true
         for event in events {
             count += 1
+            guard let input = LockoutInput(event) else { continue }
             first = first.map { min($0, event.at) } ?? event.at
             last = last.map { max($0, event.at) } ?? event.at
-            guard let input = LockoutInput(event) else { continue }
             if allGenerated, LabLog.generatedParty(device: input.device, user: input.user) == nil { allGenerated = false }
             collected.append(input)
         }
         self.init(inputs: collected, eventCount: count, firstAt: first, lastAt: last,
                   truth: allGenerated && !collected.isEmpty ? .generated : .heuristic)
     }
+
+    /// Reads `store` by the lockout-only replay path (no hash check, no projection): see
+    /// `OnboardingStore.forEachLockoutInput`. Client addresses are opened only when `addresses`.
+    public init(store: OnboardingStore, addresses: Bool = true) throws(StoreError) {
+        var inputs: [LockoutInput] = []
+        var first: Timestamp?, last: Timestamp?
+        var allGenerated = true
+        let scan = try store.forEachLockoutInput(addresses: addresses) { input in
+            first = first.map { min($0, input.at) } ?? input.at
+            last = last.map { max($0, input.at) } ?? input.at
+            if allGenerated, LabLog.generatedParty(device: input.device, user: input.user) == nil { allGenerated = false }
+            inputs.append(input)
+        }
+        self.init(inputs: inputs, eventCount: scan.records, firstAt: first, lastAt: last,
+                  truth: allGenerated && !inputs.isEmpty ? .generated : .heuristic)
+        damagedRecords = scan.damaged
+    }
+
+    /// Records the store scan could not parse (left out of the replay; `onboard verify` names them).
+    public private(set) var damagedRecords = 0
 
     public init(inputs: [LockoutInput], eventCount: Int, firstAt: Timestamp?, lastAt: Timestamp?, truth: LabTruth) {
         self.inputs = inputs

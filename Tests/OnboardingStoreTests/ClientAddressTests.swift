@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import OnboardingModel
+import OnboardingProjections
 @testable import OnboardingStore
 import Testing
 
@@ -77,6 +78,31 @@ struct ClientAddressTests {
         try OnboardingStore.compact(at: directory.store)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.store + "/data.mdb"))
         #expect(bytes.range(of: Data(Self.address.utf8)) == nil && bytes.range(of: Data(Self.v6.utf8)) == nil)
+    }
+
+    @Test("the lockout-only scan reads what the full decoder reads, addresses sealed or not, and none once forgotten")
+    func lockoutScanAgreesWithTheDecoder() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try await Self.populated(directory)
+        defer { store.close() }
+        _ = try await store.append([
+            Events.make(5, user: nil, payload: .signInFailed(method: .password, reason: .unknownUser, clientAddress: "198.51.100.1")),
+            Events.make(6, user: "bob", payload: .signInFailed(method: .password, reason: .networkUnavailable, clientAddress: Self.address)),
+            Events.make(7, user: "bob", payload: .passwordChanged(forced: false)),
+        ])
+        let expected = try store.allRecords().compactMap { LockoutInput($0.event) }
+        var scanned: [LockoutInput] = []
+        let scan = try store.forEachLockoutInput(addresses: true) { scanned.append($0) }
+        #expect(scanned == expected && scan.records == 8 && scan.damaged == 0)
+        #expect(scanned.map(\.address) == [Self.address, nil, Self.address, nil, "198.51.100.1", nil])
+        var withoutAddresses: [LockoutInput] = []
+        _ = try store.forEachLockoutInput(addresses: false) { withoutAddresses.append($0) }
+        #expect(withoutAddresses.allSatisfy { $0.address == nil } && withoutAddresses.count == expected.count)
+        _ = try await store.forgetUser("alice", at: Events.start.adding(milliseconds: 60_000))
+        var afterForget: [LockoutInput] = []
+        let forgotten = try store.forEachLockoutInput(addresses: true) { afterForget.append($0) }
+        #expect(forgotten.sealedUnopened == 2 && afterForget.prefix(4).allSatisfy { $0.address == nil })
     }
 
     @Test("hostile addresses are refused with the field named", arguments: [

@@ -212,15 +212,11 @@ enum LabCommand {
         }
         let store = try OnboardTool.openStore(invocation, writable: false)
         defer { store.close() }
-        var events: [Event] = []
         do {
-            try store.forEachRecord { record in
-                if LockoutEngine.mayAffectKeys(record.event.type) { events.append(record.event) }
-                return true
+            let log = try LabLog(store: store)
+            if log.damagedRecords > 0 {
+                Output.error("onboard lab: \(log.damagedRecords) records could not be read and are left out; run onboard verify")
             }
-            let count = try store.head().seq
-            var log = LabLog(events: events)
-            log.setEventCount(Int(count))
             return log
         } catch {
             throw CLIError(CLIError(error).exitCode, "onboard lab: \(error.message)")
