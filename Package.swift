@@ -93,7 +93,7 @@ let package = Package(
         .target(name: "CBaseline", dependencies: ["CLMDB", "CSodium"], path: "Benchmarks/CBaseline"),
         .executableTarget(name: "onboard-bench",
                           dependencies: ["OnboardingStore", "OnboardingImport", "OnboardingModel", "OnboardingProjections", "LMDB", "CBaseline", "CSQLite",
-                                         "OnboardingServer", "HTTPServer", "PostgreSQL"],
+                                         "OnboardingServer", "HTTPServer", "PostgreSQL", "OnboardingLab"],
                           path: "Benchmarks/onboard-bench"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),

@@ -1,5 +1,6 @@
 import CBaseline
 import Foundation
+import OnboardingLab
 import OnboardingModel
 import OnboardingProjections
 import OnboardingStore
@@ -57,6 +58,32 @@ extension Bench {
         }
         report.add(BenchResult(name: "rebuild_vs_c_scan", unit: "events/s", paired: rebuild, baseline: "C cursor scan",
                                target: "≥ 0.3 ×", threshold: 0.3, note: "\(count) events, all projections"))
+
+        // The lockout lab's replay path (docs/lab.md): a log read into lockout inputs with no
+        // hash check and no projection, then replayed under one policy, against the same C scan.
+        var lab = Paired(), labRead = Paired()
+        for _ in 0..<options.repetitions {
+            var start = now()
+            let log: LabLog
+            do { log = try LabLog(store: store) } catch { fatalError("lab read failed: \(error)") }
+            let read = seconds(since: start)
+            let result = LabReplay.run(log, policy: .mediawiki)
+            let total = seconds(since: start)
+            precondition(log.eventCount == count && result.policy == "mediawiki", "the lab read \(log.eventCount) of \(count) events")
+            lab.subject.append(Double(count) / total)
+            labRead.subject.append(Double(count) / read)
+
+            start = now()
+            var records: UInt64 = 0, bytes: UInt64 = 0
+            checkC(cb_scan(c, &records, &bytes), "C scan")
+            let c = Double(count) / seconds(since: start)
+            lab.baseline.append(c)
+            labRead.baseline.append(c)
+        }
+        report.add(BenchResult(name: "lab_replay_vs_c_scan", unit: "events/s", paired: lab, baseline: "C cursor scan",
+                               target: "≥ 0.3 ×", threshold: 0.3, note: "\(count) events: lockout-only read and one mediawiki replay, no hash check"))
+        report.add(BenchResult(name: "lab_read_vs_c_scan", unit: "events/s", paired: labRead, baseline: "C cursor scan",
+                               note: "the read alone: what a sweep pays once, before its replays"))
 
         // The store's history checks every record it reads (BLAKE2b of previous hash ‖ body, the
         // same check as a rebuild), so the baseline it is held to does the same in C: range scan,
