@@ -179,11 +179,15 @@ public struct LockoutEngine: Projection {
     /// the policy's temporary lockouts are used up.
     private static func impose(_ state: inout KeyState, until: Timestamp, reason: LockReason, durationMilliseconds: Int64,
                         rule: LockoutPolicy.FactorRule, at: Timestamp) {
-        if let allowed = rule.permanentAfterLockouts, Int(state.temporaryLockouts) >= allowed {
-            state.permanentSince = state.permanentSince ?? at
-            return
+        // A quick-login lock is never a temporary lockout toward the permanent one (Keycloak's
+        // DefaultBruteForceProtector counts only the failure-factor lockouts).
+        if reason != .quickLogin {
+            if let allowed = rule.permanentAfterLockouts, Int(state.temporaryLockouts) >= allowed {
+                state.permanentSince = state.permanentSince ?? at
+                return
+            }
+            increment(&state.temporaryLockouts)
         }
-        increment(&state.temporaryLockouts)
         if state.lockedUntil.map({ until > $0 }) ?? true {
             state.lockedUntil = until
             state.lockTier = switch reason {
