@@ -72,7 +72,7 @@ extension Bench {
                                               user: name, flow: nil, payload: payload)
                             // As the store seals: the key only for a type with personal fields.
                             let ref = directory.ref(of: name)
-                            let seal = UserSeal(ref: ref, key: event.type.hasPersonalFields ? directory.key(of: ref) : nil)
+                            let seal = UserSeal(ref: ref, key: event.hasPersonalFields ? directory.key(of: ref) : nil)
                             let bytes = RecordCodec.encode(event, seq: UInt64(seq), previousHash: previous, seal: seal)
                             let hash = Array(bytes[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)])
                             previous = Digest(bytes: hash)

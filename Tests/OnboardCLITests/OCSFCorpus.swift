@@ -116,6 +116,7 @@ enum OCSFCorpus {
         for spec in type.fields {
             if spec.isOptional && variant % 2 == 1 { continue }
             let value: JSONValue = switch spec.kind {
+            case .text where spec.name == ClientAddress.fieldName: .string(["203.0.113.7", "2001:db8::7"][variant % 2])
             case .text: .string(texts[variant % texts.count])
             case .choice(let names): .string(names[variant % names.count])
             case .flag: .bool(variant % 2 == 0)

@@ -69,7 +69,7 @@ import TestSupport
         let id = try #require(try store.storedRecord(at: original)).event.id
         let event = Event(id: id, device: record.event.device, at: record.event.at, user: record.event.user, flow: record.event.flow,
                           payload: record.event.payload)
-        precondition(!event.type.hasPersonalFields, "the forged record is re-hashed without a user key")
+        precondition(!event.hasPersonalFields, "the forged record is re-hashed without a user key")
         let seal = event.user.map { UserSeal(ref: store.userRef(of: $0), key: nil) }
         let bytes = RecordCodec.encode(event, seq: seq, previousHash: record.previousHash, seal: seal)
         let hash = Digest(bytes: Array(bytes[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)]))

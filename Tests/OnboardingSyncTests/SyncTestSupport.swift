@@ -126,7 +126,7 @@ final class FakeSyncServer: Sendable {
         guard let user = event.user else { return nil }
         guard let keys else { return TestKeys.seal(for: user) }
         let ref = UserRef(literal: user) ?? UserRef(user: user, pseudonymKey: keys.pseudonymKey)
-        return UserSeal(ref: ref, key: event.type.hasPersonalFields ? keys.users[ref] : nil)
+        return UserSeal(ref: ref, key: event.hasPersonalFields ? keys.users[ref] : nil)
     }
 
     private func cursor(_ device: String, _ log: [Record]) -> SyncWire.Cursor {

@@ -73,7 +73,11 @@ public struct OCSFEncoder: Sendable {
             .init("type", .string(OCSFSchema.unknownCaption)),
             .init("uid", .string(event.device)),
         ])))
-        members.append(.init("src_endpoint", .object([.init("uid", .string(event.device))])))
+        // The client address (docs/events.md § Client address) is the endpoint's `ip`; an erased
+        // one is left out.
+        var endpoint: [JSONValue.Member] = [.init("uid", .string(event.device))]
+        if let address = event.payload.clientAddress, address != ClientAddress.erased { endpoint.append(.init("ip", .string(address))) }
+        members.append(.init("src_endpoint", .object(endpoint)))
         members.append(.init("service", .object([.init("name", .string(serviceName))])))
         if let isMFA = classification.isMFA { members.append(.init("is_mfa", .bool(isMFA))) }
         if let method = classification.signInMethod {
