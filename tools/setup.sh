@@ -7,7 +7,8 @@ set -euo pipefail
 # environment of the Python test tools below. libpq-dev: the sync server's PostgreSQL client
 # (Sources/CLibPQ); postgresql: the server its tests run against (tools/pg-test-cluster.sh).
 # chromium, chromium-driver, python3-selenium: the audit console's real-browser test
-# (tools/console_browser.py, run by Tests/OnboardCLITests/ConsoleBrowserTests.swift).
+# (tools/console_browser.py, run by Tests/OnboardCLITests/ConsoleBrowserTests.swift) and the lab
+# report's (tools/lab_report_browser.py: LabReportBrowserTests.swift, tools/lab-screenshot.sh).
 # libgnutls28-dev: TLS for onboard serve and onboard sync (Sources/CTLS); openssl: the tests make
 # their certificates with it. python3-prometheus-client: the parser the metrics test reads
 # GET /metrics with (Tests/OnboardingServerTests/MetricsEndpointTests.swift). nginx and systemd

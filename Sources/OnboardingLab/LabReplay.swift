@@ -40,6 +40,22 @@ public struct LabResult: Sendable, Hashable {
 /// differently: it measures what the policy would have stopped of this traffic.
 public enum LabReplay {
     public static func run(_ log: LabLog, policy: LockoutPolicy, acrossDevices: Bool = false) -> LabResult {
+        var sink = NoTrace()
+        return replay(log, policy: policy, acrossDevices: acrossDevices, sink: &sink)
+    }
+
+    /// ``run(_:policy:acrossDevices:)``, recording in `trace` what happened to each attempt and
+    /// every lock imposed (``LabTrace``); `trace` is emptied first. The untraced run records
+    /// nothing and allocates nothing per attempt.
+    public static func run(_ log: LabLog, policy: LockoutPolicy, acrossDevices: Bool = false, trace: inout LabTrace) -> LabResult {
+        var sink = TraceRecorder(trace: LabTrace())
+        sink.trace.attempts.reserveCapacity(log.inputs.count)
+        let result = replay(log, policy: policy, acrossDevices: acrossDevices, sink: &sink)
+        trace = sink.trace
+        return result
+    }
+
+    static func replay<Sink: ReplaySink>(_ log: LabLog, policy: LockoutPolicy, acrossDevices: Bool, sink: inout Sink) -> LabResult {
         var engine = LockoutEngine(policy: policy, acrossDevices: acrossDevices)
         var guesses = 0, refusedAttacks = 0, lockouts = 0
         var honest = Set<String>(), lockedOut = Set<String>()
@@ -49,7 +65,7 @@ public enum LabReplay {
         var attackStart: [String: Int64] = [:]
         let end = log.lastAt?.millisecondsSince1970 ?? 0
 
-        for (input, party) in zip(log.inputs, log.parties) {
+        for (index, (input, party)) in zip(log.inputs, log.parties).enumerated() {
             let at = input.at.millisecondsSince1970
             if case .honest(let user) = party { honest.insert(user) }
             if case .attacker(let name) = party, attacks[name] == nil {
@@ -62,11 +78,13 @@ public enum LabReplay {
             case .secondFactorFailure: factor = .secondFactor
             case .passcodeResetCompleted, .passwordChanged, .lockoutCleared:
                 engine.apply(input)
+                sink.cleared(input, engine: engine)
                 continue
             }
             let key = engine.key(user: input.user, device: input.device, factor: factor)
             let before = engine.decide(key, address: input.address, at: input.at)
             if case .attacker(let name) = party { attacks[name]!.attempts += 1 }
+            sink.attempt(index, allowed: before.isAllowed)
             func markLocked() {
                 if case .attacker(let name) = party, attacks[name]!.timeToFirstLockMilliseconds == nil {
                     attacks[name]!.timeToFirstLockMilliseconds = at - attackStart[name]!
@@ -91,11 +109,15 @@ public enum LabReplay {
                 continue
             }
             engine.apply(input)
-            guard input.kind != .signInSucceeded else { continue }
+            guard input.kind != .signInSucceeded else {
+                sink.cleared(input, engine: engine)
+                continue
+            }
             if case .attacker(let name) = party { guesses += 1; attacks[name]!.guessesLetThrough += 1 }
             if !engine.decide(key, address: input.address, at: input.at).isAllowed {
                 lockouts += 1
                 markLocked()
+                sink.locked(index, input: input, key: key, engine: engine)
             }
         }
         return LabResult(policy: policy.name, guessesLetThrough: guesses, attackerAttemptsRefused: refusedAttacks,

@@ -169,12 +169,18 @@ import Glibc
     /// stall it on a full pipe). The script leads its own process group, so whatever it started
     /// (chromedriver, Chromium) goes with it.
     static func runScript(_ configuration: String, in directory: TemporaryDirectory) throws -> (Int32, String) {
-        let outputPath = directory.appending("console-browser.out")
+        try runScript(arguments: [script, configuration], in: directory, deadline: deadlineSeconds)
+    }
+
+    /// `python` with `arguments` (a browser script and its own), stopped past `deadline` seconds;
+    /// also the lab report's browser test (LabReportBrowserTests).
+    static func runScript(arguments: [String], in directory: TemporaryDirectory, deadline deadlineSeconds: TimeInterval) throws -> (Int32, String) {
+        let outputPath = directory.appending(arguments[0] == script ? "console-browser.out" : "\(URL(fileURLWithPath: arguments[0]).deletingPathExtension().lastPathComponent).out")
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script, configuration]
+        process.arguments = arguments
         process.currentDirectoryURL = directory.url
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output

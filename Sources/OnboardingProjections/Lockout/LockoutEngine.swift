@@ -266,6 +266,14 @@ public struct LockoutEngine: Projection {
         }
     }
 
+    /// The decision of the key by address alone (``addressKey(user:address:)``) at `at`:
+    /// `.allowed(failures: 0)` when the policy has no address rule or the attempt no address.
+    /// What the lab's trace uses to tell a lock by address from the key's own.
+    public func decideByAddress(user: String?, address: String?, at: Timestamp) -> LockoutDecision {
+        guard let rule = policy.address, let key = addressKey(user: user, address: address) else { return .allowed(failures: 0) }
+        return decision(addressKeys[key], rule: rule.rule, at: at)
+    }
+
     private func decision(_ state: KeyState?, rule: LockoutPolicy.FactorRule, at: Timestamp) -> LockoutDecision {
         guard let state else { return .allowed(failures: 0) }
         if let since = state.permanentSince {

@@ -19,6 +19,8 @@ enum LabCommand {
                                          help: "sweep: guesses one honest lockout minute is worth when recommending (default 1)")
     static let writePolicyOption = OptionSpec(name: "write-policy", valueName: "FILE",
                                               help: "sweep: write the recommended policy there, ready for --policy")
+    static let reportOption = OptionSpec(name: "report", valueName: "FILE",
+                                         help: "write an HTML report there (charts, a timeline; names users and addresses: keep it local)")
 
     static let spec = CommandSpec(
         name: "lab",
@@ -34,7 +36,7 @@ enum LabCommand {
             "minutes) and recommends the frontier policy of least guesses + weight × honest minutes.",
         ],
         options: [.store, policiesOption, acrossDevicesOption, limitOption, windowOption, stepsOption, weightOption,
-                  writePolicyOption, .json],
+                  writePolicyOption, reportOption, .json],
         argumentCount: 1...2,
         run: run)
 
@@ -67,6 +69,12 @@ enum LabCommand {
             let sweep = LabSweep.run(log, grid: grid, honestMinuteWeight: weight, acrossDevices: across) { done, total in
                 if total >= 20, done % max(1, total / 10) == 0 || done == total { Output.error("lab sweep: \(done)/\(total) policies") }
             }
+            if let path = invocation.values["report"] {
+                var trace = LabTrace()
+                _ = LabReplay.run(log, policy: sweep.recommendedPolicy, acrossDevices: across, trace: &trace)
+                try writeReport(LabReport.sweep(log: log, source: source(invocation), sweep: sweep, trace: trace, acrossDevices: across),
+                                to: path, mode: mode)
+            }
             if let path = invocation.values["write-policy"] {
                 do { try Data((sweep.recommendedPolicy.json + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
                     throw CLIError(ExitCode.cannotCreate, "onboard lab sweep: cannot write \(path): \(error.localizedDescription)")
@@ -86,9 +94,19 @@ enum LabCommand {
             print(table(sweep.frontier.map { sweep.results[$0] }))
             print("recommended (least guesses + \(format(weight)) × honest minutes): \(sweep.recommendedPolicy.name)")
             if let path = invocation.values["write-policy"] { print("wrote \(path): onboard lockout --policy \(path)") }
+            if let path = invocation.values["report"] { print(reportLine(path)) }
             return ExitCode.success
         }
-        let results = policies.map { LabReplay.run(log, policy: $0, acrossDevices: across) }
+        var results: [LabResult] = []
+        if let path = invocation.values["report"] {
+            var trace = LabTrace()
+            results.append(LabReplay.run(log, policy: policies[0], acrossDevices: across, trace: &trace))
+            results += policies.dropFirst().map { LabReplay.run(log, policy: $0, acrossDevices: across) }
+            try writeReport(LabReport.compare(log: log, source: source(invocation), results: results, trace: trace, acrossDevices: across),
+                            to: path, mode: mode)
+        } else {
+            results = policies.map { LabReplay.run(log, policy: $0, acrossDevices: across) }
+        }
         if invocation.has("json") {
             printJSON(.object([.init("log", logJSON(log)), .init("results", .array(results.map(resultJSON)))]))
             return ExitCode.success
@@ -106,7 +124,26 @@ enum LabCommand {
             }
             print(Table.render(header: ["ATTACK"] + results.map(\.policy), rows: rows))
         }
+        if let path = invocation.values["report"] { print("", reportLine(path), separator: "\n") }
         return ExitCode.success
+    }
+
+    /// The report's name for the log: the file, or the store.
+    static func source(_ invocation: Invocation) -> String {
+        invocation.arguments.count == 2 ? invocation.arguments[1] : "store " + invocation.storePath
+    }
+
+    /// Writes `report` to `path` atomically (a temporary file renamed over it): a reader sees
+    /// the old file or the whole new one. A failure is one line and exit 73.
+    static func writeReport(_ report: LabReport, to path: String, mode: String) throws(CLIError) {
+        do { try Data(report.html.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+            let reason = error.localizedDescription.split(whereSeparator: \.isNewline).joined(separator: " ")
+            throw CLIError(ExitCode.cannotCreate, "onboard lab \(mode): cannot write the report \(ErrorEcho.quoted(path)): \(reason)")
+        }
+    }
+
+    static func reportLine(_ path: String) -> String {
+        "wrote the report \(path): it shows user names and addresses, keep it local"
     }
 
     static func table(_ results: [LabResult]) -> String {
