@@ -123,19 +123,14 @@ private struct LockoutRecordReader {
         guard let hasSession = byte(), hasSession <= 1, hasSession == 0 || take(16) != nil else { return .damaged }
         var address: String?
         var unopened = false
-        if let ref, type.hasPersonalFields(schema: schema) {
+        // The sealed section comes before the payload; it is opened (a secretbox each) only once
+        // the payload shows the attempt counts.
+        var sealed: UnsafeRawBufferPointer?
+        if ref != nil, type.hasPersonalFields(schema: schema) {
             guard let sealedPresence = byte(), sealedPresence <= 1 else { return .damaged }
             if sealedPresence == 1 {
-                guard let length = integer(2), let sealed = take(Int(length)) else { return .damaged }
-                // Only attempts by password keep an address (LockoutInput's rule).
-                if addresses, kind == .passwordFailure || kind == .signInSucceeded {
-                    if let key = users.key(of: ref), let plaintext = PersonalData.open(sealed, key: key),
-                       plaintext.count >= 1, plaintext[0] == 1, plaintext.count >= 3 {
-                        address = String(decoding: plaintext[3...], as: UTF8.self)
-                    } else {
-                        unopened = true
-                    }
-                }
+                guard let length = integer(2), let section = take(Int(length)) else { return .damaged }
+                sealed = section
             }
         }
         var method = SignInMethod.password
@@ -151,6 +146,15 @@ private struct LockoutRecordReader {
             if ref == nil, schema == 2, addresses, let clear = clearAddress() { address = clear }
         default:
             break
+        }
+        // Only attempts by password keep an address (LockoutInput's rule).
+        if let sealed, let ref, addresses, kind == .passwordFailure || kind == .signInSucceeded {
+            if let key = users.key(of: ref), let plaintext = PersonalData.open(sealed, key: key),
+               plaintext.count >= 3, plaintext[0] == 1 {
+                address = String(decoding: plaintext[3...], as: UTF8.self)
+            } else {
+                unopened = true
+            }
         }
         let input = LockoutInput(kind: kind, method: method, user: user, device: deviceName,
                                  at: Timestamp(millisecondsSince1970: Int64(bitPattern: milliseconds)), address: address)
