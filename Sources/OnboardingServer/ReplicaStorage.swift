@@ -115,8 +115,11 @@ package final class ReplicaStorage: ServerStorage {
         var refold = false
         let result = try replicas.withReplica(device) { store in
             let log = ReplicaLog(store: store)
-            // A forgotten user's key must not outlive the request that needed it.
-            defer { store.clearPendingKeys() }
+            // A forgotten user's key must not outlive the request that needed it. Only the lease
+            // that took the keys drops them: a cursor read of the same replica during an upload
+            // must not take the keys from under that upload's append (uploads of one device are
+            // one at a time, so no other lease holds keys of its own).
+            defer { if log.adoptedKeys { store.clearPendingKeys() } }
             let result = try body(log)
             if log.appendedForget {
                 // Earlier records of the forgotten user now read by the pseudonym: refold.
@@ -306,6 +309,8 @@ final class ReplicaLog: DeviceLog {
     private(set) var appendedForget = false
     /// The upload's signed head was recorded.
     private(set) var signedHeadChanged = false
+    /// This lease gave the store the upload's keys (it drops them when it ends).
+    private(set) var adoptedKeys = false
 
     init(store: OnboardingStore) { self.store = store }
 
@@ -316,6 +321,7 @@ final class ReplicaLog: DeviceLog {
     func userRef(of user: String) -> UserRef { store.userRef(of: user) }
     func checkingSeal(for event: Event) -> OnboardingStore.CheckingSeal? { store.checkingSeal(for: event) }
     func adoptKeys(pseudonymKey: SecretKey, userKeys: [UserRef: SecretKey]) throws {
+        adoptedKeys = true
         try store.adoptKeys(pseudonymKey: pseudonymKey, userKeys: userKeys)
     }
     func append(_ events: [Event], claimedSeqs: [UInt64?], expectedHead: UInt64, sealedSections: [[UInt8]?]?) throws {
