@@ -47,9 +47,13 @@ extension EventImporter {
         }
 
         var seen = 0
+        var decoder = lineDecoder(startYear: checked.startYear)
         try JSONLReader.read(byteLimit: checked.bytes, from: try input.rereader()) { line throws(ImportError) in
-            guard case .text(let bytes) = line.content, let decoded = try? EventJSON.decode(lineBytes: bytes) else {
-                throw ImportError(.inputOutput, input.changed().message + kept())
+            let decoded: EventJSON.Decoded
+            switch decoder.decode(line) {
+            case .event(let event): decoded = event
+            case .skipped: return
+            case .invalid: throw ImportError(.inputOutput, input.changed().message + kept())
             }
             seen += 1
             events.append(decoded.event)

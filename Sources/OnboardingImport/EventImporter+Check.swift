@@ -5,8 +5,10 @@ import OnboardingStore
 extension EventImporter {
     /// The check pass and the comparison of repeats; throws listing the bad lines, or naming the
     /// first event the store would refuse, before anything is written.
-    func check(_ input: ImportInput, store: OnboardingStore?) throws(ImportError) -> CheckedInput {
+    func check(_ input: ImportInput, store: OnboardingStore?, startYear: Int?, firstPass: Bool) throws(ImportError) -> CheckedInput {
         var checked = CheckedInput()
+        checked.startYear = startYear
+        var decoder = lineDecoder(startYear: startYear)
         var errors = LineErrors()
         var finder = RepeatedIDFinder(bufferEntries: idBufferEntries)
         var storeCheck = try StoreCheck(store: store)
@@ -17,9 +19,21 @@ extension EventImporter {
         let now = storeOptions.clock()
         let latest = storeOptions.maximumClockSkewMilliseconds.map { now.adding(milliseconds: $0) }
 
-        let totals = try JSONLReader.read(from: try input.firstPassReader()) { line throws(ImportError) in
+        let reader = firstPass ? try input.firstPassReader() : try input.rereader()
+        let totals = try JSONLReader.read(from: reader) { line throws(ImportError) in
             reporter.line(line)
-            guard let (decoded, length) = decodeReporting(line, into: &errors) else { return }
+            let decoded: EventJSON.Decoded
+            switch decoder.decode(line) {
+            case .event(let event): decoded = event
+            case .skipped(let kind):
+                checked.skipped[kind, default: 0] += 1
+                return
+            case .invalid(let message):
+                errors.add(line: line.number, message)
+                return
+            }
+            guard case .text(let bytes) = line.content else { return }
+            let length = bytes.count
             if let latest, latest < decoded.event.at {
                 let skew = storeOptions.maximumClockSkewMilliseconds! / 1000
                 errors.add(line: line.number, "the event is dated \(decoded.event.at.iso8601), more than \(skew) s after this machine's clock (\(now.iso8601)): it cannot have happened yet; fix the clock that dated it, or import with --max-clock-skew none")
@@ -35,8 +49,8 @@ extension EventImporter {
         // Lines that repeat an id: the same event is skipped, another one is refused.
         var repeatLines: LineSet?
         try finder.forEachRepeat { first, repeated throws(ImportError) in
-            let original = try decodeAgain(first, of: input)
-            let again = try decodeAgain(repeated, of: input)
+            let original = try decodeAgain(first, of: input, startYear: startYear)
+            let again = try decodeAgain(repeated, of: input, startYear: startYear)
             let line = Int(repeated.line)
             let firstLine = Int(first.line)
             if original.event != again.event {
@@ -65,7 +79,7 @@ extension EventImporter {
 
         // The seqs a repeat does not take were counted as taken: count again, skipping repeats.
         if let repeatLines {
-            storeCheck = try recheck(input, store: store, skipping: repeatLines, bytes: checked.bytes)
+            storeCheck = try recheck(input, store: store, skipping: repeatLines, bytes: checked.bytes, startYear: startYear)
         }
         if let failure = storeCheck.failure {
             throw ImportError(.invalidInput, "\(input.name): line \(failure.line): \(failure.message)")
@@ -74,41 +88,33 @@ extension EventImporter {
         return checked
     }
 
-    /// The line's event and its length, or `nil` with the line's error recorded.
-    private func decodeReporting(_ line: JSONLLine, into errors: inout LineErrors) -> (EventJSON.Decoded, Int)? {
-        switch line.content {
-        case .tooLong(let isValidUTF8):
-            errors.add(line: line.number, isValidUTF8 ? "line is longer than \(Limits.maximumJSONLineBytes) bytes" : "is not valid UTF-8")
-            return nil
-        case .text(let bytes):
-            do throws(EventValidationError) {
-                return (try EventJSON.decode(lineBytes: bytes), bytes.count)
-            } catch {
-                errors.add(line: line.number, error.description)
-                return nil
-            }
-        }
-    }
-
     /// A line the check pass decoded, read and decoded again.
-    private func decodeAgain(_ entry: RepeatedIDFinder.Entry, of input: ImportInput) throws(ImportError) -> EventJSON.Decoded {
+    private func decodeAgain(_ entry: RepeatedIDFinder.Entry, of input: ImportInput, startYear: Int?) throws(ImportError) -> EventJSON.Decoded {
         let bytes = try input.bytes(at: entry.offset, length: Int(entry.length))
         // It decoded in the check pass: failing now means the input changed under the import.
-        guard let decoded = bytes.withUnsafeBytes({ try? EventJSON.decode(lineBytes: $0) }) else { throw input.changed() }
+        // (A foreign line's decoding needs no earlier line: an sshd line's id holds its number,
+        // so sshd lines never repeat one another, and a Keycloak event stands alone.)
+        var decoder = lineDecoder(startYear: startYear)
+        guard case .event(let decoded) = bytes.withUnsafeBytes({ decoder.decode($0, line: Int(entry.line)) }) else { throw input.changed() }
         return decoded
     }
 
     /// The store check again, over the checked bytes, without the lines in `repeats`.
     private func recheck(_ input: ImportInput, store: OnboardingStore?, skipping repeats: LineSet,
-                         bytes: Int64) throws(ImportError) -> StoreCheck {
+                         bytes: Int64, startYear: Int?) throws(ImportError) -> StoreCheck {
         var storeCheck = try StoreCheck(store: store)
+        var decoder = lineDecoder(startYear: startYear)
         var reporter = ProgressReporter(progress, phase: .checkingAgain, totalBytes: bytes)
         try JSONLReader.read(byteLimit: bytes, from: try input.rereader()) { line throws(ImportError) in
             reporter.line(line)
+            // Decoded also when skipped: an sshd line's year depends on the lines before it.
+            let decoding = decoder.decode(line)
             guard !repeats.contains(line.number) else { return }
-            guard case .text(let bytes) = line.content,
-                  let decoded = try? EventJSON.decode(lineBytes: bytes) else { throw input.changed() }
-            try storeCheck.check(decoded, line: line.number)
+            switch decoding {
+            case .event(let decoded): try storeCheck.check(decoded, line: line.number)
+            case .skipped: return
+            case .invalid: throw input.changed()
+            }
         }
         return storeCheck
     }

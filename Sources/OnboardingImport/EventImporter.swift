@@ -38,6 +38,10 @@ public struct EventImporter {
     /// `readOnly` and `createIfMissing` are set by the importer.
     public var storeOptions: OnboardingStore.Options
     public var commitEvents: Int
+    /// What the input is: the store's JSON Lines, or a foreign log whose authentication lines
+    /// are mapped to events (docs/importers.md). A foreign line that names no host gets
+    /// `storeOptions.deviceID` as its device.
+    public var format: ImportFormat = .jsonl
     /// Called every ``progressIntervalLines`` lines and after every commit.
     public var progress: ((ImportProgress) -> Void)?
     /// Ids the repeat check keeps in memory before it spills (tests make it spill early).
@@ -56,11 +60,19 @@ public struct EventImporter {
         // (a writable open and close may write a snapshot, sign the head, make a signing key).
         let checked: CheckedInput
         do {
+            var startYear: Int?
+            var firstPass = true
+            if case .sshd(let year, let timeZone) = format {
+                startYear = try year ?? inferStartYear(of: input, timeZone: timeZone)
+                firstPass = year != nil
+            }
             let reading = try openStoreForChecking()
             defer { reading?.close() }
-            checked = try check(input, store: reading)
+            checked = try check(input, store: reading, startYear: startYear, firstPass: firstPass)
         }
         var summary = ImportSummary()
+        summary.skipped = checked.skipped
+        summary.startYear = checked.startYear
         summary.events = checked.events
         summary.repeats = checked.repeats
         summary.repeatExamples = checked.repeatExamples
@@ -74,6 +86,25 @@ public struct EventImporter {
         defer { store.close() }
         try append(input, checked: checked, to: store, summary: &summary)
         return summary
+    }
+
+    /// The decoder of one pass over the input.
+    func lineDecoder(startYear: Int?) -> LineDecoder {
+        LineDecoder(format: format, startYear: startYear, defaultDevice: storeOptions.deviceID)
+    }
+
+    /// The year of an sshd log's first line, for syslog timestamps that carry none: a first pass
+    /// counts the turns of the year (December, then January), and the last line is dated no
+    /// later than the file's modification time (now, for stdin).
+    func inferStartYear(of input: ImportInput, timeZone: TimeZone) throws(ImportError) -> Int {
+        var inference = YearInference()
+        var reporter = ProgressReporter(progress, phase: .dating, totalBytes: input.sizeBytes)
+        try JSONLReader.read(from: try input.firstPassReader()) { line throws(ImportError) in
+            reporter.line(line)
+            guard case .text(let bytes) = line.content, let text = String(validating: bytes, as: UTF8.self) else { return }
+            inference.note(text)
+        }
+        return inference.startYear(endingBy: input.modificationDate ?? Date(), timeZone: timeZone)
     }
 
     /// The existing store, read-only (migrated first if an older format needs it), or `nil`.

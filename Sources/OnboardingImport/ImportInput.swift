@@ -27,6 +27,12 @@ public final class ImportInput {
     /// The size when the first pass began, for a regular file (progress and the change check).
     public let sizeBytes: Int64?
     private var checkedState: FileState?
+    /// When a regular file was last written (`nil` for a stream): the latest an sshd log's last
+    /// line can be, for the year of syslog's timestamps.
+    public var modificationDate: Date? {
+        guard isRegularFile, let state = Self.state(of: descriptor) else { return nil }
+        return Date(timeIntervalSince1970: Double(state.modifiedSeconds) + Double(state.modifiedNanoseconds) / 1e9)
+    }
 
     /// Identity and version of a regular file: if any differs, the file was replaced or written.
     private struct FileState: Equatable {

@@ -1,6 +1,8 @@
 /// How far an import is, for a progress display.
 public struct ImportProgress: Sendable {
     public enum Phase: Sendable {
+        /// Reading a syslog file's timestamps for the year its first line is in.
+        case dating
         /// Reading and checking every line; nothing is written yet.
         case checking
         /// Reading again to check the seqs against lines that repeat earlier ones.

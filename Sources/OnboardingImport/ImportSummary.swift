@@ -26,4 +26,14 @@ public struct ImportSummary: Sendable, Equatable {
     public var repeatExamples: [Repeat] = []
     /// Write transactions committed.
     public var commits = 0
+    /// Lines of a foreign log that are not authentication events, by kind (docs/importers.md).
+    public var skipped: [String: Int] = [:]
+    /// The year an sshd log's first line was read in (given with `--year`, or inferred).
+    public var startYear: Int?
+
+    /// The skipped lines on one line, most common kind first: `"9 not sshd, 3 pam"`.
+    public var skippedDescription: String {
+        skipped.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+    }
 }

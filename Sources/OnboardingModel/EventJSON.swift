@@ -96,6 +96,11 @@ public enum EventJSON {
     public struct Decoded: Sendable {
         public var event: Event
         public var seq: UInt64?
+
+        public init(event: Event, seq: UInt64?) {
+            self.event = event
+            self.seq = seq
+        }
     }
 
     /// Parses and validates one JSON event. Without `defaults`, `id`, `device`, `at` and `type`

@@ -11,6 +11,8 @@ final class ImportProgressLine {
         phase = progress.phase
         let text: String
         switch progress.phase {
+        case .dating:
+            text = "import: dated \(progress.lines) lines\(percent(progress.bytes, of: progress.totalBytes))"
         case .checking:
             text = "import: checked \(progress.lines) lines\(percent(progress.bytes, of: progress.totalBytes))"
         case .checkingAgain:

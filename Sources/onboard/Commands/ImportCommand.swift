@@ -13,10 +13,22 @@ enum ImportCommand {
         name: "max-clock-skew", valueName: "SECONDS|none",
         help: "refuse events dated more than this after the clock (default 300); none takes any time, e.g. a log whose clock is known wrong")
 
+    static let fromOption = OptionSpec(
+        name: "from", valueName: "jsonl|sshd|keycloak",
+        help: "what FILE is: the store's JSON Lines (default), OpenSSH sshd log lines (syslog or journalctl), or Keycloak's event JSON (docs/importers.md)")
+
+    static let yearOption = OptionSpec(
+        name: "year", valueName: "YYYY",
+        help: "--from sshd: the year of the first line's syslog timestamp (default: inferred so that the last line is not after the file's modification time)")
+
+    static let timeZoneOption = OptionSpec(
+        name: "timezone", valueName: "ZONE",
+        help: "--from sshd: the zone local syslog times were written in, e.g. Europe/Berlin or UTC (default: this machine's); times with an offset keep it")
+
     static let spec = CommandSpec(
         name: "import",
-        summary: "append events from a JSONL file (- for stdin), every line checked first",
-        arguments: "FILE.jsonl|-",
+        summary: "append events from a JSONL file or a real sshd or Keycloak log (- for stdin), every line checked first",
+        arguments: "FILE|-",
         details: [
             "Every line is checked before anything is written: a malformed line, an unknown type or",
             "field, a missing or wrongly typed field, a field that looks like a secret, an id used for",
@@ -28,8 +40,14 @@ enum ImportCommand {
             "a file of up to N events in one transaction; of a larger one, a failed commit (disk full,",
             "crash) keeps the commits before it, and a rerun resumes. The file is read as a stream",
             "(stdin is copied to a temporary file to be read twice); a line has at most 64 KiB.",
+            "",
+            "--from sshd|keycloak maps a real authentication log to events: failed, throttled and",
+            "successful sign-ins with their user and client address, on the device that is the host",
+            "(sshd) or the realm (Keycloak), or --device for lines that name none. Lines that are not",
+            "authentication are counted by kind and reported, never fatal. Each event's id is made",
+            "from its line, so importing the same log again appends nothing.",
         ],
-        options: [.store, RecordCommand.deviceOption, commitEveryOption, .durability, clockSkewOption],
+        options: [.store, RecordCommand.deviceOption, fromOption, yearOption, timeZoneOption, commitEveryOption, .durability, clockSkewOption],
         argumentCount: 1...1,
         run: run)
 
@@ -62,6 +80,7 @@ enum ImportCommand {
             if total >= 10_000 { Output.error("migrating \(storePath) to format 2: \(done)/\(total) records") }
         }
         var importer = EventImporter(storePath: storePath, storeOptions: options, commitEvents: commitEvery)
+        importer.format = try format(invocation)
         let progressLine = ImportProgressLine()
         if Output.standardErrorIsTerminal { importer.progress = { progressLine.show($0) } }
 
@@ -74,6 +93,13 @@ enum ImportCommand {
         }
         progressLine.end()
 
+        if !summary.skipped.isEmpty {
+            let count = summary.skipped.values.reduce(0, +)
+            Output.error("onboard import: \(source): skipped \(count) \(count == 1 ? "line" : "lines") that \(count == 1 ? "is" : "are") not authentication events: \(summary.skippedDescription)")
+        }
+        if case .sshd(let year, let zone) = importer.format, let first = summary.startYear {
+            Output.error("onboard import: \(source): syslog times read in \(zone.identifier), the first line in \(first)\(year == nil ? " (inferred; give --year to choose)" : "")")
+        }
         for example in summary.repeatExamples {
             Output.error("onboard import: \(source): line \(example.line) repeats the id of line \(example.firstLine) with the same content: skipped as a repeat within the file")
         }
@@ -82,7 +108,8 @@ enum ImportCommand {
         }
         let repeats = summary.repeats == 1 ? "1 repeat within the file was skipped" : "\(summary.repeats) repeats within the file were skipped"
         if summary.events == 0 {
-            print("nothing to import: \(source) has no events")
+            print(importer.format == .jsonl ? "nothing to import: \(source) has no events"
+                  : "nothing to import: \(source) has no \(importer.format.name) authentication lines; check --from")
         } else if summary.appended == 0 {
             var line = "nothing new to import: all \(summary.events - summary.repeats) events of \(source) are already in the store"
             if summary.repeats > 0 { line += "; \(repeats)" }
@@ -94,6 +121,38 @@ enum ImportCommand {
             print(line)
         }
         return ExitCode.success
+    }
+
+    /// `--from`, `--year` and `--timezone`, checked against one another.
+    static func format(_ invocation: Invocation) throws(CLIError) -> ImportFormat {
+        let from = invocation.values["from"] ?? "jsonl"
+        if from != "sshd" {
+            for name in ["year", "timezone"] where invocation.values[name] != nil {
+                throw .usage("onboard import: --\(name) applies to --from sshd only (syslog times), not --from \(from)")
+            }
+        }
+        switch from {
+        case "jsonl": return .jsonl
+        case "keycloak": return .keycloak
+        case "sshd":
+            var year: Int?
+            if let text = invocation.values["year"] {
+                guard let value = Int(text), (1970...9999).contains(value) else {
+                    throw .usage("onboard import: --year must be a year from 1970 to 9999, got \(ErrorEcho.quoted(text))")
+                }
+                year = value
+            }
+            var zone = TimeZone.current
+            if let name = invocation.values["timezone"] {
+                guard let named = TimeZone(identifier: name) else {
+                    throw .usage("onboard import: --timezone \(ErrorEcho.quoted(name)) is not a time zone; give an IANA name such as Europe/Berlin, or UTC")
+                }
+                zone = named
+            }
+            return .sshd(year: year, timeZone: zone)
+        default:
+            throw .usage("onboard import: --from must be jsonl, sshd or keycloak, got \(ErrorEcho.quoted(from))")
+        }
     }
 
     static func cliError(_ error: ImportError) -> CLIError {

@@ -1,0 +1,122 @@
+import Foundation
+import OnboardingModel
+
+/// What the import makes of one line of its input.
+enum LineDecoding {
+    case event(EventJSON.Decoded)
+    /// A line of a foreign log that is not an event, by kind (counted, never fatal).
+    case skipped(String)
+    /// A line that should hold an event and cannot: the import stops before its first commit.
+    case invalid(String)
+}
+
+/// Turns the lines of an input into events, the same way in every pass: each pass makes a new
+/// decoder (an sshd log's year moves on with its lines) and hands it the lines in order.
+struct LineDecoder {
+    private enum Reader {
+        case jsonl
+        case sshd(SSHDLogParser)
+        case keycloak(KeycloakEventParser)
+    }
+
+    private var reader: Reader
+    /// The device of lines that name no host (`onboard import --device`).
+    private let defaultDevice: String?
+
+    /// - Parameter startYear: the first line's year, for sshd (``ImportFormat/sshd(year:timeZone:)``
+    ///   or the inference).
+    init(format: ImportFormat, startYear: Int?, defaultDevice: String?) {
+        self.defaultDevice = defaultDevice
+        switch format {
+        case .jsonl: reader = .jsonl
+        case .sshd(let year, let timeZone): reader = .sshd(SSHDLogParser(startYear: startYear ?? year ?? 1970, timeZone: timeZone))
+        case .keycloak: reader = .keycloak(KeycloakEventParser())
+        }
+    }
+
+    mutating func decode(_ line: JSONLLine) -> LineDecoding {
+        switch line.content {
+        case .tooLong(let isValidUTF8):
+            if case .jsonl = reader {
+                return .invalid(isValidUTF8 ? "line is longer than \(Limits.maximumJSONLineBytes) bytes" : "is not valid UTF-8")
+            }
+            return .skipped(isValidUTF8 ? "too long" : "not UTF-8")
+        case .text(let bytes):
+            return decode(bytes, line: line.number)
+        }
+    }
+
+    mutating func decode(_ bytes: UnsafeRawBufferPointer, line: Int) -> LineDecoding {
+        let read: AuthLogLine
+        switch reader {
+        case .jsonl:
+            do throws(EventValidationError) {
+                return .event(try EventJSON.decode(lineBytes: bytes))
+            } catch {
+                return .invalid(error.description)
+            }
+        case .sshd(var parser):
+            guard let text = String(validating: bytes, as: UTF8.self) else { return .skipped("not UTF-8") }
+            read = parser.parse(text)
+            reader = .sshd(parser)
+        case .keycloak(let parser):
+            read = parser.parse(bytes)
+        }
+        switch read {
+        case .skipped(let kind): return .skipped(kind)
+        case .event(let found): return event(found, bytes: bytes, line: line)
+        }
+    }
+
+    /// The event a foreign line maps to, with an id derived from the line (so that importing the
+    /// same log again finds its events stored), checked as the store checks an append.
+    private func event(_ found: AuthLogEvent, bytes: UnsafeRawBufferPointer, line: Int) -> LineDecoding {
+        guard let device = found.host ?? defaultDevice else {
+            return .invalid("names no host to be the device; give --device NAME")
+        }
+        do throws(EventValidationError) {
+            try Event.validate(deviceID: device)
+        } catch {
+            return .invalid("its host \(ErrorEcho.quoted(device)) cannot be a device id (letters, digits and - _ . : only, at most \(Limits.maximumDeviceBytes) bytes)")
+        }
+        var event = Event(id: Self.zeroID, device: device, at: found.at, user: found.user, flow: nil, payload: found.payload)
+        event.id = Self.id(of: event, bytes: bytes, line: line, isKeycloak: isKeycloak)
+        do throws(EventValidationError) {
+            try event.validate()
+        } catch {
+            return .invalid(error.description)
+        }
+        return .event(EventJSON.Decoded(event: event, seq: nil))
+    }
+
+    private var isKeycloak: Bool {
+        if case .keycloak = reader { return true }
+        return false
+    }
+
+    /// An id that the same line always gets: a version-8 UUID (RFC 9562) from a BLAKE2b hash.
+    /// - sshd: of the line's number and bytes. A log read again — also after it grew, or once
+    ///   rotated to `auth.log.1` — gives its lines the ids they had; two identical lines (same
+    ///   second, same port) stay two events.
+    /// - Keycloak: of the event as mapped (device, time, user, payload), since the same events
+    ///   come as an array or as lines, in any order: an identical event twice (same millisecond,
+    ///   user, address and outcome) is one event, reported as a repeat.
+    static let zeroID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    /// `event` carries ``zeroID``: the id is made from the rest.
+    static func id(of event: Event, bytes: UnsafeRawBufferPointer, line: Int, isKeycloak: Bool) -> UUID {
+        var input: [UInt8] = []
+        if isKeycloak {
+            input += Array("onboard-import keycloak\n".utf8)
+            input += Array(EventJSON.encode(event, seq: nil).utf8)
+        } else {
+            input += Array("onboard-import sshd \(line)\n".utf8)
+            input += Array(bytes)
+        }
+        var digest = Digest.hash(input).bytes
+        digest[6] = (digest[6] & 0x0F) | 0x80 // version 8
+        digest[8] = (digest[8] & 0x3F) | 0x80 // the RFC's variant
+        return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+                           digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+    }
+}
