@@ -55,7 +55,14 @@ public struct EventImporter {
         self.commitEvents = commitEvents
     }
 
-    public func run(_ input: ImportInput) throws(ImportError) -> ImportSummary {
+    public func run(_ given: ImportInput) throws(ImportError) -> ImportSummary {
+        var input = given
+        var preparedSkips: [String: Int] = [:]
+        if format == .keycloak {
+            let prepared = try KeycloakInput.prepare(given)
+            input = prepared.input
+            preparedSkips = prepared.skipped
+        }
         // The check reads the store as it is, read-only: a refused import leaves it untouched
         // (a writable open and close may write a snapshot, sign the head, make a signing key).
         let checked: CheckedInput
@@ -63,7 +70,7 @@ public struct EventImporter {
             var startYear: Int?
             var firstPass = true
             if case .sshd(let year, let timeZone) = format {
-                startYear = try year ?? inferStartYear(of: input, timeZone: timeZone)
+                if let year { startYear = year } else { startYear = try inferStartYear(of: input, timeZone: timeZone) }
                 firstPass = year != nil
             }
             let reading = try openStoreForChecking()
@@ -71,7 +78,7 @@ public struct EventImporter {
             checked = try check(input, store: reading, startYear: startYear, firstPass: firstPass)
         }
         var summary = ImportSummary()
-        summary.skipped = checked.skipped
+        summary.skipped = checked.skipped.merging(preparedSkips, uniquingKeysWith: +)
         summary.startYear = checked.startYear
         summary.events = checked.events
         summary.repeats = checked.repeats

@@ -30,6 +30,7 @@ public final class ImportInput {
     /// When a regular file was last written (`nil` for a stream): the latest an sshd log's last
     /// line can be, for the year of syslog's timestamps.
     public var modificationDate: Date? {
+        if preparedFrom != nil { return originalModificationDate }
         guard isRegularFile, let state = Self.state(of: descriptor) else { return nil }
         return Date(timeIntervalSince1970: Double(state.modifiedSeconds) + Double(state.modifiedNanoseconds) / 1e9)
     }
@@ -60,6 +61,18 @@ public final class ImportInput {
     /// Standard input.
     public static func standardInput() throws(ImportError) -> ImportInput {
         try ImportInput(name: "-", descriptor: STDIN_FILENO, ownsDescriptor: false)
+    }
+
+    /// What a prepared input reads: the scratch file stays open while the input lives.
+    private var preparedFrom: ScratchFile?
+    /// The modification time of the input a prepared one was made from.
+    private var originalModificationDate: Date?
+
+    /// An input that reads `scratch` (written whole before this) under `original`'s name.
+    convenience init(prepared scratch: ScratchFile, from original: ImportInput) throws(ImportError) {
+        try self.init(name: original.name, descriptor: scratch.descriptor, ownsDescriptor: false)
+        preparedFrom = scratch
+        originalModificationDate = original.modificationDate
     }
 
     private init(name: String, descriptor: Int32, ownsDescriptor: Bool) throws(ImportError) {

@@ -95,7 +95,7 @@ enum ImportCommand {
 
         if !summary.skipped.isEmpty {
             let count = summary.skipped.values.reduce(0, +)
-            Output.error("onboard import: \(source): skipped \(count) \(count == 1 ? "line" : "lines") that \(count == 1 ? "is" : "are") not authentication events: \(summary.skippedDescription)")
+            Output.error("onboard import: \(source): skipped \(count == 1 ? "1 line that is not an authentication event" : "\(count) lines that are not authentication events"): \(summary.skippedDescription)")
         }
         if case .sshd(let year, let zone) = importer.format, let first = summary.startYear {
             Output.error("onboard import: \(source): syslog times read in \(zone.identifier), the first line in \(first)\(year == nil ? " (inferred; give --year to choose)" : "")")

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `onboard import --from sshd|keycloak`: real authentication logs into a store, then the lab on
+/// them (docs/importers.md, docs/lab.md).
+@Suite struct LogImportCommandTests {
+    /// A password spray from one address, one guess per user, 20 s apart; two honest users who
+    /// mistype and then sign in from their own addresses; and the lines around them that are not
+    /// authentication. Syslog times (no year), UTC.
+    static func sprayLog(users: Int = 15) -> String {
+        var lines: [String] = ["Nov 28 09:59:58 bastion-1 sshd[900]: Server listening on 0.0.0.0 port 22."]
+        for index in 0..<users {
+            let second = index * 20
+            let time = String(format: "Nov 28 10:%02d:%02d", second / 60, second % 60)
+            let pid = 1000 + index
+            lines.append("\(time) bastion-1 sshd[\(pid)]: Invalid user svc\(index) from 203.0.113.9 port \(40000 + index)")
+            lines.append("\(time) bastion-1 sshd[\(pid)]: pam_unix(sshd:auth): check pass; user unknown")
+            lines.append("\(time) bastion-1 sshd[\(pid)]: Failed password for invalid user svc\(index) from 203.0.113.9 port \(40000 + index) ssh2")
+            lines.append("\(time) bastion-1 sshd[\(pid)]: Connection closed by invalid user svc\(index) 203.0.113.9 port \(40000 + index) [preauth]")
+        }
+        for (user, address) in [("alice", "198.51.100.20"), ("bob", "198.51.100.21")] {
+            lines.append("Nov 28 11:00:01 bastion-1 sshd[2001]: Failed password for \(user) from \(address) port 51000 ssh2")
+            lines.append("Nov 28 11:00:09 bastion-1 sshd[2001]: Accepted password for \(user) from \(address) port 51000 ssh2")
+            lines.append("Nov 28 11:00:09 bastion-1 sshd[2001]: pam_unix(sshd:session): session opened for user \(user)(uid=1000) by (uid=0)")
+        }
+        lines.append("Nov 28 11:00:10 bastion-1 CRON[3000]: pam_unix(cron:session): session opened for user root(uid=0) by (uid=0)")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    @Test func anSSHDSprayIsImportedOnceAndFail2banRefusesWhatThePerUserPresetsLetThrough() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let log = try directory.write("auth.log", Self.sprayLog())
+            let store = directory.appending("lab.lmdb")
+            let imported = try CLI.run(["import", "--from", "sshd", log, "--store", store, "--year", "2026", "--timezone", "UTC"])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            // 15 × (started + failed) + 2 × (failed + succeeded).
+            #expect(imported.stdout.contains("imported 34 events (seq 1–34)"), "\(imported.stdout)")
+            #expect(imported.stderr.contains("skipped 34 lines that are not authentication events"), "\(imported.stderr)")
+            #expect(imported.stderr.contains("syslog times read in UTC, the first line in 2026"), "\(imported.stderr)")
+            #expect(!imported.stderr.contains("inferred"))
+
+            // The same log again appends nothing: every line's event has the id it had.
+            let again = try CLI.run(["import", "--from", "sshd", log, "--store", store, "--year", "2026", "--timezone", "UTC"])
+            #expect(again.status == 0 && again.stdout.contains("nothing new to import: all 34 events"), "\(again.stdout)\(again.stderr)")
+
+            // The events are on the host's device, with the user and the address.
+            let export = try CLI.run(["export", "--store", store])
+            #expect(export.status == 0)
+            let first = export.stdout.split(separator: "\n").first { $0.contains("\"sign_in_failed\"") } ?? ""
+            #expect(first.contains("\"device\":\"bastion-1\"") && first.contains("\"user\":\"svc0\"")
+                    && first.contains("\"client_address\":\"203.0.113.9\"") && first.contains("\"reason\":\"unknown_user\"")
+                    && first.contains("\"at\":\"2026-11-28T10:00:00.000Z\""), "\(first)")
+
+            // The lab: the spray is one address's attack; only the per-address preset sees it.
+            let compare = try CLI.run(["lab", "compare", "--store", store, "--policies", "fail2ban,keycloak", "--json"])
+            #expect(compare.status == 0, "\(compare.stderr)")
+            let results = try Self.results(compare.stdout)
+            let fail2ban = try #require(results["fail2ban"]), keycloak = try #require(results["keycloak"])
+            #expect(keycloak.guesses == 15, "one guess per user: a per-user lock never fires")
+            #expect(fail2ban.guesses == 5, "fail2ban bans the address after maxretry (5) failures")
+            #expect(fail2ban.honestLockedOut == 0 && keycloak.honestLockedOut == 0, "the honest users mistyped once")
+        }
+    }
+
+    @Test func aYearIsInferredFromTheFileAndTheZoneMovesLocalTimes() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let log = try directory.write("auth.log", "Nov 28 11:00:01 bastion-1 sshd[2001]: Failed password for alice from 198.51.100.20 port 51000 ssh2\n")
+            // Written on 2026-12-01: the November line is of 2026.
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_796_083_200)], ofItemAtPath: log)
+            let store = directory.appending("lab.lmdb")
+            let imported = try CLI.run(["import", "--from", "sshd", log, "--store", store, "--timezone", "Europe/Berlin"])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stderr.contains("syslog times read in Europe/Berlin, the first line in 2026 (inferred; give --year to choose)"), "\(imported.stderr)")
+            let export = try CLI.run(["export", "--store", store])
+            #expect(export.stdout.contains("\"at\":\"2026-11-28T10:00:01.000Z\""), "11:00 in Berlin is 10:00 UTC in November: \(export.stdout)")
+        }
+    }
+
+    @Test func keycloaksArrayNewestFirstIsImportedOldestFirst() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            // 2026-11-28T10:00:00Z and 10:00:05Z, newest first as the admin API answers.
+            let array = """
+            [
+              {"time": 1795860005000, "type": "LOGIN", "realmId": "acme", "clientId": "account", "userId": "5e7c",
+               "ipAddress": "198.51.100.20", "details": {"username": "alice", "auth_method": "openid-connect"}},
+              {"time": 1795860000000, "type": "LOGIN_ERROR", "realmId": "acme", "clientId": "account", "userId": "5e7c",
+               "ipAddress": "198.51.100.20", "error": "invalid_user_credentials", "details": {"username": "alice"}},
+              {"time": 1795860001000, "type": "CODE_TO_TOKEN", "realmId": "acme", "clientId": "account", "userId": "5e7c"}
+            ]
+            """
+            let file = try directory.write("events.json", array)
+            let store = directory.appending("lab.lmdb")
+            let imported = try CLI.run(["import", "--from", "keycloak", file, "--store", store])
+            #expect(imported.status == 0 && imported.stdout.contains("imported 2 events"), "\(imported.stdout)\(imported.stderr)")
+            #expect(imported.stderr.contains("skipped 1 line that is not an authentication event: 1 not authentication"), "\(imported.stderr)")
+            let lines = try CLI.run(["export", "--store", store]).stdout.split(separator: "\n")
+            #expect(lines.count == 2)
+            #expect(lines.first?.contains("\"sign_in_failed\"") == true && lines.first?.contains("\"device\":\"acme\"") == true, "oldest first: \(lines)")
+            #expect(lines.last?.contains("\"sign_in_succeeded\"") == true)
+            // The same events as JSON Lines, in another order, are the same events.
+            let jsonl = try directory.write("events.jsonl", array.split(separator: "\n").dropFirst().dropLast()
+                .joined(separator: " ").replacingOccurrences(of: "}},", with: "}}\n").replacingOccurrences(of: "},", with: "}\n") + "\n")
+            let again = try CLI.run(["import", "--from", "keycloak", jsonl, "--store", store])
+            #expect(again.status == 0 && again.stdout.contains("nothing new to import"), "\(again.stdout)\(again.stderr)")
+        }
+    }
+
+    @Test func aCutArrayOrAnUnplaceableEventAppendsNothing() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let store = directory.appending("lab.lmdb")
+            let cut = try directory.write("cut.json", #"[{"time": 1795860000000, "type": "LOGIN", "realmId": "acme", "details": {"username": "alice"}}, {"time": 17"#)
+            let result = try CLI.run(["import", "--from", "keycloak", cut, "--store", store])
+            #expect(result.status == 65, "\(result.stderr)")
+            #expect(result.stderr.contains("cut.json") && result.stderr.contains("nothing was imported"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: store), "no store was created")
+            // An event without a realm has no device unless --device names one.
+            let noRealm = try directory.write("no-realm.jsonl", #"{"time": 1795860000000, "type": "LOGIN", "details": {"username": "alice"}}"# + "\n")
+            let refused = try CLI.run(["import", "--from", "keycloak", noRealm, "--store", store])
+            #expect(refused.status == 65 && refused.stderr.contains("give --device"), "\(refused.stderr)")
+            let placed = try CLI.run(["import", "--from", "keycloak", noRealm, "--store", store, "--device", "sso-1"])
+            #expect(placed.status == 0 && placed.stdout.contains("imported 1 events"), "\(placed.stdout)\(placed.stderr)")
+        }
+    }
+
+    @Test(arguments: [
+        (["import", "--from", "syslog", "x.log"], "--from must be jsonl, sshd or keycloak"),
+        (["import", "--from", "keycloak", "--year", "2026", "x.json"], "--year applies to --from sshd only"),
+        (["import", "--timezone", "UTC", "x.jsonl"], "--timezone applies to --from sshd only"),
+        (["import", "--from", "sshd", "--year", "-1", "x.log"], "--year must be a year from 1970 to 9999"),
+        (["import", "--from", "sshd", "--year", "18446744073709551615", "x.log"], "--year must be a year"),
+        (["import", "--from", "sshd", "--timezone", "Mars/Olympus", "x.log"], "is not a time zone"),
+        (["import", "--from", "sshd", "--timezone", "UTC\u{1b}[2J", "x.log"], "is not a time zone"),
+    ] as [([String], String)])
+    func usageErrorsExit64(arguments: [String], message: String) async throws {
+        try await onOwnThread {
+            let result = try CLI.run(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.contains("\u{1b}"), "control characters are escaped")
+        }
+    }
+
+    @Test func aLogWithNoAuthenticationLinesSaysToCheckFrom() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let log = try directory.write("cron.log", "Nov 28 11:00:10 bastion-1 CRON[3000]: (root) CMD (run-parts /etc/cron.hourly)\n")
+            let store = directory.appending("lab.lmdb")
+            let result = try CLI.run(["import", "--from", "sshd", log, "--store", store, "--year", "2026"])
+            #expect(result.status == 0 && result.stdout.contains("has no sshd authentication lines; check --from"), "\(result.stdout)")
+            #expect(result.stderr.contains("1 not sshd"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: store))
+        }
+    }
+
+    struct Figures {
+        var guesses: Int
+        var honestLockedOut: Int
+    }
+
+    /// `lab compare --json`'s results by policy, read with Foundation's parser (not ours).
+    static func results(_ json: String) throws -> [String: Figures] {
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        let results = try #require(object?["results"] as? [[String: Any]])
+        var figures: [String: Figures] = [:]
+        for result in results {
+            guard let policy = result["policy"] as? String else { continue }
+            figures[policy] = Figures(guesses: (result["guesses_let_through"] as? Int) ?? -1,
+                                      honestLockedOut: (result["honest_users_locked_out"] as? Int) ?? -1)
+        }
+        return figures
+    }
+}
