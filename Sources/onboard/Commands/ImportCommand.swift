@@ -25,9 +25,13 @@ enum ImportCommand {
         name: "timezone", valueName: "ZONE",
         help: "--from sshd: the zone local syslog times were written in, e.g. Europe/Berlin or UTC (default: this machine's); times with an offset keep it")
 
+    static let deviceOption = OptionSpec(
+        name: "device", valueName: "ID",
+        help: "device id of a store created by this command (default: random); with --from sshd|keycloak also the device of lines that name no host")
+
     static let spec = CommandSpec(
         name: "import",
-        summary: "append events from a JSONL file or a real sshd or Keycloak log (- for stdin), every line checked first",
+        summary: "append events from JSONL, or from a real sshd or Keycloak log (- for stdin), every line checked first",
         arguments: "FILE|-",
         details: [
             "Every line is checked before anything is written: a malformed line, an unknown type or",
@@ -47,7 +51,7 @@ enum ImportCommand {
             "authentication are counted by kind and reported, never fatal. Each event's id is made",
             "from its line, so importing the same log again appends nothing.",
         ],
-        options: [.store, RecordCommand.deviceOption, fromOption, yearOption, timeZoneOption, commitEveryOption, .durability, clockSkewOption],
+        options: [.store, deviceOption, fromOption, yearOption, timeZoneOption, commitEveryOption, .durability, clockSkewOption],
         argumentCount: 1...1,
         run: run)
 
@@ -55,6 +59,7 @@ enum ImportCommand {
         let source = invocation.arguments[0]
         let commitEvery = try invocation.positiveInteger("commit-every") ?? EventImporter.defaultCommitEvents
         let durability = try invocation.durability()
+        let format = try format(invocation)
         let input: ImportInput
         do {
             input = source == "-" ? try ImportInput.standardInput() : try ImportInput(path: source)
@@ -80,7 +85,7 @@ enum ImportCommand {
             if total >= 10_000 { Output.error("migrating \(storePath) to format 2: \(done)/\(total) records") }
         }
         var importer = EventImporter(storePath: storePath, storeOptions: options, commitEvents: commitEvery)
-        importer.format = try format(invocation)
+        importer.format = format
         let progressLine = ImportProgressLine()
         if Output.standardErrorIsTerminal { importer.progress = { progressLine.show($0) } }
 
@@ -98,7 +103,9 @@ enum ImportCommand {
             Output.error("onboard import: \(source): skipped \(count == 1 ? "1 line that is not an authentication event" : "\(count) lines that are not authentication events"): \(summary.skippedDescription)")
         }
         if case .sshd(let year, let zone) = importer.format, let first = summary.startYear {
-            Output.error("onboard import: \(source): syslog times read in \(zone.identifier), the first line in \(first)\(year == nil ? " (inferred; give --year to choose)" : "")")
+            // As the user named it: Foundation calls UTC "GMT".
+            let zoneName = invocation.values["timezone"] ?? zone.identifier
+            Output.error("onboard import: \(source): syslog times read in \(zoneName), the first line in \(first)\(year == nil ? " (inferred; give --year to choose)" : "")")
         }
         for example in summary.repeatExamples {
             Output.error("onboard import: \(source): line \(example.line) repeats the id of line \(example.firstLine) with the same content: skipped as a repeat within the file")

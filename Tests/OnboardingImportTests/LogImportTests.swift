@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import OnboardingImport
+import OnboardingModel
+import OnboardingStore
+import TestSupport
+
+/// The import pipeline on foreign logs (`EventImporter.format`): the fixtures of the sshd and
+/// Keycloak parsers imported into a store, the way `onboard import --from` does.
+@Suite struct LogImportTests {
+    /// A store whose clock allows the fixtures' December 2026 times.
+    static func importer(_ store: String, _ format: ImportFormat, device: String? = nil, commitEvents: Int = 10) -> EventImporter {
+        var options = OnboardingStore.Options()
+        options.durability = .relaxed
+        options.maximumClockSkewMilliseconds = nil
+        options.deviceID = device
+        var importer = EventImporter(storePath: store, storeOptions: options, commitEvents: commitEvents)
+        importer.format = format
+        return importer
+    }
+
+    static let utc = TimeZone(identifier: "UTC")!
+
+    /// What the parser makes of a fixture, line by line, with the given year.
+    static func parsed(_ fixture: String, year: Int, zone: TimeZone = utc) -> [AuthLogLine] {
+        var parser = SSHDLogParser(startYear: year, timeZone: zone)
+        return SSHDFixtures.lines(fixture).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map { parser.parse($0) }
+    }
+
+    @Test func theSprayFixtureImportsEveryMappedLineInOrderAndCountsTheRest() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = try directory.write("auth.log", SSHDFixtures.sprayAndHonest)
+        let store = directory.appending("store")
+        let summary = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc)).run(try ImportInput(path: file))
+
+        let expected = Self.parsed(SSHDFixtures.sprayAndHonest, year: 2026).compactMap { line -> AuthLogEvent? in
+            if case .event(let event) = line { return event }
+            return nil
+        }
+        var skips: [String: Int] = [:]
+        for case .skipped(let kind) in Self.parsed(SSHDFixtures.sprayAndHonest, year: 2026) { skips[kind, default: 0] += 1 }
+        #expect(summary.appended == expected.count && summary.skipped == skips)
+        #expect(summary.startYear == 2026 && summary.commits > 1, "committed in several commits of 10")
+        let stored = try EventImporterTests.storedEvents(store)
+        #expect(stored.map(\.payload) == expected.map(\.payload) && stored.map(\.at) == expected.map(\.at))
+        #expect(Set(stored.map(\.device)) == ["bastion-1"])
+        let sprayed = stored.filter { $0.payload.clientAddress == SSHDFixtures.sprayAddress && $0.type == .signInFailed }
+        #expect(Set(sprayed.compactMap(\.user)) == Set(SSHDFixtures.sprayedUsers))
+        #expect(Set(stored.map(\.id)).count == stored.count, "every line its own id")
+
+        // A rerun finds every event stored; the ids are the lines', not random.
+        let again = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc)).run(try ImportInput(path: file))
+        #expect(again.appended == 0 && again.alreadyStored == expected.count && again.events == expected.count)
+    }
+
+    @Test func theYearIsInferredAcrossNewYearFromTheFilesTime() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = try directory.write("auth.log", SSHDFixtures.rollover)
+        // Written on 2027-01-02: the log ran from 2026 into 2027.
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_798_848_000)], ofItemAtPath: file)
+        let store = directory.appending("store")
+        let summary = try Self.importer(store, .sshd(year: nil, timeZone: Self.utc)).run(try ImportInput(path: file))
+        #expect(summary.startYear == 2026)
+        let times = try EventImporterTests.storedEvents(store).map(\.at.iso8601)
+        #expect(times == ["2026-12-31T23:59:58.000Z", "2027-01-01T00:00:03.000Z", "2027-01-01T00:00:09.000Z"], "\(times)")
+        #expect(summary.skipped == ["disconnect": 1])
+    }
+
+    @Test func hostileLinesAreSkippedOrImportedNeverFatal() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = try directory.write("hostile.log", SSHDFixtures.hostile.joined(separator: "\n") + "\n\u{0}\u{7f}\n")
+        let store = directory.appending("store")
+        let summary = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc)).run(try ImportInput(path: file))
+        // Every line that is not blank is an event or a skip (the reader drops the one blank line).
+        #expect(summary.events + summary.skipped.values.reduce(0, +) == SSHDFixtures.hostile.filter { !$0.isEmpty }.count + 1)
+        for event in (try? EventImporterTests.storedEvents(store)) ?? [] {
+            #expect((try? event.validate()) != nil)
+        }
+    }
+
+    @Test func theKeycloakFixtureIsImportedOldestFirstAndAgainAsLinesAppendsNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = try directory.write("events.json", KeycloakFixtures.stuffingAndHonest)
+        let store = directory.appending("store")
+        let summary = try Self.importer(store, .keycloak).run(try ImportInput(path: file))
+        #expect(summary.appended == 27 && summary.skipped.values.reduce(0, +) == 8, "\(summary)")
+        let stored = try EventImporterTests.storedEvents(store)
+        #expect(stored.map(\.at) == stored.map(\.at).sorted(), "oldest first, though the API answers newest first")
+        #expect(stored.filter { $0.payload.clientAddress == KeycloakFixtures.stufferAddress }.count == 17)
+        #expect(Set(stored.map(\.device)) == ["acme"])
+
+        // The same events as JSON Lines (jq -c '.[]'), oldest first: the same ids.
+        var splitter = JSONArraySplitter()
+        var lines: [String] = []
+        try Array(KeycloakFixtures.stuffingAndHonest.utf8).withUnsafeBytes { bytes in
+            try splitter.feed(bytes) { lines.append(String(decoding: $0, as: UTF8.self)) }
+        }
+        let jsonl = try directory.write("events.jsonl", lines.reversed().joined(separator: "\n") + "\n")
+        let again = try Self.importer(store, .keycloak).run(try ImportInput(path: jsonl))
+        #expect(again.appended == 0 && again.events == 27, "\(again)")
+    }
+
+    @Test func aCutKeycloakArrayAppendsNothingAndCreatesNoStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let text = KeycloakFixtures.stuffingAndHonest
+        let file = try directory.write("cut.json", String(text.prefix(text.count / 2)))
+        let store = directory.appending("store")
+        #expect(throws: ImportError.self) { try Self.importer(store, .keycloak).run(try ImportInput(path: file)) }
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
+}
