@@ -21,7 +21,7 @@ import Glibc
     /// Resumed kills to check: each costs about three seconds in a debug build.
     static let requiredTrials = 3
     /// Bound on import attempts (a kill that lands after the import finished does not count).
-    static let maximumAttempts = 10
+    static let maximumAttempts = 14
     /// Users screens checked per trial: the export already shows every user; a few screens show
     /// the projections agree.
     static let devicesChecked = 3
@@ -48,6 +48,9 @@ import Glibc
 
             var trials = 0
             var attempts = 0
+            // The reference run may have been slower than these (a busy machine at its start):
+            // an import that finished before its kill shortens the estimate for the next one.
+            var estimate = fullDuration
             while trials < Self.requiredTrials && attempts < Self.maximumAttempts {
                 attempts += 1
                 let store = directory.appending("store-\(attempts)")
@@ -58,12 +61,15 @@ import Glibc
                 process.standardError = FileHandle.nullDevice
                 try process.run()
                 // Parsing the file takes the first part of the run: kill while chunks commit.
-                let delay = Double.random(in: (fullDuration * 0.35)...(fullDuration * 0.95), using: &random)
+                let delay = Double.random(in: (estimate * 0.35)...(estimate * 0.95), using: &random)
                 Thread.sleep(forTimeInterval: delay)
                 let wasRunning = process.isRunning
                 if wasRunning { kill(process.processIdentifier, SIGKILL) }
                 process.waitUntilExit()
-                guard wasRunning && process.terminationReason == .uncaughtSignal else { continue }
+                guard wasRunning && process.terminationReason == .uncaughtSignal else {
+                    estimate *= 0.6
+                    continue
+                }
                 let before = try exportedLines(store)
                 // Killed while closing, after the last chunk: the resume would write nothing.
                 guard before.count < lines.count else { continue }
