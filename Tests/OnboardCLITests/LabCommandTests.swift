@@ -47,7 +47,7 @@ import TestSupport
         (["lab", "compare", "x.jsonl", "--limit", "3..5"], "--limit is a sweep option"),
         (["lab", "sweep", "x.jsonl", "--policies", "nist"], "--policies is a compare option"),
         (["lab", "compare", "x.jsonl", "--policies", "nist,,owasp"], "empty entry"),
-        (["lab", "compare", "x.jsonl", "--policies", "no-such-policy"], "neither a preset"),
+        (["lab", "compare", "x.jsonl", "--policies", "no-such-policy"], "onboard lab compare: --policies no-such-policy is neither a preset"),
     ] as [([String], String)])
     func usageErrorsExit64(arguments: [String], message: String) async throws {
         try await onOwnThread {

@@ -83,13 +83,7 @@ enum GenerateCommand {
             spec.deviceCount = devices
         }
         if let policy = invocation.values["policy"] {
-            if let preset = LockoutPolicy.named(policy) {
-                spec.policy = preset
-            } else {
-                do { spec.policy = try LockoutCommand.loadPolicy(policy) } catch {
-                    throw CLIError(error.exitCode, error.message.replacingOccurrences(of: "onboard lockout:", with: "onboard generate:"))
-                }
-            }
+            spec.policy = try LockoutCommand.loadPolicy(policy, command: "generate")
         }
         return try write(spec, to: invocation.values["output"])
     }

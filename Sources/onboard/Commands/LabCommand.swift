@@ -192,7 +192,7 @@ enum LabCommand {
         var policies: [LockoutPolicy] = []
         for name in list.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
             guard !name.isEmpty else { throw .usage("onboard lab compare: --policies has an empty entry in \(ErrorEcho.quoted(list))") }
-            policies.append(try LockoutCommand.loadPolicy(name))
+            policies.append(try LockoutCommand.loadPolicy(name, command: "lab compare", option: "--policies"))
         }
         return policies
     }

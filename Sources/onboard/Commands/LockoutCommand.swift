@@ -58,20 +58,21 @@ enum LockoutCommand {
         return ExitCode.success
     }
 
-    /// A preset by name, else a JSON file.
-    static func loadPolicy(_ nameOrFile: String) throws(CLIError) -> LockoutPolicy {
+    /// A preset by name, else a JSON file; errors name `command` and `option` (`onboard lab
+    /// compare: --policies …`).
+    static func loadPolicy(_ nameOrFile: String, command: String = "lockout", option: String = "--policy") throws(CLIError) -> LockoutPolicy {
         if let preset = LockoutPolicy.named(nameOrFile) { return preset }
         guard FileManager.default.fileExists(atPath: nameOrFile) else {
             let names = LockoutPolicy.presets.map(\.name).joined(separator: ", ")
-            throw .usage("onboard lockout: --policy \(nameOrFile) is neither a preset (\(names)) nor a file")
+            throw .usage("onboard \(command): \(option) \(nameOrFile) is neither a preset (\(names)) nor a file")
         }
         guard let data = FileManager.default.contents(atPath: nameOrFile) else {
-            throw CLIError(ExitCode.noInput, "onboard lockout: cannot read policy file \(nameOrFile)")
+            throw CLIError(ExitCode.noInput, "onboard \(command): cannot read policy file \(nameOrFile)")
         }
         do {
             return try LockoutPolicy.parse(json: String(decoding: data, as: UTF8.self))
         } catch {
-            throw CLIError(ExitCode.dataError, "onboard lockout: policy file \(nameOrFile): \(error); see docs/lockout.md for the schema")
+            throw CLIError(ExitCode.dataError, "onboard \(command): policy file \(nameOrFile): \(error); see docs/lockout.md for the schema")
         }
     }
 }
