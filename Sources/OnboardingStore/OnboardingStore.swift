@@ -69,6 +69,8 @@ public final class OnboardingStore: Sendable {
     let environment: Environment
     let databases: Databases
     let committer: GroupCommitter
+    // The locks, queues and atomics below: what each guards, the order they are taken in, and
+    // who owns each piece of background work are in docs/concurrency.md.
     /// The projections, once loaded (eagerly for a writable store, on first use otherwise).
     let projections = Mutex<ProjectionCache>(ProjectionCache())
     let observers = Mutex<[UUID: @Sendable ([Record]) -> Void]>([:])
