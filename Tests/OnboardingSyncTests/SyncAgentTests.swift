@@ -66,28 +66,35 @@ import OnboardingStore
         let server = FakeSyncServer()
         let client = SyncClient(store: store, transport: InMemoryTransport { server.handle($0) }, token: SyncFixture.token,
                                 batchEvents: 50, sleep: ManualClock().sleep)
-        let agent = SyncAgent(client: client, interval: .milliseconds(30))
+        // The period is the test's to end: each wait of the agent lasts until `clock.advance()`.
+        let clock = StepClock()
+        let agent = SyncAgent(client: client, interval: .seconds(30), sleep: clock.sleep)
         await agent.start()
 
-        // Nothing happens before a sign-in.
+        // Nothing happens before a sign-in: events that are not a sign-in give the agent no
+        // signal (the observer classifies them before the append returns) and no period runs.
         try await SyncFixture.append(100, to: store)
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(server.requestCount == 0)
+        #expect(server.requestCount == 0 && clock.slept == 0)
 
         _ = try await store.append(SyncFixture.event(100, payload: .signInSucceeded(method: .passcode, secondFactor: false)))
         #expect(await eventually { server.log().count == 101 })
         #expect(await agent.isSignedIn)
+        #expect(await eventually { clock.sleeping == 1 }, "signed in, the agent waits for its next period")
 
-        // While signed in, new events reach the server without a new sign-in.
+        // While signed in, new events reach the server at the next period, without a new sign-in.
         try await SyncFixture.append(20, to: store, from: 101)
+        #expect(server.log().count == 101, "not before the period ends")
+        clock.advance()
         #expect(await eventually { server.log().count == 121 })
+        #expect(await eventually { clock.sleeping == 1 })
 
+        // Signed out, the period ends (its wait is cancelled) and nothing is sent any more.
         _ = try await store.append(SyncFixture.event(121, payload: .signedOut(reason: .user)))
         #expect(await eventually { await !agent.isSignedIn })
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await eventually { clock.sleeping == 0 }, "the periodic wait was cancelled")
         let settled = server.requestCount
         try await SyncFixture.append(20, to: store, from: 122)
-        try await Task.sleep(for: .milliseconds(200))
+        clock.advance()
         #expect(server.requestCount == settled, "no request after signed_out")
         #expect(server.log().count <= 122)
 
@@ -105,25 +112,29 @@ import OnboardingStore
         defer { store.close() }
         try await SyncFixture.append(1000, to: store)
         let server = FakeSyncServer()
-        let inFlight = Mutex(0)
-        let transport = ScriptedTransport(wrapping: SlowTransport(inner: InMemoryTransport { server.handle($0) })) { _, _ in
-            inFlight.withLock { $0 += 1 }
-            return .forward
-        }
+        // The run's fourth request (the cursor, then the third batch) waits until the test has
+        // signed out.
+        let gate = GateTransport(wrapping: InMemoryTransport { server.handle($0) }, holding: 4)
+        let transport = ScriptedTransport(wrapping: gate)
         let client = SyncClient(store: store, transport: transport, token: SyncFixture.token, batchEvents: 10)
-        let agent = SyncAgent(client: client, interval: .seconds(60))
+        let clock = StepClock()
+        let agent = SyncAgent(client: client, interval: .seconds(60), sleep: clock.sleep)
         await agent.start()
         _ = try await store.append(SyncFixture.event(1000, payload: .signInSucceeded(method: .passcode, secondFactor: false)))
-        #expect(await eventually { server.log().count >= 30 })
+        #expect(await eventually { gate.isHolding })
         _ = try await store.append(SyncFixture.event(1001, payload: .signedOut(reason: .user)))
+        #expect(await eventually { await !agent.isSignedIn })
+        gate.open()
         #expect(await eventually { await agent.completedRuns == 1 })
-        let requests = transport.requests.count
-        let held = server.log().count
-        #expect(held % 10 == 0 && held < 1000, "only whole batches, and the run stopped early")
-        #expect(try store.syncCursor() == UInt64(held))
-        try await Task.sleep(for: .milliseconds(150))
-        #expect(transport.requests.count == requests)
+        // The held request finished; the run stopped after it: three whole batches.
+        #expect(server.log().count == 30, "only whole batches, and the run stopped after the request in flight")
+        #expect(try store.syncCursor() == 30)
+        #expect(transport.requests.count == 4)
         if case .success(let summary)? = await agent.lastResult { #expect(summary.wasStopped) } else { Issue.record("the run failed") }
+        // Nothing is left to send anything: no period waits, and later events give no signal.
+        #expect(clock.slept == 0 && clock.sleeping == 0)
+        try await SyncFixture.append(5, to: store, from: 1002)
+        #expect(transport.requests.count == 4)
         await agent.shutdown()
     }
 }

@@ -312,33 +312,23 @@ import OnboardingModel
         defer { store.close() }
         try await SyncFixture.append(1000, to: store)
         let server = FakeSyncServer()
-        let holder = Mutex<SyncClient?>(nil)
-        let transport = ScriptedTransport(wrapping: InMemoryTransport { server.handle($0) }) { number, _ in
-            if number == 3, let client = holder.withLock({ $0 }) { Task { await client.stop() } }
-            return .forward
-        }
-        let gate = ScriptedTransport(wrapping: SlowTransport(inner: transport))
+        // The third request (the cursor, then the second batch) waits until the test has
+        // asked the run to stop.
+        let gate = GateTransport(wrapping: InMemoryTransport { server.handle($0) }, holding: 3)
         let client = SyncClient(store: store, transport: gate, token: SyncFixture.token, batchEvents: 100)
-        holder.withLock { $0 = client }
-        let summary = try await client.run()
+        let run = Task { try await client.run() }
+        #expect(await eventually { gate.isHolding })
+        await client.stop()
+        gate.open()
+        let summary = try await run.value
 
         #expect(summary.wasStopped)
-        #expect(summary.batches >= 2 && summary.batches < 10)
+        #expect(summary.batches == 2, "the batch in flight finished, and no other began")
         #expect(server.log().count == summary.batches * 100)
         #expect(try store.syncCursor() == UInt64(server.log().count))
         // The next run finishes the job.
         let rest = try await client.run()
         #expect(!rest.wasStopped && rest.acknowledgedSeq == 1000)
-    }
-}
-
-/// Gives other tasks a moment before each request (so a stop() sent from a script lands).
-struct SlowTransport: SyncTransport {
-    let inner: any SyncTransport
-    func send(_ request: SyncRequest) async throws -> SyncResponse {
-        let response = try await inner.send(request)
-        try await Task.sleep(for: .milliseconds(20))
-        return response
     }
 }
 

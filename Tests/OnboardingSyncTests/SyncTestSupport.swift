@@ -215,3 +215,107 @@ extension SyncResponse {
                      body: SyncWire.errorBody(.init(code: "busy", message: "try later")))
     }
 }
+
+/// A sleep that waits until the test says so: each ``sleep`` suspends until ``advance()``, so a
+/// test drives a periodic loop step by step instead of waiting for real time. A cancelled sleep
+/// throws `CancellationError` at once, as `Task.sleep` does.
+final class StepClock: Sendable {
+    private struct State {
+        var waiters: [UUID: CheckedContinuation<Void, any Error>] = [:]
+        var cancelled: Set<UUID> = []
+        var slept = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Sleeps waiting for ``advance()`` now.
+    var sleeping: Int { state.withLock { $0.waiters.count } }
+    /// Sleeps begun so far.
+    var slept: Int { state.withLock { $0.slept } }
+
+    var sleep: @Sendable (Duration) async throws -> Void {
+        { [self] _ in
+            let id = UUID()
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let cancelledAlready = state.withLock { state -> Bool in
+                        state.slept += 1
+                        if state.cancelled.remove(id) != nil { return true }
+                        state.waiters[id] = continuation
+                        return false
+                    }
+                    if cancelledAlready { continuation.resume(throwing: CancellationError()) }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                    guard let waiter = state.waiters.removeValue(forKey: id) else {
+                        state.cancelled.insert(id)
+                        return nil
+                    }
+                    return waiter
+                }
+                waiter?.resume(throwing: CancellationError())
+            }
+        }
+    }
+
+    /// Ends every sleep now waiting.
+    func advance() {
+        let waiters = state.withLock { state in defer { state.waiters = [:] }; return Array(state.waiters.values) }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// Holds request number `holding` (1-based, counting every request) until ``open()``: a test acts
+/// while a run waits on that request, then lets it through.
+final class GateTransport: SyncTransport {
+    private struct State {
+        var count = 0
+        var arrived = false
+        var isOpen = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let inner: any SyncTransport
+    private let holding: Int
+    private let state = Mutex(State())
+
+    init(wrapping inner: any SyncTransport, holding: Int) {
+        self.inner = inner
+        self.holding = holding
+    }
+
+    /// Requests sent so far (the held one included).
+    var requestCount: Int { state.withLock { $0.count } }
+    /// The held request has arrived and waits.
+    var isHolding: Bool { state.withLock { $0.arrived && !$0.isOpen } }
+
+    func open() {
+        let waiter = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func send(_ request: SyncRequest) async throws -> SyncResponse {
+        let holds = state.withLock { state -> Bool in
+            state.count += 1
+            guard state.count == holding, !state.isOpen else { return false }
+            state.arrived = true
+            return true
+        }
+        if holds {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let openAlready = state.withLock { state -> Bool in
+                    if state.isOpen { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if openAlready { continuation.resume() }
+            }
+        }
+        return try await inner.send(request)
+    }
+}
