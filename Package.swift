@@ -1,17 +1,22 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Dependency direction points down:
-//   onboard (CLI), onboard-sim, onboard-bench
-//     → OnboardingServer → HTTPServer → CMicroHTTPD
-//                                     ↘ CTLS (GnuTLS: the server's certificates, the client's TLS)
-//                        → PostgreSQL → CLibPQ
-//     → OnboardingStore (the device store and the sync client) → LMDB → CLMDB
-//                        ↘ CTLS
-//                        ↘ OnboardingProjections → OnboardingModel → CSodium
-//   OnboardingImport, OnboardingWorkload and OnboardingLab (lockout lab) serve the CLI and the bench; OnboardingSimulation runs
-//   devices, network and server together (docs/testing.md).
-// The model is pure (no I/O, no clock); the LMDB wrapper and the HTTP layer know no domain types.
+// Every target, one line each; a target imports only targets on the lines above it. The diagram,
+// what each module owns and must never do, and the append and sync paths: docs/architecture.md.
+//   CLMDB, CSodium, CMicroHTTPD, CLibPQ  system libraries (pkg-config): LMDB, libsodium, libmicrohttpd, libpq
+//   CTLS                                 C of ours on GnuTLS: the server's certificates, the client's TLS
+//   LMDB, PostgreSQL, HTTPServer         the Swift wrappers of LMDB, libpq and libmicrohttpd; know no domain types
+//   OnboardingModel                      events, their JSON form, the record codec and hash chain; pure (no I/O, no clock)
+//   OnboardingProjections                pure folds of the log: lockout, session, users, history
+//   OnboardingStore                      the device store on LMDB, and the sync client (Sync/); re-exports the two above
+//   OnboardingImport                     JSONL and foreign logs, every line checked, then appended in bounded commits
+//   OnboardingWorkload                   seeded workloads (honest traffic and attacks), the lockout effectiveness report; pure
+//   OnboardingLab                        the lockout lab (docs/lab.md): logs replayed under many policies
+//   OnboardingServer                     the reference sync server: the router and its storage seam (LMDB replicas or PostgreSQL)
+//   OnboardingSimulation                 devices, network and server in one deterministic run (docs/testing.md)
+//   CBaseline, CSQLite                   the benchmarks' baselines: the same LMDB writes in C, and SQLite
+//   onboard, onboard-sim, onboard-bench  the command line, the simulation's runner, the benchmarks (Benchmarks/)
+//   CSpawn, then TestSupport             shared by the test targets (Tests/), which come last
 let package = Package(
     name: "OnboardingStore",
     platforms: [.macOS(.v15)],
@@ -78,11 +83,12 @@ let package = Package(
                                                              "OnboardingProjections", "OnboardingWorkload"]),
         .executableTarget(name: "onboard-sim", dependencies: ["OnboardingSimulation"]),
         .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingImport", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingServer", "HTTPServer", "OnboardingWorkload", "OnboardingLab"]),
-        // Helpers shared by every test target (temporary directories, a seeded generator).
+        // Helpers shared by every test target (temporary directories, child processes, loopback
+        // clients, the PostgreSQL test database).
         // posix_spawn for tests' child processes (Tests/CSpawn/include/onboard_spawn.h says why).
         .target(name: "CSpawn", path: "Tests/CSpawn"),
         .target(name: "TestSupport", dependencies: ["OnboardingModel", "CSpawn", "PostgreSQL"], path: "Tests/TestSupport"),
-        // Benchmarks (issue 5): the store against the same LMDB writes in C and against SQLite.
+        // Benchmarks (docs/benchmarks.md): the store against the same LMDB writes in C and against SQLite.
         // Not a dependency of any test target, so `swift test` never builds or runs them.
         .systemLibrary(
             name: "CSQLite",

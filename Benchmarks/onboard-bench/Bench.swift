@@ -3,7 +3,7 @@ import Foundation
 import OnboardingModel
 import OnboardingStore
 
-/// Runs the measurements of issue 5. Every measurement alternates the store and its baselines
+/// Runs the measurements of docs/benchmarks.md. Every measurement alternates the store and its baselines
 /// (A B A B …) for `repetitions` rounds in one process, so a noisy machine affects both sides alike.
 final class Bench {
     let options: BenchOptions

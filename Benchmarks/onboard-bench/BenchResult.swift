@@ -1,7 +1,8 @@
 import Foundation
 
 /// One row of the report: a figure of the store, the same figure of a baseline measured in the
-/// same run (alternating), and the target from issue 5 when there is one.
+/// same run (alternating), and the target it is held to when there is one (the `target` column
+/// of docs/benchmarks.md § Latest full results).
 struct BenchResult {
     /// Whether a larger ratio is better (throughput) or a smaller one (latency, bytes).
     enum Goal { case atLeast, atMost }

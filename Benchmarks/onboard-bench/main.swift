@@ -1,7 +1,7 @@
 import Foundation
 
 // onboard-bench: the store against C doing the same LMDB writes, the bare C floor and SQLite,
-// alternating in one run (issue 5; results in docs/benchmarks.md). Not part of `swift test`.
+// alternating in one run (results in docs/benchmarks.md). Not part of `swift test`.
 let options = BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
 let bench = Bench(options: options)
 let machine = Machine.describe()

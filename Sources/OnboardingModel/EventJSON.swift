@@ -1,6 +1,6 @@
 import Foundation
 
-/// The JSON form of an event (DESIGN.md §4), the contract for import, export and sync.
+/// The JSON form of an event (docs/events.md § The JSON form), the contract for import, export and sync.
 ///
 /// Members are written in one fixed order (`id, device, seq, at, user, session, type`, then the
 /// payload fields in vocabulary order, absent optional payload fields omitted), so export is

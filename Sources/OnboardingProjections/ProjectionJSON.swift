@@ -30,7 +30,8 @@ extension LockoutDecision {
 }
 
 extension LockoutEngine.Entry {
-    /// `{"user", "device", "factor", "failures", "locked_until", "permanent"}` (DESIGN.md §7).
+    /// `{"user", "device", "factor", "failures", "locked_until", "permanent"}` (docs/projections.md
+    /// § `onboard lockout --json`).
     public var jsonValue: JSONValue {
         .object([.init("user", .text(key.user)), .init("device", .text(key.device)),
                  .init("factor", .string(key.factor.rawValue)), .init("failures", .integer(failures)),

@@ -1,4 +1,4 @@
-/// Exit statuses of `onboard` (BSD sysexits, as DESIGN.md §7 asks). README lists them.
+/// Exit statuses of `onboard` (BSD sysexits), as README.md § Exit codes lists them.
 enum ExitCode {
     static let success: Int32 = 0
     /// `verify` found problems in the store.

@@ -3,7 +3,8 @@ import Testing
 import OnboardingModel
 @testable import OnboardingProjections
 
-/// The rules every preset follows (DESIGN.md §5), checked on each of them. The preset-specific
+/// The rules every preset follows (docs/lockout.md § Decisions, "The rules every policy
+/// follows"), checked on each of them. The preset-specific
 /// numbers and messages are in the Lockout<Preset>Tests files.
 @Suite("Lockout: rules every preset follows")
 struct LockoutPresetTests {

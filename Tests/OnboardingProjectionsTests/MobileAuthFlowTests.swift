@@ -3,10 +3,11 @@ import Testing
 import OnboardingModel
 @testable import OnboardingProjections
 
-/// Golden walks through seed 001, the mobile auth brief: social sign-in with Apple first, no
-/// network, biometric failure and retry, forgot password with a resend timer and "check spam",
-/// registration errors, and the states every screen must have (empty, error, loading, success).
-@Suite("Seed 001: mobile auth brief")
+/// Golden walks through the mobile auth flows: social sign-in with Apple first, no network,
+/// biometric failure and retry, forgot password with a resend timer and "check spam",
+/// registration errors, and the states every screen must have (empty, error, loading, success;
+/// docs/projections.md § The screen × state matrix).
+@Suite("Mobile auth flows")
 struct MobileAuthFlowTests {
     static let device = "mobile-1"
     static let noConnection = Message("No internet connection. Check your connection and try again.", .error)

@@ -3,10 +3,11 @@ import Testing
 import OnboardingModel
 @testable import OnboardingProjections
 
-/// The golden walk through seed 002, multi-user onboarding on a shared device, under the
-/// `local_passcode` policy: after every event both the device's session and its whole "Switch or
-/// Add User" list are compared with the values written out here.
-@Suite("Seed 002: shared-device multi-user onboarding")
+/// The golden walk through multi-user onboarding on a shared device (docs/events.md § Multi-user
+/// (shared devices)), under the `local_passcode` policy (docs/lockout.md § local_passcode): after
+/// every event both the device's session and its whole "Switch or Add User" list are compared
+/// with the values written out here.
+@Suite("Shared-device multi-user onboarding")
 struct SharedDeviceFlowTests {
     static let device = "kiosk-7"
     static let passcodeDisabled = "Your passcode is disabled after too many failed attempts. Use “Forgot Passcode?” to set a new one."

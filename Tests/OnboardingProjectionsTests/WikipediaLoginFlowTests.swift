@@ -3,11 +3,11 @@ import Testing
 import OnboardingModel
 @testable import OnboardingProjections
 
-/// Golden walks through seed 000, the Wikipedia app's login redesign: log in, throttling, 2FA,
-/// password reset, account creation with inline validation, CAPTCHA and its alternatives. After
-/// every event the device's whole session is compared with the one written out here; the
-/// messages are the design's, word for word.
-@Suite("Seed 000: Wikipedia login")
+/// Golden walks through the Wikipedia app's login redesign: log in, throttling, 2FA, password
+/// reset, account creation with inline validation, CAPTCHA and its alternatives. After every
+/// event the device's whole session is compared with the one written out here; the messages are
+/// the design's, word for word (which ones: docs/projections.md § The screen × state matrix).
+@Suite("Wikipedia login flows")
 struct WikipediaLoginFlowTests {
     static let device = "wiki-phone"
     static let throttleMessage = "You have made too many recent login attempts. Please wait 5 minutes before trying again."

@@ -4,7 +4,8 @@ import OnboardingProjections
 @testable import OnboardingStore
 import Testing
 
-/// The projection invariant of DESIGN.md §5, on seeded random logs: state kept incrementally by
+/// The projection invariant (docs/projections.md § Snapshots and rebuilds; the rules of the
+/// `Projection` protocol), on seeded random logs: state kept incrementally by
 /// the store == a fold of the log from scratch == a snapshot loaded and caught up, at random
 /// prefixes. Replay a failure with ONBOARDING_TEST_SEED=<seed in the message>.
 @Suite struct ProjectionPropertyTests {

@@ -156,7 +156,8 @@ public struct OCSFClassification: Sendable, Equatable {
 }
 
 extension SignInFailureReason {
-    /// Whether the failure is a guess (counted toward a lockout), as DESIGN.md §5 defines.
+    /// Whether the failure is a guess (counted toward a lockout), as docs/lockout.md § What counts
+    /// as a failure defines.
     var isGuess: Bool {
         switch self {
         case .invalidPassword, .invalidPasscode, .unknownUser, .biometricFailed: true

@@ -33,7 +33,7 @@ public struct LockoutKey: Sendable, Hashable, Codable, Comparable, CustomStringC
 }
 
 extension SignInFailureReason {
-    /// A guess at a credential: counted toward the lockout (DESIGN.md §5).
+    /// A guess at a credential: counted toward the lockout (docs/lockout.md § What counts as a failure).
     public var isCountedFailure: Bool {
         switch self {
         case .invalidPassword, .invalidPasscode, .unknownUser, .biometricFailed: true

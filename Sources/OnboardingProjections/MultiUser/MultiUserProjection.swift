@@ -1,8 +1,9 @@
 import Foundation
 import OnboardingModel
 
-/// Per device: the users onboarded on a shared device and who is selected (DESIGN.md §5 Multi-user,
-/// seed 002 "Multi-user Onboarding").
+/// Per device: the users onboarded on a shared device and who is selected (docs/projections.md,
+/// the users projection and § `onboard users --json`; its events are docs/events.md § Multi-user
+/// (shared devices)).
 ///
 /// ```swift
 /// var state = OnboardingState(policy: .localPasscode)
@@ -210,7 +211,7 @@ public struct UserRow: Sendable, Hashable {
 
 /// The "Switch or Add User" screen: the selected user and the sections of the list.
 public struct UsersView: Sendable, Hashable {
-    /// Section titles as seed 002 names them.
+    /// The section titles of the "Switch or Add User" list (docs/projections.md § `onboard users --json`).
     public static let selectedTitle = "Selected"
     public static let allTitle = "All"
 

@@ -1,6 +1,7 @@
 extension UserProfile {
-    /// What stands in for a missing picture (seed 002): the first letter of the first and of the
-    /// last word of `displayName`, uppercased; one word gives one letter.
+    /// What stands in for a missing picture (a user without `image_ref`, docs/events.md §
+    /// `user_added`): the first letter of the first and of the last word of `displayName`,
+    /// uppercased; one word gives one letter.
     ///
     /// Works for every script: a letter is any `Character` whose `isLetter` holds, so Arabic,
     /// Cyrillic, Hangul and CJK names have initials too (a CJK name written without spaces is one

@@ -1,6 +1,6 @@
 extension UserProfile {
-    /// Whether "Sign In" is enabled for what is typed in the passcode field (seed 002: disabled
-    /// until a passcode is entered). The entry must be long enough and use only the characters of
+    /// Whether "Sign In" is enabled for what is typed in the passcode field (disabled until a
+    /// passcode is entered: docs/projections.md § `submit_enabled`). The entry must be long enough and use only the characters of
     /// the user's policy: ASCII digits for `numeric`, letters and digits for `alphanumeric`.
     ///
     /// The entry is checked and forgotten: passcodes are never stored or recorded.

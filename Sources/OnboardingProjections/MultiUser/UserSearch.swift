@@ -1,7 +1,8 @@
 import Foundation
 
-/// The local search of "Switch or Add User" (seed 002): a user matches when every word of the
-/// query occurs, ignoring case and diacritics, in their display name or subtitle.
+/// The local search of "Switch or Add User" (`onboard users --search`, docs/projections.md §
+/// `onboard users --json`): a user matches when every word of the query occurs, ignoring case
+/// and diacritics, in their display name or subtitle.
 ///
 /// An empty or all-blank query matches everyone.
 ///

@@ -1,7 +1,8 @@
 import OnboardingModel
 
-/// The order of the social sign-in buttons (seed 001): Sign in with Apple comes first, and must be
-/// offered whenever any other third-party sign-in is (App Store Review Guideline 4.8).
+/// The order of the social sign-in buttons: Sign in with Apple comes first, and must be offered
+/// whenever any other third-party sign-in is (App Store Review Guideline 4.8). The methods are
+/// those of `sign_in_started` (docs/events.md § `sign_in_started`).
 ///
 /// ```swift
 /// SocialSignIn.buttons(offering: [.google, .password])   // [.apple, .google]
