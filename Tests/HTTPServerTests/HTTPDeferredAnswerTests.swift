@@ -12,7 +12,7 @@ import Glibc
 #endif
 
 /// Answers a handler gives later from another thread (long polls), and bodies sent from files.
-@Suite struct HTTPDeferredAnswerTests {
+@Suite(.slow) struct HTTPDeferredAnswerTests {
     /// `/later` is left unanswered (its responder kept for the test to answer); anything else is
     /// answered at once.
     final class LaterHandler: HTTPHandler {

@@ -10,7 +10,7 @@ import Glibc
 
 /// What an attacker sends, byte for byte: nothing may trap, hang or leak, and the server keeps
 /// serving. Each exchange is bounded by the raw client's 5 s timeouts.
-@Suite(.serialized) struct HTTPServerHostileInputTests {
+@Suite(.serialized, .slow) struct HTTPServerHostileInputTests {
     /// Hostile requests and what may come back: a status in `allowed`, or (`nil` in it) a close
     /// without a response.
     static let cases: [(name: String, bytes: [UInt8], allowed: Set<Int?>)] = [

@@ -84,7 +84,7 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
     }
 }
 
-@Suite(.serialized) struct HTTPServerLimitsTests {
+@Suite(.serialized, .slow) struct HTTPServerLimitsTests {
     // MARK: Connection limits
 
     @Test func oneAddressCannotExceedItsLimitAndOthersStillGetIn() async throws {

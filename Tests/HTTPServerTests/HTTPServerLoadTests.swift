@@ -13,7 +13,7 @@ let healthHandler = ClosureHTTPHandler { _ in .json(#"{"status":"ok"}"#) }
 
 /// Slow and idle clients must not take the server away from everyone else. Every test runs its
 /// blocking sockets on threads of its own (`onOwnThread`), and every loop is bounded in count and time.
-@Suite(.serialized, .heavy) struct HTTPServerLoadTests {
+@Suite(.serialized, .heavy, .slow) struct HTTPServerLoadTests {
     /// The acceptance test of the connection limits: 70 slowloris connections (one header byte
     /// every 5 s, longer than the old 30 s idle timeout) and 500 idle ones, from other loopback
     /// addresses than the probe; a probe every 0.5 s for 40 s must be answered within 2 s at

@@ -10,7 +10,7 @@ import Glibc
 /// (`tools/backup-server.sh`, LMDB's own `mdb_copy`; `pg_dump` and `pg_restore` for PostgreSQL)
 /// restores to a server that audits clean, keeps its tokens and its key — so devices that pinned
 /// it sync on — and is brought up to date by the devices themselves, which resend what it lacks.
-@Suite(.serialized) struct BackupRestoreTests {
+@Suite(.serialized, .slow) struct BackupRestoreTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static func record(_ store: String, _ device: String, users: [String]) throws {

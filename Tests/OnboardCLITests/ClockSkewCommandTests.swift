@@ -4,7 +4,7 @@ import TestSupport
 
 /// `onboard record` and `onboard import` refuse events dated after the device's clock by more
 /// than the skew the sync server allows (docs/sync-protocol.md § Event times).
-@Suite struct ClockSkewCommandTests {
+@Suite(.slow) struct ClockSkewCommandTests {
     @Test func importingAFutureDatedLineFailsNamingItAndAppendsNothing() async throws {
         try await onOwnThread {
             let directory = try TemporaryDirectory()

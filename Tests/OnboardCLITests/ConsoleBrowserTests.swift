@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +15,7 @@ import Glibc
 /// Screenshots of every view at 1280×800 and at a phone's 390×844 go to the test's directory;
 /// with `ONBOARD_CONSOLE_SCREENSHOTS=1` (on the LMDB run) to docs/console/, which
 /// docs/console.md shows.
-@Suite(.serialized, .heavy) struct ConsoleBrowserTests {
+@Suite(.serialized, .heavy, .slow) struct ConsoleBrowserTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let script = repository.appendingPathComponent("tools/console_browser.py").path

@@ -5,7 +5,7 @@ import TestSupport
 /// The audit console from a real `onboard serve`, as a browser gets it: the page with no option
 /// on either storage, with its security headers, and the console API's streamed exports read by
 /// parsers someone else wrote (Python's csv module, the official OCSF schema).
-@Suite(.serialized) struct ConsoleServeTests {
+@Suite(.serialized, .slow) struct ConsoleServeTests {
     typealias Node = SyncProcessTests.Server
 
     /// `curl -si`: the status, the headers (names lower-cased) and the body.

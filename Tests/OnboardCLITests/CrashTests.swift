@@ -10,7 +10,7 @@ import Glibc
 /// Kills the real `onboard import` with SIGKILL at seeded random moments and checks, after every
 /// kill, that the store opens, `verify` passes, and the log is exactly a prefix of the file with
 /// every committed batch whole. Replay a failure with ONBOARD_CRASH_SEED=<seed from the message>.
-@Suite struct CrashTests {
+@Suite(.slow) struct CrashTests {
     /// At least this many kills must land while the import is running.
     static let requiredKills = 20
     /// Bound on import attempts, so a pathological machine cannot loop forever.

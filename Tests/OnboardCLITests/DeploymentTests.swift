@@ -9,7 +9,7 @@ import Glibc
 /// The deployment files in deploy/, graded by the tools they are written for: the systemd unit by
 /// `systemd-analyze verify` and `systemd-analyze security`, the nginx configuration by a real
 /// nginx that proxies a real `onboard sync` into a real `onboard serve`.
-@Suite(.serialized) struct DeploymentTests {
+@Suite(.serialized, .slow) struct DeploymentTests {
     static let deploy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("deploy")
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The repository's text points only at what a reader of the repository can open: no design or
 /// style notes kept outside it, no seed briefs, no numbered issues of a tracker it does not ship.
@@ -7,7 +8,7 @@ import Testing
 /// comment cites the doc and section instead. And docs/architecture.md names every target of
 /// `Package.swift`, and its relative links lead to pages and sections that exist, so the module
 /// map cannot silently fall behind the manifest.
-@Suite struct DocumentationReferencesTests {
+@Suite(.slow) struct DocumentationReferencesTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

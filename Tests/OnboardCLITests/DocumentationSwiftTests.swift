@@ -9,7 +9,7 @@ import TestSupport
 /// library snippet is also run, and what its comments say it prints is checked.
 ///
 /// Every block is a whole program (its imports, its store): a reader can paste it and build it.
-@Suite(.heavy) struct DocumentationSwiftTests {
+@Suite(.heavy, .slow) struct DocumentationSwiftTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

@@ -3,7 +3,7 @@ import OnboardingModel
 import Testing
 import TestSupport
 
-@Suite struct ForgetUserCommandTests {
+@Suite(.slow) struct ForgetUserCommandTests {
     static let lines = [
         #"{"id":"00000000-0000-4000-8000-000000000001","device":"kiosk-7","at":"2026-06-01T10:00:00.000Z","user":"alice@example.org","type":"user_added","display_name":"Alice Quixotic","subtitle":"Ward 3","passcode_policy":"numeric","passcode_min_length":4}"#,
         #"{"id":"00000000-0000-4000-8000-000000000002","device":"kiosk-7","at":"2026-06-01T10:01:00.000Z","user":"bob","type":"user_added","display_name":"Bob Qwerty","passcode_policy":"numeric","passcode_min_length":4}"#,

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `onboard generate`: its output imports cleanly and verifies; usage errors exit 64.
-@Suite struct GenerateCommandTests {
+@Suite(.slow) struct GenerateCommandTests {
     @Test func generatedWorkloadImportsAndVerifies() async throws {
         try await onOwnThread {
             let directory = try TemporaryDirectory()

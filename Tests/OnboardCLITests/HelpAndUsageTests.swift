@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Golden tests of help text, usage errors and their exit codes.
-@Suite struct HelpAndUsageTests {
+@Suite(.slow) struct HelpAndUsageTests {
     @Test func overviewListsEveryCommand() async throws {
         try await onOwnThread {
             let result = try CLI.run(["--help"])

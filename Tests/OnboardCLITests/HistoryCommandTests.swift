@@ -5,7 +5,7 @@ import TestSupport
 
 /// `onboard history` from the real binary: filters, paging, JSON and CSV shapes, and exit 64 with
 /// one line for a bad filter.
-@Suite struct HistoryCommandTests {
+@Suite(.slow) struct HistoryCommandTests {
     static let oNeil = "O\"Neil, Jr"
 
     /// Alice fails three passcodes and is throttled on kiosk-7, then signs in; O"Neil, Jr signs

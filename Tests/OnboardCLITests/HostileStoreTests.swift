@@ -6,7 +6,7 @@ import TestSupport
 
 /// Reading commands on a store whose meta was changed to the largest seq there is: each one
 /// ends with an exit status and a line that says what it found, none traps.
-@Suite struct HostileStoreTests {
+@Suite(.slow) struct HostileStoreTests {
     static let maximum = UInt64.max
 
     /// Writes `values` into the closed store's meta and deletes every record.

@@ -3,7 +3,7 @@ import OnboardingModel
 import Testing
 import TestSupport
 
-@Suite struct ImportExportTests {
+@Suite(.slow) struct ImportExportTests {
     @Test func corpusRoundTripsByteIdentically() async throws {
         try await onOwnThread {
             let directory = try TemporaryDirectory()

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `onboard lab compare|sweep` on a generated workload, and its refusals (docs/lab.md).
-@Suite struct LabCommandTests {
+@Suite(.slow) struct LabCommandTests {
     @Test func compareAndSweepAGeneratedWorkloadAndWriteAPolicyTheLockoutCommandReads() async throws {
         try await onOwnThread {
             let directory = try TemporaryDirectory()

@@ -1,6 +1,7 @@
 import Foundation
 import OnboardingModel
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Glibc
 /// a generated workload and of a log of hostile names, and Debian's headless Chromium, driven by
 /// Selenium (tools/lab_report_browser.py), opens each as a file:// URL: no SEVERE browser log
 /// entry, every inline SVG rendered with a nonzero size, nothing loaded, no script element.
-@Suite(.serialized, .heavy) struct LabReportBrowserTests {
+@Suite(.serialized, .heavy, .slow) struct LabReportBrowserTests {
     static let script = ConsoleBrowserTests.repository.appendingPathComponent("tools/lab_report_browser.py").path
     /// The browser part takes a few seconds; generating and sweeping in a debug build, about 30.
     static let deadlineSeconds: TimeInterval = 300

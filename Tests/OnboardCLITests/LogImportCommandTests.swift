@@ -4,7 +4,7 @@ import TestSupport
 
 /// `onboard import --from sshd|keycloak`: real authentication logs into a store, then the lab on
 /// them (docs/importers.md, docs/lab.md).
-@Suite struct LogImportCommandTests {
+@Suite(.slow) struct LogImportCommandTests {
     /// A password spray from one address, one guess per user, 20 s apart; two honest users who
     /// mistype and then sign in from their own addresses; and the lines around them that are not
     /// authentication. Syslog times (no year), UTC.

@@ -1,12 +1,13 @@
 import Foundation
 import PostgreSQL
 import Testing
+import TestSupport
 
 /// `onboard migrate-server`: an LMDB-backed server that devices synced to (with signed heads,
 /// two devices, a forgotten user) is copied into PostgreSQL; the devices sync on against
 /// `onboard serve --database` with the same tokens and pinned key; a rerun copies nothing; an
 /// interrupted run resumes.
-@Suite(.serialized, .timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+@Suite(.serialized, .timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote), .slow)
 struct MigrateServerTests {
     /// A data directory with `kiosk-7` (signing key registered, 700 events) and `tablet-2` (300
     /// events) synced into it through `onboard serve --data`, and the users the first one names.

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `onboard export --format ocsf` through the real binary.
-@Suite struct OCSFExportTests {
+@Suite(.slow) struct OCSFExportTests {
     /// The types the OCSF export leaves out unless `--all-events` (docs/audit.md).
     static let skippedTypes: Set<String> = [
         "user_added", "user_profile_updated", "user_selected", "user_removed", "passcode_set", "biometric_enabled",

@@ -1,10 +1,11 @@
 import Foundation
 import OnboardingModel
 import Testing
+import TestSupport
 
 /// Every line `onboard export --format ocsf` writes, checked against the official OCSF 1.8.0
 /// schema by validators we did not write (`tools/validate_ocsf.py`).
-@Suite struct OCSFSchemaValidationTests {
+@Suite(.slow) struct OCSFSchemaValidationTests {
     /// A store holding every scenario `onboard generate` knows, every type and choice of the
     /// vocabulary, two forgotten users (one with a profile, seen again afterwards) and their
     /// `user_forgotten` events. Returns the store's path and its events' types in seq order.

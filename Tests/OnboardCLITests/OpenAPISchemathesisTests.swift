@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 
 /// docs/openapi.yaml checked against a real `onboard serve` by schemathesis, a generator and a set
 /// of checks someone else wrote (pinned in tools/test-requirements.txt, configured by
@@ -13,7 +14,7 @@ import Testing
 /// auditor (histories, lockout, audit, and the console's reads: users, devices, actions, counts,
 /// exports) and the admin (enrolment, tokens, erasure, lockout clears, health, the console's files).
 /// On each storage: `onboard serve --data` and `onboard serve --database`.
-@Suite struct OpenAPISchemathesisTests {
+@Suite(.slow) struct OpenAPISchemathesisTests {
     static let schemathesis = URL(fileURLWithPath: OCSFValidator.python).deletingLastPathComponent()
         .appendingPathComponent("schemathesis").path
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

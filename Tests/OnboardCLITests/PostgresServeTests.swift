@@ -11,7 +11,7 @@ import Glibc
 /// `onboard serve`, `enroll`, `audit`, `forget-user` and `sync` as real processes on a real
 /// PostgreSQL: bad URLs and unreachable or newer databases give one line and a documented exit
 /// status; two server nodes on one database serve the same device as one server would.
-@Suite(.serialized, .timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+@Suite(.serialized, .timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote), .slow)
 struct PostgresServeTests {
     /// A running `onboard serve` (the sync process tests' server), on a database or a data directory.
     typealias Node = SyncProcessTests.Server

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `onboard lockout`, `session`, `users` and `history` on a real store.
-@Suite struct ProjectionCommandsTests {
+@Suite(.slow) struct ProjectionCommandsTests {
     static let start = Timestamp(millisecondsSince1970: 1_796_054_400_000) // 2026-11-30T16:00:00.000Z
 
     static func event(_ index: Int, _ payload: Payload, user: String? = "alice", device: String = "kiosk-7",

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// `onboard prune` with the real binary, against a store a real `onboard sync` acknowledged.
-@Suite(.serialized) struct PruneCommandTests {
+@Suite(.serialized, .slow) struct PruneCommandTests {
     /// A device store holding the first `synced` of `lines` acknowledged by a real `onboard serve`,
     /// then the rest appended unsynced.
     struct Device {

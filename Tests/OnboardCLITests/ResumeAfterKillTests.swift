@@ -15,7 +15,7 @@ import Glibc
 /// so the resume is run with the debug build's `ONBOARD_TEST_FAULTS=map-full-after-put`, which
 /// makes that first commit fill the map every time. Replay a failure with
 /// ONBOARD_CRASH_SEED=<seed from the message>.
-@Suite struct ResumeAfterKillTests {
+@Suite(.slow) struct ResumeAfterKillTests {
     static let eventCount = 20_000
     static let commitEvery = 1000
     /// Resumed kills to check: each costs about three seconds in a debug build.

@@ -4,7 +4,7 @@ import TestSupport
 
 /// `onboard serve`'s settings from the command line, the environment (`ONBOARD_SERVE_<OPTION>`)
 /// and a configuration file (`--config`), in that order, and `--check-config`.
-@Suite struct ServeConfigurationTests {
+@Suite(.slow) struct ServeConfigurationTests {
     @Test func theCommandLineWinsThenTheEnvironmentThenTheFile() async throws {
         try await onOwnThread {
             let scratch = try TemporaryDirectory()

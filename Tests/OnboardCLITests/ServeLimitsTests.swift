@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -8,7 +9,7 @@ import Glibc
 /// `onboard serve` as a real process under hostile conditions: too few file descriptors, slow and
 /// idle clients, forged access-log lines. Blocking work runs on threads of its own, every wait is
 /// bounded, and every server started is stopped (SIGTERM, then SIGKILL).
-@Suite(.serialized) struct ServeLimitsTests {
+@Suite(.serialized, .slow) struct ServeLimitsTests {
     /// A running (or refusing) `onboard serve`, optionally under `ulimit -n`.
     final class Serve: @unchecked Sendable {
         let process = ChildProcess()

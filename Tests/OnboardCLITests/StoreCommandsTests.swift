@@ -8,7 +8,7 @@ import TestSupport
 import Glibc
 #endif
 
-@Suite struct StoreCommandsTests {
+@Suite(.slow) struct StoreCommandsTests {
     @Test func recordFillsDefaultsAndIsIdempotent() async throws {
         try await onOwnThread {
             let directory = try TemporaryDirectory()

@@ -6,7 +6,7 @@ import TestSupport
 /// `onboard sync` as a real process against a scripted liar on loopback and against a real
 /// `onboard serve`: the exit statuses and one-line messages a user or a script sees, the server
 /// key pinned at the first sync, and enrolments while the server runs.
-@Suite(.serialized, .timed) struct SyncAgainstHostileServerTests {
+@Suite(.serialized, .timed, .slow) struct SyncAgainstHostileServerTests {
     static func sync(_ setup: SyncProcessTests.Setup, _ url: String, _ extra: [String] = []) throws -> CLI.Result {
         try CLI.run(["sync", "--store", setup.device, "--server", url, "--token", setup.token] + extra)
     }

@@ -10,7 +10,7 @@ import Glibc
 /// `onboard serve` and `onboard sync` as real processes on loopback, killed with SIGKILL at seeded
 /// random moments. After every kill the server's copy must be a prefix of the device's log (same
 /// seqs, same hashes); in the end exactly the device's log. Replay with ONBOARD_CRASH_SEED.
-@Suite(.serialized) struct SyncProcessTests {
+@Suite(.serialized, .slow) struct SyncProcessTests {
     static let eventCount = 6_000
     static let kills = 6
 
@@ -228,7 +228,7 @@ import Glibc
 
 /// The curl walkthrough of docs/sync-protocol.md, run as a script by a client that knows only the
 /// document: curl for HTTP, python3 and mdb_dump to build the upload body.
-@Suite struct CurlWalkthroughTests {
+@Suite(.slow) struct CurlWalkthroughTests {
     @Test func theProtocolDocumentPrintsTheUploadScriptItRuns() async throws {
         try await onOwnThread {
             let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

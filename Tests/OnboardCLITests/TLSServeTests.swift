@@ -9,7 +9,7 @@ import Glibc
 /// `onboard serve --tls-cert --tls-key` and `onboard sync` over HTTPS, with certificates openssl
 /// makes for the test (a private CA and two server certificates it signs), checked with clients
 /// we did not write: curl, Python's `ssl` (OpenSSL) and `openssl x509`.
-@Suite(.serialized) struct TLSServeTests {
+@Suite(.serialized, .slow) struct TLSServeTests {
     /// A private CA and what it signed, in `directory`.
     struct Certificates {
         let directory: TemporaryDirectory

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Tampering with a closed store's LMDB file directly, the way an attacker holding the device
 /// would, then `onboard verify` (the real binary) names what was done and the first bad seq.
-@Suite struct TamperTests {
+@Suite(.slow) struct TamperTests {
     enum Tampering: String, CaseIterable, CustomTestStringConvertible {
         case modifyValue, deleteRecord, swapRecords, truncateAndResign
         var testDescription: String { rawValue }

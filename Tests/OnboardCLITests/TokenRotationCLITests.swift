@@ -10,7 +10,7 @@ import Glibc
 /// `onboard enroll` prints the expiry, `onboard token` shows and rotates a token, `onboard enroll
 /// --rotate-admin` replaces the admin token in its file only, and `onboard sync` says what to do
 /// with an expired token. The admin token is checked with curl, a client we did not write.
-@Suite(.serialized) struct TokenRotationCLITests {
+@Suite(.serialized, .slow) struct TokenRotationCLITests {
     static func curlStatus(_ port: Int, _ path: String, token: String) throws -> String {
         try TLSServeTests.curl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)\(path)"]).stdout
     }

@@ -10,7 +10,7 @@ import TestSupport
 
 /// The history endpoints as the console uses them: newest first, `erased`, the actions in a
 /// page's span, and polls that wait for a newer attempt — on both storages.
-@Suite struct HistoryConsoleTests {
+@Suite(.slow) struct HistoryConsoleTests {
     typealias Clock = ServerHardeningTests.ManualServerClock
 
     /// Alice on a (even seconds) and b (odd seconds): fail, succeed, fail, sign out, repeated

@@ -9,7 +9,7 @@ import TestSupport
 
 /// The server's token buckets (docs/sync-protocol.md § Rate limits): per token, and per client
 /// address for failed authentications and for requests that need no token.
-@Suite struct RateLimitTests {
+@Suite(.slow) struct RateLimitTests {
     final class ManualInstant: Sendable {
         private let instant = Mutex(ContinuousClock.now)
         var now: ContinuousClock.Instant { instant.withLock { $0 } }

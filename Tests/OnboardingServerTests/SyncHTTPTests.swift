@@ -8,7 +8,7 @@ import TestSupport
 
 /// The sync server over real HTTP on loopback: every refusal status, and many devices at once, on
 /// either storage.
-@Suite struct SyncHTTPTests {
+@Suite(.slow) struct SyncHTTPTests {
     /// A running server on a free loopback port.
     struct Running {
         let directory: TemporaryDirectory

@@ -7,7 +7,7 @@ import TestSupport
 /// The deterministic simulation with the server on PostgreSQL: the same devices, faults, lies,
 /// forgets and prunes, and the same invariants after every step as on LMDB replicas — so the
 /// two storages answer the protocol alike.
-@Suite(.enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+@Suite(.enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote), .slow)
 struct PostgresSimulationTests {
     /// Seeds on PostgreSQL: three honest ones and one with the lying server; fewer steps than on
     /// LMDB (each step costs a few round trips to the database).

@@ -7,7 +7,7 @@ import TestSupport
 /// The deterministic simulation (docs/testing.md § Deterministic simulation) over a fixed set of
 /// seeds and one derived from the commit, so every CI run also explores a seed no run before it
 /// has; a failure prints the seed and step that replay it (`onboard-sim --seed N --steps M`).
-@Suite struct SimulationTests {
+@Suite(.slow) struct SimulationTests {
     /// Seeds every run checks: 1–8, and 53, the first seed found to resend a batch around a
     /// forget (the other eight do not).
     static let fixedSeeds: [UInt64] = [1, 2, 3, 4, 5, 6, 7, 8, 53]

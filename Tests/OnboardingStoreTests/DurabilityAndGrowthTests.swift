@@ -1,9 +1,10 @@
 import Foundation
 import OnboardingModel
 import Testing
+import TestSupport
 @testable import OnboardingStore
 
-@Suite("Relaxed durability and map growth")
+@Suite("Relaxed durability and map growth", .slow)
 struct DurabilityAndGrowthTests {
     @Test("relaxed durability: appends succeed, close flushes, a reopened store sees everything")
     func relaxed() async throws {

@@ -1,13 +1,14 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingStore
 
 /// `store.history(_:)`: reads through the index only what the query needs, and pages that
 /// concatenate to the whole history even while events are appended.
-@Suite("History queries on a store")
+@Suite("History queries on a store", .slow)
 struct HistoryQueryStoreTests {
     /// The n-th event of alice's repeating cycle: failed, succeeded, signed out (user).
     static func aliceEvent(_ index: Int, device: String = Events.device) -> Event {

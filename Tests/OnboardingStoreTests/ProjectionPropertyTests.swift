@@ -3,12 +3,13 @@ import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingStore
 import Testing
+import TestSupport
 
 /// The projection invariant (docs/projections.md § Snapshots and rebuilds; the rules of the
 /// `Projection` protocol), on seeded random logs: state kept incrementally by
 /// the store == a fold of the log from scratch == a snapshot loaded and caught up, at random
 /// prefixes. Replay a failure with ONBOARDING_TEST_SEED=<seed in the message>.
-@Suite struct ProjectionPropertyTests {
+@Suite(.slow) struct ProjectionPropertyTests {
     static let eventCount = 10_000
 
     /// Plausible onboarding traffic: many users on a few devices, mostly sign-in flows, times

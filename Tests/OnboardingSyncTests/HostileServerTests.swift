@@ -4,12 +4,13 @@ import OnboardingServer
 import OnboardingStore
 import Synchronization
 import Testing
+import TestSupport
 
 /// The sync client against a server that lies, stalls, floods and redirects: a scripted HTTP
 /// server on loopback (``ScriptedHTTPServer``) in front of a real ``SyncServer``, reached with the
 /// real transport. Each test scripts one kind of misbehaviour and checks what a user would see:
 /// the error, what the store marked acknowledged, what it forgot.
-@Suite(.timed) struct HostileServerTests {
+@Suite(.timed, .slow) struct HostileServerTests {
     /// A real server with `kiosk-7` enrolled, a device store with `events` events, and a liar in
     /// front of the server whose script decides each answer.
     final class Fixture: @unchecked Sendable {

@@ -3,6 +3,7 @@ import OnboardingServer
 @testable import OnboardingStore
 import Synchronization
 import Testing
+import TestSupport
 
 /// The PostgreSQL-backed server when its database goes away: PostgreSQL stopped as a crash
 /// would stop it (`pg_ctl stop -m immediate`) between and during a device's batches, then
@@ -10,7 +11,7 @@ import Testing
 /// a wrong acknowledgement, reconnects by itself, and the client resumes to a copy equal to the
 /// device's log. Each test runs a cluster of its own (stopping the shared one would disturb the
 /// other suites).
-@Suite(.serialized, .timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+@Suite(.serialized, .timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote), .slow)
 struct PostgresFaultTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("tools/pg-test-cluster.sh").path

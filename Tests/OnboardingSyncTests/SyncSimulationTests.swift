@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 import OnboardingModel
 import OnboardingStore
 
 /// VOPR-style: a seeded FaultyTransport between the client and a server; after every request the
 /// server's log must be a gap-free prefix of the device's, and in the end equal to it.
-@Suite struct SyncSimulationTests {
+@Suite(.slow) struct SyncSimulationTests {
     static let seeds = UInt64(1)...12
     static let maximumRunsPerSeed = 20
 

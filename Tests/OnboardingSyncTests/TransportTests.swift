@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 import OnboardingStore
 
 /// Both real transports (our ``HTTPTransport`` and ``URLSessionTransport``, which `https://`
 /// uses) against a server that lies, stalls, floods and redirects: a scripted HTTP server on
 /// loopback (``ScriptedHTTPServer``), not a transport double.
-@Suite(.timed) struct TransportTests {
+@Suite(.timed, .slow) struct TransportTests {
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case http, urlSession
         var testDescription: String { rawValue }

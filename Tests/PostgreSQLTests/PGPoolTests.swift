@@ -6,7 +6,7 @@ import TestSupport
 
 /// The pool against a real server: its bound holds under load, and it reconnects by itself when
 /// the server drops its connections.
-@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote), .slow)
 struct PGPoolTests {
     /// Connections of this pool the server lists, by the pool's own application name.
     static func serverSideConnections(_ url: DatabaseURL, named name: String) throws -> Int64 {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The libpq layer against a real PostgreSQL server: binary parameters and results, errors that
 /// say what went wrong without the password, statement timeouts.
-@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote), .slow)
 struct PostgreSQLConnectionTests {
     @Test func everyParameterTypeRoundTripsInBinary() throws {
         try withFreshDatabase { url in
@@ -115,7 +115,7 @@ struct PostgreSQLConnectionTests {
 }
 
 /// Bad URLs and unreachable servers: one clear line, never the password, and fast.
-@Suite struct DatabaseURLTests {
+@Suite(.slow) struct DatabaseURLTests {
     @Test(arguments: [
         ("mysql://root:hunter2@127.0.0.1/db", "must start with postgres://"),
         ("127.0.0.1:5432", "must start with postgres://"),
@@ -155,7 +155,7 @@ struct PostgreSQLConnectionTests {
 }
 
 /// Session settings go with the connection, and the server storage asks for durable commits.
-@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote), .slow)
 struct PostgreSQLSessionSettingsTests {
     @Test func sessionSettingsApplyFromTheFirstStatement() throws {
         try withFreshDatabase { url in
@@ -175,7 +175,7 @@ struct PostgreSQLSessionSettingsTests {
 }
 
 /// Binary COPY: rows arrive as sent, NULLs included, and a refused row refuses the COPY.
-@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote))
+@Suite(.timed, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipNote), .slow)
 struct PostgreSQLCopyTests {
     @Test func binaryCopyLoadsEveryRowAsSent() throws {
         try withFreshDatabase { url in
