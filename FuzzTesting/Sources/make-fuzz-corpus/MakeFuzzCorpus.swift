@@ -273,6 +273,7 @@ struct MakeFuzzCorpus {
             ("lone-surrogate", 0x01, #"{"time":1796289310000,"type":"LOGOUT","realmId":"acme","details":{"username":"\ud800"}}"#),
             ("deep", 0x01, #"{"time":1,"type":"LOGOUT","x":[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}"#),
             ("odd-numbers", 0x01, #"{"time":1.5e3,"type":"LOGOUT","realmId":"a b","x":-0.0E+1}"#),
+            ("number-beyond-double", 0x01, #"{"time":1796289320000,"type":"LOGOUT","realmId":"acme","userId":"u-1","sessionId":1e400}"#),
         ]
         for (name, mode, event) in keycloak { try writer.seed("FuzzLogLine", "keycloak-\(name).json", [mode] + Array(event.utf8)) }
 
@@ -318,7 +319,7 @@ struct MakeFuzzCorpus {
             "\"credential_type\":", "\"identity_provider\":", "\"LOGIN\"", "\"LOGIN_ERROR\"", "\"LOGOUT\"", "\"UPDATE_PASSWORD\"",
             "\"RESET_PASSWORD\"", "\"REGISTER\"", "\"invalid_user_credentials\"", "\"user_not_found\"", "\"invalid_totp\"",
             "\"invalid_otp\"", "\"user_temporarily_disabled\"", "\"user_disabled\"", "\"otp\"", "\"recovery-authn-codes\"",
-            "\"webauthn\"", "\"google\"", "\"apple\"", "null", "253402300799999", "253402300800000", "9223372036854775807",
+            "\"webauthn\"", "\"google\"", "\"apple\"", "null", "253402300799999", "253402300800000", "9223372036854775807", "1e400", "-0.0E+1",
             "\\u0000", "\\ud800", "\\\"", "\\\\",
         ].map { Array($0.utf8) }) + [[0xEF, 0xBB, 0xBF]])
     }
