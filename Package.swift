@@ -26,6 +26,8 @@ let package = Package(
         .library(name: "OnboardingStore", targets: ["OnboardingStore"]),
         // For those who embed the sync server (and for FuzzTesting/, which fuzzes it).
         .library(name: "OnboardingServer", targets: ["OnboardingServer"]),
+        // For FuzzTesting/, which fuzzes the foreign-log readers of `onboard import --from sshd|keycloak`.
+        .library(name: "OnboardingImport", targets: ["OnboardingImport"]),
         .executable(name: "onboard", targets: ["onboard"]),
         .executable(name: "onboard-bench", targets: ["onboard-bench"]),
         .executable(name: "onboard-sim", targets: ["onboard-sim"]),

@@ -26,6 +26,7 @@ let package = Package(
         .executableTarget(name: "FuzzRouter", dependencies: ["FuzzEntry", "FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore"), .product(name: "OnboardingServer", package: "OnboardingStore")]),
         .executableTarget(name: "FuzzLockoutPolicy", dependencies: ["FuzzEntry", "FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore")]),
         .executableTarget(name: "FuzzServerAnswer", dependencies: ["FuzzEntry", "FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore")]),
+        .executableTarget(name: "FuzzLogLine", dependencies: ["FuzzEntry", "FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore"), .product(name: "OnboardingImport", package: "OnboardingStore")]),
         .executableTarget(name: "make-fuzz-corpus", dependencies: ["FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore")]),
     ],
     swiftLanguageModes: [.v6]

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export PATH="/opt/swift/usr/bin:$PATH"
 
-all_targets=(FuzzRecordCodec FuzzEventLine FuzzUploadBody FuzzRouter FuzzLockoutPolicy FuzzServerAnswer)
+all_targets=(FuzzRecordCodec FuzzEventLine FuzzUploadBody FuzzRouter FuzzLockoutPolicy FuzzServerAnswer FuzzLogLine)
 seconds=30
 # Per input: a server request takes milliseconds; 10 s is a hang, not a slow input.
 timeout_seconds=10
@@ -53,7 +53,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/onboard-fuzz-run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 # -enable-testing: FuzzRecordCodec compares the fast and reference body decoders, which are
-# internal to OnboardingModel (`@testable import`).
+# internal to OnboardingModel, and FuzzLogLine runs OnboardingImport's LineDecoder (`@testable import`).
 build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
              -Xswiftc -warnings-as-errors)
 for target in "${targets[@]}"; do
