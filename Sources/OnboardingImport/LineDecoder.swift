@@ -79,7 +79,11 @@ struct LineDecoder {
         } catch {
             return .invalid("its host \(ErrorEcho.quoted(device)) cannot be a device id (letters, digits and - _ . : only, at most \(Limits.maximumDeviceBytes) bytes)")
         }
-        var event = Event(id: Self.zeroID, device: device, at: found.at, user: found.user, flow: nil, payload: found.payload)
+        // A name spelled like a pseudonym (`~` and 32 hex digits) would read as a forgotten user's
+        // and lose its address to erasure; no real account has one. The attempt is kept, with
+        // its address, as one that names no user (docs/importers.md).
+        let user = found.user.flatMap { UserRef.isLiteral($0) ? nil : $0 }
+        var event = Event(id: Self.zeroID, device: device, at: found.at, user: user, flow: nil, payload: found.payload)
         event.id = Self.id(of: event, bytes: bytes, line: line, isKeycloak: isKeycloak)
         do throws(EventValidationError) {
             try event.validate()

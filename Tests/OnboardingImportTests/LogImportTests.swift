@@ -113,4 +113,17 @@ import TestSupport
         #expect(throws: ImportError.self) { try Self.importer(store, .keycloak).run(try ImportInput(path: file)) }
         #expect(!FileManager.default.fileExists(atPath: store))
     }
+
+    @Test func aUserNameSpelledLikeAPseudonymIsImportedWithoutAUserAndKeepsItsAddress() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pseudonym = "~" + String(repeating: "ab", count: 16)
+        let file = try directory.write("auth.log", "Dec  3 09:00:00 bastion-1 sshd[1]: Failed password for invalid user \(pseudonym) from 203.0.113.5 port 22 ssh2\n")
+        let store = directory.appending("store")
+        let summary = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc)).run(try ImportInput(path: file))
+        #expect(summary.appended == 1)
+        let stored = try EventImporterTests.storedEvents(store)
+        #expect(stored.first?.user == nil)
+        #expect(stored.first?.payload.clientAddress == "203.0.113.5", "not read as an erased address")
+    }
 }
