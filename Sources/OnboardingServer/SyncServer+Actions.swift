@@ -16,32 +16,32 @@ extension SyncServer {
     func clearLockout(_ request: SyncRequest, user: String, actor: String) throws -> SyncResponse {
         if let refusal = checkJSON(request) { return refusal }
         guard request.body.count <= Self.maximumActionBodyBytes else {
-            return failure(413, "too_large", "the body is \(request.body.count) bytes; a clear's is at most \(Self.maximumActionBodyBytes)")
+            return failure(.tooLarge, "the body is \(request.body.count) bytes; a clear's is at most \(Self.maximumActionBodyBytes)")
         }
         let body: JSONValue
         do { body = try JSONValue.parse(bytes: request.body) } catch {
-            return failure(400, "malformed", "body: \(error)")
+            return failure(.malformed, "body: \(error)")
         }
         let members: JSONValue.Members
         switch body.strictObject(allowed: ["factor", "reason"]) {
         case .members(let found): members = found
-        case .notAnObject(let kind): return failure(400, "malformed", "the body must be an object {\"factor\", \"reason\"}, not \(kind)")
-        case .unknownKey(let key): return failure(400, "malformed", "body has unknown member \(ErrorEcho.quoted(key)) (allowed: factor, reason)")
+        case .notAnObject(let kind): return failure(.malformed, "the body must be an object {\"factor\", \"reason\"}, not \(kind)")
+        case .unknownKey(let key): return failure(.malformed, "body has unknown member \(ErrorEcho.quoted(key)) (allowed: factor, reason)")
         }
         var factor: LockoutFactor?
         switch members["factor"] {
         case nil, .null?: factor = nil
         case .string(let text)?:
             guard let known = LockoutFactor(rawValue: text) else {
-                return failure(400, "malformed", "body.factor \(ErrorEcho.quoted(text)) must be password, second_factor or null (every factor)")
+                return failure(.malformed, "body.factor \(ErrorEcho.quoted(text)) must be password, second_factor or null (every factor)")
             }
             factor = known
-        case let other?: return failure(400, "malformed", "body.factor must be a string or null, not \(other.kindName)")
+        case let other?: return failure(.malformed, "body.factor must be a string or null, not \(other.kindName)")
         }
         guard case .string(let reason)? = members["reason"] else {
-            return failure(400, "malformed", "body.reason is required: 1 to \(ServerAction.maximumReasonCharacters) characters saying why (a ticket, a call)")
+            return failure(.malformed, "body.reason is required: 1 to \(ServerAction.maximumReasonCharacters) characters saying why (a ticket, a call)")
         }
-        if let refusal = ServerAction.reasonRefusal(reason) { return failure(400, "malformed", refusal) }
+        if let refusal = ServerAction.reasonRefusal(reason) { return failure(.malformed, refusal) }
         let action = try storage.record(ServerAction(kind: .lockoutCleared, at: options.clock(), actor: actor, user: user, factor: factor,
                                                      reason: reason))
         return json(200, SyncWire.encode(.object([.init("action", action.jsonValue)])))
@@ -64,7 +64,7 @@ extension SyncServer {
     func actionsPage(_ request: SyncRequest) throws -> SyncResponse {
         let parameters = SyncServer.query(request.path)
         if let unknown = parameters.keys.sorted().first(where: { !["limit", "cursor"].contains($0) }) {
-            return failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes limit, cursor")
+            return failure(.malformed, "unknown query parameter \(unknown); this endpoint takes limit, cursor")
         }
         let limit: Int
         switch Self.boundedInteger(parameters["limit"], name: "limit", in: 1...Self.maximumActionsLimit, default: Self.defaultActionsLimit) {
@@ -74,7 +74,7 @@ extension SyncServer {
         var before: (at: Timestamp, seq: UInt64)?
         if let text = parameters["cursor"], !text.isEmpty {
             guard let cursor = HistoryCursor(token: text), cursor.device == Self.actionsCursorTag else {
-                return failure(400, "malformed", "query parameter cursor: cursor \(ErrorEcho.quoted(text)) is not one this server issued; pass next_cursor from the previous page unchanged")
+                return failure(.malformed, "query parameter cursor: cursor \(ErrorEcho.quoted(text)) is not one this server issued; pass next_cursor from the previous page unchanged")
             }
             before = (cursor.at, cursor.seq)
         }

@@ -28,7 +28,7 @@ extension SyncServer {
         let console = ConsoleFiles.shared
         let name = encoded.isEmpty ? "index.html" : SyncPaths.percentDecoded(encoded) ?? ""
         guard let file = console.file(name) else {
-            return failure(404, "not_found", console.problem ?? "no such file of the console; the console is at /console/")
+            return failure(.notFound, console.problem ?? "no such file of the console; the console is at /console/")
         }
         // Revalidated on every load: a new server version's page never runs with old scripts.
         return SyncResponse(status: 200, headers: ["content-type": file.contentType, "cache-control": "no-cache"], body: file.bytes)

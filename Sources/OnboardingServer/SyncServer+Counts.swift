@@ -25,7 +25,7 @@ extension SyncServer {
         case .success(let value): buckets = value
         }
         if let device = query.device, pathDevice != nil, !(try storage.isEnrolled(device)) {
-            return failure(404, "not_found", "device \(device) is not enrolled")
+            return failure(.notFound, "device \(device) is not enrolled")
         }
         func forEachAttempt(_ body: (History.Attempt) -> Void) throws {
             try storage.forEachRecord(query, newestFirst: false) { record in
@@ -56,7 +56,7 @@ extension SyncServer {
         let low = since.millisecondsSince1970
         guard end > low else { return json(200, Self.countsBody(since: since, until: until, bucketMilliseconds: Self.bucketSizes[0], start: low, counts: [])) }
         guard let size = Self.bucketSizes.first(where: { size in Self.bucketCount(from: low, to: end, size: size) <= buckets }) else {
-            return failure(400, "malformed", "query parameters since, until, buckets: \(since.iso8601) to \(until.iso8601) needs more than \(buckets) buckets of 7 days, the largest size; narrow since and until, or ask for more buckets (at most \(Self.maximumCountBuckets))")
+            return failure(.malformed, "query parameters since, until, buckets: \(since.iso8601) to \(until.iso8601) needs more than \(buckets) buckets of 7 days, the largest size; narrow since and until, or ask for more buckets (at most \(Self.maximumCountBuckets))")
         }
         let start = Self.floorDivide(low, size) * size
         var counts = [(succeeded: Int, failed: Int, throttled: Int)](repeating: (0, 0, 0), count: Self.bucketCount(from: low, to: end, size: size))

@@ -12,7 +12,7 @@ extension SyncServer {
     func devicesPage(_ request: SyncRequest) throws -> SyncResponse {
         let parameters = SyncServer.query(request.path)
         if let unknown = parameters.keys.sorted().first(where: { !["limit", "after"].contains($0) }) {
-            return failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes limit, after")
+            return failure(.malformed, "unknown query parameter \(unknown); this endpoint takes limit, after")
         }
         let limit: Int
         switch Self.boundedInteger(parameters["limit"], name: "limit", in: 1...Self.maximumDevicesLimit, default: Self.defaultDevicesLimit) {
@@ -22,7 +22,7 @@ extension SyncServer {
         var after: String?
         if let text = parameters["after"], !text.isEmpty {
             do { try Event.validate(deviceID: text) } catch {
-                return failure(400, "malformed", "query parameter after: device id \(error.message)")
+                return failure(.malformed, "query parameter after: device id \(error.message)")
             }
             after = text
         }
@@ -37,7 +37,7 @@ extension SyncServer {
 
     /// `GET /v1/devices/{device}/audit`: the device's entry of `GET /v1/audit`.
     func deviceAudit(_ device: String) throws -> SyncResponse {
-        guard let audit = try storage.audit(device: device) else { return failure(404, "not_found", "device \(device) is not enrolled") }
+        guard let audit = try storage.audit(device: device) else { return failure(.notFound, "device \(device) is not enrolled") }
         return json(200, SyncWire.encode(audit.jsonValue))
     }
 
@@ -50,10 +50,10 @@ extension SyncServer {
     /// digits of its hash, as `GET /v1/devices` lists it) and records the action.
     func revokeToken(device: String, id: String, actor: String) throws -> SyncResponse {
         guard Self.isTokenID(id) else {
-            return failure(400, "malformed", "the token id in the path must be 16 lowercase hex digits, as GET /v1/devices lists it; got \(ErrorEcho.quoted(id))")
+            return failure(.malformed, "the token id in the path must be 16 lowercase hex digits, as GET /v1/devices lists it; got \(ErrorEcho.quoted(id))")
         }
         guard try storage.revokeToken(device: device, id: id) > 0 else {
-            return failure(404, "not_found", "no token \(id) for device \(device)")
+            return failure(.notFound, "no token \(id) for device \(device)")
         }
         _ = try storage.record(ServerAction(kind: .tokenRevoked, at: options.clock(), actor: actor, device: device, token: id))
         return SyncResponse(status: 204)

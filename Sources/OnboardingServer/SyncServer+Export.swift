@@ -40,18 +40,18 @@ extension SyncServer {
         case .success(let parsed): (query, others) = parsed
         }
         guard let text = others["format"], !text.isEmpty else {
-            return .now(failure(400, "malformed", "query parameter format is required: csv, jsonl or ocsf"))
+            return .now(failure(.malformed, "query parameter format is required: csv, jsonl or ocsf"))
         }
         guard let format = ExportFormat(rawValue: text) else {
-            return .now(failure(400, "malformed", "query parameter format: format \(ErrorEcho.quoted(text)) must be csv, jsonl or ocsf"))
+            return .now(failure(.malformed, "query parameter format: format \(ErrorEcho.quoted(text)) must be csv, jsonl or ocsf"))
         }
         if let device = query.device, pathDevice != nil, !(try storage.isEnrolled(device)) {
-            return .now(failure(404, "not_found", "device \(device) is not enrolled"))
+            return .now(failure(.notFound, "device \(device) is not enrolled"))
         }
         let running = exportsRunning.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
         defer { exportsRunning.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
         guard running <= Self.maximumConcurrentExports else {
-            return .now(failure(503, "unavailable", "\(Self.maximumConcurrentExports) exports are being written on this server; retry shortly", retryAfter: 5))
+            return .now(failure(.unavailable, "\(Self.maximumConcurrentExports) exports are being written on this server; retry shortly", retryAfter: 5))
         }
         let file = try ExportFile(directory: scratchDirectory)
         try writeExport(query, format: format, to: file)

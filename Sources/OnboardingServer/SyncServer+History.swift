@@ -41,7 +41,7 @@ extension SyncServer {
         let fixed = (pathDevice == nil ? ["user"] : ["user", "device"]) + (takesPages ? [] : ["limit", "cursor"])
         let allowed = HistoryQuery.parameterNames.filter { !fixed.contains($0) } + extra
         if let unknown = parameters.keys.sorted().first(where: { !allowed.contains($0) }) {
-            return .failure(Refusal(response: failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes \(allowed.joined(separator: ", "))")))
+            return .failure(Refusal(response: failure(.malformed, "unknown query parameter \(unknown); this endpoint takes \(allowed.joined(separator: ", "))")))
         }
         var others: [String: String] = [:]
         for name in extra { others[name] = parameters.removeValue(forKey: name) }
@@ -49,13 +49,13 @@ extension SyncServer {
         if let pathDevice { parameters["device"] = pathDevice }
         let query: HistoryQuery
         do { query = try HistoryQuery(parameters: parameters, maximumLimit: SyncServer.maximumHistoryLimit) } catch {
-            return .failure(Refusal(response: failure(400, "malformed", "query parameter \(error.parameter): \(error.message)")))
+            return .failure(Refusal(response: failure(.malformed, "query parameter \(error.parameter): \(error.message)")))
         }
         if pathDevice == nil, let device = query.device {
             // Checked like a device in the path: an id no device can have is a client bug (400),
             // not a device that merely has no records (200, empty).
             do { try Event.validate(deviceID: device) } catch {
-                return .failure(Refusal(response: failure(400, "malformed", "query parameter device: device id \(error.message)")))
+                return .failure(Refusal(response: failure(.malformed, "query parameter device: device id \(error.message)")))
             }
         }
         return .success((query, others))
@@ -79,24 +79,24 @@ extension SyncServer {
         var page = query
         page.limit = query.limit ?? SyncServer.defaultHistoryLimit
         guard let order = HistoryOrder(parameter: others["order"]) else {
-            return .now(failure(400, "malformed", "query parameter order: order \(ErrorEcho.quoted(others["order"] ?? "")) must be oldest or newest"))
+            return .now(failure(.malformed, "query parameter order: order \(ErrorEcho.quoted(others["order"] ?? "")) must be oldest or newest"))
         }
         var wait = 0
         // Absent is 0; empty is no number (as the document's integer says).
         if let text = others["wait"] {
             guard let seconds = Int(text), (0...SyncLimits.maximumWaitSeconds).contains(seconds) else {
-                return .now(failure(400, "malformed", "query parameter wait: wait \(ErrorEcho.quoted(text)) must be a whole number of seconds from 0 to \(SyncLimits.maximumWaitSeconds)"))
+                return .now(failure(.malformed, "query parameter wait: wait \(ErrorEcho.quoted(text)) must be a whole number of seconds from 0 to \(SyncLimits.maximumWaitSeconds)"))
             }
             wait = seconds
         }
         if wait > 0 && order == .newest {
-            return .now(failure(400, "malformed", "query parameter wait: a poll waits for newer attempts, so it needs order=oldest"))
+            return .now(failure(.malformed, "query parameter wait: a poll waits for newer attempts, so it needs order=oldest"))
         }
         if wait > 0 && page.after == nil {
-            return .now(failure(400, "malformed", "query parameter wait: a poll needs a cursor (the next_cursor of the newest attempt shown, or of a page read to its end)"))
+            return .now(failure(.malformed, "query parameter wait: a poll needs a cursor (the next_cursor of the newest attempt shown, or of a page read to its end)"))
         }
         if let device = page.device, pathDevice != nil, !(try storage.isEnrolled(device)) {
-            return .now(failure(404, "not_found", "device \(device) is not enrolled"))
+            return .now(failure(.notFound, "device \(device) is not enrolled"))
         }
         let generation = polls.generation
         let first = try historyPage(page, order: order)

@@ -14,9 +14,9 @@ extension SyncServer {
     func searchUsers(_ request: SyncRequest) throws -> SyncResponse {
         let parameters = SyncServer.query(request.path)
         if let unknown = parameters.keys.sorted().first(where: { !["search", "limit"].contains($0) }) {
-            return failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes search, limit")
+            return failure(.malformed, "unknown query parameter \(unknown); this endpoint takes search, limit")
         }
-        if let refusal = Self.searchRefusal(parameters["search"]) { return failure(400, "malformed", refusal) }
+        if let refusal = Self.searchRefusal(parameters["search"]) { return failure(.malformed, refusal) }
         let search = parameters["search"] ?? ""
         let limit: Int
         switch Self.boundedInteger(parameters["limit"], name: "limit", in: 1...Self.maximumSearchLimit, default: Self.defaultSearchLimit) {
@@ -47,9 +47,10 @@ extension SyncServer {
     static func boundedInteger(_ text: String?, name: String, in range: ClosedRange<Int>, default fallback: Int) -> Result<Int, Refusal> {
         guard let text else { return .success(fallback) }
         guard let value = Int(text), range.contains(value) else {
-            let body = SyncWire.errorBody(.init(code: "malformed",
+            let code = SyncErrorCode.malformed
+            let body = SyncWire.errorBody(.init(code: code,
                                                 message: "query parameter \(name): \(name) \(ErrorEcho.quoted(text)) must be a whole number from \(range.lowerBound) to \(range.upperBound)"))
-            return .failure(Refusal(response: SyncResponse(status: 400, headers: ["content-type": SyncWire.contentType], body: body)))
+            return .failure(Refusal(response: SyncResponse(status: code.status, headers: ["content-type": SyncWire.contentType], body: body)))
         }
         return .success(value)
     }

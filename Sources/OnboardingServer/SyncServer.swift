@@ -193,7 +193,7 @@ public final class SyncServer: Sendable {
     /// once), then close the stores.
     public func beginShutdown() {
         shuttingDown.store(true, ordering: .sequentiallyConsistent)
-        polls.stop(answering: Self.addingSecurityHeaders(failure(503, "unavailable", "the server is shutting down; retry shortly", retryAfter: 5)))
+        polls.stop(answering: Self.addingSecurityHeaders(failure(.unavailable, "the server is shutting down; retry shortly", retryAfter: 5)))
     }
 
     public func close() {
@@ -230,7 +230,7 @@ public final class SyncServer: Sendable {
             done.signal()
         }
         done.wait()
-        return answered.withLock { $0 } ?? failure(500, "internal", "the server failed to complete the request; its operator's log has the details")
+        return answered.withLock { $0 } ?? failure(.internal, "the server failed to complete the request; its operator's log has the details")
     }
 
     /// Answers `request` through `completion`, exactly once: at once, or — for a history poll
@@ -242,7 +242,7 @@ public final class SyncServer: Sendable {
         let routeName = Self.metricsName(of: route)
         let completion: @Sendable (Answer) -> Void = { [metrics] answer in
             let response = answer.response
-            let code = response.status >= 400 ? SyncWire.error(from: response.body)?.code : nil
+            let code = response.status >= 400 ? SyncWire.error(from: response.body)?.wireCode : nil
             metrics.record(route: routeName, method: request.method, status: response.status, errorCode: code,
                            seconds: Double((ContinuousClock.now - started) / .microseconds(1)) / 1_000_000)
             answered(answer)
@@ -253,7 +253,7 @@ public final class SyncServer: Sendable {
         case .later(let poll):
             let waiting = polls.add(poll) { response in completion(Answer(response: Self.addingSecurityHeaders(response))) }
             if !waiting {
-                completion(Answer(response: Self.addingSecurityHeaders(failure(503, "unavailable", "\(SyncLimits.maximumWaitingPolls) history polls are already waiting on this server; retry without wait, or with it in a second", retryAfter: 1))))
+                completion(Answer(response: Self.addingSecurityHeaders(failure(.unavailable, "\(SyncLimits.maximumWaitingPolls) history polls are already waiting on this server; retry without wait, or with it in a second", retryAfter: 1))))
             }
         }
     }
@@ -266,7 +266,7 @@ public final class SyncServer: Sendable {
 
     private func reply(to request: SyncRequest, route: Route) -> Reply {
         if shuttingDown.load(ordering: .sequentiallyConsistent) {
-            return .now(failure(503, "unavailable", "the server is shutting down; retry shortly", retryAfter: 5))
+            return .now(failure(.unavailable, "the server is shutting down; retry shortly", retryAfter: 5))
         }
         switch route {
         case .health, .console, .consoleRedirect, .notFound, .wrongMethod:
@@ -327,7 +327,7 @@ public final class SyncServer: Sendable {
         case .upload(let device): return upload(request, device: device)
         case .history, .deviceHistory, .userExport, .deviceExport:
             // reply(to:) answers these (they may wait or send a file); never reached.
-            return failure(500, "internal", "the server failed to complete the request; its operator's log has the details")
+            return failure(.internal, "the server failed to complete the request; its operator's log has the details")
         case .users: return auditor(request) { try self.searchUsers(request) }
         case .devices: return auditor(request) { try self.devicesPage(request) }
         case .deviceAudit(let device):
@@ -337,7 +337,7 @@ public final class SyncServer: Sendable {
         case .clearLockout(let user):
             return adminAction(request) { actor in
                 guard let name = SyncPaths.percentDecoded(user), !name.isEmpty else {
-                    return self.failure(400, "malformed", "the user in the path is not valid percent-encoded UTF-8")
+                    return self.failure(.malformed, "the user in the path is not valid percent-encoded UTF-8")
                 }
                 return try self.withValidUser(name) { try self.clearLockout(request, user: $0, actor: actor) }
             }
@@ -361,7 +361,7 @@ public final class SyncServer: Sendable {
         case .forgetUser(let encoded):
             return admin(request) {
                 guard let user = SyncPaths.percentDecoded(encoded), !user.isEmpty else {
-                    return self.failure(400, "malformed", "the user in the path is not valid percent-encoded UTF-8")
+                    return self.failure(.malformed, "the user in the path is not valid percent-encoded UTF-8")
                 }
                 return try self.withValidUser(user) { try self.forget(user: $0) }
             }
@@ -369,7 +369,7 @@ public final class SyncServer: Sendable {
             switch grant(request) {
             case .refused(let response): return response
             case .granted(let grant) where grant.role == .device:
-                return failure(403, "forbidden", "a device token cannot audit the server; use an auditor token")
+                return failure(.forbidden, "a device token cannot audit the server; use an auditor token")
             case .granted: return guarded { json(200, ReplicaAudit.body(try self.audit())) }
             }
         case .lockout(let user):
@@ -379,11 +379,11 @@ public final class SyncServer: Sendable {
                     var at: Timestamp?
                     let parameters = SyncServer.query(request.path)
                     if let unknown = parameters.keys.sorted().first(where: { $0 != "at" }) {
-                        return self.failure(400, "malformed", "unknown query parameter \(unknown); this endpoint takes at")
+                        return self.failure(.malformed, "unknown query parameter \(unknown); this endpoint takes at")
                     }
                     if let text = parameters["at"] {
                         do { at = try Timestamp(iso8601: text) } catch {
-                            return self.failure(400, "malformed", "query parameter at: \(error)")
+                            return self.failure(.malformed, "query parameter at: \(error)")
                         }
                     }
                     return self.json(200, SyncWire.encode(.array(try self.globalLockoutEntries(user: user, at: at).map(\.jsonValue))))
@@ -391,11 +391,11 @@ public final class SyncServer: Sendable {
             }
         case .wrongMethod(let allowed):
             // RFC 9110 § 15.5.6: a 405 names the methods the path takes.
-            var response = failure(405, "method_not_allowed", "\(SyncServer.printable(request.method)) is not allowed on this path (it takes \(allowed.joined(separator: ", "))); see docs/sync-protocol.md")
+            var response = failure(.methodNotAllowed, "\(SyncServer.printable(request.method)) is not allowed on this path (it takes \(allowed.joined(separator: ", "))); see docs/sync-protocol.md")
             response.headers["allow"] = allowed.joined(separator: ", ")
             return response
         case .notFound:
-            return failure(404, "not_found", "no such endpoint; see docs/sync-protocol.md for the paths under /v1")
+            return failure(.notFound, "no such endpoint; see docs/sync-protocol.md for the paths under /v1")
         }
     }
 
@@ -487,16 +487,16 @@ public final class SyncServer: Sendable {
             return .refused(refusal)
         }
         guard let token = request.bearerToken else {
-            return failed(failure(401, "unauthorized", "missing bearer token; send Authorization: Bearer <token>"))
+            return failed(failure(.unauthorized, "missing bearer token; send Authorization: Bearer <token>"))
         }
         let found: TokenGrant?
         do { found = try storage.grant(for: token) } catch { return .refused(failure(for: error)) }
         guard let grant = found else {
-            return failed(failure(401, "unauthorized", "unknown or revoked token; ask the server's admin for a new one"))
+            return failed(failure(.unauthorized, "unknown or revoked token; ask the server's admin for a new one"))
         }
         if let expiry = grant.expiresAt, options.clock() >= expiry {
             let renewal = grant.device.map { "onboard enroll --device \($0), or POST /v1/devices/\($0)/tokens" } ?? "onboard enroll --auditor, or POST /v1/auditors"
-            return failed(failure(401, "token_expired", "this \(grant.role.rawValue) token expired at \(expiry.iso8601); ask the server's admin for a new one (\(renewal)) — rotate tokens before they expire with POST /v1/token (onboard token --rotate)"))
+            return failed(failure(.tokenExpired, "this \(grant.role.rawValue) token expired at \(expiry.iso8601); ask the server's admin for a new one (\(renewal)) — rotate tokens before they expire with POST /v1/token (onboard token --rotate)"))
         }
         if let buckets = rateBuckets.perToken, case .refused(let wait) = buckets.take(RateBuckets.key(of: TokenStore.key(token))) {
             return .refused(rateLimited(wait, "this token sent more than \(buckets.rate.description) requests (per second / at once)"))
@@ -506,14 +506,14 @@ public final class SyncServer: Sendable {
 
     /// 429 `rate_limited` with `Retry-After`.
     func rateLimited(_ retryAfterSeconds: Int, _ what: String) -> SyncResponse {
-        failure(429, "rate_limited", "\(what); retry after \(retryAfterSeconds) s", retryAfter: retryAfterSeconds)
+        failure(.rateLimited, "\(what); retry after \(retryAfterSeconds) s", retryAfter: retryAfterSeconds)
     }
 
     private func admin(_ request: SyncRequest, _ body: () throws -> SyncResponse) -> SyncResponse {
         switch grant(request) {
         case .refused(let response): return response
         case .granted(let grant) where grant.role != .admin:
-            return failure(403, "forbidden", "this needs an admin token")
+            return failure(.forbidden, "this needs an admin token")
         case .granted: return guarded(body)
         }
     }
@@ -531,7 +531,7 @@ public final class SyncServer: Sendable {
         switch grant(request) {
         case .refused(let response): return response
         case .granted(let grant) where grant.role == .device:
-            return failure(403, "forbidden", "a device token cannot read the server's records; use an auditor token")
+            return failure(.forbidden, "a device token cannot read the server's records; use an auditor token")
         case .granted: return guarded(body)
         }
     }
@@ -553,10 +553,10 @@ public final class SyncServer: Sendable {
         switch grant(request) {
         case .refused(let response): return .failure(Refusal(response: response))
         case .granted(let grant) where grant.role == .device:
-            return .failure(Refusal(response: failure(403, "forbidden", "a device token cannot read users' histories; use an auditor token")))
+            return .failure(Refusal(response: failure(.forbidden, "a device token cannot read users' histories; use an auditor token")))
         case .granted:
             guard let name = SyncPaths.percentDecoded(encodedName), !name.isEmpty else {
-                return .failure(Refusal(response: failure(400, "malformed", "the \(what) in the path is not valid percent-encoded UTF-8")))
+                return .failure(Refusal(response: failure(.malformed, "the \(what) in the path is not valid percent-encoded UTF-8")))
             }
             return .success(name)
         }
@@ -574,9 +574,9 @@ public final class SyncServer: Sendable {
             return guarded {
                 try withValidDevice(device) { device in
                     if grant.role == .device && grant.device != device {
-                        return failure(403, "forbidden", "this token belongs to device \(grant.device ?? "?"), not \(device)")
+                        return failure(.forbidden, "this token belongs to device \(grant.device ?? "?"), not \(device)")
                     }
-                    guard try storage.isEnrolled(device) else { return failure(404, "not_found", "device \(device) is not enrolled") }
+                    guard try storage.isEnrolled(device) else { return failure(.notFound, "device \(device) is not enrolled") }
                     return try body(device)
                 }
             }
@@ -587,27 +587,27 @@ public final class SyncServer: Sendable {
     /// with a device in its path checks it the same way, before it looks the device up.
     func withValidDevice(_ device: String, _ body: (String) throws -> SyncResponse) throws -> SyncResponse {
         do { try Event.validate(deviceID: device) } catch {
-            return failure(400, "malformed", "the device in the path: device id \(error.message)")
+            return failure(.malformed, "the device in the path: device id \(error.message)")
         }
         return try body(device)
     }
 
     private func withValidDeviceReply(_ device: String, _ body: (String) throws -> Reply) throws -> Reply {
         do { try Event.validate(deviceID: device) } catch {
-            return .now(failure(400, "malformed", "the device in the path: device id \(error.message)"))
+            return .now(failure(.malformed, "the device in the path: device id \(error.message)"))
         }
         return try body(device)
     }
 
     private func withValidUserReply(_ user: String, _ body: (String) throws -> Reply) throws -> Reply {
-        do { try Event.validate(userID: user) } catch { return .now(failure(400, "malformed", "user \(error.message)")) }
+        do { try Event.validate(userID: user) } catch { return .now(failure(.malformed, "user \(error.message)")) }
         return try body(user)
     }
 
     /// Runs `body` with `user` when it is a valid user id (1–256 bytes, no control character),
     /// else answers 400: an id no event can carry has no history and no lockout to read.
     func withValidUser(_ user: String, _ body: (String) throws -> SyncResponse) throws -> SyncResponse {
-        do { try Event.validate(userID: user) } catch { return failure(400, "malformed", "user \(error.message)") }
+        do { try Event.validate(userID: user) } catch { return failure(.malformed, "user \(error.message)") }
         return try body(user)
     }
 
@@ -621,14 +621,14 @@ public final class SyncServer: Sendable {
 
     /// The answer to an endpoint that threw `error`: see ``guarded(_:)``.
     func failure(for error: any Error) -> SyncResponse {
-        if let error = error as? SyncWireError { return failure(400, "malformed", error.message) }
+        if let error = error as? SyncWireError { return failure(.malformed, error.message) }
         let failure = ServerFailure(error)
         options.failureLog?("onboard serve: \(failure.logLine)")
         if failure.isResourceShortage {
-            return self.failure(503, "unavailable", "the server is short of a resource (\(failure.resource)); retry shortly",
+            return self.failure(.unavailable, "the server is short of a resource (\(failure.resource)); retry shortly",
                                 retryAfter: ServerFailure.retryAfterSeconds)
         }
-        return self.failure(500, "internal", "the server failed to complete the request; its operator's log has the details")
+        return self.failure(.internal, "the server failed to complete the request; its operator's log has the details")
     }
 
     /// A method name as it may appear in an answer: printable ASCII only, at most 32 bytes.
@@ -644,9 +644,9 @@ public final class SyncServer: Sendable {
         let (device, publicKey) = try SyncWire.enrolment(from: request.body)
         let token: String
         do { token = try enroll(device: device, publicKey: publicKey) } catch let invalid as EventValidationError {
-            return failure(400, "malformed", "device id \(invalid.message)")
+            return failure(.malformed, "device id \(invalid.message)")
         } catch let mismatch as TokenStore.KeyMismatch {
-            return failure(409, "key_mismatch", mismatch.description)
+            return failure(.keyMismatch, mismatch.description)
         }
         return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey,
                                             expiresAt: expiry(of: .device)))
@@ -656,7 +656,7 @@ public final class SyncServer: Sendable {
     private func issueDeviceToken(_ device: String) throws -> SyncResponse {
         let token: String
         do { token = try enroll(device: device) } catch let invalid as EventValidationError {
-            return failure(400, "malformed", "device id \(invalid.message)")
+            return failure(.malformed, "device id \(invalid.message)")
         }
         return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey,
                                             expiresAt: expiry(of: .device)))
@@ -667,7 +667,7 @@ public final class SyncServer: Sendable {
     /// to the new token whenever it likes. An admin token is rotated on the server machine.
     private func rotate(_ grant: TokenGrant) throws -> SyncResponse {
         guard grant.role != .admin else {
-            return failure(403, "forbidden", "the admin token is rotated on the server machine, where its file is: onboard enroll --rotate-admin")
+            return failure(.forbidden, "the admin token is rotated on the server machine, where its file is: onboard enroll --rotate-admin")
         }
         let expiresAt = expiry(of: grant.role)
         let token = try storage.issueToken(role: grant.role, device: grant.device, expiresAt: expiresAt)
@@ -703,7 +703,7 @@ public final class SyncServer: Sendable {
         try storage.withDeviceLog(device) { log in try standing(of: device, in: log) }
     }
 
-    private func standing(of device: String, in log: any DeviceLog) throws -> SyncWire.Cursor {
+    func standing(of device: String, in log: any DeviceLog) throws -> SyncWire.Cursor {
         let head = try log.head()
         // At most the protocol's limit per answer; the rest follow in later answers, as the
         // device's user_forgotten events for these arrive and their requests end.
@@ -750,7 +750,7 @@ public final class SyncServer: Sendable {
         let results: [ForgetOutcome]
         do { results = try forgetUser(user) } catch let error as StoreError where error.code == .pruned {
             // The store's message names the replica's directory: the client gets the facts only.
-            return failure(409, "pruned", "a replica of this server was pruned through seq \(error.seq.map(String.init) ?? "?"), and its base snapshot holds readable ids a forget cannot rewrite; forget the user with the server stopped (onboard forget-user --data) after restoring that replica unpruned")
+            return failure(.pruned, "a replica of this server was pruned through seq \(error.seq.map(String.init) ?? "?"), and its base snapshot holds readable ids a forget cannot rewrite; forget the user with the server stopped (onboard forget-user --data) after restoring that replica unpruned")
         }
         return json(200, SyncWire.encode(.object([
             .init("devices", .array(results.map { result in
@@ -786,18 +786,18 @@ public final class SyncServer: Sendable {
         case .refused(let response): return response
         case .granted(let grant): authorised = grant
         }
-        guard authorised.role == .device else { return failure(403, "forbidden", "only the device's own token may upload its log") }
+        guard authorised.role == .device else { return failure(.forbidden, "only the device's own token may upload its log") }
         return guarded {
             try withValidDevice(device) { device in
                 guard authorised.device == device else {
-                    return failure(403, "forbidden", "this token belongs to device \(authorised.device ?? "?"), not \(device); a device may only write its own log")
+                    return failure(.forbidden, "this token belongs to device \(authorised.device ?? "?"), not \(device); a device may only write its own log")
                 }
                 if let refusal = checkJSON(request) { return refusal }
                 guard request.body.count <= SyncLimits.maximumBodyBytes else {
-                    return failure(413, "too_large", "the body is \(request.body.count) bytes; at most \(SyncLimits.maximumBodyBytes) per upload, send smaller batches")
+                    return failure(.tooLarge, "the body is \(request.body.count) bytes; at most \(SyncLimits.maximumBodyBytes) per upload, send smaller batches")
                 }
                 let claimed = inFlight.withLock { busy in busy.insert(device).inserted }
-                guard claimed else { return failure(429, "busy", "an upload of \(device) is already in progress; retry after it", retryAfter: 1) }
+                guard claimed else { return failure(.busy, "an upload of \(device) is already in progress; retry after it", retryAfter: 1) }
                 defer { _ = inFlight.withLock { $0.remove(device) } }
                 let upload = try SyncWire.uploadWithKeys(from: request.body)
                 if let refusal = refusal(of: upload, device: device) { return refusal }
@@ -812,159 +812,12 @@ public final class SyncServer: Sendable {
         }
     }
 
-    /// What the server refuses in an upload before it looks at the replica: a body for another
-    /// device, a record naming another device (a device writes only its own log, so every read
-    /// may trust `device`), an event dated too far after the server's clock.
-    private func refusal(of upload: SyncWire.Upload, device: String) -> SyncResponse? {
-        guard upload.device == device else {
-            return failure(400, "malformed", "body.device is \(upload.device) but the path names \(device)")
-        }
-        if let index = upload.records.firstIndex(where: { $0.event.device != device }) {
-            let record = upload.records[index]
-            return refuse(upload, from: index, status: 400, code: "foreign_device",
-                          "seq \(record.seq) names device \(record.event.device), not \(device): a device uploads only events it recorded itself; events imported from another device's log cannot be synced from this one")
-        }
-        let now = options.clock()
-        let latest = now.adding(milliseconds: options.maximumClockSkewMilliseconds)
-        if let index = upload.records.firstIndex(where: { latest < $0.event.at }) {
-            let record = upload.records[index]
-            return refuse(upload, from: index, status: 400, code: "future_event",
-                          "seq \(record.seq) is dated \(record.event.at.iso8601), more than \(options.maximumClockSkewMilliseconds / 1000) s after the server's clock (\(now.iso8601)); the device's clock was ahead when it was recorded — nothing was stored, and the batch is accepted once the server's clock is within that of it")
-        }
-        return nil
-    }
-
-    /// A refusal of the whole batch with the per-record results: the record at `index` carries
-    /// `code`, every other record `batch_refused`.
-    private func refuse(_ upload: SyncWire.Upload, from index: Int, status: Int, code: String, _ message: String,
-                        expected: UInt64? = nil) -> SyncResponse {
-        let results = upload.records.enumerated().map { offset, record in
-            SyncWire.Outcome(seq: record.seq, kind: .refused, reason: offset == index ? code : "batch_refused")
-        }
-        return SyncResponse(status: status, headers: ["content-type": SyncWire.contentType],
-                            body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expected), results: results))
-    }
-
-    /// The protocol's checks of one batch against the device's log, then the append of its new
-    /// suffix: the same on every storage.
-    private func ingest(_ upload: SyncWire.Upload, device: String, into log: any DeviceLog) throws -> SyncResponse {
-        let head = try log.head()
-        // A device enrolled with a public key signs every batch; the heads the server accepted
-        // pin the history up to them (docs/sync-protocol.md, "Signed heads").
-        let registered = try storage.registeredKey(of: device)
-        if let registered {
-            guard let signed = upload.signedHead else {
-                return failure(422, "signature_required", "device \(device) is enrolled with a signing key; every upload must carry signed_head over its last record — upgrade the client")
-            }
-            guard signed.isValid(for: registered) else {
-                return failure(422, "bad_signature", "signed_head for seq \(signed.seq) of \(device) does not verify with the key registered at enrolment (\(registered.hex)); nothing was stored")
-            }
-            if try log.signingPublicKey() == nil { try log.recordSigningPublicKey(registered) }
-        }
-        let pinnedSeq = registered == nil ? 0 : (try log.latestSignedHead()?.seq ?? 0)
-        if let keys = upload.keys {
-            // The log seals with the device's keys, so its records hash as the device's do.
-            do { try log.adoptKeys(pseudonymKey: keys.pseudonymKey, userKeys: keys.users) } catch let error as StoreError where error.code == .conflict {
-                // Another pseudonym key is another store: after a signed head was accepted that
-                // is a rewritten history, before it a replaced device store.
-                if pinnedSeq > 0 {
-                    return failure(409, "history_rewritten", "the records of \(device) are pseudonymised with another key than the history it signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed")
-                }
-                // The store's message names the replica's path: the client gets its own.
-                return failure(409, "keys_changed", "the device's pseudonym key differs from the one the server's replica of \(device) was written with; the device store was replaced — enroll it as a new device")
-            }
-        }
-        var outcomes: [SyncWire.Outcome] = []
-        var fresh: [Record] = []
-        func refuse(_ status: Int, _ code: String, _ message: String, at index: Int, expected: UInt64? = nil) -> SyncResponse {
-            self.refuse(upload, from: index, status: status, code: code, message, expected: expected)
-        }
-        for (index, record) in upload.records.enumerated() {
-            if record.seq <= head.seq {
-                let stored = try log.storedRecord(at: record.seq)
-                guard let stored, stored.hash == record.hash, Self.isSameRecord(stored.event, resent: record.event, in: log) else {
-                    if record.seq <= pinnedSeq {
-                        return refuse(409, "history_rewritten", "seq \(record.seq) differs from the history \(device) signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed", at: index)
-                    }
-                    return refuse(409, "fork", "seq \(record.seq) differs from the record the server holds for \(device); the device log was rewritten", at: index)
-                }
-                outcomes.append(.init(seq: record.seq, kind: .duplicate))
-                continue
-            }
-            let previous = fresh.last?.hash ?? head.hash
-            if fresh.isEmpty && record.seq != head.seq + 1 {
-                return refuse(409, "gap", "the server holds \(device) up to seq \(head.seq); send from seq \(head.seq + 1)",
-                              at: index, expected: head.seq + 1)
-            }
-            if fresh.isEmpty && record.previousHash != previous && head.seq > 0 && head.seq <= pinnedSeq {
-                return refuse(409, "history_rewritten", "seq \(record.seq) does not follow seq \(head.seq), which \(device) signed and the server accepted; the device log was rewritten after its head was signed", at: index)
-            }
-            guard var seal = log.checkingSeal(for: record.event) else {
-                return refuse(409, "chain_broken", "seq \(record.seq) names a user whose key the upload did not carry, so its hash cannot be checked; send the device's keys with its records (body.keys)", at: index)
-            }
-            if seal.seal?.key == nil, let sealed = upload.keys?.sealed[record.seq] {
-                // Sealed by the device before it forgot the user: written as the device wrote it.
-                seal.seal?.sealed = sealed
-            }
-            let recomputed = RecordCodec.encode(record.event, seq: record.seq, previousHash: previous, seal: seal.seal)
-            guard record.previousHash == previous, Array(recomputed[1...Digest.byteCount]) == record.hash.bytes else {
-                return refuse(409, "chain_broken", "seq \(record.seq) does not hash to its claimed hash after the previous record; it was forged or damaged", at: index)
-            }
-            fresh.append(record)
-            outcomes.append(.init(seq: record.seq, kind: .appended))
-        }
-        if !fresh.isEmpty {
-            let appendError: StoreError?
-            do {
-                let sealed = upload.keys.map { keys in fresh.map { keys.sealed[$0.seq] } }
-                try log.append(fresh.map(\.event), claimedSeqs: fresh.map(\.seq), expectedHead: head.seq, sealedSections: sealed)
-                appendError = nil
-            } catch let error as StoreError {
-                appendError = error
-            }
-            if let appendError {
-                if appendError.code == .headMoved {
-                    // Another writer moved the replica between the check and the append: a race,
-                    // not a divergence. The client retries and is then told where the log stands.
-                    return failure(503, "unavailable", "the log of \(device) changed during the upload; retry", retryAfter: 1)
-                }
-                guard appendError.code == .conflict || appendError.code == .seqMismatch else { throw appendError }
-                outcomes.removeAll()
-                return refuse(409, "fork", "the server cannot append: \(appendError.message)", at: 0)
-            }
-            metrics.ingested(events: fresh.count, bytes: 0)
-        }
-        if let keys = upload.keys, !keys.users.isEmpty {
-            // The device holds these users; any of them the server forgot before their records
-            // got here is asked of the device now.
-            try log.requestForgetOfUsersTheDeviceHolds(Array(keys.users.keys), requestedAt: options.clock())
-        }
-        if registered != nil, let signed = upload.signedHead {
-            // Checked above and the batch is now stored: the replica keeps the device's signature.
-            try log.recordSignedHead(signed)
-        }
-        return json(200, SyncWire.uploadResponseBody(try standing(of: device, in: log), outcomes: outcomes))
-    }
-
-    /// Whether a resent record (same seq, same hash) is the one the replica stores: the same
-    /// event, or the same but for how its user reads — by name on one side, by pseudonym with
-    /// personal fields erased on the other, when one side forgot the user before the other did
-    /// (a resend after a lost answer, a stale copy). The hash covers the sealed bytes either way.
-    static func isSameRecord(_ stored: Event, resent: Event, in log: any DeviceLog) -> Bool {
-        if stored == resent { return true }
-        guard let storedUser = stored.user, let resentUser = resent.user,
-              UserRef.isLiteral(storedUser) != UserRef.isLiteral(resentUser) else { return false }
-        let ref = log.userRef(of: storedUser)
-        guard log.userRef(of: resentUser) == ref else { return false }
-        return stored.erasingPersonalData(ref: ref) == resent.erasingPersonalData(ref: ref)
-    }
-
     // MARK: Responses
 
     func checkJSON(_ request: SyncRequest) -> SyncResponse? {
         let type = request.headers["content-type"]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard type == SyncWire.contentType else {
-            return failure(415, "unsupported_media_type", "send Content-Type: application/json (got \(request.headers["content-type"] ?? "none"))")
+            return failure(.unsupportedMediaType, "send Content-Type: application/json (got \(request.headers["content-type"] ?? "none"))")
         }
         return nil
     }
@@ -973,9 +826,10 @@ public final class SyncServer: Sendable {
         SyncResponse(status: status, headers: ["content-type": SyncWire.contentType], body: body)
     }
 
-    func failure(_ status: Int, _ code: String, _ message: String, retryAfter: Int? = nil) -> SyncResponse {
+    /// A refusal with `code`, at the status the code comes with (``SyncErrorCode/status``).
+    func failure(_ code: SyncErrorCode, _ message: String, retryAfter: Int? = nil) -> SyncResponse {
         var headers = ["content-type": SyncWire.contentType]
         if let retryAfter { headers["retry-after"] = String(retryAfter) }
-        return SyncResponse(status: status, headers: headers, body: SyncWire.errorBody(.init(code: code, message: message)))
+        return SyncResponse(status: code.status, headers: headers, body: SyncWire.errorBody(.init(code: code, message: message)))
     }
 }

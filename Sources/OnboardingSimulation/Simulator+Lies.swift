@@ -106,7 +106,7 @@ extension Simulator {
             guard let last = records.last else { return nil }
             var results = outcomes
             let index = random.below(results.count)
-            results[index] = SyncWire.Outcome(seq: results[index].seq, kind: .refused, reason: "future_event")
+            results[index] = SyncWire.Outcome(seq: results[index].seq, kind: .refused, reason: SyncErrorCode.futureEvent.rawValue)
             return answer(batchCursor(seq: last.seq, hash: last.hash), results)
 
         case .unreadable:

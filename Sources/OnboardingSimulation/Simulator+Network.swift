@@ -89,7 +89,7 @@ extension Simulator {
             note("\(device.id) sync run ends: its token was revoked during the run")
         case .failure(let error) where error == .unavailable:
             note("\(device.id) sync run ends: the network failed it too often")
-        case .failure(let error) where error == .refused && error.message.contains("future_event"):
+        case .failure(let error) where error == .refused && error.message.contains(SyncErrorCode.futureEvent.rawValue):
             note("\(device.id) sync run ends: an event is dated past the server's allowance")
         case .failure(let error) where isCaughtLie(error, of: device):
             statistics.liesCaught += 1
@@ -131,7 +131,7 @@ extension Simulator {
             statistics.keylessUploads += 1
         }
         let error = SyncWire.error(from: response.body)
-        note("\(device.id): server answers \(response.status)" + (error.map { " \($0.code)" } ?? ""))
+        note("\(device.id): server answers \(response.status)" + (error.map { " \($0.wireCode)" } ?? ""))
         if response.body.count >= directory.utf8.count, String(decoding: response.body, as: UTF8.self).contains(directory) {
             throw failure("no paths in answers", "the server's answer to \(Self.describe(request)) of \(device.id) names a path of its data directory: \(String(decoding: response.body.prefix(300), as: UTF8.self))")
         }
@@ -148,11 +148,11 @@ extension Simulator {
                     if let user = record.event.user, !UserRef.isLiteral(user) { device.readableOnReplica.insert(user) }
                 }
             }
-        case (409, "gap"):
+        case (409, .gap?):
             break
         case (401, _) where request.bearerToken != device.token:
             break // a request made with a token revoked since
-        case (400, "future_event"):
+        case (400, .futureEvent?):
             let latest = server.options.clock().adding(milliseconds: server.options.maximumClockSkewMilliseconds)
             let upload = try? SyncWire.upload(from: request.body)
             guard let upload, upload.records.contains(where: { latest < $0.event.at }) else {
@@ -309,12 +309,12 @@ extension Simulator {
         return "POST events [seq \(first.seq)…\(last.seq)]" + (upload.keys == nil ? " without keys" : "")
     }
 
+    /// The code of `error` in snake case, as the trace words it (`chain_broken`, `time_limit`).
     static func name(of error: SyncError) -> String {
-        let named: [(SyncError, String)] = [(.fork, "fork"), (.chainBroken, "chain_broken"), (.historyRewritten, "history_rewritten"),
-                                            (.badSignature, "bad_signature"), (.unauthorized, "unauthorized"), (.tokenExpired, "token_expired"), (.forbidden, "forbidden"),
-                                            (.serverAhead, "server_ahead"), (.unavailable, "unavailable"), (.refused, "refused"),
-                                            (.badResponse, "bad_response"), (.redirected, "redirected"), (.timeLimit, "time_limit"),
-                                            (.serverKeyMismatch, "server_key_mismatch"), (.store, "store"), (.busy, "busy")]
-        return named.first { $0.0 == error }?.1 ?? "unknown"
+        var name = ""
+        for character in error.code.rawValue {
+            if character.isUppercase { name += "_" + character.lowercased() } else { name.append(character) }
+        }
+        return name
     }
 }

@@ -87,7 +87,7 @@ import TestSupport
         defer { fixture.close() }
         let response = fixture.call("GET", path, token: nil)
         #expect(response.status == 404, "\(path.prefix(80))")
-        #expect(SyncWire.error(from: response.body)?.code == "not_found")
+        #expect(SyncWire.error(from: response.body)?.code == .notFound)
         #expect(!String(decoding: response.body, as: UTF8.self).contains("/work"), "no path in the answer")
         Self.expectSecurityHeaders(response, path)
     }

@@ -83,7 +83,7 @@ import TestSupport
         let response = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
                                     body: SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...2)))
         #expect(response.status == 409)
-        #expect(SyncWire.error(from: response.body)?.code == "chain_broken")
+        #expect(SyncWire.error(from: response.body)?.code == .chainBroken)
         #expect(SyncWire.error(from: response.body)?.message.contains("body.keys") == true)
         #expect(try server.heldHead(of: "kiosk-7").seq == 0, "nothing was stored")
     }

@@ -70,7 +70,7 @@ import TestSupport
         for _ in 0..<5 { #expect(Self.get(server, SyncPaths.devices, token: auditor, from: "198.51.100.7").status == 200) }
         let refused = Self.get(server, SyncPaths.devices, token: auditor, from: "203.0.113.9")
         #expect(refused.status == 429 && refused.retryAfterSeconds == 2, "per token, whatever the address: \(refused.status)")
-        #expect(SyncWire.error(from: refused.body)?.code == "rate_limited")
+        #expect(SyncWire.error(from: refused.body)?.code == .rateLimited)
         #expect(SyncWire.error(from: refused.body)?.message.contains(auditor) == false, "the token is never echoed")
         #expect(Self.get(server, SyncPaths.devices, token: admin, from: "198.51.100.7").status == 200, "another token has its own bucket")
         // In process, with no address, the per-token bucket still counts.

@@ -223,7 +223,7 @@ import Glibc
         let response = Self.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token, body: try Self.uploadBody(store, 1...2))
         #expect(response.status == 400, "\(Self.text(response))")
         let error = try #require(SyncWire.error(from: response.body))
-        #expect(error.code == "foreign_device")
+        #expect(error.code == .foreignDevice)
         #expect(error.message.hasPrefix("seq 2 names device kiosk-9, not kiosk-7"))
         let outcomes = try SyncWire.outcomes(from: response.body)
         #expect(outcomes.map(\.reason) == ["batch_refused", "foreign_device"])
@@ -255,7 +255,7 @@ import Glibc
         let second = Self.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token, body: try Self.uploadBody(store, 2...2))
         #expect(second.status == 400)
         let error = try #require(SyncWire.error(from: second.body))
-        #expect(error.code == "future_event")
+        #expect(error.code == .futureEvent)
         #expect(error.message.hasPrefix("seq 2 is dated \(Self.start.adding(milliseconds: skew + 1).iso8601), more than 300 s after the server's clock (\(Self.start.iso8601))"))
         #expect(try server.heldHead(of: "kiosk-7").seq == 1)
         // A millisecond later on the server, the same batch is accepted.

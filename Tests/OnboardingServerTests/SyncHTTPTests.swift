@@ -70,7 +70,7 @@ import TestSupport
         func body(_ range: ClosedRange<UInt64>) throws -> [UInt8] {
             SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: range), keys: try store.syncKeys(for: store.records(in: range)))
         }
-        func code(_ response: SyncResponse) -> String? { SyncWire.error(from: response.body)?.code }
+        func code(_ response: SyncResponse) -> String? { SyncWire.error(from: response.body)?.wireCode }
 
         #expect(try await running.send("POST", path, token: token, body: try body(1...4)).status == 200)
         let malformed = try await running.send("POST", path, token: token, body: Array(#"{"device":"kiosk-7"}"#.utf8))

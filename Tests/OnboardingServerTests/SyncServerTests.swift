@@ -60,7 +60,7 @@ import TestSupport
         }
     }
 
-    static func errorCode(_ response: SyncResponse) -> String? { SyncWire.error(from: response.body)?.code }
+    static func errorCode(_ response: SyncResponse) -> String? { SyncWire.error(from: response.body)?.wireCode }
 
     /// `store`'s record at `seq`, re-hashed with the event id of its record at `original`: a
     /// record whose chain checks out but whose id the log already holds at another seq.
@@ -129,7 +129,7 @@ import TestSupport
 
         let gap = try fixture.upload(store, 6...8, token: token)
         #expect(gap.status == 409)
-        #expect(SyncWire.error(from: gap.body) == .init(code: "gap", message: "the server holds kiosk-7 up to seq 4; send from seq 5", expectedSeq: 5))
+        #expect(SyncWire.error(from: gap.body) == .init(code: .gap, message: "the server holds kiosk-7 up to seq 4; send from seq 5", expectedSeq: 5))
 
         // A fork: another record at seq 3 (valid on its own, different event).
         var forked = try store.records(in: 3...3)

@@ -24,7 +24,7 @@ import TestSupport
         }
     }
 
-    static func code(_ response: SyncResponse) -> String? { SyncWire.error(from: response.body)?.code }
+    static func code(_ response: SyncResponse) -> String? { SyncWire.error(from: response.body)?.wireCode }
 
     @Test(arguments: TestDatabase.storages) func deviceAndAuditorTokensExpireWithTheirOwnCodeAndTheAdminsNever(storage: String) async throws {
         let clock = Clock()

@@ -274,7 +274,7 @@ import TestSupport
             guard request.method == "POST" else { return Self.answer(honest()) }
             let number = posts.next()
             guard number == 2 else { return Self.answer(honest()) }
-            return .answer(409, body: SyncWire.errorBody(SyncWire.ErrorBody(code: "gap", message: "expected seq 1", expectedSeq: 1)))
+            return .answer(409, body: SyncWire.errorBody(SyncWire.ErrorBody(code: .gap, message: "expected seq 1", expectedSeq: 1)))
         }
         defer { fixture.close() }
         let summary = try await fixture.client().run()

@@ -71,32 +71,32 @@ final class FakeSyncServer: Sendable {
     func handle(_ request: SyncRequest) -> SyncResponse {
         state.withLock { $0.requests += 1 }
         let parts = request.path.split(separator: "/").map(String.init)
-        guard parts.count == 4, parts[0] == "v1", parts[1] == "devices" else { return failure(404, "not_found", "no such endpoint") }
+        guard parts.count == 4, parts[0] == "v1", parts[1] == "devices" else { return failure(.notFound, "no such endpoint") }
         let device = parts[2]
-        guard let token = request.bearerToken, let owner = tokens[token] else { return failure(401, "unauthorized", "bad token") }
-        guard owner == device else { return failure(403, "forbidden", "another device's log") }
+        guard let token = request.bearerToken, let owner = tokens[token] else { return failure(.unauthorized, "bad token") }
+        guard owner == device else { return failure(.forbidden, "another device's log") }
         switch (request.method, parts[3]) {
         case ("GET", "cursor"):
             return SyncResponse(status: 200, headers: ["content-type": SyncWire.contentType],
                                 body: SyncWire.cursorBody(cursor(device, log(of: device))))
         case ("POST", "events"):
             guard request.headers["content-type"]?.hasPrefix(SyncWire.contentType) == true else {
-                return failure(415, "unsupported_media_type", "send application/json")
+                return failure(.unsupportedMediaType, "send application/json")
             }
-            guard request.body.count <= maximumBodyBytes else { return failure(413, "too_large", "at most \(maximumBodyBytes) bytes") }
+            guard request.body.count <= maximumBodyBytes else { return failure(.tooLarge, "at most \(maximumBodyBytes) bytes") }
             let upload: SyncWire.Upload
-            do { upload = try SyncWire.uploadWithKeys(from: request.body) } catch { return failure(400, "malformed", "\(error)") }
-            guard upload.device == device else { return failure(400, "malformed", "body.device differs from the path") }
+            do { upload = try SyncWire.uploadWithKeys(from: request.body) } catch { return failure(.malformed, "\(error)") }
+            guard upload.device == device else { return failure(.malformed, "body.device differs from the path") }
             return state.withLock { state in
                 var staged = state.logs[device] ?? []
                 guard upload.records[0].seq >= 1, upload.records[0].seq <= UInt64(staged.count) + 1 else {
-                    return failure(409, "gap", "expected seq \(staged.count + 1)", expectedSeq: UInt64(staged.count) + 1)
+                    return failure(.gap, "expected seq \(staged.count + 1)", expectedSeq: UInt64(staged.count) + 1)
                 }
                 var outcomes: [SyncWire.Outcome] = []
                 for record in upload.records {
                     if record.seq <= UInt64(staged.count) {
                         guard staged[Int(record.seq) - 1].hash == record.hash else {
-                            return failure(409, "fork", "a different record is stored at seq \(record.seq)")
+                            return failure(.fork, "a different record is stored at seq \(record.seq)")
                         }
                         outcomes.append(.init(seq: record.seq, kind: .duplicate))
                     } else {
@@ -105,7 +105,7 @@ final class FakeSyncServer: Sendable {
                         let computed = Digest.hash(previous.bytes + RecordCodec.body(of: record.event, seq: record.seq,
                                                                                      seal: Self.seal(for: record.event, keys: upload.keys)))
                         guard record.previousHash == previous, record.hash == computed else {
-                            return failure(409, "chain_broken", "seq \(record.seq) does not link or hash")
+                            return failure(.chainBroken, "seq \(record.seq) does not link or hash")
                         }
                         staged.append(record)
                         outcomes.append(.init(seq: record.seq, kind: .appended))
@@ -116,7 +116,7 @@ final class FakeSyncServer: Sendable {
                                     body: SyncWire.uploadResponseBody(cursor(device, staged), outcomes: outcomes))
             }
         default:
-            return failure(405, "method_not_allowed", "\(request.method) \(request.path)")
+            return failure(.methodNotAllowed, "\(request.method) \(request.path)")
         }
     }
 
@@ -133,8 +133,8 @@ final class FakeSyncServer: Sendable {
         SyncWire.Cursor(device: device, acknowledgedSeq: UInt64(log.count), headHash: log.last?.hash ?? .zero)
     }
 
-    private func failure(_ status: Int, _ code: String, _ message: String, expectedSeq: UInt64? = nil) -> SyncResponse {
-        SyncResponse(status: status, headers: ["content-type": SyncWire.contentType],
+    private func failure(_ code: SyncErrorCode, _ message: String, expectedSeq: UInt64? = nil) -> SyncResponse {
+        SyncResponse(status: code.status, headers: ["content-type": SyncWire.contentType],
                      body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expectedSeq)))
     }
 }
@@ -212,7 +212,7 @@ func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -
 extension SyncResponse {
     static func status(_ status: Int, retryAfter: Int? = nil) -> SyncResponse {
         SyncResponse(status: status, headers: retryAfter.map { ["retry-after": String($0)] } ?? [:],
-                     body: SyncWire.errorBody(.init(code: "busy", message: "try later")))
+                     body: SyncWire.errorBody(.init(code: .busy, message: "try later")))
     }
 }
 

@@ -31,7 +31,7 @@ public enum ResponseCheck {
         }
         if response.status >= 400 {
             guard response.headers["content-type"] == SyncWire.contentType else { fail("a refusal without Content-Type: application/json") }
-            guard let error = SyncWire.error(from: response.body), !error.code.isEmpty else {
+            guard let error = SyncWire.error(from: response.body), !error.wireCode.isEmpty else {
                 fail("a refusal whose body is not {\"error\": {\"code\", \"message\"}}")
             }
         }

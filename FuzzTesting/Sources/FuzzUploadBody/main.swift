@@ -17,11 +17,11 @@ private let path = "/v1/devices/\(FuzzFixtures.device)/events"
 
 /// The codes docs/sync-protocol.md's status table gives an upload, by status (429 and 503 are
 /// left out on purpose: see ``ResponseCheck``).
-private let documented: [Int: Set<String>] = [
-    400: ["malformed", "foreign_device", "future_event"],
-    409: ["gap", "fork", "history_rewritten", "chain_broken", "keys_changed"],
-    413: ["too_large"],
-    422: ["bad_signature", "signature_required"],
+private let documented: [Int: Set<SyncErrorCode>] = [
+    400: [.malformed, .foreignDevice, .futureEvent],
+    409: [.gap, .fork, .historyRewritten, .chainBroken, .keysChanged],
+    413: [.tooLarge],
+    422: [.badSignature, .signatureRequired],
 ]
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -49,11 +49,11 @@ public func fuzzUploadBody(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int3
         if outcomes.contains(where: { $0.kind == .appended }) { harness.reset() }
         return 0
     }
-    guard let error = SyncWire.error(from: response.body), documented[response.status]?.contains(error.code) == true else {
+    guard let error = SyncWire.error(from: response.body), let code = error.code, documented[response.status]?.contains(code) == true else {
         fail("status \(response.status) with a code the upload's documentation does not give it")
     }
-    if case .failure = parsed, response.status != 400 || error.code != "malformed" {
-        fail("a body uploadWithKeys refuses was answered \(response.status) \(error.code), not 400 malformed")
+    if case .failure = parsed, response.status != 400 || code != .malformed {
+        fail("a body uploadWithKeys refuses was answered \(response.status) \(error.wireCode), not 400 malformed")
     }
     return 0
 }

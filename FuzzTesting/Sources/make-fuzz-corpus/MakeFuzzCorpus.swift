@@ -145,7 +145,7 @@ struct MakeFuzzCorpus {
                                      forgetUsers: [pseudonym], forgetSignature: key.sign(SyncWire.forgetMessage(device: FuzzFixtures.device, pseudonyms: [pseudonym])))
         let cursorBody = SyncWire.cursorBody(cursor)
         let upload = SyncWire.uploadResponseBody(cursor, outcomes: [.init(seq: 2, kind: .duplicate), .init(seq: 3, kind: .appended)])
-        let refusal = SyncWire.errorBody(SyncWire.ErrorBody(code: "gap", message: "send from seq 4", expectedSeq: 4))
+        let refusal = SyncWire.errorBody(SyncWire.ErrorBody(code: .gap, message: "send from seq 4", expectedSeq: 4))
         let seeds: [(String, [UInt8])] = [
             ("cursor", http(200, ["content-type: application/json", "content-length: \(cursorBody.count)"], cursorBody)),
             ("upload", http(200, ["content-length: \(upload.count)"], upload)),

@@ -126,117 +126,150 @@ public actor SyncClient {
         return SyncError.timeLimit.with("the sync of device \(device) passed its time limit of \(seconds); the server holds seq \(summary.acknowledgedSeq) (kept as acknowledged) — sync again to go on")
     }
 
+    /// The run: where the server stands (its cursor, and what it asks to forget), then the
+    /// uploads until it holds the local head.
     private func upload(summary: inout SyncSummary, progress: (@Sendable (SyncProgress) -> Void)?) async throws(SyncError) -> SyncSummary {
-
-        // 1. Where the server stands.
-        guard let cursorResponse = try await exchange(cursorRequest(), what: "reading the server's cursor", summary: &summary) else {
-            if timeLimitPassed { throw SyncError.timeLimit }
-            summary.wasStopped = true
+        guard let cursor = try await readCursor(summary: &summary) else {
+            try markStopped(&summary)
             return summary
         }
-        guard cursorResponse.status == 200 else { throw refusal(cursorResponse, what: "reading the server's cursor") }
-        let cursor = try parseCursor(cursorResponse.body, what: "cursor")
-        try checkServerCursor(cursor)
         let trustedKey = try await resolveServerKey()
         try await storeCursor(cursor.acknowledgedSeq)
         summary.acknowledgedSeq = cursor.acknowledgedSeq
         await forgetOnRequest(cursor, key: trustedKey, summary: &summary)
+        try await uploadUntilHead(from: cursor.acknowledgedSeq + 1, key: trustedKey, summary: &summary, progress: progress)
+        return summary
+    }
 
-        // 2. Upload oldest first until the server holds the head.
-        var next = cursor.acknowledgedSeq + 1
-        var batchLimit = batchEvents
+    /// The server's cursor, checked against this store's log; `nil` when stopped while retrying.
+    private func readCursor(summary: inout SyncSummary) async throws(SyncError) -> SyncWire.Cursor? {
+        let what = "reading the server's cursor"
+        guard let response = try await exchange(cursorRequest(), what: what, summary: &summary) else { return nil }
+        guard response.status == 200 else { throw refusal(response, what: what) }
+        let cursor = try parseCursor(response.body, what: "cursor")
+        try checkServerCursor(cursor)
+        return cursor
+    }
+
+    /// A run cut short by ``stop()`` or cancellation returns what it did; one cut short by its
+    /// time limit throws.
+    private func markStopped(_ summary: inout SyncSummary) throws(SyncError) {
+        if timeLimitPassed { throw SyncError.timeLimit }
+        summary.wasStopped = true
+    }
+
+    /// Where the upload loop stands.
+    private struct UploadPosition {
+        /// The first seq of the next batch.
+        var next: UInt64
+        /// Records per batch now: ``batchEvents``, halved while bodies are too large.
+        var batchLimit: Int
         var uploaded = 0
         var gapsInARow = 0
-        var countedThrough: UInt64 = 0 // the highest seq whose outcome this run counted
+        /// The highest seq whose outcome this run counted.
+        var countedThrough: UInt64 = 0
+    }
+
+    /// Uploads oldest first from `next` until the server holds the head (re-read before every
+    /// batch, so records appended meanwhile go too), or the run is stopped.
+    private func uploadUntilHead(from next: UInt64, key: SigningPublicKey?, summary: inout SyncSummary,
+                                 progress: (@Sendable (SyncProgress) -> Void)?) async throws(SyncError) {
+        var position = UploadPosition(next: next, batchLimit: batchEvents)
         while true {
-            if shouldStop {
-                if timeLimitPassed { throw SyncError.timeLimit }
-                summary.wasStopped = true
-                break
-            }
+            if shouldStop { return try markStopped(&summary) }
             let head = try reading { try store.head() }.seq
-            guard next <= head else { break }
-            let end = min(head, next + UInt64(batchLimit) - 1)
-            // Read the whole batch first: no LMDB transaction is open across the await below.
-            let records = try reading { try store.records(in: next...end) }
-            guard records.count == Int(end - next + 1), records.first?.seq == next, records.last?.seq == end else {
-                throw SyncError.store.with("the local log of \(store.path) lacks records between seq \(next) and \(end); run onboard verify")
-            }
-            let signedHead = try await signHead(through: end)
-            let keys = try reading { try store.syncKeys(for: records) }
-            let request = uploadRequest(records, signedHead: signedHead, keys: keys)
+            guard position.next <= head else { return }
+            let end = min(head, position.next + UInt64(position.batchLimit) - 1)
+            let records = try readBatch(position.next...end)
+            let request = try await uploadRequest(records)
             if request.body.count > SyncLimits.maximumBodyBytes && records.count > 1 {
-                batchLimit = max(1, records.count / 2)
+                position.batchLimit = max(1, records.count / 2)
                 continue
             }
-            let what = "uploading seq \(next)…\(end)"
-            guard let response = try await exchange(request, what: what, summary: &summary) else {
-                if timeLimitPassed { throw SyncError.timeLimit }
-                summary.wasStopped = true
-                break
-            }
-            switch response.status {
-            case 200:
-                let acknowledged = try parseCursor(response.body, what: "answer to \(what)")
-                let outcomes: [SyncWire.Outcome]
-                do { outcomes = try SyncWire.outcomes(from: response.body) } catch {
-                    throw SyncError.badResponse.with("the server's answer to \(what) has unreadable results (\(error)); nothing of the batch was marked acknowledged — \(Self.protocolAdvice)")
-                }
-                try checkAcknowledgement(acknowledged, outcomes: outcomes, of: records, what: what)
-                // Never more than this batch: an acknowledgement beyond it (another run of this
-                // device got further) moves on, but the durable cursor stays at what was sent.
-                try await storeCursor(end)
-                await forgetOnRequest(acknowledged, key: trustedKey, summary: &summary)
-                // Each seq counts once per run, however often a rewind resent it.
-                for outcome in outcomes where outcome.seq > countedThrough {
-                    if outcome.kind == .appended { summary.appended += 1 } else { summary.duplicates += 1 }
-                }
-                countedThrough = max(countedThrough, end)
-                summary.batches += 1
-                summary.acknowledgedSeq = acknowledged.acknowledgedSeq
-                uploaded += records.count
-                gapsInARow = 0
-                next = acknowledged.acknowledgedSeq + 1
-                progress?(SyncProgress(uploaded: uploaded, acknowledgedSeq: acknowledged.acknowledgedSeq, headSeq: head))
-            case 409:
-                let body = SyncWire.error(from: response.body)
-                switch body?.code {
-                case "gap":
-                    guard let expected = body?.expectedSeq, expected >= 1, expected <= head + 1 else {
-                        throw SyncError.badResponse.with("the server answered gap to \(what) with expected_seq \(body?.expectedSeq.map(String.init) ?? "missing"), outside 1…\(head + 1); report this server bug")
-                    }
-                    try checkNotBehindPrunePoint(expected - 1, try reading { try store.prunedThrough() })
-                    gapsInARow += 1
-                    guard gapsInARow <= SyncLimits.maximumAttempts else {
-                        throw SyncError.refused.with("the server answered gap \(gapsInARow) times in a row (last expected seq \(expected)); its cursor keeps moving — sync again later")
-                    }
-                    summary.rewinds += 1
-                    // Only ever move the durable cursor back on a gap: it must never claim more
-                    // than the server holds.
-                    if expected - 1 < (try reading { try store.syncCursor() }) { try await storeCursor(expected - 1) }
-                    summary.acknowledgedSeq = expected - 1
-                    next = expected
-                case "fork":
-                    throw SyncError.fork.with("the server holds a different record than this store in seq \(next)…\(end) of device \(device) (\(body?.message ?? "fork")); the logs have diverged — nothing was resent; have an operator compare them (onboard verify, the server's audit log) before syncing again")
-                case "history_rewritten":
-                    throw SyncError.historyRewritten.with("the server holds a head device \(device) signed earlier, and seq \(next)…\(end) contradict it (\(body?.message ?? "history_rewritten")); this log was rewritten after it was signed — nothing was resent; run onboard verify and have an operator audit the server copy (onboard audit)")
-                case "chain_broken":
-                    throw SyncError.chainBroken.with("the server found the hash chain broken in seq \(next)…\(end) of device \(device) (\(body?.message ?? "chain_broken")); run onboard verify on this store; nothing was resent")
-                default:
-                    throw refusal(response, what: what)
-                }
-            case 422 where ["bad_signature", "signature_required"].contains(SyncWire.error(from: response.body)?.code ?? ""):
-                let body = SyncWire.error(from: response.body)
-                throw SyncError.badSignature.with("the server refused the signed head of seq \(end) of device \(device) (\(body?.description ?? "bad_signature")); this store's signing.key is not the key registered at enrolment — enrol the device with this store's public key (onboard verify prints it)")
-            case 413 where records.count > 1:
-                batchLimit = max(1, records.count / 2)
-            case 413:
-                throw SyncError.refused.with("the server refuses record seq \(next) of device \(device) as too large even alone (413); raise the server's body limit")
-            default:
-                throw refusal(response, what: what)
-            }
+            let what = "uploading seq \(position.next)…\(end)"
+            guard let response = try await exchange(request, what: what, summary: &summary) else { return try markStopped(&summary) }
+            try await handle(response, to: records, head: head, what: what, key: key, position: &position, summary: &summary, progress: progress)
         }
-        return summary
+    }
+
+    /// The records of `seqs`, read whole before anything is sent: no LMDB transaction is open
+    /// across an await.
+    private func readBatch(_ seqs: ClosedRange<UInt64>) throws(SyncError) -> [Record] {
+        let records = try reading { try store.records(in: seqs) }
+        guard records.count == seqs.count, records.first?.seq == seqs.lowerBound, records.last?.seq == seqs.upperBound else {
+            throw SyncError.store.with("the local log of \(store.path) lacks records between seq \(seqs.lowerBound) and \(seqs.upperBound); run onboard verify")
+        }
+        return records
+    }
+
+    /// What the server answered to the upload of `records`: an acknowledgement moves on, a gap
+    /// rewinds, a body too large halves the batch; any other answer ends the run.
+    private func handle(_ response: SyncResponse, to records: [Record], head: UInt64, what: String, key: SigningPublicKey?,
+                        position: inout UploadPosition, summary: inout SyncSummary,
+                        progress: (@Sendable (SyncProgress) -> Void)?) async throws(SyncError) {
+        let refused = SyncWire.error(from: response.body)
+        switch response.status {
+        case 200:
+            try await accept(response, of: records, head: head, what: what, key: key, position: &position, summary: &summary, progress: progress)
+        case 409 where refused?.code == .gap:
+            try await rewind(to: refused?.expectedSeq, head: head, what: what, position: &position, summary: &summary)
+        case 413 where records.count > 1:
+            position.batchLimit = max(1, records.count / 2)
+        case 413:
+            throw SyncError.refused.with("the server refuses record seq \(records[0].seq) of device \(device) as too large even alone (413); raise the server's body limit")
+        default:
+            throw refusal(response, what: what, batch: records[0].seq...records[records.count - 1].seq)
+        }
+    }
+
+    /// A 200: checks that it acknowledges the batch, stores the cursor, carries out the forget
+    /// requests it brings, counts each record once per run and reports progress.
+    private func accept(_ response: SyncResponse, of records: [Record], head: UInt64, what: String, key: SigningPublicKey?,
+                        position: inout UploadPosition, summary: inout SyncSummary,
+                        progress: (@Sendable (SyncProgress) -> Void)?) async throws(SyncError) {
+        let end = records[records.count - 1].seq
+        let acknowledged = try parseCursor(response.body, what: "answer to \(what)")
+        let outcomes: [SyncWire.Outcome]
+        do { outcomes = try SyncWire.outcomes(from: response.body) } catch {
+            throw SyncError.badResponse.with("the server's answer to \(what) has unreadable results (\(error)); nothing of the batch was marked acknowledged — \(Self.protocolAdvice)")
+        }
+        try checkAcknowledgement(acknowledged, outcomes: outcomes, of: records, what: what)
+        // Never more than this batch: an acknowledgement beyond it (another run of this
+        // device got further) moves on, but the durable cursor stays at what was sent.
+        try await storeCursor(end)
+        await forgetOnRequest(acknowledged, key: key, summary: &summary)
+        // Each seq counts once per run, however often a rewind resent it.
+        for outcome in outcomes where outcome.seq > position.countedThrough {
+            if outcome.kind == .appended { summary.appended += 1 } else { summary.duplicates += 1 }
+        }
+        position.countedThrough = max(position.countedThrough, end)
+        summary.batches += 1
+        summary.acknowledgedSeq = acknowledged.acknowledgedSeq
+        position.uploaded += records.count
+        position.gapsInARow = 0
+        position.next = acknowledged.acknowledgedSeq + 1
+        progress?(SyncProgress(uploaded: position.uploaded, acknowledgedSeq: acknowledged.acknowledgedSeq, headSeq: head))
+    }
+
+    /// A 409 `gap`: uploads from the server's `expected_seq` next, which must be within the
+    /// local log and not behind its prune point; ``SyncLimits/maximumAttempts`` gaps in a row end
+    /// the run.
+    private func rewind(to expectedSeq: UInt64?, head: UInt64, what: String, position: inout UploadPosition,
+                        summary: inout SyncSummary) async throws(SyncError) {
+        guard let expected = expectedSeq, expected >= 1, expected <= head + 1 else {
+            throw SyncError.badResponse.with("the server answered gap to \(what) with expected_seq \(expectedSeq.map(String.init) ?? "missing"), outside 1…\(head + 1); report this server bug")
+        }
+        try checkNotBehindPrunePoint(expected - 1, try reading { try store.prunedThrough() })
+        position.gapsInARow += 1
+        guard position.gapsInARow <= SyncLimits.maximumAttempts else {
+            throw SyncError.refused.with("the server answered gap \(position.gapsInARow) times in a row (last expected seq \(expected)); its cursor keeps moving — sync again later")
+        }
+        summary.rewinds += 1
+        // Only ever move the durable cursor back on a gap: it must never claim more than the
+        // server holds.
+        if expected - 1 < (try reading { try store.syncCursor() }) { try await storeCursor(expected - 1) }
+        summary.acknowledgedSeq = expected - 1
+        position.next = expected
     }
 
     /// The server's cursor must name a prefix of this store's log: not beyond its head, not
@@ -338,8 +371,12 @@ public actor SyncClient {
         SyncRequest(method: "GET", path: SyncPaths.cursor(device: device), headers: ["authorization": "Bearer \(token)"])
     }
 
-    private func uploadRequest(_ records: [Record], signedHead: SignedHead?, keys: SyncWire.Keys) -> SyncRequest {
-        SyncRequest(method: "POST", path: SyncPaths.events(device: device),
+    /// The upload of `records`, with the store's signed head at its last record and the keys
+    /// the server's replica needs for them.
+    private func uploadRequest(_ records: [Record]) async throws(SyncError) -> SyncRequest {
+        let signedHead = try await signHead(through: records[records.count - 1].seq)
+        let keys = try reading { try store.syncKeys(for: records) }
+        return SyncRequest(method: "POST", path: SyncPaths.events(device: device),
                     headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
                     body: SyncWire.uploadBody(device: device, records: records, signedHead: signedHead, keys: keys))
     }
@@ -473,11 +510,64 @@ public actor SyncClient {
         return SyncError.redirected.with("the server answered \(what) with HTTP \(response.status), a redirect\(whereTo); redirects are never followed, so the device token was sent nowhere else — if that is the sync server, give its address itself (--server)")
     }
 
-    private func refusal(_ response: SyncResponse, what: String) -> SyncError {
-        let detail = SyncWire.error(from: response.body).map { " (\($0))" } ?? ""
+    /// What the client does with a refusal that carries `code` at the code's status: one switch
+    /// over every code, so a code added to ``SyncErrorCode`` must be given a handling here.
+    enum RefusalHandling: Equatable {
+        /// Upload from the refusal's `expected_seq` (a rewind).
+        case rewind
+        /// Send half the batch; a single record ends the run as ``SyncError/refused``.
+        case halveBatch
+        /// Send the same request again after `Retry-After` or a back-off
+        /// (``exchange(_:what:summary:)``); ``SyncError/unavailable`` after
+        /// ``SyncLimits/maximumAttempts`` tries.
+        case retry
+        /// End the run with an error of this code.
+        case end(SyncError.Code)
+    }
+
+    static func handling(of code: SyncErrorCode) -> RefusalHandling {
+        switch code {
+        case .gap: .rewind
+        case .tooLarge: .halveBatch
+        case .busy, .rateLimited, .internal, .unavailable: .retry
+        case .fork: .end(.fork)
+        case .historyRewritten: .end(.historyRewritten)
+        case .chainBroken: .end(.chainBroken)
+        case .badSignature, .signatureRequired: .end(.badSignature)
+        case .unauthorized: .end(.unauthorized)
+        case .tokenExpired: .end(.tokenExpired)
+        case .forbidden: .end(.forbidden)
+        // Client bugs, a replaced device store, answers to requests a sync run never makes:
+        // nothing a run can act on.
+        case .malformed, .foreignDevice, .futureEvent, .notFound, .methodNotAllowed, .keysChanged, .pruned, .keyMismatch,
+             .unsupportedMediaType, .tooManyHeaders: .end(.refused)
+        }
+    }
+
+    /// The error a refusal ends the run with. Its code decides when it comes with the code's own
+    /// status (``SyncErrorCode/status``); without a code this build knows, or with another
+    /// status, the status decides. `batch`: the seqs of the upload refused (`nil` for the cursor
+    /// request, which the codes about a batch never answer).
+    private func refusal(_ response: SyncResponse, what: String, batch: ClosedRange<UInt64>? = nil) -> SyncError {
+        let body = SyncWire.error(from: response.body)
+        let detail = body.map { " (\($0))" } ?? ""
+        if let body, let code = body.code, code.status == response.status, case .end(let ending) = Self.handling(of: code) {
+            switch (ending, batch) {
+            case (.fork, let batch?):
+                return SyncError.fork.with("the server holds a different record than this store in seq \(batch.lowerBound)…\(batch.upperBound) of device \(device) (\(body.message)); the logs have diverged — nothing was resent; have an operator compare them (onboard verify, the server's audit log) before syncing again")
+            case (.historyRewritten, let batch?):
+                return SyncError.historyRewritten.with("the server holds a head device \(device) signed earlier, and seq \(batch.lowerBound)…\(batch.upperBound) contradict it (\(body.message)); this log was rewritten after it was signed — nothing was resent; run onboard verify and have an operator audit the server copy (onboard audit)")
+            case (.chainBroken, let batch?):
+                return SyncError.chainBroken.with("the server found the hash chain broken in seq \(batch.lowerBound)…\(batch.upperBound) of device \(device) (\(body.message)); run onboard verify on this store; nothing was resent")
+            case (.badSignature, let batch?):
+                return SyncError.badSignature.with("the server refused the signed head of seq \(batch.upperBound) of device \(device) (\(body)); this store's signing.key is not the key registered at enrolment — enrol the device with this store's public key (onboard verify prints it)")
+            case (.tokenExpired, _):
+                return SyncError.tokenExpired.with("the token of device \(device) expired (401\(detail)); ask the server's admin for a new one (onboard enroll --device \(device)), and rotate it before it expires next time (onboard token --rotate, or SyncTokenClient.rotate())")
+            default:
+                break // what the status says below
+            }
+        }
         switch response.status {
-        case 401 where SyncWire.error(from: response.body)?.code == "token_expired":
-            return SyncError.tokenExpired.with("the token of device \(device) expired (401\(detail)); ask the server's admin for a new one (onboard enroll --device \(device)), and rotate it before it expires next time (onboard token --rotate, or SyncTokenClient.rotate())")
         case 401:
             return SyncError.unauthorized.with("the server refused the token of device \(device) (401\(detail)); enrol the device again or ask an operator for a new token")
         case 403:

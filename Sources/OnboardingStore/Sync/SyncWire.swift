@@ -146,6 +146,9 @@ public enum SyncWire {
     /// What the server did with one uploaded record.
     public struct Outcome: Sendable, Hashable {
         public enum Kind: String, Sendable, Hashable { case appended, duplicate, refused }
+        /// The `reason` of every refused record but the one that caused the refusal, whose
+        /// reason is the refusal's ``SyncErrorCode``.
+        public static let batchRefusedReason = "batch_refused"
         public var seq: UInt64
         public var kind: Kind
         public var reason: String?
@@ -267,20 +270,32 @@ public enum SyncWire {
     // MARK: Errors
 
     /// A refusal: `{"error": {"code", "message", "expected_seq"?}}`.
+    ///
+    /// The server makes one from a ``SyncErrorCode`` only. Read back, ``code`` is `nil` for a code
+    /// this build does not know (a newer server's); ``wireCode`` keeps its text either way, so
+    /// the refusal can still be reported (``description``) and the client acts on the status.
     public struct ErrorBody: Sendable, Hashable, Error, CustomStringConvertible {
-        public var code: String
+        /// The code, `nil` when ``wireCode`` is not one of ``SyncErrorCode``.
+        public let code: SyncErrorCode?
+        /// `error.code` as it is on the wire.
+        public let wireCode: String
         public var message: String
         public var expectedSeq: UInt64?
-        public init(code: String, message: String, expectedSeq: UInt64? = nil) {
-            self.code = code
+        public init(code: SyncErrorCode, message: String, expectedSeq: UInt64? = nil) {
+            self.init(wireCode: code.rawValue, message: message, expectedSeq: expectedSeq)
+        }
+        /// What a reader makes of any `error.code`, known or not.
+        init(wireCode: String, message: String, expectedSeq: UInt64?) {
+            self.code = SyncErrorCode(rawValue: wireCode)
+            self.wireCode = wireCode
             self.message = message
             self.expectedSeq = expectedSeq
         }
-        public var description: String { "\(code): \(message)" }
+        public var description: String { "\(wireCode): \(message)" }
     }
 
     public static func errorBody(_ error: ErrorBody, results: [Outcome]? = nil) -> [UInt8] {
-        var inner: [JSONValue.Member] = [.init("code", .string(error.code)), .init("message", .string(error.message))]
+        var inner: [JSONValue.Member] = [.init("code", .string(error.wireCode)), .init("message", .string(error.message))]
         if let expected = error.expectedSeq { inner.append(.init("expected_seq", .number(String(expected)))) }
         var members: [JSONValue.Member] = [.init("error", .object(inner))]
         if let results {
@@ -295,7 +310,7 @@ public enum SyncWire {
               case .string(let code)? = inner["code"], case .string(let message)? = inner["message"] else { return nil }
         var expected: UInt64?
         if case .number(let text)? = inner["expected_seq"] { expected = UInt64(text) }
-        return ErrorBody(code: code, message: message, expectedSeq: expected)
+        return ErrorBody(wireCode: code, message: message, expectedSeq: expected)
     }
 
     // MARK: Tokens
