@@ -13,6 +13,9 @@ import Glibc
 @Suite(.serialized, .slow) struct SyncProcessTests {
     static let eventCount = 6_000
     static let kills = 6
+    /// Bound on the server kills of `serverKilledMidUpload…` (a kill before any batch landed, or
+    /// after the last, is not one in the middle of an upload).
+    static let maximumKillAttempts = 14
 
     /// A running `onboard serve`, and the port it printed.
     final class Server {
@@ -120,19 +123,33 @@ import Glibc
             let setup = try Setup(seed: Self.seed)
             defer { setup.directory.remove() }
             var previous = 0
-            for attempt in 1...Self.kills {
+            // A kill lands in the middle of an upload when the sync was still running and the
+            // server's copy grew in that round but is still short of the device log. A round too
+            // short for any batch to land (a busy machine) widens the window for the next one.
+            var window = 0.05...0.6
+            var midUpload = 0
+            var attempts = 0
+            while midUpload < Self.kills && attempts < Self.maximumKillAttempts && previous < setup.lines.count {
+                attempts += 1
                 let server = try Server(data: setup.data, scratch: setup.directory)
                 let sync = try setup.startSync(url: server.url)
-                Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.6, using: &random))
+                Thread.sleep(forTimeInterval: Double.random(in: window, using: &random))
+                let wasRunning = sync.isRunning
                 server.crash()
                 kill(sync.processIdentifier, SIGKILL)
                 sync.waitUntilExit()
                 let held = try setup.replicaLines()
-                let context = "seed \(Self.seed), kill \(attempt)"
+                let context = "seed \(Self.seed), kill \(attempts)"
                 #expect(held.count >= previous, "\(context): the server lost acknowledged records")
                 #expect(Array(setup.lines.prefix(held.count)) == held, "\(context): the server's copy is not a prefix of the device log")
+                if wasRunning && held.count > previous && held.count < setup.lines.count {
+                    midUpload += 1
+                } else if held.count == previous {
+                    window = window.lowerBound...(window.upperBound * 1.5)
+                }
                 previous = held.count
             }
+            #expect(midUpload >= Self.kills, "seed \(Self.seed): only \(midUpload) of \(attempts) kills landed in the middle of an upload (server copy \(previous) of \(setup.lines.count) records)")
             let server = try Server(data: setup.data, scratch: setup.directory)
             let finish = try CLI.run(["sync", "--store", setup.device, "--server", server.url, "--token", setup.token])
             server.stop()
