@@ -162,6 +162,23 @@ import TestSupport
         }
     }
 
+    @Test func anSSHDLogOnStdinIsDatedAndImportedFromTheSpooledCopy() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let store = directory.appending("lab.lmdb")
+            // journalctl -o short-iso: the offset is on every line, so neither the year nor the
+            // zone is asked; the year pass still reads stdin first, then the passes read its copy.
+            let text = Self.sprayLog(users: 3).split(separator: "\n").map { line -> String in
+                line.replacingOccurrences(of: "Nov 28 ", with: "2026-11-28T").replacingOccurrences(of: " bastion-1", with: "+0000 bastion-1")
+            }.joined(separator: "\n") + "\n"
+            let imported = try CLI.run(["import", "--from", "sshd", "-", "--store", store], input: Data(text.utf8))
+            #expect(imported.status == 0 && imported.stdout.contains("imported 10 events"), "\(imported.stdout)\(imported.stderr)")
+            let again = try CLI.run(["import", "--from", "sshd", "-", "--store", store], input: Data(text.utf8))
+            #expect(again.status == 0 && again.stdout.contains("nothing new to import"), "\(again.stdout)\(again.stderr)")
+        }
+    }
+
     struct Figures {
         var guesses: Int
         var honestLockedOut: Int
