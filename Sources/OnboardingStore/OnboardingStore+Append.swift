@@ -177,124 +177,184 @@ extension OnboardingStore {
     /// records to `appended`; throws a `StoreError` before any put or append when the request
     /// breaks a rule, so a failed request leaves nothing behind.
     ///
-    /// Two passes over the events, by index (no copies of them): the first decides each event's
-    /// fate (new at which seq, or a duplicate of which) and throws on a broken rule; the second
-    /// encodes the new ones into one buffer, puts them and their index entries, and appends
-    /// their records.
+    /// In order: the head (`checkHead(_:for:)`), then two passes over the events, by index (no
+    /// copies of them): `placeEvents(_:after:scratch:in:)` decides each event's fate (new at which
+    /// seq, or a duplicate of which) and throws on a broken rule;
+    /// `writeNewRecords(_:placed:after:scratch:appendingTo:in:)` encodes the new ones into one
+    /// buffer, puts them and their index entries, and appends their records.
     private func stage(_ request: GroupCommitter.Request, scratch: inout StageScratch, appendingTo appended: inout [Record],
                        in transaction: Transaction) throws -> [AppendResult] {
         let head = scratch.head
+        try checkHead(head, for: request)
+        let results = try placeEvents(request, after: head, scratch: &scratch, in: transaction)
+        if let newHead = try writeNewRecords(request, placed: results, after: head, scratch: &scratch, appendingTo: &appended,
+                                             in: transaction) {
+            // `meta`'s head is written once per group, by `commitGroup`.
+            scratch.head = newHead
+        }
+        return results
+    }
+
+    /// The request's expected head, when it names one, must be the log's; and the log must have
+    /// room for the request's seqs.
+    private func checkHead(_ head: (seq: UInt64, hash: Digest), for request: GroupCommitter.Request) throws {
         if let expectedHead = request.expectedHead, expectedHead != head.seq {
             throw StoreError(.headMoved, "the log's head is seq \(head.seq), not the expected \(expectedHead); re-read and retry",
                              seq: head.seq)
         }
-        let events = request.events
         // Seqs up to 2^64 − 2 are assigned, so the next seq is always representable. A head this
         // high is a damaged meta (2^64 appends would take millions of years): refuse, never wrap.
-        guard head.seq < UInt64.max - UInt64(events.count) else {
-            throw StoreError(.corrupted, "the log's head is seq \(head.seq), too close to 2^64 − 1 to append \(events.count) more (meta's head was changed); nothing was appended — run onboard verify",
+        guard head.seq < UInt64.max - UInt64(request.events.count) else {
+            throw StoreError(.corrupted, "the log's head is seq \(head.seq), too close to 2^64 − 1 to append \(request.events.count) more (meta's head was changed); nothing was appended — run onboard verify",
                              seq: head.seq)
         }
+    }
+
+    /// The first pass: each event's seq and whether it is a duplicate. A new event gets the next
+    /// seq, and may claim only that one; a duplicate (`duplicateSeq(of:in:placed:firstWithID:scratch:in:)`)
+    /// keeps its seq, and may claim only that one. Throws at the first event that breaks a rule;
+    /// nothing is written.
+    private func placeEvents(_ request: GroupCommitter.Request, after head: (seq: UInt64, hash: Digest),
+                             scratch: inout StageScratch, in transaction: Transaction) throws -> [AppendResult] {
+        let events = request.events
         var results: [AppendResult] = []
         results.reserveCapacity(events.count)
         // Index in `events` of the first event with each new id (finds a repeat within the batch).
         var firstWithID = UUIDPositions(capacity: events.count)
         var nextSeq = head.seq + 1
-
         for index in events.indices {
             let claimed = request.claimedSeqs?[index]
-            let existingSeq: UInt64
-            if let earlier = firstWithID.position(of: events[index].id) {
-                // The same id earlier in this batch, at the seq it is about to get.
-                existingSeq = results[earlier].seq
-                guard events[earlier] == events[index] else {
-                    throw conflict(events[index], at: existingSeq, index: index)
+            if let existingSeq = try duplicateSeq(of: index, in: request, placed: results, firstWithID: firstWithID,
+                                                  scratch: &scratch, in: transaction) {
+                if let claimed, claimed != existingSeq {
+                    throw StoreError(.seqMismatch, "event \(events[index].id.uuidString.lowercased()) claims seq \(claimed) but is stored at seq \(existingSeq)",
+                                     batchIndex: index, seq: existingSeq)
                 }
+                results.append(AppendResult(seq: existingSeq, isDuplicate: true))
             } else {
-                StoreLayout.writeUUID(events[index].id, into: &scratch.idKey)
-                if let seqBytes = try transaction.get(databases.byID, key: scratch.idKey),
-                   let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) }) {
-                    existingSeq = seq
-                    let existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
-                        Array($0[RecordCodec.headerByteCount...])
-                    }
-                    let seal = presealed(userSeal(events[index], scratch: &scratch, forRecord: false), request, index)?.seal
-                    guard let existingBody, existingBody == RecordCodec.body(of: events[index], seq: seq, seal: seal) else {
-                        throw conflict(events[index], at: seq, index: index)
-                    }
-                } else {
-                    if let claimed, claimed != nextSeq {
-                        throw StoreError(.seqMismatch,
-                                         "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it",
-                                         batchIndex: index, seq: nextSeq)
-                    }
-                    firstWithID.insert(events[index].id, position: index)
-                    results.append(AppendResult(seq: nextSeq, isDuplicate: false))
-                    nextSeq += 1
-                    continue
+                if let claimed, claimed != nextSeq {
+                    throw StoreError(.seqMismatch,
+                                     "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it",
+                                     batchIndex: index, seq: nextSeq)
                 }
+                firstWithID.insert(events[index].id, position: index)
+                results.append(AppendResult(seq: nextSeq, isDuplicate: false))
+                nextSeq += 1
             }
-            if let claimed, claimed != existingSeq {
-                throw StoreError(.seqMismatch, "event \(events[index].id.uuidString.lowercased()) claims seq \(claimed) but is stored at seq \(existingSeq)",
-                                 batchIndex: index, seq: existingSeq)
-            }
-            results.append(AppendResult(seq: existingSeq, isDuplicate: true))
         }
+        return results
+    }
 
-        let empty: [UInt8] = []
+    /// The seq of the event with event `index`'s id: one earlier in the batch (at the seq it is
+    /// about to get) or one in the log; `nil` for an id new to both. The earlier event must be the
+    /// identical event, and a stored one must have the same body: another is a conflict.
+    @inline(__always)
+    private func duplicateSeq(of index: Int, in request: GroupCommitter.Request, placed results: [AppendResult],
+                              firstWithID: UUIDPositions, scratch: inout StageScratch, in transaction: Transaction) throws -> UInt64? {
+        let events = request.events
+        if let earlier = firstWithID.position(of: events[index].id) {
+            guard events[earlier] == events[index] else {
+                throw conflict(events[index], at: results[earlier].seq, index: index)
+            }
+            return results[earlier].seq
+        }
+        StoreLayout.writeUUID(events[index].id, into: &scratch.idKey)
+        guard let seqBytes = try transaction.get(databases.byID, key: scratch.idKey),
+              let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) }) else { return nil }
+        let existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
+            Array($0[RecordCodec.headerByteCount...])
+        }
+        let seal = presealed(userSeal(events[index], scratch: &scratch, forRecord: false), request, index)?.seal
+        guard let existingBody, existingBody == RecordCodec.body(of: events[index], seq: seq, seal: seal) else {
+            throw conflict(events[index], at: seq, index: index)
+        }
+        return seq
+    }
+
+    /// The second pass: each new event, in seq order after the head, is put as a record
+    /// (`putRecord`) with its index entries (`putIndexEntries`), appended to `appended` as it
+    /// reads back (`readBack`), and a `user_forgotten` leaves its user's tombstone (`tombstone`).
+    /// Returns the new head, the last record's seq and hash; `nil` when every event was a duplicate.
+    private func writeNewRecords(_ request: GroupCommitter.Request, placed results: [AppendResult], after head: (seq: UInt64, hash: Digest),
+                                 scratch: inout StageScratch, appendingTo appended: inout [Record],
+                                 in transaction: Transaction) throws -> (seq: UInt64, hash: Digest)? {
+        let events = request.events
         var previousHash = head.hash
+        var newHead: (seq: UInt64, hash: Digest)?
         for index in events.indices where !results[index].isDuplicate {
             let seq = results[index].seq
             let user = presealed(userSeal(events[index], scratch: &scratch, forRecord: true), request, index)
-            scratch.recordBytes.removeAll(keepingCapacity: true)
-            _ = RecordCodec.encode(events[index], seq: seq, previousHash: previousHash, seal: user?.seal,
-                                   appendingTo: &scratch.recordBytes)
-            let hash = scratch.recordBytes.withUnsafeBytes {
-                Digest(copying: UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)]))
-            }
-            StoreLayout.writeSeqKey(seq, into: &scratch.seqKey)
-            try transaction.put(databases.events, key: scratch.seqKey, value: scratch.recordBytes, flags: .append)
-            StoreLayout.writeUUID(events[index].id, into: &scratch.idKey)
-            try transaction.put(databases.byID, key: scratch.idKey, value: scratch.seqKey, flags: .noOverwrite)
-            if let user {
-                StoreLayout.writeUserKey(user.seal.ref, seq, into: &scratch.indexKey)
-                try transaction.put(databases.byUser, key: scratch.indexKey, value: empty)
-                // The user's first record: its entry is appended with the group's others.
-                if let entry = user.newEntry { scratch.newEntries.append(entry) }
-            }
-            if let session = events[index].flow {
-                StoreLayout.writeSessionKey(session, seq, into: &scratch.indexKey)
-                try transaction.put(databases.bySession, key: scratch.indexKey, value: empty)
-            }
-            if let user, !user.readsAsWritten {
-                // What the record reads back as (the pseudonym, erased): projections get exactly that.
-                let erased = events[index].erasingPersonalData(ref: user.seal.ref)
-                appended.append(Record(seq: seq, event: erased, previousHash: previousHash, hash: hash))
-            } else {
-                appended.append(Record(seq: seq, event: events[index], previousHash: previousHash, hash: hash))
-            }
+            let hash = try putRecord(events[index], seq: seq, previousHash: previousHash, seal: user?.seal, scratch: &scratch, in: transaction)
+            try putIndexEntries(of: events[index], seq: seq, user: user, scratch: &scratch, in: transaction)
+            appended.append(Self.readBack(events[index], seq: seq, previousHash: previousHash, hash: hash, user: user))
             if events[index].type == .userForgotten, let user {
-                // The entry goes in the same transaction as the event that records it. A user this
-                // group saw first has its entry among the group's, not written yet: the tombstone
-                // takes its place (destroying it in user_keys would miss it, and the live entry
-                // appended after the tombstone would bring the user back on the next open).
-                let ref = user.seal.ref
-                if let staged = scratch.newEntries.firstIndex(where: { $0.starts(with: ref.bytes) }) {
-                    scratch.newEntries[staged] = ref.bytes
-                } else {
-                    try destroyUserEntry(ref, in: transaction)
-                }
-                // A sync server's replica that forgot the user first: the device has now done it too.
-                _ = try transaction.delete(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + user.seal.ref.bytes)
-                scratch.forget(user.seal.ref)
+                try tombstone(user, scratch: &scratch, in: transaction)
             }
             previousHash = hash
+            newHead = (seq, hash)
         }
-        if nextSeq > head.seq + 1 {
-            // `meta`'s head is written once per group, by `commitGroup`.
-            scratch.head = (nextSeq - 1, previousHash)
+        return newHead
+    }
+
+    /// Encodes `event` as record `seq` after `previousHash` into the scratch buffer, puts it under
+    /// its seq and its id → seq in `by_id`; returns the record's hash.
+    @inline(__always)
+    private func putRecord(_ event: Event, seq: UInt64, previousHash: Digest, seal: UserSeal?, scratch: inout StageScratch,
+                           in transaction: Transaction) throws -> Digest {
+        scratch.recordBytes.removeAll(keepingCapacity: true)
+        _ = RecordCodec.encode(event, seq: seq, previousHash: previousHash, seal: seal, appendingTo: &scratch.recordBytes)
+        let hash = scratch.recordBytes.withUnsafeBytes {
+            Digest(copying: UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)]))
         }
-        return results
+        StoreLayout.writeSeqKey(seq, into: &scratch.seqKey)
+        try transaction.put(databases.events, key: scratch.seqKey, value: scratch.recordBytes, flags: .append)
+        StoreLayout.writeUUID(event.id, into: &scratch.idKey)
+        try transaction.put(databases.byID, key: scratch.idKey, value: scratch.seqKey, flags: .noOverwrite)
+        return hash
+    }
+
+    /// The record's entries in `by_user` and `by_session`; the user's first record also brings the
+    /// user's entry, appended to `user_keys` with the group's others.
+    @inline(__always)
+    private func putIndexEntries(of event: Event, seq: UInt64, user: StagedUser?, scratch: inout StageScratch,
+                                 in transaction: Transaction) throws {
+        let empty: [UInt8] = []
+        if let user {
+            StoreLayout.writeUserKey(user.seal.ref, seq, into: &scratch.indexKey)
+            try transaction.put(databases.byUser, key: scratch.indexKey, value: empty)
+            if let entry = user.newEntry { scratch.newEntries.append(entry) }
+        }
+        if let session = event.flow {
+            StoreLayout.writeSessionKey(session, seq, into: &scratch.indexKey)
+            try transaction.put(databases.bySession, key: scratch.indexKey, value: empty)
+        }
+    }
+
+    /// What the record reads back as, which is exactly what projections get: a user who does not
+    /// read as written (forgotten, or a pseudonym literal) reads as the pseudonym, erased.
+    @inline(__always)
+    private static func readBack(_ event: Event, seq: UInt64, previousHash: Digest, hash: Digest, user: StagedUser?) -> Record {
+        if let user, !user.readsAsWritten {
+            return Record(seq: seq, event: event.erasingPersonalData(ref: user.seal.ref), previousHash: previousHash, hash: hash)
+        }
+        return Record(seq: seq, event: event, previousHash: previousHash, hash: hash)
+    }
+
+    /// A `user_forgotten` record's user: its entry becomes a tombstone in the same transaction as
+    /// the event that records it, and the group forgets the user.
+    private func tombstone(_ user: StagedUser, scratch: inout StageScratch, in transaction: Transaction) throws {
+        let ref = user.seal.ref
+        // A user this group saw first has its entry among the group's, not written yet: the
+        // tombstone takes its place (destroying it in user_keys would miss it, and the live entry
+        // appended after the tombstone would bring the user back on the next open).
+        if let staged = scratch.newEntries.firstIndex(where: { $0.starts(with: ref.bytes) }) {
+            scratch.newEntries[staged] = ref.bytes
+        } else {
+            try destroyUserEntry(ref, in: transaction)
+        }
+        // A sync server's replica that forgot the user first: the device has now done it too.
+        _ = try transaction.delete(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + ref.bytes)
+        scratch.forget(ref)
     }
 
     private func conflict(_ event: Event, at seq: UInt64, index: Int) -> StoreError {

@@ -136,145 +136,224 @@ extension OnboardingStore {
         }
     }
 
+    /// Everything ``verify()`` checks but the snapshot, in one read transaction. In order: the
+    /// prune point against the sync cursor (`checkPrunePoint(in:report:)`), every record in key
+    /// order (`walkRecords(in:walk:report:)`: its place, hash and link, and the index entries it
+    /// implies), the head in `meta` (`checkMetaHead(in:after:report:)`), the signed heads, then
+    /// each index against what the walk found it must hold.
     private func verifyLog() throws(StoreError) -> VerifyReport {
         try ensureOpen()
         let signedHeadsDatabase = try signedHeadsDatabase(create: false)
         return try reading { transaction in
             var report = VerifyReport()
-            var expectedIDs: [UUID: UInt64] = [:]
-            var expectedUserKeys = Set<[UInt8]>()
-            var expectedSessionKeys = Set<[UInt8]>()
-            // A pruned log starts after its prune point, linked to the hash the pruned records left.
-            // Damaged meta values are findings like any other, not a reason to stop checking.
-            let point: PrunePoint?
-            do { point = try readPrunedThrough(transaction) } catch let error as StoreError {
-                report.add(error.message)
-                point = nil
-            }
-            report.prunedThrough = point
-            do { report.acknowledgedSeq = try readSyncCursor(transaction) } catch let error as StoreError {
-                report.add(error.message)
-            }
-            if let point, point.seq > report.acknowledgedSeq {
-                report.add("pruned through seq \(point.seq) but the sync server acknowledged only seq \(report.acknowledgedSeq): records were removed before the server held them", seq: point.seq)
-            }
-            var previousHash = point?.hash ?? .zero
-            // `nil` after seq 2^64 − 1: no record may follow it (seqs come from disk: never `+ 1` blindly).
-            var expectedSeq: UInt64? = StoreLayout.successor(of: point?.seq ?? 0)
-            var lastSeq: UInt64 = point?.seq ?? 0
-            // Records that cannot be decoded are reported once; their index entries are not
-            // reported again as strays.
-            var unreadable = Set<UInt64>()
+            let point = try checkPrunePoint(in: transaction, report: &report)
             let signedHeads = try readSignedHeads(signedHeadsDatabase, in: transaction)
-            let signedSeqs = Set(signedHeads.map(\.seq))
-            var hashesAtSignedSeqs: [UInt64: Digest] = [:]
-
-            let users = users
-            // Every pseudonym a record names must have an entry (live or a tombstone): without
-            // one the user's readable id and key are lost and the records read as the pseudonym.
-            let entryRefs = try userEntryRefs(in: transaction)
-            try transaction.withCursor(databases.events) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    defer { report.recordsChecked += 1 }
-                    guard let seq = StoreLayout.seq(fromKey: current.key) else {
-                        report.add("events database has a key of \(current.key.count) bytes (expected 8)")
-                        entry = try cursor.next()
-                        continue
-                    }
-                    // After a gap the broken link is the gap's consequence, not a second finding.
-                    let followsGap = seq != expectedSeq
-                    if let point, seq <= point.seq {
-                        report.add("record is still stored although the log was pruned through seq \(point.seq)", seq: seq, kind: .damaged)
-                    } else if let expected = expectedSeq, seq > expected {
-                        report.add("\(Self.seqRange(expected, seq - 1)) deleted from the log (seq \(seq) follows seq \(expected - 1))", seq: expected, kind: .missing)
-                    } else if expectedSeq.map({ seq < $0 }) ?? true {
-                        report.add("record stored out of order", seq: seq, kind: .reordered)
-                    }
-                    expectedSeq = StoreLayout.successor(of: seq)
-                    lastSeq = seq
-                    do {
-                        let record = try RecordCodec.decode(current.value, expectedSeq: seq, users: users)
-                        if record.previousHash != previousHash, let point, StoreLayout.successor(of: point.seq) == seq {
-                            report.add("the first record after the prune point does not link to the hash pruned_through keeps for seq \(point.seq) (the prune point or the record was changed)", seq: seq, kind: .modified)
-                        } else if record.previousHash != previousHash && !followsGap {
-                            report.add("previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)", seq: seq, kind: .modified)
-                        }
-                        if signedSeqs.contains(seq) { hashesAtSignedSeqs[seq] = record.hash }
-                        previousHash = record.hash
-                        let event = record.event
-                        if let other = expectedIDs[event.id] {
-                            report.add("event id \(event.id.uuidString.lowercased()) also stored at seq \(other)", seq: seq)
-                        }
-                        expectedIDs[event.id] = seq
-                        if let ref = try RecordCodec.userRef(of: current.value) {
-                            expectedUserKeys.insert(StoreLayout.userKey(ref, seq))
-                            if let entryRefs, !entryRefs.contains(ref) {
-                                report.add("the record's user \(ref.literal) has no entry in user_keys: the user's readable id and key are lost, so the record reads as the pseudonym with its personal fields erased", seq: seq)
-                            }
-                        }
-                        if let session = event.flow { expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
-                    } catch {
-                        switch (error as? RecordDecodingError)?.reason ?? .damaged {
-                        case .modified:
-                            report.add("record cannot be read: its bytes no longer match its hash (the record was changed)", seq: seq, kind: .modified)
-                        case .misplaced(let storedSeq):
-                            report.add("record cannot be read: the record of seq \(storedSeq) is stored here (records were swapped or moved)", seq: seq, kind: .reordered)
-                        case .damaged:
-                            report.add("record cannot be read: \(error)", seq: seq, kind: .damaged)
-                        }
-                        unreadable.insert(seq)
-                        if let links = try? RecordCodec.links(of: current.value) { previousHash = links.hash }
-                    }
-                    entry = try cursor.next()
-                }
-            }
-
-            let head: (seq: UInt64, hash: Digest)
-            do { head = try readHead(transaction) } catch let error as StoreError {
-                report.add(error.message)
-                head = (lastSeq, previousHash) // checked against nothing: the damage is reported
-            }
-            report.headSeq = head.seq
-            report.headHash = head.hash
-            if head.seq > lastSeq {
-                report.add("\(Self.seqRange(lastSeq + 1, head.seq)) deleted from the end of the log (meta's head is seq \(head.seq), the last record seq \(lastSeq))",
-                           seq: lastSeq + 1, kind: .missing)
-            } else if head.seq != lastSeq {
-                report.add("meta head is seq \(head.seq) but the last record is seq \(lastSeq)")
-            } else if head.hash != previousHash {
-                report.add("meta head hash does not match the hash of the last record (the record or meta was changed)", seq: lastSeq, kind: .modified)
-            }
-            try checkSignedHeads(signedHeads, hashes: hashesAtSignedSeqs, lastSeq: lastSeq, unreadable: unreadable,
+            var walk = LogWalk(prunedThrough: point, signedSeqs: Set(signedHeads.map(\.seq)))
+            try walkRecords(in: transaction, walk: &walk, report: &report)
+            try checkMetaHead(in: transaction, after: walk, report: &report)
+            try checkSignedHeads(signedHeads, hashes: walk.hashesAtSignedSeqs, lastSeq: walk.lastSeq, unreadable: walk.unreadable,
                                  prunedThrough: point, in: transaction, report: &report)
-
-            // by_id: every record's id → its seq, and nothing else.
-            var seenIDs = Set<UUID>()
-            try transaction.withCursor(databases.byID) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    let id = current.key.count == 16 ? UUID(uuid: current.key.load(as: uuid_t.self)) : nil
-                    if let id { seenIDs.insert(id) }
-                    let seq = StoreLayout.seq(fromKey: current.value)
-                    if let id, let seq, expectedIDs[id] == seq {
-                        // matches
-                    } else if let seq, unreadable.contains(seq) {
-                        // already reported as unreadable
-                    } else if let id, let expected = expectedIDs[id] {
-                        report.add("by_id maps \(id.uuidString.lowercased()) to seq \(seq.map(String.init) ?? "?"), but the event is at seq \(expected)")
-                    } else {
-                        report.add("by_id has an entry (\(id?.uuidString.lowercased() ?? "\(current.key.count)-byte key")) for no stored event")
-                    }
-                    entry = try cursor.next()
-                }
-            }
-            for (id, seq) in expectedIDs.sorted(by: { $0.value < $1.value }) where !seenIDs.contains(id) {
-                report.add("by_id lacks the entry for event \(id.uuidString.lowercased())", seq: seq)
-            }
-            try checkIndex(databases.byUser, expected: expectedUserKeys, skipping: unreadable, in: transaction, report: &report)
+            try checkIDIndex(expected: walk.expectedIDs, skipping: walk.unreadable, in: transaction, report: &report)
+            try checkIndex(databases.byUser, expected: walk.expectedUserKeys, skipping: walk.unreadable, in: transaction, report: &report)
             try checkUserEntries(in: transaction, report: &report)
-            try checkIndex(databases.bySession, expected: expectedSessionKeys, skipping: unreadable, in: transaction, report: &report)
+            try checkIndex(databases.bySession, expected: walk.expectedSessionKeys, skipping: walk.unreadable, in: transaction, report: &report)
             return report
+        }
+    }
+
+    /// What the walk over the events carries from record to record, and what it finds the
+    /// indexes must hold.
+    private struct LogWalk {
+        /// A pruned log starts after its prune point, linked to the hash the pruned records left.
+        let prunedThrough: PrunePoint?
+        /// The seqs signed heads vouch for: the walk keeps the hashes the log holds there.
+        let signedSeqs: Set<UInt64>
+        var previousHash: Digest
+        /// `nil` after seq 2^64 − 1: no record may follow it (seqs come from disk: never `+ 1` blindly).
+        var expectedSeq: UInt64?
+        var lastSeq: UInt64
+        /// Records that cannot be decoded are reported once; their index entries are not
+        /// reported again as strays.
+        var unreadable = Set<UInt64>()
+        var hashesAtSignedSeqs: [UInt64: Digest] = [:]
+        var expectedIDs: [UUID: UInt64] = [:]
+        var expectedUserKeys = Set<[UInt8]>()
+        var expectedSessionKeys = Set<[UInt8]>()
+
+        init(prunedThrough point: PrunePoint?, signedSeqs: Set<UInt64>) {
+            prunedThrough = point
+            self.signedSeqs = signedSeqs
+            previousHash = point?.hash ?? .zero
+            expectedSeq = StoreLayout.successor(of: point?.seq ?? 0)
+            lastSeq = point?.seq ?? 0
+        }
+    }
+
+    /// Reads the prune point and the sync cursor into the report: records may be pruned only once
+    /// the sync server holds them. Damaged meta values are findings like any other, not a reason
+    /// to stop checking.
+    private func checkPrunePoint(in transaction: Transaction, report: inout VerifyReport) throws -> PrunePoint? {
+        let point: PrunePoint?
+        do { point = try readPrunedThrough(transaction) } catch let error as StoreError {
+            report.add(error.message)
+            point = nil
+        }
+        report.prunedThrough = point
+        do { report.acknowledgedSeq = try readSyncCursor(transaction) } catch let error as StoreError {
+            report.add(error.message)
+        }
+        if let point, point.seq > report.acknowledgedSeq {
+            report.add("pruned through seq \(point.seq) but the sync server acknowledged only seq \(report.acknowledgedSeq): records were removed before the server held them", seq: point.seq)
+        }
+        return point
+    }
+
+    /// Every entry of `events` in key order: its key is a seq in its place (`checkPlace(of:walk:report:)`),
+    /// and its record decodes (`checkRecord(_:seq:followsGap:users:entryRefs:walk:report:)`).
+    private func walkRecords(in transaction: Transaction, walk: inout LogWalk, report: inout VerifyReport) throws {
+        let users = users
+        // Every pseudonym a record names must have an entry (live or a tombstone): without
+        // one the user's readable id and key are lost and the records read as the pseudonym.
+        let entryRefs = try userEntryRefs(in: transaction)
+        try transaction.withCursor(databases.events) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                report.recordsChecked += 1
+                if let seq = StoreLayout.seq(fromKey: current.key) {
+                    let followsGap = Self.checkPlace(of: seq, walk: &walk, report: &report)
+                    checkRecord(current.value, seq: seq, followsGap: followsGap, users: users, entryRefs: entryRefs,
+                                walk: &walk, report: &report)
+                } else {
+                    report.add("events database has a key of \(current.key.count) bytes (expected 8)")
+                }
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    /// Seq `seq` must come after the prune point and right after the record before: a seq past
+    /// that one means records `missing`, one at or before it `reordered`. Returns whether the
+    /// record follows a gap: then its broken link is the gap's consequence, not a second finding.
+    private static func checkPlace(of seq: UInt64, walk: inout LogWalk, report: inout VerifyReport) -> Bool {
+        let followsGap = seq != walk.expectedSeq
+        if let point = walk.prunedThrough, seq <= point.seq {
+            report.add("record is still stored although the log was pruned through seq \(point.seq)", seq: seq, kind: .damaged)
+        } else if let expected = walk.expectedSeq, seq > expected {
+            report.add("\(seqRange(expected, seq - 1)) deleted from the log (seq \(seq) follows seq \(expected - 1))", seq: expected, kind: .missing)
+        } else if walk.expectedSeq.map({ seq < $0 }) ?? true {
+            report.add("record stored out of order", seq: seq, kind: .reordered)
+        }
+        walk.expectedSeq = StoreLayout.successor(of: seq)
+        walk.lastSeq = seq
+        return followsGap
+    }
+
+    /// The record stored under `seq` decodes and links to the one before (`checkLink(of:seq:followsGap:walk:report:)`);
+    /// the walk notes the index entries it implies (`noteIndexEntries(of:value:seq:entryRefs:walk:report:)`).
+    /// One that cannot be read is reported as what its decoding found (`reportUnreadable(_:value:seq:walk:report:)`).
+    private func checkRecord(_ value: UnsafeRawBufferPointer, seq: UInt64, followsGap: Bool, users: UserDirectory, entryRefs: Set<UserRef>?,
+                             walk: inout LogWalk, report: inout VerifyReport) {
+        do {
+            let record = try RecordCodec.decode(value, expectedSeq: seq, users: users)
+            Self.checkLink(of: record, seq: seq, followsGap: followsGap, walk: &walk, report: &report)
+            try Self.noteIndexEntries(of: record, value: value, seq: seq, entryRefs: entryRefs, walk: &walk, report: &report)
+        } catch {
+            Self.reportUnreadable(error, value: value, seq: seq, walk: &walk, report: &report)
+        }
+    }
+
+    /// The record's previous hash must be the hash of the record before it, or, for the first one
+    /// after the prune point, the hash `pruned_through` keeps. The walk keeps the hash a signed
+    /// head at this seq must sign.
+    private static func checkLink(of record: Record, seq: UInt64, followsGap: Bool, walk: inout LogWalk, report: inout VerifyReport) {
+        if record.previousHash != walk.previousHash, let point = walk.prunedThrough, StoreLayout.successor(of: point.seq) == seq {
+            report.add("the first record after the prune point does not link to the hash pruned_through keeps for seq \(point.seq) (the prune point or the record was changed)", seq: seq, kind: .modified)
+        } else if record.previousHash != walk.previousHash && !followsGap {
+            report.add("previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)", seq: seq, kind: .modified)
+        }
+        if walk.signedSeqs.contains(seq) { walk.hashesAtSignedSeqs[seq] = record.hash }
+        walk.previousHash = record.hash
+    }
+
+    /// The entries the record implies in `by_id` (its id, stored once), `by_user` (whose user
+    /// must have an entry in `user_keys`) and `by_session`.
+    private static func noteIndexEntries(of record: Record, value: UnsafeRawBufferPointer, seq: UInt64, entryRefs: Set<UserRef>?,
+                                         walk: inout LogWalk, report: inout VerifyReport) throws {
+        let event = record.event
+        if let other = walk.expectedIDs[event.id] {
+            report.add("event id \(event.id.uuidString.lowercased()) also stored at seq \(other)", seq: seq)
+        }
+        walk.expectedIDs[event.id] = seq
+        if let ref = try RecordCodec.userRef(of: value) {
+            walk.expectedUserKeys.insert(StoreLayout.userKey(ref, seq))
+            if let entryRefs, !entryRefs.contains(ref) {
+                report.add("the record's user \(ref.literal) has no entry in user_keys: the user's readable id and key are lost, so the record reads as the pseudonym with its personal fields erased", seq: seq)
+            }
+        }
+        if let session = event.flow { walk.expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
+    }
+
+    /// A record that cannot be read is reported once, as changed, moved or damaged; the walk goes
+    /// on from the hash its header claims, when it has one.
+    private static func reportUnreadable(_ error: any Error, value: UnsafeRawBufferPointer, seq: UInt64, walk: inout LogWalk,
+                                         report: inout VerifyReport) {
+        switch (error as? RecordDecodingError)?.reason ?? .damaged {
+        case .modified:
+            report.add("record cannot be read: its bytes no longer match its hash (the record was changed)", seq: seq, kind: .modified)
+        case .misplaced(let storedSeq):
+            report.add("record cannot be read: the record of seq \(storedSeq) is stored here (records were swapped or moved)", seq: seq, kind: .reordered)
+        case .damaged:
+            report.add("record cannot be read: \(error)", seq: seq, kind: .damaged)
+        }
+        walk.unreadable.insert(seq)
+        if let links = try? RecordCodec.links(of: value) { walk.previousHash = links.hash }
+    }
+
+    /// The head in `meta` must be the last record, seq and hash; a head past it means records
+    /// deleted from the end of the log.
+    private func checkMetaHead(in transaction: Transaction, after walk: LogWalk, report: inout VerifyReport) throws {
+        let lastSeq = walk.lastSeq
+        let head: (seq: UInt64, hash: Digest)
+        do { head = try readHead(transaction) } catch let error as StoreError {
+            report.add(error.message)
+            head = (lastSeq, walk.previousHash) // checked against nothing: the damage is reported
+        }
+        report.headSeq = head.seq
+        report.headHash = head.hash
+        if head.seq > lastSeq {
+            report.add("\(Self.seqRange(lastSeq + 1, head.seq)) deleted from the end of the log (meta's head is seq \(head.seq), the last record seq \(lastSeq))",
+                       seq: lastSeq + 1, kind: .missing)
+        } else if head.seq != lastSeq {
+            report.add("meta head is seq \(head.seq) but the last record is seq \(lastSeq)")
+        } else if head.hash != walk.previousHash {
+            report.add("meta head hash does not match the hash of the last record (the record or meta was changed)", seq: lastSeq, kind: .modified)
+        }
+    }
+
+    /// `by_id`: every record's id → its seq, and nothing else.
+    private func checkIDIndex(expected expectedIDs: [UUID: UInt64], skipping unreadable: Set<UInt64>, in transaction: Transaction,
+                              report: inout VerifyReport) throws {
+        var seenIDs = Set<UUID>()
+        try transaction.withCursor(databases.byID) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                let id = current.key.count == 16 ? UUID(uuid: current.key.load(as: uuid_t.self)) : nil
+                if let id { seenIDs.insert(id) }
+                let seq = StoreLayout.seq(fromKey: current.value)
+                if let id, let seq, expectedIDs[id] == seq {
+                    // matches
+                } else if let seq, unreadable.contains(seq) {
+                    // already reported as unreadable
+                } else if let id, let expected = expectedIDs[id] {
+                    report.add("by_id maps \(id.uuidString.lowercased()) to seq \(seq.map(String.init) ?? "?"), but the event is at seq \(expected)")
+                } else {
+                    report.add("by_id has an entry (\(id?.uuidString.lowercased() ?? "\(current.key.count)-byte key")) for no stored event")
+                }
+                entry = try cursor.next()
+            }
+        }
+        for (id, seq) in expectedIDs.sorted(by: { $0.value < $1.value }) where !seenIDs.contains(id) {
+            report.add("by_id lacks the entry for event \(id.uuidString.lowercased())", seq: seq)
         }
     }
 

@@ -66,213 +66,232 @@ public struct SessionProjection: Sendable, Hashable {
     }
 
     /// `lockout` is the lockout state *after* this record was applied to it.
+    ///
+    /// In order: an event that changes no screen only keeps the biometric table; any other starts
+    /// from a clean screen of its flow (`Flow(startingFrom:for:sameFlow:)`), shows what it did
+    /// (`showEffect(of:on:device:before:sameFlow:lockout:)`), keeps the biometric badge
+    /// (`keepBiometricBadge(on:before:device:)`), and the device is written back.
     public mutating func apply(_ record: Record, lockout: LockoutEngine) {
         let event = record.event
-        switch event.payload {
-        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
-            // No screen changes (only the biometric badge); decided before touching the device table.
+        if Self.changesNoScreen(event.payload) {
+            // Only the biometric badge; decided before touching the device table.
             noteBiometric(record)
             return
-        default:
-            break
         }
         // One lookup per event: the position found here is where the device's session is written back.
         let index = devices.index(forKey: event.device)
         var device = index.map { devices.values[$0] } ?? DeviceState(device: event.device)
         let before = device.flow
         let sameFlow = event.flow == before.id
-        // Every handled event starts from a clean screen of the event's flow; the cases say what
-        // carries over. The form's fields and identifier kind carry over within the flow.
-        var flow = Flow(cleanScreenOf: event.flow, user: event.user ?? (sameFlow ? before.user : nil))
-        if sameFlow {
-            flow.inputs = before.inputs
-            flow.identifierKind = before.identifierKind
-        }
-
-        func decision(_ factor: LockoutFactor) -> LockoutDecision {
-            lockout.decide(lockout.key(user: event.user, device: event.device, factor: factor), at: event.at)
-        }
-
-        switch event.payload {
-        case let .signInStarted(_, identifierKind):
-            flow.screen = sameFlow && before.screen == .secondFactor ? .secondFactor : .signIn
-            flow.state = .loading
-            if let identifierKind { flow.identifierKind = identifierKind }
-
-        case let .signInFailed(_, reason, _):
-            if reason.isCountedFailure, SessionProjection.showLock(decision(.password), on: &flow) { break }
-            flow.screen = .signIn
-            flow.state = .error
-            switch reason {
-            case .invalidPassword: flow.fieldMessages = [FieldMessage(field: "password", SessionText.invalidPassword, .error)]
-            case .invalidPasscode: flow.fieldMessages = [FieldMessage(field: "passcode", SessionText.invalidPasscode, .error)]
-            case .unknownUser:
-                flow.showUnknownAccount()
-            case .biometricFailed: flow.systemMessage = Message(SessionText.biometricFailed, .error)
-            case .networkUnavailable: flow.systemMessage = Message(SessionText.noConnection, .error)
-            case .serverError: flow.systemMessage = Message(SessionText.serverError, .error)
-            case .cancelled: flow.state = flow.restingState
-            }
-
-        case let .signInThrottled(_, retryAfter, _):
-            // The app refused the attempt because of a lock; say what the engine knows of it, or
-            // else the wait the app recorded.
-            let lock = [decision(.password), decision(.secondFactor)].first { !$0.isAllowed }
-            if let lock, SessionProjection.showLock(lock, on: &flow) {
-                if case .locked = lock { flow.lockedUntil = retryAfter }
-            } else {
-                flow.screen = .lockedOut
-                flow.state = .error
-                let wait = retryAfter.millisecondsSince1970 - event.at.millisecondsSince1970
-                flow.systemMessage = Message(SessionText.tooManyAttempts(waitMilliseconds: wait), .error)
-                flow.lockedUntil = retryAfter
-            }
-
-        case .secondFactorRequired:
-            flow.screen = .secondFactor
-            flow.state = flow.restingState
-
-        case .secondFactorFailed:
-            if SessionProjection.showLock(decision(.secondFactor), on: &flow) { break }
-            flow.screen = .secondFactor
-            flow.state = .error
-            flow.fieldMessages = [FieldMessage(field: "second_factor_code", SessionText.verificationFailed, .error)]
-
-        case .secondFactorSucceeded:
-            flow.screen = .secondFactor
-            flow.state = .success
-
-        case let .signInSucceeded(method, secondFactor, _):
-            device.signedIn = event.user.map { SignedInUser(user: $0, since: event.at, method: method, secondFactor: secondFactor) }
-            flow.screen = .signedIn
-            flow.state = .success
-            flow.inputs = FieldInputs()
-
-        case .signedOut(let reason):
-            device.signedIn = nil
-            flow.inputs = FieldInputs()
-            switch reason {
-            case .user: break
-            case .sessionExpired: flow.systemMessage = Message(SessionText.sessionExpired, .info)
-            case .revoked: flow.systemMessage = Message(SessionText.sessionRevoked, .warning)
-            }
-
-        case .captchaPresented(let purpose):
-            captchaPurposes[event.device] = purpose
-            flow.screen = .captcha
-            flow.state = flow.restingState
-
-        case .captchaFailed:
-            flow.screen = .captcha
-            flow.state = .error
-            flow.fieldMessages = [FieldMessage(field: "captcha", SessionText.wrongCaptcha, .error)]
-
-        case .captchaPassed:
-            let purpose = captchaPurposes.removeValue(forKey: event.device) ?? .signIn
-            flow.screen = purpose == .createAccount ? .createAccount : .signIn
-            flow.state = .success
-
-        case .captchaAlternativesViewed:
-            // Information beside the CAPTCHA: what the user typed and was told stays.
-            flow.screen = .captcha
-            flow.fieldMessages = before.fieldMessages(ifSameFlow: sameFlow, screen: flow.screen)
-            flow.state = sameFlow && before.screen == .captcha ? before.state : flow.restingState
-            flow.systemMessage = Message(SessionText.captchaAlternatives, .info)
-
-        case let .fieldEdited(field, filled, valid):
-            SessionProjection.edit(&flow, field: field, filled: filled, valid: valid, before: before, sameFlow: sameFlow)
-
-        case .passwordResetStarted, .passcodeResetStarted:
-            flow.screen = .forgotPassword
-            flow.state = flow.restingState
-
-        case .passwordResetRequested(let route):
-            flow.screen = .forgotPassword
-            flow.state = .loading
-            flow.identifierKind = route == .email ? .email : .username
-
-        case .passwordResetFailed(let reason):
-            flow.screen = .forgotPassword
-            flow.state = .error
-            switch reason {
-            case .unknownAccount:
-                flow.showUnknownAccount()
-            case .networkUnavailable: flow.systemMessage = Message(SessionText.noConnection, .error)
-            case .serverError: flow.systemMessage = Message(SessionText.serverError, .error)
-            case .rateLimited: flow.systemMessage = Message(SessionText.tooManyResetRequests, .error)
-            }
-
-        case .temporaryPasswordSent:
-            flow.screen = .resetSent
-            flow.state = .success
-            flow.inputs = FieldInputs()
-            flow.systemMessage = Message(SessionText.temporaryPasswordSent, .success)
-            flow.resend = ResendInfo(availableAt: event.at.adding(milliseconds: resendWaitMilliseconds),
-                                     help: SessionText.resendHelp)
-
-        case .passwordChanged:
-            let signedIn = device.signedIn.map { $0.user == event.user } ?? false
-            flow.screen = signedIn ? .signedIn : .signIn
-            flow.state = .success
-            flow.inputs = FieldInputs()
-            flow.systemMessage = Message(SessionText.passwordChanged, .success)
-
-        case .accountCreationStarted:
-            flow.screen = .createAccount
-            flow.state = flow.restingState
-
-        case let .fieldValidated(field, result):
-            SessionProjection.validate(&flow, field: field, result: result, before: before, sameFlow: sameFlow)
-
-        case .accountCreationSubmitted:
-            flow.screen = .createAccount
-            flow.state = .loading
-
-        case let .accountCreationFailed(field, reason):
-            SessionProjection.failAccountCreation(&flow, field: field, reason: reason, before: before, sameFlow: sameFlow)
-
-        case .accountCreated:
-            flow.screen = .createAccount
-            flow.state = .success
-            flow.inputs = FieldInputs()
-            flow.systemMessage = Message(SessionText.accountCreated, .success)
-
-        case .userSelected:
-            flow.screen = .signIn
-            flow.inputs = FieldInputs()
-            flow.identifierKind = nil
-
-        case .userAdded:
-            flow.screen = .switchUser
-            flow.state = .success
-            flow.inputs = FieldInputs()
-
-        case .passcodeResetCompleted:
-            flow.screen = .signIn
-            flow.state = .success
-            flow.inputs = FieldInputs()
-            flow.systemMessage = Message(SessionText.passcodeReset, .success)
-
-        case .lockoutCleared:
-            // Only a lock screen waiting for this user changes; any other screen stays as it is.
-            guard before.screen == .lockedOut, before.user == event.user else { return }
-            flow.screen = .signIn
-            flow.state = flow.restingState
-
-        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
-            return // returned above already
-        }
-
-        // The badge follows the flow's user; looked up only when that user changes.
-        if !biometrics.isEmpty {
-            flow.biometric = flow.user == before.user ? before.biometric : flow.user.flatMap { biometrics[event.device]?[$0] }
-        }
+        var flow = Flow(startingFrom: before, for: event, sameFlow: sameFlow)
+        guard showEffect(of: event, on: &flow, device: &device, before: before, sameFlow: sameFlow, lockout: lockout) else { return }
+        keepBiometricBadge(on: &flow, before: before, device: event.device)
         device.flow = flow
         if let index {
             devices.values[index] = device
         } else {
             devices[event.device] = device
         }
+    }
+
+    /// The events that change no screen, only the biometric table (`noteBiometric(_:)`).
+    @inline(__always)
+    private static func changesNoScreen(_ payload: Payload) -> Bool {
+        switch payload {
+        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
+            true
+        default:
+            false
+        }
+    }
+
+    /// What `event` shows on `flow`, which starts as a clean screen of the event's flow, and for a
+    /// sign-in or sign-out who is signed in on `device`: one case per event type, the long ones
+    /// in steps of their own below. `false` when the event leaves the device as it was.
+    @inline(__always)
+    private mutating func showEffect(of event: Event, on flow: inout Flow, device: inout DeviceState, before: Flow, sameFlow: Bool,
+                                     lockout: LockoutEngine) -> Bool {
+        switch event.payload {
+        case let .signInStarted(_, identifierKind):
+            flow.show(sameFlow && before.screen == .secondFactor ? .secondFactor : .signIn, .loading)
+            if let identifierKind { flow.identifierKind = identifierKind }
+        case let .signInFailed(_, reason, _):
+            Self.failSignIn(&flow, reason: reason, event: event, lockout: lockout)
+        case let .signInThrottled(_, retryAfter, _):
+            Self.throttleSignIn(&flow, retryAfter: retryAfter, event: event, lockout: lockout)
+        case .secondFactorRequired:
+            flow.show(.secondFactor)
+        case .secondFactorFailed:
+            Self.failSecondFactor(&flow, decision: Self.decision(.secondFactor, for: event, in: lockout))
+        case .secondFactorSucceeded:
+            flow.show(.secondFactor, .success)
+        case let .signInSucceeded(method, secondFactor, _):
+            device.signedIn = event.user.map { SignedInUser(user: $0, since: event.at, method: method, secondFactor: secondFactor) }
+            flow.show(.signedIn, .success)
+            flow.inputs = FieldInputs()
+        case .signedOut(let reason):
+            Self.signOut(&flow, device: &device, reason: reason)
+        case .captchaPresented(let purpose):
+            captchaPurposes[event.device] = purpose
+            flow.show(.captcha)
+        case .captchaFailed:
+            flow.show(.captcha, .error)
+            flow.fieldMessages = [FieldMessage(field: "captcha", SessionText.wrongCaptcha, .error)]
+        case .captchaPassed:
+            let purpose = captchaPurposes.removeValue(forKey: event.device) ?? .signIn
+            flow.show(purpose == .createAccount ? .createAccount : .signIn, .success)
+        case .captchaAlternativesViewed:
+            Self.viewCaptchaAlternatives(&flow, before: before, sameFlow: sameFlow)
+        case let .fieldEdited(field, filled, valid):
+            Self.edit(&flow, field: field, filled: filled, valid: valid, before: before, sameFlow: sameFlow)
+        case .passwordResetStarted, .passcodeResetStarted:
+            flow.show(.forgotPassword)
+        case .passwordResetRequested(let route):
+            flow.show(.forgotPassword, .loading)
+            flow.identifierKind = route == .email ? .email : .username
+        case .passwordResetFailed(let reason):
+            Self.failPasswordReset(&flow, reason: reason)
+        case .temporaryPasswordSent:
+            showTemporaryPasswordSent(on: &flow, at: event.at)
+        case .passwordChanged:
+            Self.changePassword(&flow, user: event.user, device: device)
+        case .accountCreationStarted:
+            flow.show(.createAccount)
+        case let .fieldValidated(field, result):
+            Self.validate(&flow, field: field, result: result, before: before, sameFlow: sameFlow)
+        case .accountCreationSubmitted:
+            flow.show(.createAccount, .loading)
+        case let .accountCreationFailed(field, reason):
+            Self.failAccountCreation(&flow, field: field, reason: reason, before: before, sameFlow: sameFlow)
+        case .accountCreated:
+            flow.show(.createAccount, .success)
+            flow.inputs = FieldInputs()
+            flow.systemMessage = Message(SessionText.accountCreated, .success)
+        case .userSelected:
+            flow.screen = .signIn
+            flow.inputs = FieldInputs()
+            flow.identifierKind = nil
+        case .userAdded:
+            flow.show(.switchUser, .success)
+            flow.inputs = FieldInputs()
+        case .passcodeResetCompleted:
+            flow.show(.signIn, .success)
+            flow.inputs = FieldInputs()
+            flow.systemMessage = Message(SessionText.passcodeReset, .success)
+        case .lockoutCleared:
+            // Only a lock screen waiting for this user changes; any other screen stays as it is.
+            guard before.screen == .lockedOut, before.user == event.user else { return false }
+            flow.show(.signIn)
+        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
+            return false // `apply` handed them to noteBiometric already
+        }
+        return true
+    }
+
+    /// The badge follows the flow's user; looked up only when that user changes.
+    @inline(__always)
+    private func keepBiometricBadge(on flow: inout Flow, before: Flow, device: String) {
+        guard !biometrics.isEmpty else { return }
+        flow.biometric = flow.user == before.user ? before.biometric : flow.user.flatMap { biometrics[device]?[$0] }
+    }
+
+    /// The engine's decision for `factor` of the event's user on its device, at the event's time.
+    @inline(__always)
+    private static func decision(_ factor: LockoutFactor, for event: Event, in lockout: LockoutEngine) -> LockoutDecision {
+        lockout.decide(lockout.key(user: event.user, device: event.device, factor: factor), at: event.at)
+    }
+
+    // The sign-in attempts' steps: where most events go, so inlined into `apply` as they were
+    // when they were its cases.
+
+    /// A counted failure shows the lock screen as soon as the engine refuses the key; any other
+    /// failure, and one still allowed, shows the sign-in form with what went wrong.
+    @inline(__always)
+    private static func failSignIn(_ flow: inout Flow, reason: SignInFailureReason, event: Event, lockout: LockoutEngine) {
+        if reason.isCountedFailure, showLock(decision(.password, for: event, in: lockout), on: &flow) { return }
+        flow.show(.signIn, .error)
+        switch reason {
+        case .invalidPassword: flow.fieldMessages = [FieldMessage(field: "password", SessionText.invalidPassword, .error)]
+        case .invalidPasscode: flow.fieldMessages = [FieldMessage(field: "passcode", SessionText.invalidPasscode, .error)]
+        case .unknownUser:
+            flow.showUnknownAccount()
+        case .biometricFailed: flow.systemMessage = Message(SessionText.biometricFailed, .error)
+        case .networkUnavailable: flow.systemMessage = Message(SessionText.noConnection, .error)
+        case .serverError: flow.systemMessage = Message(SessionText.serverError, .error)
+        case .cancelled: flow.state = flow.restingState
+        }
+    }
+
+    /// The app refused the attempt because of a lock; say what the engine knows of it (password
+    /// factor, then second factor), or else the wait the app recorded.
+    @inline(__always)
+    private static func throttleSignIn(_ flow: inout Flow, retryAfter: Timestamp, event: Event, lockout: LockoutEngine) {
+        let lock = [decision(.password, for: event, in: lockout), decision(.secondFactor, for: event, in: lockout)].first { !$0.isAllowed }
+        if let lock, showLock(lock, on: &flow) {
+            if case .locked = lock { flow.lockedUntil = retryAfter }
+        } else {
+            flow.show(.lockedOut, .error)
+            let wait = retryAfter.millisecondsSince1970 - event.at.millisecondsSince1970
+            flow.systemMessage = Message(SessionText.tooManyAttempts(waitMilliseconds: wait), .error)
+            flow.lockedUntil = retryAfter
+        }
+    }
+
+    /// The lock screen when the engine refuses the second factor, else the code's form with the failure.
+    @inline(__always)
+    private static func failSecondFactor(_ flow: inout Flow, decision: LockoutDecision) {
+        if showLock(decision, on: &flow) { return }
+        flow.show(.secondFactor, .error)
+        flow.fieldMessages = [FieldMessage(field: "second_factor_code", SessionText.verificationFailed, .error)]
+    }
+
+    /// Nobody is signed in on the device, and the form is empty; a sign-out the user did not ask
+    /// for says why.
+    @inline(__always)
+    private static func signOut(_ flow: inout Flow, device: inout DeviceState, reason: SignOutReason) {
+        device.signedIn = nil
+        flow.inputs = FieldInputs()
+        switch reason {
+        case .user: break
+        case .sessionExpired: flow.systemMessage = Message(SessionText.sessionExpired, .info)
+        case .revoked: flow.systemMessage = Message(SessionText.sessionRevoked, .warning)
+        }
+    }
+
+    // The other flows' steps: the compiler decides whether to inline them.
+
+    /// Information beside the CAPTCHA: what the user typed and was told stays.
+    private static func viewCaptchaAlternatives(_ flow: inout Flow, before: Flow, sameFlow: Bool) {
+        flow.show(.captcha, sameFlow && before.screen == .captcha ? before.state : nil)
+        flow.fieldMessages = before.fieldMessages(ifSameFlow: sameFlow, screen: flow.screen)
+        flow.systemMessage = Message(SessionText.captchaAlternatives, .info)
+    }
+
+    private static func failPasswordReset(_ flow: inout Flow, reason: PasswordResetFailureReason) {
+        flow.show(.forgotPassword, .error)
+        switch reason {
+        case .unknownAccount:
+            flow.showUnknownAccount()
+        case .networkUnavailable: flow.systemMessage = Message(SessionText.noConnection, .error)
+        case .serverError: flow.systemMessage = Message(SessionText.serverError, .error)
+        case .rateLimited: flow.systemMessage = Message(SessionText.tooManyResetRequests, .error)
+        }
+    }
+
+    /// The mail is on its way: the form is done, and a new one may be requested after the resend timer.
+    private func showTemporaryPasswordSent(on flow: inout Flow, at sent: Timestamp) {
+        flow.show(.resetSent, .success)
+        flow.inputs = FieldInputs()
+        flow.systemMessage = Message(SessionText.temporaryPasswordSent, .success)
+        flow.resend = ResendInfo(availableAt: sent.adding(milliseconds: resendWaitMilliseconds), help: SessionText.resendHelp)
+    }
+
+    /// A user signed in on the device changed it from their account; anyone else goes back to sign in.
+    private static func changePassword(_ flow: inout Flow, user: String?, device: DeviceState) {
+        let signedIn = device.signedIn.map { $0.user == user } ?? false
+        flow.show(signedIn ? .signedIn : .signIn, .success)
+        flow.inputs = FieldInputs()
+        flow.systemMessage = Message(SessionText.passwordChanged, .success)
     }
 
     // The form events' cases, out of line: `apply` stays small where most events go (sign-in
@@ -410,6 +429,25 @@ extension SessionProjection: Codable {
 }
 
 extension Flow {
+    /// Where the fold starts for an event after `before` on its device: a clean screen of the
+    /// event's flow, about the event's user (or, within the flow, the flow's user). The form's
+    /// fields and identifier kind carry over within the flow; the event's case says what else does.
+    @inline(__always)
+    init(startingFrom before: Flow, for event: Event, sameFlow: Bool) {
+        self.init(cleanScreenOf: event.flow, user: event.user ?? (sameFlow ? before.user : nil))
+        if sameFlow {
+            inputs = before.inputs
+            identifierKind = before.identifierKind
+        }
+    }
+
+    /// Shows `screen` in `state`, or without one in the form's resting state on that screen.
+    @inline(__always)
+    mutating func show(_ screen: Screen, _ state: ScreenState? = nil) {
+        self.screen = screen
+        self.state = state ?? restingState
+    }
+
     /// Replaces the message under `message.field`, keeping the list sorted by field name.
     mutating func setFieldMessage(_ message: FieldMessage) {
         fieldMessages.removeAll { $0.field == message.field }
