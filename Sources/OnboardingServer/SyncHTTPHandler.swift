@@ -3,7 +3,7 @@ import HTTPServer
 import OnboardingStore
 
 /// Serves a ``SyncServer`` over libmicrohttpd: translates HTTP requests into the protocol's
-/// ``SyncRequest`` and back. All protocol logic stays in the router.
+/// `SyncRequest` and back. All protocol logic stays in the router.
 ///
 /// ```swift
 /// let http = HTTPServer(port: 8080, limits: SyncHTTPHandler.limits, handler: SyncHTTPHandler(server: server))

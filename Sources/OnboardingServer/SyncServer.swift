@@ -5,8 +5,8 @@ import OnboardingStore
 import PostgreSQL
 import Synchronization
 
-/// The reference sync server's logic, independent of HTTP: a router from ``SyncRequest`` to
-/// ``SyncResponse`` (the HTTP adapter and the in-memory transport both call ``handle(_:)``).
+/// The reference sync server's logic, independent of HTTP: a router from `SyncRequest` to
+/// `SyncResponse` (the HTTP adapter and the in-memory transport both call ``handle(_:)``).
 ///
 /// ```swift
 /// let server = try SyncServer(dataDirectory: "/var/lib/onboard")
@@ -19,7 +19,7 @@ import Synchronization
 /// one replica store per device (at most ``Options/maximumOpenReplicas`` open at once). Every
 /// acknowledged record is durable first. The server folds all devices' records into one lockout
 /// engine keyed `(user, factor)` across devices, in `(at, device, seq)` order whatever order they
-/// arrived in (``GlobalLockout``).
+/// arrived in (`GlobalLockout`).
 public final class SyncServer: Sendable {
     /// How a server runs; every default is what `onboard serve` uses.
     ///
@@ -37,7 +37,7 @@ public final class SyncServer: Sendable {
         /// device clock is within seconds; one that ran ahead syncs again once real time has
         /// caught up to within this of its events (docs/sync-protocol.md § Event times).
         public var maximumClockSkewMilliseconds: Int64 = 5 * 60 * 1000
-        /// Replicas kept open at once (1,024 by default, ``DeviceReplicas/defaultMaximumOpen``).
+        /// Replicas kept open at once (1,024 by default, `DeviceReplicas.defaultMaximumOpen`).
         public var maximumOpenReplicas = DeviceReplicas.defaultMaximumOpen
         /// The map size a replica opens with; it doubles when full (the simulator starts tiny so
         /// that growth happens often).
@@ -70,7 +70,7 @@ public final class SyncServer: Sendable {
         public init() {}
     }
 
-    /// The system clock, as a ``Timestamp``.
+    /// The system clock, as a `Timestamp`.
     public static let systemClock: @Sendable () -> Timestamp = {
         Timestamp.now
     }
@@ -137,8 +137,11 @@ public final class SyncServer: Sendable {
     /// A server on PostgreSQL at `databaseURL` (`postgres://…`): its schema is created or
     /// migrated first (docs/server-storage.md). Any number of servers may share the database.
     ///
-    /// - Parameter createsAdminToken: make an admin token when the database has none (`onboard
-    ///   serve`; ``createdAdminToken`` then has it). Other tools leave that to the server.
+    /// - Parameters:
+    ///   - databaseURL: the PostgreSQL connection URL (`postgres://user@host:port/database`).
+    ///   - options: how the server runs (``Options``; the defaults are `onboard serve`'s).
+    ///   - createsAdminToken: make an admin token when the database has none (`onboard serve`;
+    ///     ``createdAdminToken`` then has it). Other tools leave that to the server.
     public convenience init(databaseURL: String, options: Options, createsAdminToken: Bool = true) throws {
         let storage = try PostgresStorage(url: try DatabaseURL(databaseURL), policy: options.policy, createsAdminToken: createsAdminToken)
         self.init(storage: storage, options: options)
@@ -723,7 +726,7 @@ public final class SyncServer: Sendable {
 
     /// Runs `body` with the log the server holds for an enrolled `device`, on any storage: for
     /// checks that compare it with the device's log (the simulator). Read only through it.
-    /// Throws ``StoreError/Code/storeMissing`` for a device that is not enrolled.
+    /// Throws `StoreError.Code.storeMissing` for a device that is not enrolled.
     package func withDeviceLog<R>(of device: String, _ body: (any DeviceLog) throws -> R) throws -> R {
         guard try storage.isEnrolled(device) else {
             throw StoreError(.storeMissing, "device \(device) is not enrolled; the server holds no log of it")
@@ -737,7 +740,7 @@ public final class SyncServer: Sendable {
     /// Runs `body` with the replica of an enrolled `device` of an LMDB-backed server, leased as a
     /// request leases it: for checks that read what the server holds (tests and the simulator
     /// compare it with the device's log). Read only through it: writes belong to the upload
-    /// path. Throws ``StoreError/Code/storeMissing`` for a device that is not enrolled (no
+    /// path. Throws `StoreError.Code.storeMissing` for a device that is not enrolled (no
     /// replica is made) or a server on other storage.
     public func withReplica<R>(of device: String, _ body: (OnboardingStore) throws -> R) throws -> R {
         guard let replicaStorage, replicaStorage.tokens.isEnrolled(device) else {

@@ -19,8 +19,10 @@ extension OnboardingStore {
     /// Appends `events` atomically (all or none) and returns when they are committed with the
     /// store's durability. Concurrent callers share one transaction and one fsync.
     ///
-    /// - Parameter expectedHead: the head seq the caller last saw; the batch is refused with
-    ///   ``StoreError/Code/headMoved`` if the log has moved on (optimistic concurrency).
+    /// - Parameters:
+    ///   - events: the batch, in the order their seqs are given.
+    ///   - expectedHead: the head seq the caller last saw; the batch is refused with
+    ///     ``StoreError/Code/headMoved`` if the log has moved on (optimistic concurrency).
     /// - Returns: one result per event: its seq, and whether it was a duplicate of an event
     ///   already stored with the same id and content.
     public func append(_ events: [Event], expectedHead: UInt64? = nil) async throws(StoreError) -> [AppendResult] {
@@ -32,7 +34,7 @@ extension OnboardingStore {
         try await append([event], claimedSeqs: nil, expectedHead: expectedHead)[0]
     }
 
-    /// The blocking form of ``append(_:expectedHead:)`` for command-line tools and
+    /// The blocking form of ``append(_:expectedHead:)->[AppendResult]`` for command-line tools and
     /// other synchronous callers. Never call it from Swift concurrency's cooperative threads.
     public func appendBlocking(_ events: [Event], expectedHead: UInt64? = nil) throws(StoreError) -> [AppendResult] {
         try appendBlocking(events, claimedSeqs: nil, expectedHead: expectedHead)

@@ -178,7 +178,8 @@ extension OnboardingStore {
         return Event(id: UUID(), device: deviceID, at: at, user: userRef(of: user).literal, flow: nil, payload: .userForgotten)
     }
 
-    /// How ``forgetUserKey(_:requestedAt:)`` found the user.
+    /// How `forgetUserKey(_:requestedAt:)`, the sync server's erasure of a user's key in a
+    /// replica, found the user.
     public enum KeyErasure: String, Sendable {
         /// The user's key was destroyed.
         case erased

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Every ```swift block of README.md and docs/*.md, taken from the files themselves, is compiled
-/// in a consumer package that depends on this repository by path (as `../OnboardingStore`, the
-/// name the README uses), with the README's own `Package.swift` lines and `-warnings-as-errors`:
+/// Every ```swift block of README.md, docs/*.md and the DocC articles (Sources/*/*.docc/*.md),
+/// taken from the files themselves, is compiled in a consumer package that depends on this
+/// repository by path (as `../OnboardingStore`, the name the README uses), with the README's own
+/// `Package.swift` lines and `-warnings-as-errors`:
 /// a doc whose example no longer compiles fails here, naming the file and line. The README's
 /// library snippet is also run, and what its comments say it prints is checked.
 ///
@@ -42,11 +43,29 @@ import TestSupport
         return blocks
     }
 
-    /// README.md's blocks, then those of every page in docs/, by name.
+    /// README.md's blocks, then those of every page in docs/, by name, then those of the DocC
+    /// catalogs' articles (`Sources/<Module>/<Module>.docc/*.md`), by path.
     static func allBlocks() throws -> [Block] {
         let pages = try FileManager.default.contentsOfDirectory(atPath: repository.appendingPathComponent("docs").path)
             .filter { $0.hasSuffix(".md") }.sorted()
         return try swiftBlocks(in: "README.md") + pages.flatMap { try swiftBlocks(in: "docs/\($0)") }
+            + catalogPages().flatMap { try swiftBlocks(in: $0) }
+    }
+
+    /// The articles of every DocC catalog under Sources/, relative to the repository, sorted.
+    static func catalogPages() throws -> [String] {
+        let fileManager = FileManager.default
+        let sources = repository.appendingPathComponent("Sources").path
+        var pages: [String] = []
+        for module in try fileManager.contentsOfDirectory(atPath: sources) {
+            let catalogs = (try? fileManager.contentsOfDirectory(atPath: "\(sources)/\(module)"))?.filter { $0.hasSuffix(".docc") } ?? []
+            for catalog in catalogs {
+                let directory = "Sources/\(module)/\(catalog)"
+                let articles = try fileManager.contentsOfDirectory(atPath: repository.appendingPathComponent(directory).path)
+                pages += articles.filter { $0.hasSuffix(".md") }.map { "\(directory)/\($0)" }
+            }
+        }
+        return pages.sorted()
     }
 
     /// The `swift` driver the tests run under (CI puts the toolchain on PATH).
@@ -135,6 +154,9 @@ import TestSupport
             let blocks = try Self.allBlocks()
             // README: the manifest and the snippet; store.md, projections.md, lockout.md, sync-protocol.md.
             #expect(blocks.count >= 8, "found only \(blocks.count) swift blocks")
+            // The DocC articles (Sources/OnboardingStore/OnboardingStore.docc) are compiled too.
+            #expect(blocks.contains { $0.file.hasPrefix("Sources/OnboardingStore/OnboardingStore.docc/") },
+                    "no swift block found in the OnboardingStore DocC catalog")
             for block in blocks where !block.isManifest {
                 #expect(block.text.contains("import OnboardingStore"),
                         "\(block.file):\(block.line): a swift block must be a whole program (import OnboardingStore, open its store)")

@@ -3,7 +3,7 @@ import OnboardingModel
 
 /// What an auditor asks of a sign-in history: whose, where, when, which outcomes, factors and
 /// methods, and which page. The CLI (`onboard history`) and the sync server's history endpoint
-/// build it from the same parameter names with ``init(parameters:)``.
+/// build it from the same parameter names with ``init(parameters:maximumLimit:)``.
 ///
 /// ```swift
 /// let query = try HistoryQuery(parameters: ["user": "alice", "since": "2026-06-01T00:00:00Z",
@@ -44,7 +44,7 @@ public struct HistoryQuery: Sendable, Hashable {
         self.after = after
     }
 
-    /// The parameter names ``init(parameters:)`` accepts, as the CLI options and the endpoint's
+    /// The parameter names ``init(parameters:maximumLimit:)`` accepts, as the CLI options and the endpoint's
     /// query string spell them.
     public static let parameterNames = ["user", "device", "since", "until", "outcome", "factor", "method", "limit", "cursor"]
 

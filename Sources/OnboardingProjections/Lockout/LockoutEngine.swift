@@ -343,7 +343,7 @@ public struct LockoutEngine: Projection {
         }
     }
 
-    /// Whether ``apply(_:)`` may change a key for an event of `type`: a fold that keeps only
+    /// Whether ``apply(_:)-(LockoutInput)`` may change a key for an event of `type`: a fold that keeps only
     /// these events of a user reaches the same state as one over all of them.
     public static func mayAffectKeys(_ type: EventType) -> Bool {
         switch type {

@@ -37,7 +37,7 @@ public struct LockoutInput: Sendable, Hashable {
         self.address = address
     }
 
-    /// The input of `event`, or `nil` when it cannot change a key: what ``LockoutEngine/apply(_:)``
+    /// The input of `event`, or `nil` when it cannot change a key: what ``LockoutEngine/apply(_:)-(Record)``
     /// applies for its record.
     public init?(_ event: Event) {
         let kind: Kind

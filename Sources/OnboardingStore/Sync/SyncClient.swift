@@ -12,7 +12,7 @@ import OnboardingModel
 ///
 /// The server's `acknowledged_seq` is the truth: the client starts from it (behind the local
 /// cursor means the server lost data; the client resends). After every accepted batch the client
-/// stores the acknowledgement durably (``OnboardingStore/setSyncCursor(_:)``) before reporting
+/// stores the acknowledgement durably (`OnboardingStore.setSyncCursor(_:)`) before reporting
 /// progress. A crash between the server's commit and that write costs one resend, which the server
 /// answers as duplicates.
 public actor SyncClient {
@@ -40,6 +40,11 @@ public actor SyncClient {
     private let cursorQueue = DispatchQueue(label: "OnboardingSync.SyncClient.cursor")
 
     /// - Parameters:
+    ///   - store: the device's store, whose log the client uploads and whose sync cursor it keeps.
+    ///   - transport: how requests reach the server (``URLSessionTransport``, ``HTTPTransport``, …).
+    ///   - device: the device id the token was enrolled for; by default the store's
+    ///     (``OnboardingStore/deviceID``).
+    ///   - token: the device token from enrolment (`onboard enroll`).
     ///   - batchEvents: records per upload, 1…``SyncLimits/maximumBatchEvents``.
     ///   - sleep: how the client waits between retries (tests pass a manual clock).
     ///   - now: the device's clock, which dates the `user_forgotten` events the server asks for;

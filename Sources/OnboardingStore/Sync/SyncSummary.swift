@@ -1,4 +1,4 @@
-/// What one ``SyncClient/run(progress:)`` did.
+/// What one ``SyncClient/run(timeLimit:progress:)`` did.
 ///
 /// ```swift
 /// let summary = try await client.run()

@@ -1,6 +1,6 @@
 import OnboardingModel
 
-/// A token the server issued (``SyncClient/rotateToken()``): keep it as secret as a password.
+/// A token the server issued (``SyncTokenClient/rotate()``): keep it as secret as a password.
 public struct IssuedToken: Sendable, Hashable {
     public var token: String
     /// When the server stops accepting it; `nil` for a token that never expires.
@@ -12,7 +12,7 @@ public struct IssuedToken: Sendable, Hashable {
     }
 }
 
-/// What the server says of a token (`GET /v1/token`, ``SyncClient/tokenStatus()``).
+/// What the server says of a token (`GET /v1/token`, ``SyncTokenClient/status()``).
 public struct TokenStatus: Sendable, Hashable {
     /// `device`, `auditor` or `admin`.
     public var role: String
