@@ -16,9 +16,9 @@ extension Bench {
         precondition(engine.keyCount == keyCount, "engine has \(engine.keyCount) keys")
         let heapPerKey = Double(Int(after) - Int(before)) / Double(keyCount)
         let jsonPerKey: Double
-        do { jsonPerKey = Double(try JSONEncoder().encode(engine).count) / Double(keyCount) } catch {
-            fatalError("cannot encode the lockout engine: \(error)")
-        }
+        var writer = JSONWriter()
+        writer.append(engine.snapshotValue)
+        jsonPerKey = Double(writer.bytes.count) / Double(keyCount)
         var result = BenchResult(name: "lockout_bytes_per_key", unit: "bytes", value: heapPerKey, target: "≤ 256",
                                  met: before > 0 ? heapPerKey <= 256 : nil,
                                  note: "heap growth per key (mallinfo2), \(keyCount) keys each with its own user, 1 failure; JSON snapshot \(format(jsonPerKey)) B/key")

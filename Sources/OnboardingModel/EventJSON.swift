@@ -11,7 +11,13 @@ import Foundation
 /// let parsed = try EventJSON.decode(line: line)
 /// ```
 public enum EventJSON {
-    static let envelopeKeys: Set<String> = ["id", "device", "seq", "at", "user", "session", "type"]
+    static let envelopeKeys = ["id", "device", "seq", "at", "user", "session", "type"]
+
+    /// By type code: the members an event of that type may have (the envelope's and its payload
+    /// fields), for the strict members reader (``JSONValue/strictObject(allowed:)``).
+    static let jsonKeys: [[String]] = EventType.allCases.map { type in
+        envelopeKeys + type.fields.map(\.name)
+    }
 
     /// One canonical JSON object, without a trailing newline.
     public static func encode(_ event: Event, seq: UInt64?) -> String {
@@ -130,13 +136,13 @@ public enum EventJSON {
             throw EventValidationError(field: "type", "unknown event type \(ErrorEcho.quoted(typeName)); see docs/events.md for the vocabulary")
         }
         let specs = type.fields
-        for member in members where !envelopeKeys.contains(member.key) && !specs.contains(where: { $0.name == member.key }) {
-            if SecretFieldNames.looksSecret(member.key) {
-                throw EventValidationError(field: member.key,
+        if case .unknownKey(let key) = value.strictObject(allowed: jsonKeys[Int(type.wireCode)]) {
+            if SecretFieldNames.looksSecret(key) {
+                throw EventValidationError(field: key,
                     "looks like a secret; OnboardingStore never stores passwords, codes, tokens or answers — remove the field")
             }
             let allowed = specs.isEmpty ? "none" : specs.map(\.name).joined(separator: ", ")
-            throw EventValidationError(field: member.key, "is not a field of \(typeName) (its payload fields: \(allowed))")
+            throw EventValidationError(field: key, "is not a field of \(typeName) (its payload fields: \(allowed))")
         }
 
         let id: UUID

@@ -80,7 +80,8 @@ extension JSONValue {
     }
 
     /// The one strict members reader: the members of this object if every key is in `allowed`.
-    /// Event lines, sync bodies and lockout policies all read their objects through it.
+    /// Event lines, sync bodies, lockout policies and projection snapshots all read their objects
+    /// through it.
     public func strictObject(allowed: [String]) -> StrictObject {
         guard case .object(let list) = self else { return .notAnObject(kindName) }
         for member in list where !allowed.contains(member.key) { return .unknownKey(member.key) }

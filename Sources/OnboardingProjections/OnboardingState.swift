@@ -25,6 +25,14 @@ public struct OnboardingState: Projection {
         lockout = LockoutEngine(policy: policy)
     }
 
+    /// A state read from a snapshot (``init(snapshotJSON:)``).
+    init(seq: UInt64, lockout: LockoutEngine, session: SessionProjection, users: MultiUserProjection) {
+        self.seq = seq
+        self.lockout = lockout
+        self.session = session
+        self.users = users
+    }
+
     /// Fills in what a version-5 state did not hold (the session's biometric badges, from the
     /// user lists); its flows have no reported fields until the app reports them again.
     public mutating func upgradeFromStateVersion5() {

@@ -14,7 +14,7 @@ import OnboardingModel
 /// for record in records { lockout.apply(record) }
 /// lockout.decide(LockoutKey(user: "alice", device: "kiosk-7", factor: .password), at: now)
 /// ```
-public protocol Projection: Sendable, Equatable, Codable {
+public protocol Projection: Sendable, Equatable {
     /// Version of the state layout; a snapshot written under another version is discarded and
     /// the state rebuilt from the log.
     static var stateVersion: Int { get }

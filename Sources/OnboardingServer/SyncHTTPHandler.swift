@@ -46,16 +46,12 @@ public struct SyncHTTPHandler: HTTPHandler {
 
     private func syncRequest(_ request: HTTPRequest) -> SyncRequest {
         // The path as sent: the router splits it into segments and decodes a user id itself, so an
-        // encoded `/` in a user id (`corp%2Falice`) stays inside its segment.
-        var path = request.rawPath
-        if !request.query.isEmpty {
-            path += "?" + request.query.sorted { $0.key < $1.key }
-                .map { "\(SyncPaths.percentEncoded($0.key))=\(SyncPaths.percentEncoded($0.value))" }
-                .joined(separator: "&")
-        }
+        // encoded `/` in a user id (`corp%2Falice`) stays inside its segment. The query arguments
+        // are the HTTP server's, decoded once off the wire and handed down as they are.
+        let path = request.rawPath
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.lowercased()] = field.value }
-        return SyncRequest(method: request.method, path: path, headers: headers, body: request.body,
+        return SyncRequest(method: request.method, path: path, headers: headers, body: request.body, query: request.query,
                            clientAddress: Self.clientAddress(peer: request.remoteAddress, forwardedFor: headers["x-forwarded-for"], trusting: trustedProxies))
     }
 

@@ -62,7 +62,7 @@ extension SyncServer {
 
     /// `GET /v1/actions?limit=N&cursor=C`: every server action, newest first.
     func actionsPage(_ request: SyncRequest) throws -> SyncResponse {
-        let parameters = SyncServer.query(request.path)
+        let parameters = request.query
         if let unknown = parameters.keys.sorted().first(where: { !["limit", "cursor"].contains($0) }) {
             return failure(.malformed, "unknown query parameter \(unknown); this endpoint takes limit, cursor")
         }

@@ -10,7 +10,7 @@ extension SyncServer {
     /// `GET /v1/devices?limit=N&after=DEVICE`: enrolled devices in byte order of their ids, after
     /// `after`, with what the console shows of each (``DeviceStatus``).
     func devicesPage(_ request: SyncRequest) throws -> SyncResponse {
-        let parameters = SyncServer.query(request.path)
+        let parameters = request.query
         if let unknown = parameters.keys.sorted().first(where: { !["limit", "after"].contains($0) }) {
             return failure(.malformed, "unknown query parameter \(unknown); this endpoint takes limit, after")
         }

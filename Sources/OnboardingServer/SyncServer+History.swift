@@ -37,7 +37,7 @@ extension SyncServer {
     /// parameters it takes besides the path's user or device; a refusal is the 400 to answer.
     func historyQuery(_ request: SyncRequest, user: String?, device pathDevice: String?, extra: [String],
                       takesPages: Bool) -> Result<(HistoryQuery, [String: String]), Refusal> {
-        var parameters = SyncServer.query(request.path)
+        var parameters = request.query
         let fixed = (pathDevice == nil ? ["user"] : ["user", "device"]) + (takesPages ? [] : ["limit", "cursor"])
         let allowed = HistoryQuery.parameterNames.filter { !fixed.contains($0) } + extra
         if let unknown = parameters.keys.sorted().first(where: { !allowed.contains($0) }) {

@@ -12,7 +12,7 @@ extension SyncServer {
     /// `GET /v1/users?search=TEXT&limit=N`: the users whose id or latest display name each
     /// folded word of `search` begins a word of (``SearchTerms``), in byte order of their ids.
     func searchUsers(_ request: SyncRequest) throws -> SyncResponse {
-        let parameters = SyncServer.query(request.path)
+        let parameters = request.query
         if let unknown = parameters.keys.sorted().first(where: { !["search", "limit"].contains($0) }) {
             return failure(.malformed, "unknown query parameter \(unknown); this endpoint takes search, limit")
         }

@@ -380,7 +380,7 @@ public final class SyncServer: Sendable {
                 try self.withValidUser(user) { user in
                     // The query after the token: an unauthenticated request learns nothing of it.
                     var at: Timestamp?
-                    let parameters = SyncServer.query(request.path)
+                    let parameters = request.query
                     if let unknown = parameters.keys.sorted().first(where: { $0 != "at" }) {
                         return self.failure(.malformed, "unknown query parameter \(unknown); this endpoint takes at")
                     }
@@ -761,19 +761,6 @@ public final class SyncServer: Sendable {
                          .init("outcome", .string(result.outcome.rawValue))])
             })),
         ])))
-    }
-
-    /// The query parameters of a path (`?a=1&b=2`), percent-decoded.
-    static func query(_ path: String) -> [String: String] {
-        guard let start = path.firstIndex(of: "?") else { return [:] }
-        var result: [String: String] = [:]
-        for pair in path[path.index(after: start)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            if let key = parts.first.flatMap(SyncPaths.percentDecoded) {
-                result[key] = parts.count > 1 ? SyncPaths.percentDecoded(parts[1]) : ""
-            }
-        }
-        return result
     }
 
     /// The cross-device lockout keys of `user` at `at` (default: now).

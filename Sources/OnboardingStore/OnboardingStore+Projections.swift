@@ -308,7 +308,7 @@ extension OnboardingStore {
         guard let (state, previous) = projections.withLock({ cache in cache.state.map { ($0, cache.snapshotSeq) } }),
               state.seq > previous, state.seq - previous >= minimumEvents else { return }
         let started = DispatchTime.now().uptimeNanoseconds
-        let value = try OnboardingStore.snapshotValue(state)
+        let value = OnboardingStore.snapshotValue(state)
         do {
             try environment.write { try $0.put(snapshots, key: StoreLayout.stateSnapshotKey, value: value) }
         } catch {
@@ -340,7 +340,7 @@ extension OnboardingStore {
         guard let bytes = try reading({ try $0.get(snapshots, key: StoreLayout.stateSnapshotKey) }), bytes.count >= 12 else { return nil }
         let version = Int(bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         let seq = bytes[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        let state = Result { try JSONDecoder().decode(OnboardingState.self, from: Data(bytes[12...])) }
+        let state = Result<OnboardingState, any Error> { try OnboardingState(snapshotJSON: Array(bytes[12...])) }
         return DecodedSnapshot(version: version, seq: seq, state: state)
     }
 }

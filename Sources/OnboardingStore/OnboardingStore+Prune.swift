@@ -226,7 +226,7 @@ extension OnboardingStore {
                 let newPoint = PrunePoint(seq: seqs.upperBound, hash: previous)
                 try transaction.put(databases.meta, key: StoreLayout.MetaKey.prunedThrough,
                                     value: StoreLayout.headValue(seq: newPoint.seq, hash: newPoint.hash))
-                try transaction.put(snapshots, key: StoreLayout.prunedBaseSnapshotKey, value: try OnboardingStore.snapshotValue(state))
+                try transaction.put(snapshots, key: StoreLayout.prunedBaseSnapshotKey, value: OnboardingStore.snapshotValue(state))
                 return (state, newPoint)
             }
         } catch let error as StoreError {
@@ -278,7 +278,7 @@ extension OnboardingStore {
         guard version == OnboardingState.stateVersion || version == 5 else {
             throw StoreError(.pruned, "\(lost) and the base snapshot is of projection state version \(version), not \(OnboardingState.stateVersion); open it with the onboard that pruned it, or restore it from the sync server's copy", seq: point.seq)
         }
-        guard seq == point.seq, var state = try? JSONDecoder().decode(OnboardingState.self, from: Data(bytes[12...])), state.seq == seq else {
+        guard seq == point.seq, var state = try? OnboardingState(snapshotJSON: Array(bytes[12...])), state.seq == seq else {
             throw StoreError(.pruned, "\(lost) and the base snapshot (seq \(seq)) does not stand for seq \(point.seq) or cannot be decoded; run onboard verify", seq: point.seq)
         }
         if version == 5 { state.upgradeFromStateVersion5() }
@@ -314,13 +314,9 @@ extension OnboardingStore {
         }
     }
 
-    /// The stored form of a projection snapshot: u32 state version ‖ u64 seq ‖ JSON.
-    static func snapshotValue(_ state: OnboardingState) throws(StoreError) -> [UInt8] {
-        do {
-            return StoreLayout.uint32Value(UInt32(OnboardingState.stateVersion)) + StoreLayout.seqKey(state.seq)
-                + Array(try JSONEncoder().encode(state))
-        } catch {
-            throw StoreError(.storage, "cannot encode the projection snapshot: \(error)")
-        }
+    /// The stored form of a projection snapshot (`onboarding_state`, `pruned_base`): u32 state
+    /// version ‖ u64 seq ‖ ``OnboardingState/snapshotJSON`` (docs/format.md § `snapshots`).
+    static func snapshotValue(_ state: OnboardingState) -> [UInt8] {
+        StoreLayout.uint32Value(UInt32(OnboardingState.stateVersion)) + StoreLayout.seqKey(state.seq) + state.snapshotJSON
     }
 }

@@ -250,3 +250,16 @@ extension LockoutScenario {
         }
     }
 }
+
+extension LockoutEngine {
+    /// The engine's part of a projection snapshot, as bytes (the store writes it inside the state's).
+    var snapshotBytes: [UInt8] {
+        var writer = JSONWriter()
+        writer.append(snapshotValue)
+        return writer.bytes
+    }
+
+    init(snapshotBytes bytes: [UInt8]) throws {
+        try self.init(snapshotValue: try JSONValue.parse(bytes: bytes))
+    }
+}

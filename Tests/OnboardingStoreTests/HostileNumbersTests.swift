@@ -110,7 +110,7 @@ struct HostileNumbersTests {
         _ = try Self.makeStore(directory.store)
         let last = Self.recordBytes(50, seq: Self.maximum, previous: point.hash)
         // The base snapshot a prune through seq 2^64 − 2 would have left (an empty state at that seq).
-        let empty = String(decoding: try JSONEncoder().encode(OnboardingState(policy: .mediawiki)), as: UTF8.self)
+        let empty = String(decoding: OnboardingState(policy: .mediawiki).snapshotJSON, as: UTF8.self)
         let base = empty.replacingOccurrences(of: #""seq":0"#, with: #""seq":\#(Self.maximum - 1)"#)
         try #require(base != empty, "the state's JSON names its seq")
         try withRawStore(directory.store) { raw in

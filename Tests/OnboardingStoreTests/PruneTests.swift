@@ -342,3 +342,41 @@ struct PrunedBaseVersion5Tests {
         #expect(try reopened.verify().isValid)
     }
 }
+
+/// `pruned_base` is the only record of the pruned history: its bytes are pinned, so a change to
+/// the snapshot codec (a renamed property, a reordered member) shows here before it reaches a store.
+@Suite("The pruned base's exact bytes")
+struct PrunedBaseGoldenTests {
+    static let golden = #"{"seq":2,"lockout":{"policy":{"name":"mediawiki","password":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"secondFactor":{"tiers":[{"limit":10,"windowSeconds":60},{"limit":20,"windowSeconds":600}]},"clearing":{"signInSucceeded":"all","passwordChanged":"all","lockoutCleared":"all","passcodeResetCompleted":"all"},"address":{"scope":"address_and_user","rule":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"clearedBySuccess":true}},"acrossDevices":false,"seq":2,"keys":[{"user":"alice","device":"kiosk-7","factor":"password","failures":1,"windows":[[1796054401123,1],[1796054401123,1]],"lastFailureAt":1796054401123}]},"session":{"devices":{"kiosk-7":{"device":"kiosk-7","flow":{"user":"alice","screen":"sign_in","state":"error","fieldMessages":[{"field":"password","text":"Invalid password","severity":"error"}],"fields":[]}}},"resendWaitMilliseconds":60000,"captchaPurposes":{},"biometrics":{}},"users":{"devices":{"kiosk-7":{"users":[{"id":"alice","displayName":"Alice Martin","initials":"AM","passcodePolicy":"numeric","passcodeMinimumLength":6,"hasPasscode":false,"addedAt":1796054400123}],"selected":"alice"}}}}"#
+
+    @Test("a prune of two records leaves version 6 ‖ seq 2 ‖ these bytes, and the store reopens from them")
+    func goldenBase() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let events = [
+            Events.make(0, payload: .userAdded(displayName: "Alice Martin", passcodePolicy: .numeric, passcodeMinLength: 6)),
+            Events.make(1, payload: .signInFailed(method: .password, reason: .invalidPassword)),
+            Events.make(2, payload: .signInStarted(method: .password)),
+        ]
+        let store = try await PruneTests.makeStore(directory.store, events: events, acknowledged: 2)
+        _ = try store.prune(before: PruneTests.farFuture)
+        let expected = try store.deviceState(device: Events.device)
+        store.close()
+        let base = try withRawStore(directory.store) { raw in
+            let snapshots = try #require(try raw.environment.openDatabase("snapshots", create: false))
+            return try raw.environment.read { transaction in try transaction.get(snapshots, key: Array("pruned_base".utf8)) }
+        }
+        let bytes = try #require(base)
+        #expect(Array(bytes[0..<12]) == StoreLayout.uint32Value(6) + StoreLayout.seqKey(2))
+        #expect(String(decoding: bytes[12...], as: UTF8.self) == Self.golden)
+        // Opened from the base alone (no regular snapshot), it gives the same state.
+        try withRawStore(directory.store) { raw in
+            let snapshots = try #require(try raw.environment.openDatabase("snapshots", create: false))
+            try raw.environment.write { transaction in _ = try transaction.delete(snapshots, key: Array("onboarding_state".utf8)) }
+        }
+        let reopened = try OnboardingStore.open(at: directory.store)
+        defer { reopened.close() }
+        #expect(try reopened.deviceState(device: Events.device) == expected)
+        #expect(try reopened.verify().isValid)
+    }
+}

@@ -6,7 +6,7 @@ extension LockoutEngine {
     /// "windows":[[1795968000000,1],[1795968000000,1]],"lastFailureAt":1795968000000}`); times are
     /// milliseconds since 1970; `windows` holds `[start, count]` or `null` per tier, without
     /// trailing `null`s.
-    struct SnapshotKey: Codable {
+    struct SnapshotKey {
         var user: String?
         var device: String?
         var factor: LockoutFactor
@@ -20,26 +20,10 @@ extension LockoutEngine {
         var lockDurationMilliseconds: Int64?
         var permanentSince: Timestamp?
 
-        struct SnapshotWindow: Codable {
+        struct SnapshotWindow {
             var window: KeyState.Window
 
             init(_ window: KeyState.Window) { self.window = window }
-
-            init(from decoder: Decoder) throws {
-                var container = try decoder.unkeyedContainer()
-                // A Timestamp, so its range is checked like every time a snapshot holds.
-                let start = try container.decode(Timestamp.self), count = try container.decode(Int32.self)
-                guard count > 0, container.isAtEnd else {
-                    throw DecodingError.dataCorruptedError(in: container, debugDescription: "a lockout window is [start, count ≥ 1]")
-                }
-                window = KeyState.Window(start: start, count: count)
-            }
-
-            func encode(to encoder: Encoder) throws {
-                var container = encoder.unkeyedContainer()
-                try container.encode(window.start.millisecondsSince1970)
-                try container.encode(window.count)
-            }
         }
 
         var key: LockoutKey { LockoutKey(user: user, device: device, factor: factor) }
@@ -63,10 +47,8 @@ extension LockoutEngine {
 
         /// The state and the windows of tiers 3 and up, checked against `rule`: no more windows
         /// than tiers, no negative counter, a lock reason the rule can give.
-        func state(rule: LockoutPolicy.FactorRule, codingPath: [CodingKey]) throws -> (KeyState, [KeyState.Window?]) {
-            func invalid(_ what: String) -> DecodingError {
-                .dataCorrupted(.init(codingPath: codingPath, debugDescription: "lockout key \(key): \(what)"))
-            }
+        func state(rule: LockoutPolicy.FactorRule, path: String) throws(SnapshotDecodingError) -> (KeyState, [KeyState.Window?]) {
+            func invalid(_ what: String) -> SnapshotDecodingError { SnapshotDecodingError(path, "lockout key \(key): \(what)") }
             let windows = (self.windows ?? []).map { $0?.window }
             guard windows.count <= rule.tiers.count else { throw invalid("\(windows.count) windows for \(rule.tiers.count) tiers") }
             var state = KeyState()

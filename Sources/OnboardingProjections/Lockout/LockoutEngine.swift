@@ -21,14 +21,14 @@ public struct LockoutEngine: Projection {
     /// `false` on a device (keys per device); `true` on the server's global view, where keys are
     /// `(user, factor)` across devices.
     public let acrossDevices: Bool
-    public private(set) var seq: UInt64 = 0
+    public internal(set) var seq: UInt64 = 0
     /// One open-addressing table of compact entries (``LockoutKeyTable``): a decision is one hash
     /// of the key and usually one slot read. Clearing a user on one device looks up that device's keys directly; only
     /// account-wide clears (`password_changed`, `lockout_cleared`) scan, and they are rare.
-    private(set) var keys = LockoutKeyTable()
+    var keys = LockoutKeyTable()
     /// The keys of ``LockoutPolicy/address``: the address in the key's `device`, the user (for
     /// `address_and_user`) or `nil` (for `address`) in its `user`, factor `password`.
-    private(set) var addressKeys = LockoutKeyTable()
+    var addressKeys = LockoutKeyTable()
 
     public init(policy: LockoutPolicy = .mediawiki, acrossDevices: Bool = false) {
         self.policy = policy
@@ -359,64 +359,6 @@ public struct LockoutEngine: Projection {
 
     /// Number of keys with state: the engine's memory grows with this, not with the log.
     public var keyCount: Int { keys.count + addressKeys.count }
-}
-
-// MARK: Snapshot
-
-extension LockoutEngine {
-    private enum CodingKeys: String, CodingKey {
-        case policy, acrossDevices, seq, keys, addressKeys
-    }
-
-    /// Reads a snapshot written by ``encode(to:)``, checking every key against the policy (see
-    /// ``SnapshotKey``): a snapshot that does not fit is an error, so the store rebuilds the state.
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(policy: try container.decode(LockoutPolicy.self, forKey: .policy),
-                  acrossDevices: try container.decode(Bool.self, forKey: .acrossDevices))
-        seq = try container.decode(UInt64.self, forKey: .seq)
-        for snapshotKey in try container.decode([SnapshotKey].self, forKey: .keys) {
-            let key = snapshotKey.key
-            guard (key.device == nil) == acrossDevices, keys[key] == nil else {
-                throw DecodingError.dataCorruptedError(forKey: .keys, in: container,
-                                                       debugDescription: "lockout key \(key) is repeated or has the wrong device scope")
-            }
-            let (state, extraWindows) = try snapshotKey.state(rule: policy.rule(for: key.factor), codingPath: container.codingPath)
-            keys[key] = state
-            keys.setExtraWindows(extraWindows, for: key)
-        }
-        for snapshotKey in try container.decodeIfPresent([SnapshotKey].self, forKey: .addressKeys) ?? [] {
-            let key = snapshotKey.key
-            guard let rule = policy.address, key.device != nil, key.factor == .password, (key.user == nil) == (rule.scope == .address),
-                  addressKeys[key] == nil else {
-                throw DecodingError.dataCorruptedError(forKey: .addressKeys, in: container,
-                                                       debugDescription: "address key \(key) is repeated or does not fit the policy's address rule")
-            }
-            let (state, extraWindows) = try snapshotKey.state(rule: rule.rule, codingPath: container.codingPath)
-            addressKeys[key] = state
-            addressKeys.setExtraWindows(extraWindows, for: key)
-        }
-    }
-
-    /// The policy, the seq and every key with its state, sorted by key so equal states write
-    /// equal bytes whatever order the table holds them in.
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(policy, forKey: .policy)
-        try container.encode(acrossDevices, forKey: .acrossDevices)
-        try container.encode(seq, forKey: .seq)
-        let sorted = keys.keysAndStates.sorted { SnapshotKey.precedes($0.key, $1.key) }
-        try container.encode(sorted.map { key, state in
-            let tierCount = policy.rule(for: key.factor).tiers.count
-            return SnapshotKey(key: key, state: state, extraWindows: keys.extraWindows(for: key, tierCount: tierCount))
-        }, forKey: .keys)
-        if let rule = policy.address, !addressKeys.isEmpty {
-            let sortedAddresses = addressKeys.keysAndStates.sorted { SnapshotKey.precedes($0.key, $1.key) }
-            try container.encode(sortedAddresses.map { key, state in
-                SnapshotKey(key: key, state: state, extraWindows: addressKeys.extraWindows(for: key, tierCount: rule.rule.tiers.count))
-            }, forKey: .addressKeys)
-        }
-    }
 }
 
 /// Adds one to a lockout counter, stopping at `Int32.max`: a counter can come from a snapshot

@@ -22,10 +22,13 @@ import OnboardingModel
 /// - `user_forgotten` removes the user from every device's list (as `user_removed` does on one).
 /// - `passcode_reset_started` does not clear `hasPasscode`: the old passcode stays valid until the
 ///   reset completes, and an abandoned reset must not leave the user without one.
-public struct MultiUserProjection: Sendable, Hashable, Codable {
+public struct MultiUserProjection: Sendable, Hashable {
     public private(set) var devices: [String: DeviceUsers] = [:]
 
     public init() {}
+
+    /// A state read from a snapshot (SessionSnapshotJSON.swift).
+    init(devices: [String: DeviceUsers]) { self.devices = devices }
 
     public mutating func apply(_ record: Record) {
         let event = record.event

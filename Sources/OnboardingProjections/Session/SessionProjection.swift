@@ -51,10 +51,10 @@ public struct SessionProjection: Sendable, Hashable {
     /// The resend timer shown on `reset_sent`.
     public let resendWaitMilliseconds: Int64
     /// While a CAPTCHA is shown on a device: what it is for, so `captcha_passed` returns there.
-    private var captchaPurposes: [String: CaptchaPurpose] = [:]
+    private(set) var captchaPurposes: [String: CaptchaPurpose] = [:]
     /// Per device, the users who enabled biometric sign-in there and with which sensor: the badge
     /// on the sign-in button (``Flow/biometric``).
-    private var biometrics: [String: [String: BiometricKind]] = [:]
+    private(set) var biometrics: [String: [String: BiometricKind]] = [:]
 
     public init() {
         self.init(resendWaitMilliseconds: SessionProjection.defaultResendWaitMilliseconds)
@@ -63,6 +63,15 @@ public struct SessionProjection: Sendable, Hashable {
     public init(resendWaitMilliseconds: Int64) {
         precondition(resendWaitMilliseconds > 0, "the resend timer must be positive (got \(resendWaitMilliseconds) ms)")
         self.resendWaitMilliseconds = resendWaitMilliseconds
+    }
+
+    /// A state read from a snapshot (SessionSnapshotJSON.swift).
+    init(devices: [String: DeviceState], resendWaitMilliseconds: Int64, captchaPurposes: [String: CaptchaPurpose],
+         biometrics: [String: [String: BiometricKind]]) {
+        self.init(resendWaitMilliseconds: resendWaitMilliseconds)
+        self.devices = devices
+        self.captchaPurposes = captchaPurposes
+        self.biometrics = biometrics
     }
 
     /// `lockout` is the lockout state *after* this record was applied to it.
@@ -405,29 +414,6 @@ public struct SessionProjection: Sendable, Hashable {
     }
 }
 
-extension SessionProjection: Codable {
-    private enum CodingKeys: String, CodingKey {
-        case devices, resendWaitMilliseconds, captchaPurposes, biometrics
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        devices = try container.decode([String: DeviceState].self, forKey: .devices)
-        resendWaitMilliseconds = try container.decode(Int64.self, forKey: .resendWaitMilliseconds)
-        captchaPurposes = try container.decode([String: CaptchaPurpose].self, forKey: .captchaPurposes)
-        // Absent from snapshots of state version 5 (see upgradeFromStateVersion5).
-        biometrics = try container.decodeIfPresent([String: [String: BiometricKind]].self, forKey: .biometrics) ?? [:]
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(devices, forKey: .devices)
-        try container.encode(resendWaitMilliseconds, forKey: .resendWaitMilliseconds)
-        try container.encode(captchaPurposes, forKey: .captchaPurposes)
-        try container.encode(biometrics, forKey: .biometrics)
-    }
-}
-
 extension Flow {
     /// Where the fold starts for an event after `before` on its device: a clean screen of the
     /// event's flow, about the event's user (or, within the flow, the flow's user). The form's
@@ -672,6 +658,8 @@ public struct Flow: Sendable, Hashable {
     }
 }
 
+// Apps that keep a `DeviceState` (it is `Codable`) get these keys; the store's snapshots have
+// their own codec (SessionSnapshotJSON.swift).
 extension Flow: Codable {
     private enum CodingKeys: String, CodingKey {
         // `session`: the key snapshots have always used for the flow id.

@@ -15,12 +15,16 @@ public enum SyncWire {
 
     // MARK: Records
 
-    /// `{"event": <canonical event JSON with seq>, "prev": "<hex>", "hash": "<hex>"}`.
-    public static func recordValue(_ record: Record) -> JSONValue {
-        // The canonical event text is parsed back so it nests as a value; it never fails.
-        let event = (try? JSONValue.parse(EventJSON.encode(record.event, seq: record.seq))) ?? .null
-        return .object([.init("event", event), .init("prev", .string(record.previousHash.hex)),
-                        .init("hash", .string(record.hash.hex))])
+    /// Appends `{"event": <canonical event JSON with seq>, "prev": "<hex>", "hash": "<hex>"}`:
+    /// the event's canonical bytes written in place, never encoded to text and parsed back.
+    static func appendRecord(_ record: Record, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: #"{"event":"#.utf8)
+        EventJSON.encode(record.event, seq: record.seq, into: &bytes)
+        bytes.append(contentsOf: #","prev":"#.utf8)
+        JSONWriter.appendQuoted(record.previousHash.hex, to: &bytes)
+        bytes.append(contentsOf: #","hash":"#.utf8)
+        JSONWriter.appendQuoted(record.hash.hex, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
     }
 
     public static func record(from value: JSONValue, index: Int) throws(SyncWireError) -> Record {
@@ -57,7 +61,17 @@ public enum SyncWire {
     /// seq order; `signed_head` is the device's signature over the batch's last record.
     /// `keys` carries what the replica needs to re-encode and read the records (§ Keys).
     public static func uploadBody(device: String, records: [Record], signedHead: SignedHead? = nil, keys: Keys? = nil) -> [UInt8] {
-        var members: [JSONValue.Member] = [.init("device", .string(device)), .init("records", .array(records.map(recordValue)))]
+        // The records are written straight into the body (``appendRecord``); the members after
+        // them go through the writer, in the same order as always.
+        var bytes = Array(#"{"device":"#.utf8)
+        JSONWriter.appendQuoted(device, to: &bytes)
+        bytes.append(contentsOf: #","records":["#.utf8)
+        for (index, record) in records.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendRecord(record, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        var members: [JSONValue.Member] = []
         if let signedHead { members.append(.init("signed_head", signedHeadValue(signedHead))) }
         if let keys {
             let users = keys.users.sorted { $0.key < $1.key }.map { JSONValue.Member($0.key.hex, .string(HexBytes.encode($0.value.bytes))) }
@@ -69,7 +83,14 @@ public enum SyncWire {
             }
             members.append(.init("keys", .object(keyMembers)))
         }
-        return encode(.object(members))
+        for member in members {
+            bytes.append(UInt8(ascii: ","))
+            JSONWriter.appendQuoted(member.key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(contentsOf: encode(member.value))
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     /// `{"seq", "hash", "signature"}` (hash: 64 hex digits, signature: 128).
