@@ -193,8 +193,46 @@ extension EventSchema.Field {
 }
 
 extension EventSchema {
-    /// The types by code − 1, and each type's fast layouts by schema − 1: flat arrays the
-    /// decoder indexes per record.
+    /// The types by code − 1: the array the decoder indexes per record.
     static let types: [EventType] = table.map(\.type)
+    /// Each type's layouts by schema − 1.
     static let layouts: [[Layout]] = table.map(\.layouts)
+    /// The same slots in one allocation the fast decoder reads without retaining an array.
+    static let fastSlots = FastSlots(layouts)
+
+    /// Every layout's slots, copied once into memory that is never freed (the table lives as long
+    /// as the process), found by (type code, schema).
+    struct FastSlots: @unchecked Sendable {
+        private let slots: UnsafeMutablePointer<Layout.Slot>
+        /// Where the slots of (code − 1, schema − 1) start: index (code − 1) × `schemas` + schema − 1.
+        private let starts: UnsafeMutablePointer<Int>
+        private let counts: UnsafeMutablePointer<Int>
+        private let schemas: Int
+
+        init(_ layouts: [[Layout]]) {
+            schemas = layouts.map(\.count).max() ?? 1
+            let all = layouts.flatMap { $0 }.flatMap(\.slots)
+            slots = .allocate(capacity: max(all.count, 1))
+            slots.initialize(from: all, count: all.count)
+            starts = .allocate(capacity: layouts.count * schemas)
+            counts = .allocate(capacity: layouts.count * schemas)
+            (starts + 0).initialize(repeating: 0, count: layouts.count * schemas)
+            (counts + 0).initialize(repeating: 0, count: layouts.count * schemas)
+            var next = 0
+            for (type, byType) in layouts.enumerated() {
+                for (schema, layout) in byType.enumerated() {
+                    starts[type * schemas + schema] = next
+                    counts[type * schemas + schema] = layout.slots.count
+                    next += layout.slots.count
+                }
+            }
+        }
+
+        /// The slots of schema `schema` (1…the type's newest) of the type with code `code`.
+        @inline(__always)
+        func slots(code: UInt16, schema: UInt8) -> UnsafeBufferPointer<Layout.Slot> {
+            let index = (Int(code) - 1) * schemas + Int(schema) - 1
+            return UnsafeBufferPointer(start: slots + starts[index], count: counts[index])
+        }
+    }
 }

@@ -37,8 +37,8 @@ extension RecordCodec {
         // user, or one this directory still holds by name, the reference decoder refuses it.
         if type == .userForgotten, !(user.map(UserRef.isLiteral) ?? false) { return nil }
         let session = envelope.session.map { RecordEnvelope.uuid(body, at: $0) }
-        var source = FastFieldSource(body: FastBodyReader(bytes: body, offset: envelope.end),
-                                     layout: EventSchema.layouts[Int(envelope.typeCode) - 1][Int(schema) - 1])
+        var source = FastFieldSource(body: FastBodyReader(bytes: body, offset: envelope.end), schema: schema,
+                                     slots: EventSchema.fastSlots.slots(code: envelope.typeCode, schema: schema))
         guard let payload = try? Payload(type: type, reading: &source), source.isComplete else { return nil }
         return (seq, Event(id: envelope.id(in: body), device: device, at: at, user: user, flow: session, payload: payload))
     }
@@ -51,15 +51,16 @@ extension RecordCodec {
 /// form), and a record at a newer schema than its values need (the reference decoder refuses it).
 private struct FastFieldSource: PayloadFieldSource {
     var body: FastBodyReader
-    let layout: EventSchema.Layout
+    /// The layout of the record's schema (``EventSchema/fastSlots``).
+    let slots: UnsafeBufferPointer<EventSchema.Layout.Slot>
     var index = 0
     /// Some value needs the record's schema (always true at schema 1).
     var needsSchema: Bool
 
-    init(body: FastBodyReader, layout: EventSchema.Layout) {
+    init(body: FastBodyReader, schema: UInt8, slots: UnsafeBufferPointer<EventSchema.Layout.Slot>) {
         self.body = body
-        self.layout = layout
-        needsSchema = layout.schema == 1
+        self.slots = slots
+        needsSchema = schema == 1
     }
 
     /// Every byte read, and the record's schema is the lowest that holds its values.
@@ -67,8 +68,9 @@ private struct FastFieldSource: PayloadFieldSource {
 
     @inline(__always)
     private mutating func nextSlot() -> EventSchema.Layout.Slot {
+        // The Payload mapping reads exactly the table's fields (EventSchemaTests), so in bounds.
         defer { index += 1 }
-        return layout.slots[index]
+        return slots[index]
     }
 
     /// Whether an optional field is present (`nil`: absent from the schema or marked absent).
