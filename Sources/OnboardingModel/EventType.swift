@@ -65,6 +65,10 @@ public enum EventType: String, WireEnum {
         self.init(wireCode: UInt8(code - 1))
     }
 
+    /// The type's row of the schema table (``EventSchema``).
+    @inline(__always)
+    public var schema: EventSchema { EventSchema.table[Int(wireCode)] }
+
     /// The newest version of this type's payload layout (1 for most types; see docs/format.md).
     public var schemaVersion: UInt8 { EventType.schemaVersions[Int(wireCode)] }
 
@@ -98,74 +102,10 @@ public enum EventType: String, WireEnum {
         return true
     }
 
-    /// Every type's schemas, built once: the codecs ask for them for every event.
-    private static let schemaTable: [[[FieldSpec]]] = EventType.allCases.map(\.schemaDefinitions)
+    /// The table's columns the codecs ask for on every event, each one flat array by type.
+    private static let schemaTable: [[[FieldSpec]]] = EventSchema.table.map(\.schemas)
     private static let fieldTable: [[FieldSpec]] = schemaTable.map { $0.last! }
-    private static let schemaVersions: [UInt8] = schemaTable.map { UInt8($0.count) }
-
-    /// Every schema of the type, oldest first.
-    private var schemaDefinitions: [[FieldSpec]] {
-        switch self {
-        case .signInStarted:
-            [[.choice("method", SignInMethod.self)],
-             [.choice("method", SignInMethod.self), .choice("identifier_kind", IdentifierKind.self, optional: true)]]
-        case .fieldValidated:
-            [[.choice("field", FormField.self, firstCases: 5), .choice("result", ValidationResult.self, firstCases: 6)],
-             [.choice("field", FormField.self), .choice("result", ValidationResult.self)]]
-        case .accountCreationFailed:
-            [[.choice("field", FormField.self, optional: true, firstCases: 5),
-              .choice("reason", AccountCreationFailureReason.self, firstCases: 7)],
-             [.choice("field", FormField.self, optional: true), .choice("reason", AccountCreationFailureReason.self)]]
-        case .signInFailed, .signInThrottled, .secondFactorFailed, .signInSucceeded:
-            // Schema 2 adds the client's network address (docs/events.md § Client address):
-            // personal data, sealed with the user's key like the profile's text fields.
-            [signInFields, signInFields + [.clientAddress]]
-        default:
-            [fieldDefinitions]
-        }
-    }
-
-    /// The fields of a type with a single schema.
-    private var fieldDefinitions: [FieldSpec] {
-        switch self {
-        case .userAdded:
-            [.text("display_name"), .text("subtitle", optional: true), .text("image_ref", optional: true),
-             .choice("passcode_policy", PasscodePolicy.self), .count("passcode_min_length", 1...64)]
-        case .userProfileUpdated:
-            [.text("display_name", optional: true), .text("subtitle", optional: true),
-             .text("image_ref", optional: true)]
-        case .userRemoved: [.choice("reason", UserRemovalReason.self)]
-        case .biometricEnabled: [.choice("kind", BiometricKind.self)]
-        case .secondFactorRequired, .secondFactorSucceeded:
-            [.choice("method", SecondFactorMethod.self)]
-        case .signedOut: [.choice("reason", SignOutReason.self)]
-        case .captchaPresented: [.choice("purpose", CaptchaPurpose.self)]
-        case .passwordResetRequested: [.choice("route", ResetRoute.self)]
-        case .passwordChanged: [.flag("forced")]
-        case .lockoutCleared: [.choice("reason", LockoutClearReason.self)]
-        case .fieldEdited: [.choice("field", FormField.self), .flag("filled"), .flag("valid", optional: true)]
-        case .passwordResetFailed: [.choice("reason", PasswordResetFailureReason.self)]
-        case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
-             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
-             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
-             .accountCreationSubmitted, .passwordResetStarted:
-            []
-        case .signInStarted, .fieldValidated, .accountCreationFailed,
-             .signInFailed, .signInThrottled, .secondFactorFailed, .signInSucceeded:
-            preconditionFailure("\(rawValue) has several schemas: see schemaDefinitions")
-        }
-    }
-
-    /// The schema-1 fields of the sign-in types whose schema 2 appends `client_address`.
-    private var signInFields: [FieldSpec] {
-        switch self {
-        case .signInFailed: [.choice("method", SignInMethod.self), .choice("reason", SignInFailureReason.self)]
-        case .signInThrottled: [.choice("method", SignInMethod.self), .instant("retry_after")]
-        case .secondFactorFailed: [.choice("method", SecondFactorMethod.self)]
-        case .signInSucceeded: [.choice("method", SignInMethod.self), .flag("second_factor")]
-        default: preconditionFailure("\(rawValue) has no client address")
-        }
-    }
+    private static let schemaVersions: [UInt8] = EventSchema.table.map(\.version)
 }
 
 /// One payload field of an event type.
@@ -186,20 +126,11 @@ public struct FieldSpec: Sendable {
     public let kind: Kind
     public let isOptional: Bool
 
-    static func text(_ name: String, optional: Bool = false) -> FieldSpec {
-        FieldSpec(name: name, kind: .text, isOptional: optional)
-    }
-    /// `firstCases`: an older schema knows only the enum's first cases.
-    static func choice<E: WireEnum>(_ name: String, _ type: E.Type, optional: Bool = false, firstCases: Int? = nil) -> FieldSpec {
-        FieldSpec(name: name, kind: .choice(Array(E.wireNames.prefix(firstCases ?? Int.max))), isOptional: optional)
-    }
-    /// The client's network address on a sign-in event: optional text that must be an IPv4 or
-    /// IPv6 address in its canonical form (``ClientAddress``).
-    static let clientAddress = FieldSpec(name: ClientAddress.fieldName, kind: .text, isOptional: true)
-    static func flag(_ name: String, optional: Bool = false) -> FieldSpec { FieldSpec(name: name, kind: .flag, isOptional: optional) }
-    static func instant(_ name: String) -> FieldSpec { FieldSpec(name: name, kind: .instant, isOptional: false) }
-    static func count(_ name: String, _ range: ClosedRange<Int>) -> FieldSpec {
-        FieldSpec(name: name, kind: .count(range), isOptional: false)
+    /// Whether the field is personal data, sealed with the user's key in a record that names a
+    /// user: the text fields (`display_name`, `subtitle`, `image_ref`, `client_address`).
+    public var isPersonal: Bool {
+        if case .text = kind { return true }
+        return false
     }
 }
 

@@ -144,55 +144,83 @@ public enum Payload: Sendable, Hashable {
     init(type: EventType, fieldValues values: [FieldValue?]) {
         precondition(values.count == type.fields.count, "\(type.rawValue) takes \(type.fields.count) fields")
         var reader = FieldReader(values: values)
+        do throws(FieldDeclined) {
+            self = try Payload(type: type, reading: &reader)
+        } catch {
+            preconditionFailure("checked field values never decline")
+        }
+    }
+
+    /// Builds the payload of `type` from its fields read in the order of ``EventSchema`` (the
+    /// inverse of ``fieldValues``): from checked values (``init(type:fieldValues:)``) or straight
+    /// from a record body (the fast decoder), which declines what it leaves to the reference decoder.
+    init<Source: PayloadFieldSource>(type: EventType, reading source: inout Source) throws(FieldDeclined) {
         switch type {
         case .userAdded:
-            self = .userAdded(displayName: reader.text(), subtitle: reader.optionalText(),
-                              imageRef: reader.optionalText(), passcodePolicy: reader.choice(),
-                              passcodeMinLength: reader.count())
+            self = .userAdded(displayName: try source.text(), subtitle: try source.optionalText(),
+                              imageRef: try source.optionalText(), passcodePolicy: try source.choice(),
+                              passcodeMinLength: try source.count())
         case .userProfileUpdated:
-            self = .userProfileUpdated(displayName: reader.optionalText(), subtitle: reader.optionalText(),
-                                       imageRef: reader.optionalText())
+            self = .userProfileUpdated(displayName: try source.optionalText(), subtitle: try source.optionalText(),
+                                       imageRef: try source.optionalText())
         case .userSelected: self = .userSelected
-        case .userRemoved: self = .userRemoved(reason: reader.choice())
+        case .userRemoved: self = .userRemoved(reason: try source.choice())
         case .passcodeSet: self = .passcodeSet
         case .passcodeChanged: self = .passcodeChanged
         case .passcodeResetStarted: self = .passcodeResetStarted
         case .passcodeResetCompleted: self = .passcodeResetCompleted
-        case .biometricEnabled: self = .biometricEnabled(kind: reader.choice())
+        case .biometricEnabled: self = .biometricEnabled(kind: try source.choice())
         case .biometricDisabled: self = .biometricDisabled
-        case .signInStarted: self = .signInStarted(method: reader.choice(), identifierKind: reader.optionalChoice())
-        case .signInFailed: self = .signInFailed(method: reader.choice(), reason: reader.choice(), clientAddress: reader.optionalText())
+        case .signInStarted: self = .signInStarted(method: try source.choice(), identifierKind: try source.optionalChoice())
+        case .signInFailed:
+            self = .signInFailed(method: try source.choice(), reason: try source.choice(), clientAddress: try source.optionalText())
         case .signInThrottled:
-            self = .signInThrottled(method: reader.choice(), retryAfter: reader.instant(), clientAddress: reader.optionalText())
-        case .secondFactorRequired: self = .secondFactorRequired(method: reader.choice())
-        case .secondFactorFailed: self = .secondFactorFailed(method: reader.choice(), clientAddress: reader.optionalText())
-        case .secondFactorSucceeded: self = .secondFactorSucceeded(method: reader.choice())
+            self = .signInThrottled(method: try source.choice(), retryAfter: try source.instant(), clientAddress: try source.optionalText())
+        case .secondFactorRequired: self = .secondFactorRequired(method: try source.choice())
+        case .secondFactorFailed: self = .secondFactorFailed(method: try source.choice(), clientAddress: try source.optionalText())
+        case .secondFactorSucceeded: self = .secondFactorSucceeded(method: try source.choice())
         case .signInSucceeded:
-            self = .signInSucceeded(method: reader.choice(), secondFactor: reader.flag(), clientAddress: reader.optionalText())
-        case .signedOut: self = .signedOut(reason: reader.choice())
-        case .captchaPresented: self = .captchaPresented(purpose: reader.choice())
+            self = .signInSucceeded(method: try source.choice(), secondFactor: try source.flag(), clientAddress: try source.optionalText())
+        case .signedOut: self = .signedOut(reason: try source.choice())
+        case .captchaPresented: self = .captchaPresented(purpose: try source.choice())
         case .captchaFailed: self = .captchaFailed
         case .captchaPassed: self = .captchaPassed
         case .captchaAlternativesViewed: self = .captchaAlternativesViewed
-        case .passwordResetRequested: self = .passwordResetRequested(route: reader.choice())
+        case .passwordResetRequested: self = .passwordResetRequested(route: try source.choice())
         case .temporaryPasswordSent: self = .temporaryPasswordSent
-        case .passwordChanged: self = .passwordChanged(forced: reader.flag())
+        case .passwordChanged: self = .passwordChanged(forced: try source.flag())
         case .accountCreationStarted: self = .accountCreationStarted
-        case .fieldValidated: self = .fieldValidated(field: reader.choice(), result: reader.choice())
-        case .accountCreationFailed: self = .accountCreationFailed(field: reader.optionalChoice(), reason: reader.choice())
+        case .fieldValidated: self = .fieldValidated(field: try source.choice(), result: try source.choice())
+        case .accountCreationFailed: self = .accountCreationFailed(field: try source.optionalChoice(), reason: try source.choice())
         case .accountCreated: self = .accountCreated
-        case .lockoutCleared: self = .lockoutCleared(reason: reader.choice())
+        case .lockoutCleared: self = .lockoutCleared(reason: try source.choice())
         case .userForgotten: self = .userForgotten
-        case .fieldEdited: self = .fieldEdited(field: reader.choice(), filled: reader.flag(), valid: reader.optionalFlag())
+        case .fieldEdited: self = .fieldEdited(field: try source.choice(), filled: try source.flag(), valid: try source.optionalFlag())
         case .accountCreationSubmitted: self = .accountCreationSubmitted
         case .passwordResetStarted: self = .passwordResetStarted
-        case .passwordResetFailed: self = .passwordResetFailed(reason: reader.choice())
+        case .passwordResetFailed: self = .passwordResetFailed(reason: try source.choice())
         }
     }
 }
 
+/// A field source declined: the fast decoder leaves the record to the reference decoder.
+struct FieldDeclined: Error {}
+
+/// Where ``Payload/init(type:reading:)`` takes a type's field values from, one call per field
+/// in the order of ``EventSchema`` (the call's kind is the field's).
+protocol PayloadFieldSource {
+    mutating func text() throws(FieldDeclined) -> String
+    mutating func optionalText() throws(FieldDeclined) -> String?
+    mutating func choice<E: WireEnum>() throws(FieldDeclined) -> E
+    mutating func optionalChoice<E: WireEnum>() throws(FieldDeclined) -> E?
+    mutating func flag() throws(FieldDeclined) -> Bool
+    mutating func optionalFlag() throws(FieldDeclined) -> Bool?
+    mutating func instant() throws(FieldDeclined) -> Timestamp
+    mutating func count() throws(FieldDeclined) -> Int
+}
+
 /// Hands out checked field values in order; a mismatch is a codec bug, hence preconditions.
-private struct FieldReader {
+private struct FieldReader: PayloadFieldSource {
     let values: [FieldValue?]
     var index = 0
 

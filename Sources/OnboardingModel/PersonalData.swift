@@ -137,13 +137,6 @@ public struct UserSeal: Sendable, Equatable {
 }
 
 extension EventType {
-    /// Whether the field is personal data, sealed with the user's key in a record that names a
-    /// user: the text fields (`display_name`, `subtitle`, `image_ref`, `client_address`).
-    static func isPersonal(_ spec: FieldSpec) -> Bool {
-        if case .text = spec.kind { return true }
-        return false
-    }
-
     /// Whether some schema of this type carries personal text fields (`user_added`,
     /// `user_profile_updated`, and the sign-in types from schema 2): a cheap first test; whether a
     /// record holds ciphertext depends on its schema (``hasPersonalFields(schema:)``).
@@ -161,16 +154,9 @@ extension EventType {
     /// Indexed by type code (index 0 unused).
     static let personalByCode: [Bool] = personalSchemas.map { $0 != 0 }
 
-    /// Per type code, bit `s` set when schema `s` has personal fields.
-    static let personalSchemas: [UInt32] = {
-        var table = [UInt32](repeating: 0, count: EventType.allCases.count + 1)
-        for type in EventType.allCases {
-            for schema in 1...type.schemaVersion where type.fields(schema: schema)!.contains(where: isPersonal) {
-                table[Int(type.code)] |= 1 << UInt32(schema)
-            }
-        }
-        return table
-    }()
+    /// Per type code (index 0 unused), bit `s` set when schema `s` has personal fields: the
+    /// schema table's column, by code for one load on the append path.
+    static let personalSchemas: [UInt32] = [0] + EventSchema.table.map(\.personalSchemaMask)
 
     /// Whether an erased `spec` reads as ``PersonalData/erasedText`` rather than absent: required
     /// text, and optional fields a later schema added (their presence is what puts the record at
@@ -202,7 +188,7 @@ extension Event {
         erased.user = ref.literal
         guard hasPersonalFields else { return erased }
         let values = zip(type.fields, payload.fieldValues).map { spec, value -> FieldValue? in
-            guard EventType.isPersonal(spec) else { return value }
+            guard spec.isPersonal else { return value }
             return type.erasedValue(spec, present: value != nil)
         }
         erased.payload = Payload(type: type, fieldValues: values)

@@ -30,7 +30,7 @@ public enum RecordCodec {
     static let previousHashOffset = 1 + Digest.byteCount
     static let bodyOffset = headerByteCount
     /// Bytes of the body before the payload without the variable parts; used to pre-size buffers.
-    static let fixedBodyByteCount = 2 + 1 + 8 + 16 + 8 + 1 + 1 + 1
+    static let fixedBodyByteCount = RecordEnvelope.Layout.minimumByteCount
 
     /// Encodes `event` as the record at `seq` following `previousHash`. The event must be valid.
     /// `seal` is required exactly when the event names a user.
@@ -101,7 +101,7 @@ public enum RecordCodec {
         if let seal, sealsPersonal {
             if let key = seal.key {
                 var plaintext = BinaryWriter(capacity: 64)
-                for (spec, value) in zip(specs, values) where EventType.isPersonal(spec) {
+                for (spec, value) in zip(specs, values) where spec.isPersonal {
                     if spec.isOptional { plaintext.append(UInt8(value == nil ? 0 : 1)) }
                     if case .text(let text)? = value { plaintext.appendShortString(text) }
                 }
@@ -118,7 +118,7 @@ public enum RecordCodec {
             }
         }
         for (spec, value) in zip(specs, values) {
-            if sealsPersonal && EventType.isPersonal(spec) { continue }
+            if sealsPersonal && spec.isPersonal { continue }
             if spec.isOptional {
                 writer.append(UInt8(value == nil ? 0 : 1))
             }
@@ -197,33 +197,31 @@ public enum RecordCodec {
 
     /// The pseudonym a record names, without decoding the rest; `nil` when it names no user.
     public static func userRef(of bytes: UnsafeRawBufferPointer) throws(RecordDecodingError) -> UserRef? {
-        guard bytes.count > headerByteCount, bytes[0] == formatVersion else { throw RecordDecodingError("record header is damaged") }
-        var reader = BinaryReader(bytes: UnsafeRawBufferPointer(rebasing: bytes[bodyOffset...]))
-        _ = try reader.take(2 + 1 + 8 + 16 + 8, field: "the envelope")
-        let deviceLength = Int(try reader.readUInt8())
-        _ = try reader.take(deviceLength, field: "device")
-        guard try reader.readPresence(field: "user") else { return nil }
-        return UserRef(bytes: try reader.take(UserRef.byteCount, field: "user"))
+        let (body, envelope) = try envelope(of: bytes)
+        return envelope.user.map { UserRef(bytes: UnsafeRawBufferPointer(rebasing: body[$0..<$0 + UserRef.byteCount])) }
     }
 
     /// The sealed personal section of a stored record (nonce ‖ ciphertext) when it has one: a
     /// record that names a user, of a type with personal fields, sealed when it was written.
     /// `nil` otherwise, also when the section was written empty (the user already forgotten).
     public static func sealedSection(of bytes: UnsafeRawBufferPointer) throws(RecordDecodingError) -> [UInt8]? {
-        guard bytes.count > headerByteCount, bytes[0] == formatVersion else { throw RecordDecodingError("record header is damaged") }
-        var reader = BinaryReader(bytes: UnsafeRawBufferPointer(rebasing: bytes[bodyOffset...]))
-        let code = try reader.readUInt16()
-        guard let type = EventType(code: code) else { throw RecordDecodingError("unknown event type code \(code)") }
-        let schema = try reader.readUInt8()
-        _ = try reader.take(8 + 16 + 8, field: "the envelope")
-        let deviceLength = Int(try reader.readUInt8())
-        _ = try reader.take(deviceLength, field: "device")
-        guard try reader.readPresence(field: "user") else { return nil }
-        _ = try reader.take(UserRef.byteCount, field: "user")
-        if try reader.readPresence(field: "session") { _ = try reader.readUUID() }
-        guard type.hasPersonalFields(schema: schema), try reader.readPresence(field: "sealed personal fields") else { return nil }
+        let (body, envelope) = try envelope(of: bytes)
+        guard let type = EventType(code: envelope.typeCode) else { throw RecordDecodingError("unknown event type code \(envelope.typeCode)") }
+        guard envelope.user != nil, type.hasPersonalFields(schema: envelope.schema) else { return nil }
+        var reader = BinaryReader(bytes: UnsafeRawBufferPointer(rebasing: body[envelope.end...]))
+        guard try reader.readPresence(field: "sealed personal fields") else { return nil }
         let length = Int(try reader.readUInt16())
         return Array(try reader.take(length, field: "sealed personal fields"))
+    }
+
+    /// The body of a stored record of this format and its envelope (``RecordEnvelope``).
+    private static func envelope(of bytes: UnsafeRawBufferPointer) throws(RecordDecodingError) -> (UnsafeRawBufferPointer, RecordEnvelope) {
+        guard bytes.count > headerByteCount, bytes[0] == formatVersion else { throw RecordDecodingError("record header is damaged") }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[bodyOffset...])
+        guard let envelope = RecordEnvelope(body) else {
+            throw RecordDecodingError("the record's envelope (type, seq, id, time, device, user, session) is truncated or damaged")
+        }
+        return (body, envelope)
     }
 
     /// The hash and previous hash of a stored record without decoding the body.
@@ -287,7 +285,7 @@ public enum RecordCodec {
         values.reserveCapacity(type.fields.count)
         var personalIndex = 0
         for spec in specs {
-            if sealsPersonal && EventType.isPersonal(spec) {
+            if sealsPersonal && spec.isPersonal {
                 if let personal {
                     values.append(personal[personalIndex])
                     personalIndex += 1
@@ -342,7 +340,7 @@ extension RecordCodec {
             do throws(RecordDecodingError) {
                 var reader = BinaryReader(bytes: raw)
                 var values: [FieldValue?] = []
-                for spec in specs where EventType.isPersonal(spec) {
+                for spec in specs where spec.isPersonal {
                     if spec.isOptional, !(try reader.readPresence(field: spec.name)) {
                         values.append(nil)
                     } else {
