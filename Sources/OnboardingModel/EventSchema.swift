@@ -6,11 +6,11 @@
 /// ``EventType/fields(schema:)`` and ``EventType/schemaVersion``, which types seal personal
 /// fields at which schema (``EventType/hasPersonalFields(schema:)``), the field order of
 /// ``Payload/fieldValues`` (checked against it by `EventSchemaTests`), the JSON codec's field
-/// lists, and the fast record decoder's per-schema layouts (``EventSchema/Layout``). The fixed
-/// part of the record envelope is ``RecordEnvelope``.
+/// lists, and the fast record decoder's per-schema layouts (`EventSchema.Layout`). The fixed
+/// part of the record envelope is `RecordEnvelope`.
 ///
 /// Adding an event type: a case at the end of ``EventType``, its `Payload` case (and that
-/// enum's three mappings), its row in ``EventType/definition`` below, the projections that read
+/// enum's three mappings), its row in `EventType.definition` below, the projections that read
 /// it, and the docs (docs/events.md, docs/format.md, docs/openapi.yaml); `EventSchemaTests`
 /// fails until every one of them knows it.
 public struct EventSchema: Sendable {

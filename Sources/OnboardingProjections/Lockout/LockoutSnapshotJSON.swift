@@ -6,7 +6,7 @@ import OnboardingModel
 extension LockoutEngine {
     static let snapshotKeys = ["policy", "acrossDevices", "seq", "keys", "addressKeys"]
 
-    /// `{"policy", "acrossDevices", "seq", "keys", "addressKeys"?}`: keys sorted (``SnapshotKey/precedes(_:_:)``),
+    /// `{"policy", "acrossDevices", "seq", "keys", "addressKeys"?}`: keys sorted (`SnapshotKey.precedes(_:_:)`),
     /// so equal states write equal bytes whatever order the table holds them in; `addressKeys`
     /// only when the policy has an address rule and some key has state.
     public var snapshotValue: JSONValue {
@@ -26,7 +26,7 @@ extension LockoutEngine {
         return .object(members)
     }
 
-    /// Reads ``snapshotValue``, checking every key against the policy (see ``SnapshotKey``): a
+    /// Reads ``snapshotValue``, checking every key against the policy (see `SnapshotKey`): a
     /// snapshot that does not fit is an error, so the store rebuilds the state.
     public init(snapshotValue value: JSONValue, path: String = "lockout") throws(SnapshotDecodingError) {
         let object = try SnapshotObject(value, path, allowed: Self.snapshotKeys)
