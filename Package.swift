@@ -30,7 +30,7 @@ let package = Package(
         .library(name: "OnboardingImport", targets: ["OnboardingImport"]),
         .executable(name: "onboard", targets: ["onboard"]),
         .executable(name: "onboard-bench", targets: ["onboard-bench"]),
-        .executable(name: "onboard-sim", targets: ["onboard-sim"]),
+        .executable(name: "onboard-sim", targets: ["onboard-sim"])
     ],
     targets: [
         .systemLibrary(
@@ -77,14 +77,27 @@ let package = Package(
         // The reference sync server: the router, and its storage behind one seam (ServerStorage):
         // LMDB replicas per device with an in-memory global lockout, or PostgreSQL (Postgres/).
         // Console/: the audit console's static files, served at /console (ConsoleFiles.swift).
-        .target(name: "OnboardingServer", dependencies: ["OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer",
-                                                         "PostgreSQL"],
-                resources: [.copy("Console")]),
+        .target(
+            name: "OnboardingServer",
+            dependencies: [
+                "OnboardingStore", "OnboardingProjections", "OnboardingModel", "LMDB", "HTTPServer",
+                "PostgreSQL"
+            ],
+            resources: [.copy("Console")]),
         // The deterministic simulation of devices, network and server (docs/testing.md).
-        .target(name: "OnboardingSimulation", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel",
-                                                             "OnboardingProjections", "OnboardingWorkload"]),
+        .target(
+            name: "OnboardingSimulation",
+            dependencies: [
+                "OnboardingServer", "OnboardingStore", "OnboardingModel",
+                "OnboardingProjections", "OnboardingWorkload"
+            ]),
         .executableTarget(name: "onboard-sim", dependencies: ["OnboardingSimulation"]),
-        .executableTarget(name: "onboard", dependencies: ["OnboardingStore", "OnboardingImport", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingServer", "HTTPServer", "OnboardingWorkload", "OnboardingLab"]),
+        .executableTarget(
+            name: "onboard",
+            dependencies: [
+                "OnboardingStore", "OnboardingImport", "LMDB", "OnboardingModel", "OnboardingProjections", "OnboardingServer", "HTTPServer",
+                "OnboardingWorkload", "OnboardingLab"
+            ]),
         // Helpers shared by every test target (temporary directories, child processes, loopback
         // clients, the PostgreSQL test database).
         // posix_spawn for tests' child processes (Tests/CSpawn/include/onboard_spawn.h says why).
@@ -99,22 +112,28 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "CBaseline", dependencies: ["CLMDB", "CSodium"], path: "Benchmarks/CBaseline"),
-        .executableTarget(name: "onboard-bench",
-                          dependencies: ["OnboardingStore", "OnboardingImport", "OnboardingModel", "OnboardingProjections", "LMDB", "CBaseline", "CSQLite",
-                                         "OnboardingServer", "HTTPServer", "PostgreSQL", "OnboardingLab"],
-                          path: "Benchmarks/onboard-bench"),
+        .executableTarget(
+            name: "onboard-bench",
+            dependencies: [
+                "OnboardingStore", "OnboardingImport", "OnboardingModel", "OnboardingProjections", "LMDB", "CBaseline", "CSQLite",
+                "OnboardingServer", "HTTPServer", "PostgreSQL", "OnboardingLab"
+            ],
+            path: "Benchmarks/onboard-bench"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "TestSupport"]),
         .testTarget(name: "OnboardingModelTests", dependencies: ["OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingProjectionsTests", dependencies: ["OnboardingProjections", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingSyncTests", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "TestSupport"]),
-        .testTarget(name: "OnboardingServerTests", dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "PostgreSQL", "TestSupport"]),
+        .testTarget(
+            name: "OnboardingServerTests",
+            dependencies: ["OnboardingServer", "OnboardingStore", "OnboardingModel", "OnboardingProjections", "PostgreSQL", "TestSupport"]),
         .testTarget(name: "OnboardingImportTests", dependencies: ["OnboardingImport", "OnboardingStore", "OnboardingModel", "TestSupport"]),
         .testTarget(name: "OnboardingStoreTests", dependencies: ["OnboardingStore", "LMDB", "OnboardingModel", "TestSupport"]),
-        .testTarget(name: "OnboardingWorkloadTests", dependencies: ["OnboardingWorkload", "OnboardingModel", "OnboardingProjections", "OnboardingLab", "TestSupport"]),
+        .testTarget(
+            name: "OnboardingWorkloadTests", dependencies: ["OnboardingWorkload", "OnboardingModel", "OnboardingProjections", "OnboardingLab", "TestSupport"]),
         .testTarget(name: "OnboardingSimulationTests", dependencies: ["OnboardingSimulation", "TestSupport"]),
-        .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel", "LMDB", "TestSupport"]),
+        .testTarget(name: "OnboardCLITests", dependencies: ["onboard", "OnboardingModel", "LMDB", "TestSupport"])
     ],
     swiftLanguageModes: [.v6]
 )

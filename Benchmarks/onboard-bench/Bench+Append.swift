@@ -37,22 +37,30 @@ extension Bench {
         let size = batchSize == 1 ? "single" : "batch\(batchSize)"
         let note = "\(eventCount) events, \(batchSize)/commit"
         let targets = Bench.appendTargets[size + "_" + mode] ?? [:]
-        for (suffix, paired, baseline) in [("vs_c", versusC, "C same writes"), ("vs_floor", versusFloor, "C floor"),
-                                           ("vs_sqlite", versusSQLite, "SQLite \(relaxed ? "NORMAL" : "FULL")")] {
+        for (suffix, paired, baseline) in [
+            ("vs_c", versusC, "C same writes"), ("vs_floor", versusFloor, "C floor"),
+            ("vs_sqlite", versusSQLite, "SQLite \(relaxed ? "NORMAL" : "FULL")")
+        ] {
             let name = "append_\(size)_\(mode)_\(suffix)"
             if batchSize == 1 && suffix == "vs_c" {
                 // For single appends the issue's target is commit latency.
                 let target = targets[suffix]
-                report.add(BenchResult(name: name, unit: "µs p50", paired: latencyVersusC, baseline: baseline,
-                                       target: target.map { "p50 ≤ \(format($0)) × C" }, goal: .atMost,
-                                       threshold: target, note: note))
-                report.add(BenchResult(name: "append_\(size)_\(mode)_events_per_s_vs_c", unit: "events/s", paired: paired,
-                                       baseline: baseline, note: note))
+                report.add(
+                    BenchResult(
+                        name: name, unit: "µs p50", paired: latencyVersusC, baseline: baseline,
+                        target: target.map { "p50 ≤ \(format($0)) × C" }, goal: .atMost,
+                        threshold: target, note: note))
+                report.add(
+                    BenchResult(
+                        name: "append_\(size)_\(mode)_events_per_s_vs_c", unit: "events/s", paired: paired,
+                        baseline: baseline, note: note))
                 continue
             }
             let target = targets[suffix]
-            report.add(BenchResult(name: name, unit: "events/s", paired: paired, baseline: baseline,
-                                   target: target.map { "≥ \(format($0)) ×" }, threshold: target, note: note))
+            report.add(
+                BenchResult(
+                    name: name, unit: "events/s", paired: paired, baseline: baseline,
+                    target: target.map { "≥ \(format($0)) ×" }, threshold: target, note: note))
         }
     }
 
@@ -60,7 +68,7 @@ extension Bench {
     static let appendTargets: [String: [String: Double]] = [
         "batch1000_full": ["vs_c": 0.8, "vs_floor": 0.4, "vs_sqlite": 1.5],
         "single_full": ["vs_c": 1.1, "vs_sqlite": 1.0],
-        "batch1000_relaxed": ["vs_c": 0.5],
+        "batch1000_relaxed": ["vs_c": 0.5]
     ]
 
     func storeAppendPass(_ batches: [[Event]], relaxed: Bool) -> Pass {
@@ -95,8 +103,10 @@ extension Bench {
         let start = now()
         for range in ranges {
             let commitStart = now()
-            let rc = layout == CB_LAYOUT_STORE ? cb_append_store(handle, encoded.slice(range), range.count)
-                                               : cb_append_floor(handle, encoded.slice(range), range.count)
+            let rc =
+                layout == CB_LAYOUT_STORE
+                ? cb_append_store(handle, encoded.slice(range), range.count)
+                : cb_append_floor(handle, encoded.slice(range), range.count)
             latencies.append(Double(now() - commitStart))
             checkC(rc, "C append")
         }

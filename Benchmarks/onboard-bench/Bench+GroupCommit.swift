@@ -42,8 +42,11 @@ extension Bench {
             store.close()
             remove(path)
 
-            throughput.baseline.append(baselinePass(encoded, encoded.batches(of: 64), layout: CB_LAYOUT_STORE,
-                                                    relaxed: false).eventsPerSecond)
+            throughput.baseline.append(
+                baselinePass(
+                    encoded, encoded.batches(of: 64), layout: CB_LAYOUT_STORE,
+                    relaxed: false
+                ).eventsPerSecond)
             let single = baselinePass(encoded, singleRanges, layout: CB_LAYOUT_STORE, relaxed: false).commitNanoseconds
             p50.subject.append(percentile(latencies, 0.5))
             p50.baseline.append(percentile(single, 0.5) / 1000)
@@ -54,20 +57,27 @@ extension Bench {
         let note = "\(appenders) appenders × \(perAppender) events, full"
         let p99Ratio = median(p99.ratios)
         if appenders == 64 {
-            var result = BenchResult(name: "group_commit_64_vs_c_batch64", unit: "events/s", paired: throughput,
-                                     baseline: "C batches of 64", target: "≥ 0.6 ×; p99 ≤ 3 × C single",
-                                     note: note + "; p99 ratio \(format(p99Ratio))")
+            var result = BenchResult(
+                name: "group_commit_64_vs_c_batch64", unit: "events/s", paired: throughput,
+                baseline: "C batches of 64", target: "≥ 0.6 ×; p99 ≤ 3 × C single",
+                note: note + "; p99 ratio \(format(p99Ratio))")
             result.met = (result.ratio ?? 0) >= 0.6 && p99Ratio <= 3
             report.add(result)
         } else {
-            report.add(BenchResult(name: "group_commit_\(appenders)_vs_c_batch64", unit: "events/s", paired: throughput,
-                                   baseline: "C batches of 64", note: note))
+            report.add(
+                BenchResult(
+                    name: "group_commit_\(appenders)_vs_c_batch64", unit: "events/s", paired: throughput,
+                    baseline: "C batches of 64", note: note))
         }
-        report.add(BenchResult(name: "group_commit_\(appenders)_p50_vs_c_single", unit: "µs p50", paired: p50,
-                               baseline: "C single commit", note: note))
-        report.add(BenchResult(name: "group_commit_\(appenders)_p99_vs_c_single", unit: "µs p99", paired: p99,
-                               baseline: "C single commit", target: appenders == 64 ? "≤ 3 × C" : nil, goal: .atMost,
-                               threshold: appenders == 64 ? 3 : nil, note: note))
+        report.add(
+            BenchResult(
+                name: "group_commit_\(appenders)_p50_vs_c_single", unit: "µs p50", paired: p50,
+                baseline: "C single commit", note: note))
+        report.add(
+            BenchResult(
+                name: "group_commit_\(appenders)_p99_vs_c_single", unit: "µs p99", paired: p99,
+                baseline: "C single commit", target: appenders == 64 ? "≤ 3 × C" : nil, goal: .atMost,
+                threshold: appenders == 64 ? 3 : nil, note: note))
     }
 }
 

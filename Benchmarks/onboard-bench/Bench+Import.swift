@@ -38,12 +38,16 @@ extension Bench {
             sameCommits.baseline.append(append)
         }
         let megabytes = String(format: "%.1f", Double(bytes.count) / 1_048_576)
-        report.add(BenchResult(name: "import_jsonl_full_vs_append_batch1000", unit: "events/s", paired: versusAppend,
-                               baseline: "store append, 1,000/commit, open to close", target: "≥ 0.5 ×", threshold: 0.5,
-                               note: "\(eventCount) events, \(megabytes) MiB of JSONL, \(EventImporter.defaultCommitEvents)/commit"))
-        report.add(BenchResult(name: "import_jsonl_commit1000_full_vs_append_batch1000", unit: "events/s", paired: sameCommits,
-                               baseline: "store append, 1,000/commit, open to close",
-                               note: "the same import with --commit-every 1000: the cost of reading, decoding and checking"))
+        report.add(
+            BenchResult(
+                name: "import_jsonl_full_vs_append_batch1000", unit: "events/s", paired: versusAppend,
+                baseline: "store append, 1,000/commit, open to close", target: "≥ 0.5 ×", threshold: 0.5,
+                note: "\(eventCount) events, \(megabytes) MiB of JSONL, \(EventImporter.defaultCommitEvents)/commit"))
+        report.add(
+            BenchResult(
+                name: "import_jsonl_commit1000_full_vs_append_batch1000", unit: "events/s", paired: sameCommits,
+                baseline: "store append, 1,000/commit, open to close",
+                note: "the same import with --commit-every 1000: the cost of reading, decoding and checking"))
     }
 
     /// One import into a new store; events per second from opening the input to the store's close.

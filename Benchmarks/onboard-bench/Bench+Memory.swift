@@ -19,9 +19,10 @@ extension Bench {
         var writer = JSONWriter()
         writer.append(engine.snapshotValue)
         jsonPerKey = Double(writer.bytes.count) / Double(keyCount)
-        var result = BenchResult(name: "lockout_bytes_per_key", unit: "bytes", value: heapPerKey, target: "≤ 256",
-                                 met: before > 0 ? heapPerKey <= 256 : nil,
-                                 note: "heap growth per key (mallinfo2), \(keyCount) keys each with its own user, 1 failure; JSON snapshot \(format(jsonPerKey)) B/key")
+        var result = BenchResult(
+            name: "lockout_bytes_per_key", unit: "bytes", value: heapPerKey, target: "≤ 256",
+            met: before > 0 ? heapPerKey <= 256 : nil,
+            note: "heap growth per key (mallinfo2), \(keyCount) keys each with its own user, 1 failure; JSON snapshot \(format(jsonPerKey)) B/key")
         result.baseline = "JSON snapshot"
         result.baselineValue = jsonPerKey
         report.add(result)
@@ -32,17 +33,21 @@ extension Bench {
         var users = MultiUserProjection()
         var random = SplitMix64(state: 13)
         for index in 0..<userCount {
-            let event = Event(id: BenchEvents.uuid(&random, milliseconds: BenchEvents.startMilliseconds), device: BenchEvents.device,
-                              at: Timestamp(millisecondsSince1970: BenchEvents.startMilliseconds + Int64(index)),
-                              user: "user-\(index)", flow: nil,
-                              payload: .userAdded(displayName: "User \(index)", subtitle: nil, imageRef: nil,
-                                                  passcodePolicy: .numeric, passcodeMinLength: 6))
+            let event = Event(
+                id: BenchEvents.uuid(&random, milliseconds: BenchEvents.startMilliseconds), device: BenchEvents.device,
+                at: Timestamp(millisecondsSince1970: BenchEvents.startMilliseconds + Int64(index)),
+                user: "user-\(index)", flow: nil,
+                payload: .userAdded(
+                    displayName: "User \(index)", subtitle: nil, imageRef: nil,
+                    passcodePolicy: .numeric, passcodeMinLength: 6))
             users.apply(Record(seq: UInt64(index + 1), event: event, previousHash: .zero, hash: .zero))
         }
         let usersAfter = cb_heap_in_use_bytes()
         let perUser = Double(Int(usersAfter) - Int(usersBefore)) / Double(userCount)
-        report.add(BenchResult(name: "users_bytes_per_user", unit: "bytes", value: perUser,
-                               note: "heap growth per user (mallinfo2), \(userCount) users on one device with a display name"))
+        report.add(
+            BenchResult(
+                name: "users_bytes_per_user", unit: "bytes", value: perUser,
+                note: "heap growth per user (mallinfo2), \(userCount) users on one device with a display name"))
         withExtendedLifetime(users) {}
     }
 }

@@ -29,8 +29,9 @@ extension Bench {
         var headHash = [UInt8](repeating: 0, count: Digest.byteCount)
         checkC(cb_head(c, &headSeq, &headHash), "C head")
         let last = encoded.descriptors[count - 1]
-        precondition(headSeq == UInt64(count) && headHash == Array(UnsafeBufferPointer(start: last.record + 1, count: Digest.byteCount)),
-                     "the C baseline's hash chain differs from the store's encoding")
+        precondition(
+            headSeq == UInt64(count) && headHash == Array(UnsafeBufferPointer(start: last.record + 1, count: Digest.byteCount)),
+            "the C baseline's hash chain differs from the store's encoding")
         let stored: Int
         do { stored = try store.records(user: BenchEvents.historyUser).count } catch { fatalError("records(user:) failed: \(error)") }
         precondition(stored == options.historyEvents, "the store holds \(stored) history events, not \(options.historyEvents)")
@@ -56,8 +57,10 @@ extension Bench {
             rebuild.baseline.append(Double(count) / seconds(since: start))
             precondition(records == UInt64(count), "C scanned \(records) of \(count) records")
         }
-        report.add(BenchResult(name: "rebuild_vs_c_scan", unit: "events/s", paired: rebuild, baseline: "C cursor scan",
-                               target: "≥ 0.3 ×", threshold: 0.3, note: "\(count) events, all projections"))
+        report.add(
+            BenchResult(
+                name: "rebuild_vs_c_scan", unit: "events/s", paired: rebuild, baseline: "C cursor scan",
+                target: "≥ 0.3 ×", threshold: 0.3, note: "\(count) events, all projections"))
 
         // The lockout lab's replay path (docs/lab.md): a log read into lockout inputs with no
         // hash check and no projection, then replayed under one policy, against the same C scan.
@@ -80,10 +83,14 @@ extension Bench {
             lab.baseline.append(c)
             labRead.baseline.append(c)
         }
-        report.add(BenchResult(name: "lab_replay_vs_c_scan", unit: "events/s", paired: lab, baseline: "C cursor scan",
-                               target: "≥ 0.3 ×", threshold: 0.3, note: "\(count) events: lockout-only read and one mediawiki replay, no hash check"))
-        report.add(BenchResult(name: "lab_read_vs_c_scan", unit: "events/s", paired: labRead, baseline: "C cursor scan",
-                               note: "the read alone: what a sweep pays once, before its replays"))
+        report.add(
+            BenchResult(
+                name: "lab_replay_vs_c_scan", unit: "events/s", paired: lab, baseline: "C cursor scan",
+                target: "≥ 0.3 ×", threshold: 0.3, note: "\(count) events: lockout-only read and one mediawiki replay, no hash check"))
+        report.add(
+            BenchResult(
+                name: "lab_read_vs_c_scan", unit: "events/s", paired: labRead, baseline: "C cursor scan",
+                note: "the read alone: what a sweep pays once, before its replays"))
 
         // The store's history checks every record it reads (BLAKE2b of previous hash ‖ body, the
         // same check as a rebuild), so the baseline it is held to does the same in C: range scan,
@@ -120,11 +127,17 @@ extension Bench {
             p99Unverified.baseline.append(percentile(cUnverifiedLatencies, 0.99))
         }
         let note = "\(options.historyEvents) events among \(count), each hash-checked on both sides"
-        report.add(BenchResult(name: "history_user_p50_vs_c", unit: "µs p50", paired: p50, baseline: "C range scan + check",
-                               note: note))
-        report.add(BenchResult(name: "history_user_p99_vs_c", unit: "µs p99", paired: p99, baseline: "C range scan + check",
-                               target: "≤ 2 × C", goal: .atMost, threshold: 2, note: note))
-        report.add(BenchResult(name: "history_user_p99_vs_c_unverified", unit: "µs p99", paired: p99Unverified,
-                               baseline: "C range scan", note: "C reads every byte but checks no hash"))
+        report.add(
+            BenchResult(
+                name: "history_user_p50_vs_c", unit: "µs p50", paired: p50, baseline: "C range scan + check",
+                note: note))
+        report.add(
+            BenchResult(
+                name: "history_user_p99_vs_c", unit: "µs p99", paired: p99, baseline: "C range scan + check",
+                target: "≤ 2 × C", goal: .atMost, threshold: 2, note: note))
+        report.add(
+            BenchResult(
+                name: "history_user_p99_vs_c_unverified", unit: "µs p99", paired: p99Unverified,
+                baseline: "C range scan", note: "C reads every byte but checks no hash"))
     }
 }

@@ -14,8 +14,10 @@ extension Bench {
     /// HTTP of a user's history across devices (limit 100) and of a user's global lockout.
     func measureServerScale() {
         guard let base = ProcessInfo.processInfo.environment["ONBOARD_BENCH_DATABASE_URL"], !base.isEmpty else {
-            report.add(BenchResult(name: "scale_server_start", unit: "s", value: 0,
-                                   note: "skipped: set ONBOARD_BENCH_DATABASE_URL to a PostgreSQL server the bench may create databases on"))
+            report.add(
+                BenchResult(
+                    name: "scale_server_start", unit: "s", value: 0,
+                    note: "skipped: set ONBOARD_BENCH_DATABASE_URL to a PostgreSQL server the bench may create databases on"))
             return
         }
         let small = options.quick ? 100 : 1_000
@@ -60,29 +62,37 @@ extension Bench {
                             let ref = directory.newRef(of: name)
                             directory.add(ref, name: name, key: key)
                             names.append(name)
-                            userRows.append([.text(device), .bytes(ref.bytes), .int64(Int64(number)), .bytes(key.bytes),
-                                             .bytes(PersonalData.sealRandom(Array(name.utf8), key: key))])
+                            userRows.append([
+                                .text(device), .bytes(ref.bytes), .int64(Int64(number)), .bytes(key.bytes),
+                                .bytes(PersonalData.sealRandom(Array(name.utf8), key: key))
+                            ])
                         }
                         var previous = Digest.zero
                         for seq in 1...eventsPerDevice {
                             let name = names[Int(random.next() % UInt64(names.count))]
-                            let payload: Payload = random.next() % 4 == 0 ? .signInSucceeded(method: .password, secondFactor: false)
+                            let payload: Payload =
+                                random.next() % 4 == 0
+                                ? .signInSucceeded(method: .password, secondFactor: false)
                                 : .signInFailed(method: .password, reason: .invalidPassword)
-                            let event = Event(id: UUID(), device: device, at: Timestamp(millisecondsSince1970: BenchEvents.startMilliseconds + Int64(seq) * 60_000),
-                                              user: name, flow: nil, payload: payload)
+                            let event = Event(
+                                id: UUID(), device: device, at: Timestamp(millisecondsSince1970: BenchEvents.startMilliseconds + Int64(seq) * 60_000),
+                                user: name, flow: nil, payload: payload)
                             // As the store seals: the key only for a type with personal fields.
                             let ref = directory.ref(of: name)
                             let seal = UserSeal(ref: ref, key: event.hasPersonalFields ? directory.key(of: ref) : nil)
                             let bytes = RecordCodec.encode(event, seq: UInt64(seq), previousHash: previous, seal: seal)
                             let hash = Array(bytes[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)])
                             previous = Digest(bytes: hash)
-                            eventRows.append([.text(device), .int64(Int64(seq)), .uuid(event.id), .int64(event.at.millisecondsSince1970),
-                                              .int16(Int16(event.type.code)), .bytes(storage.userKey(of: name)), .bytes(hash), .bytes(bytes)])
+                            eventRows.append([
+                                .text(device), .int64(Int64(seq)), .uuid(event.id), .int64(event.at.millisecondsSince1970),
+                                .int16(Int16(event.type.code)), .bytes(storage.userKey(of: name)), .bytes(hash), .bytes(bytes)
+                            ])
                         }
                         deviceRows.append([.text(device), .bytes(pseudonymKey.bytes), .bool(true), .int64(Int64(eventsPerDevice)), .bytes(previous.bytes)])
                     }
                     try connection.transaction { connection in
-                        try connection.copy(into: "devices", columns: ["device", "pseudonym_key", "holds_device_pseudonym_key", "head_seq", "head_hash"], rows: deviceRows)
+                        try connection.copy(
+                            into: "devices", columns: ["device", "pseudonym_key", "holds_device_pseudonym_key", "head_seq", "head_hash"], rows: deviceRows)
                         try connection.copy(into: "device_users", columns: ["device", "ref", "number", "key", "sealed_name"], rows: userRows)
                         try connection.copy(into: "events", columns: ["device", "seq", "id", "at_ms", "type", "user_key", "hash", "record"], rows: eventRows)
                     }
@@ -97,7 +107,9 @@ extension Bench {
         } catch {
             failOperation("scale bench: loading the fleet failed: \(error)")
         }
-        emit("   loaded devices \(devices.lowerBound)…\(devices.upperBound - 1) (\(devices.count * eventsPerDevice) events) in \(format(seconds(since: start))) s")
+        emit(
+            "   loaded devices \(devices.lowerBound)…\(devices.upperBound - 1) (\(devices.count * eventsPerDevice) events) in \(format(seconds(since: start))) s"
+        )
     }
 
     /// Resident memory and open descriptors of this process now.
@@ -151,16 +163,26 @@ extension Bench {
         func p99(_ sorted: [Double]) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))] }
         func spread(_ sorted: [Double]) -> String { "p50 \(format(sorted[sorted.count / 2])) ms, p90 \(format(sorted[sorted.count * 9 / 10])) ms" }
         let size = "\(devices) devices, \(events) events"
-        report.add(BenchResult(name: "scale_server_start_\(devices)", unit: "s", value: startSeconds, target: "≤ 1 s",
-                               met: startSeconds <= 1, note: size))
-        report.add(BenchResult(name: "scale_history_p99_\(devices)", unit: "ms p99", value: p99(history), target: "≤ 5 ms",
-                               met: p99(history) <= 5, note: size + ", limit 100, loopback HTTP, \(requests) users; \(spread(history))"))
-        report.add(BenchResult(name: "scale_lockout_p99_\(devices)", unit: "ms p99", value: p99(lockout), target: "≤ 3 ms",
-                               met: p99(lockout) <= 3, note: size + ", loopback HTTP, \(requests) users; \(spread(lockout))"))
-        report.add(BenchResult(name: "scale_server_rss_growth_\(devices)", unit: "MiB", value: Double(after.residentBytes - before.residentBytes) / 1_048_576,
-                               note: size + ": resident memory the server added, started and after the queries"))
-        report.add(BenchResult(name: "scale_server_fds_\(devices)", unit: "descriptors", value: Double(after.descriptors - before.descriptors),
-                               note: size + ": descriptors the server added (listener, pool, transport)"))
+        report.add(
+            BenchResult(
+                name: "scale_server_start_\(devices)", unit: "s", value: startSeconds, target: "≤ 1 s",
+                met: startSeconds <= 1, note: size))
+        report.add(
+            BenchResult(
+                name: "scale_history_p99_\(devices)", unit: "ms p99", value: p99(history), target: "≤ 5 ms",
+                met: p99(history) <= 5, note: size + ", limit 100, loopback HTTP, \(requests) users; \(spread(history))"))
+        report.add(
+            BenchResult(
+                name: "scale_lockout_p99_\(devices)", unit: "ms p99", value: p99(lockout), target: "≤ 3 ms",
+                met: p99(lockout) <= 3, note: size + ", loopback HTTP, \(requests) users; \(spread(lockout))"))
+        report.add(
+            BenchResult(
+                name: "scale_server_rss_growth_\(devices)", unit: "MiB", value: Double(after.residentBytes - before.residentBytes) / 1_048_576,
+                note: size + ": resident memory the server added, started and after the queries"))
+        report.add(
+            BenchResult(
+                name: "scale_server_fds_\(devices)", unit: "descriptors", value: Double(after.descriptors - before.descriptors),
+                note: size + ": descriptors the server added (listener, pool, transport)"))
     }
 }
 

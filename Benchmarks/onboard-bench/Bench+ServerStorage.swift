@@ -20,8 +20,10 @@ extension Bench {
     ///   replicas (reported).
     func measureServerStorage() {
         guard let base = ProcessInfo.processInfo.environment["ONBOARD_BENCH_DATABASE_URL"], !base.isEmpty else {
-            report.add(BenchResult(name: "pg_ingest_vs_copy", unit: "events/s", value: 0,
-                                   note: "skipped: set ONBOARD_BENCH_DATABASE_URL to a PostgreSQL server the bench may create databases on"))
+            report.add(
+                BenchResult(
+                    name: "pg_ingest_vs_copy", unit: "events/s", value: 0,
+                    note: "skipped: set ONBOARD_BENCH_DATABASE_URL to a PostgreSQL server the bench may create databases on"))
             return
         }
         let count = options.quick ? 5_000 : 200_000
@@ -44,12 +46,18 @@ extension Bench {
             versusLMDB.baseline.append(lmdbIngestPass(bodies, expectedHead: head, round: round))
         }
         let note = "\(count) events, \(SyncLimits.maximumBatchEvents)/upload, \(rounds) rounds"
-        report.add(BenchResult(name: "pg_ingest_vs_copy", unit: "events/s", paired: versusCopy, baseline: "COPY of the same rows",
-                               target: "≥ 0.3 × COPY", threshold: 0.3, note: note))
-        report.add(BenchResult(name: "pg_sync_vs_pg_ingest", unit: "events/s", paired: versusIngest, baseline: "server-local ingest on PostgreSQL",
-                               target: "≥ 0.5 × server-local ingest", threshold: 0.5, note: note + ", loopback HTTP"))
-        report.add(BenchResult(name: "pg_ingest_vs_lmdb_ingest", unit: "events/s", paired: versusLMDB, baseline: "server-local ingest on LMDB",
-                               note: note))
+        report.add(
+            BenchResult(
+                name: "pg_ingest_vs_copy", unit: "events/s", paired: versusCopy, baseline: "COPY of the same rows",
+                target: "≥ 0.3 × COPY", threshold: 0.3, note: note))
+        report.add(
+            BenchResult(
+                name: "pg_sync_vs_pg_ingest", unit: "events/s", paired: versusIngest, baseline: "server-local ingest on PostgreSQL",
+                target: "≥ 0.5 × server-local ingest", threshold: 0.5, note: note + ", loopback HTTP"))
+        report.add(
+            BenchResult(
+                name: "pg_ingest_vs_lmdb_ingest", unit: "events/s", paired: versusLMDB, baseline: "server-local ingest on LMDB",
+                note: note))
         measureTwoNodes(base: base)
     }
 
@@ -65,11 +73,14 @@ extension Bench {
         } catch {
             failOperation("server bench: cannot create a database on \(adminURL): \(error)")
         }
-        return (base[..<slash] + "/" + name, {
-            guard let admin = try? PGConnection(url: DatabaseURL(adminURL)) else { return }
-            defer { admin.close() }
-            _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        })
+        return (
+            base[..<slash] + "/" + name,
+            {
+                guard let admin = try? PGConnection(url: DatabaseURL(adminURL)) else { return }
+                defer { admin.close() }
+                _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            }
+        )
     }
 
     private func enrolledPostgresServer(_ url: String) -> (server: SyncServer, token: String) {
@@ -84,8 +95,9 @@ extension Bench {
 
     private func ingest(_ server: SyncServer, token: String, _ bodies: [[UInt8]], round: Int, side: String) -> Double {
         let requests = bodies.map { body in
-            SyncRequest(method: "POST", path: SyncPaths.events(device: BenchEvents.device),
-                        headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType], body: body)
+            SyncRequest(
+                method: "POST", path: SyncPaths.events(device: BenchEvents.device),
+                headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType], body: body)
         }
         let start = now()
         for (index, request) in requests.enumerated() {
@@ -107,9 +119,12 @@ extension Bench {
             guard held == expectedHead else { failOperation("server bench: round \(round): the database holds seq \(held.seq), not \(expectedHead.seq)") }
             let connection = try PGConnection(url: DatabaseURL(database.url))
             defer { connection.close() }
-            let rows = try connection.execute("SELECT device, seq, id, at_ms, type::int8, user_key, hash, record FROM events ORDER BY seq").map { row -> [PGValue] in
-                [.text(try row.string(0)), .int64(try row.int64(1)), .uuid(try row.uuid(2)), .int64(try row.int64(3)),
-                 .int64(try row.int64(4)), try row.optionalBytes(5).map { .bytes($0) } ?? .null, .bytes(try row.bytes(6)), .bytes(try row.bytes(7))]
+            let rows = try connection.execute("SELECT device, seq, id, at_ms, type::int8, user_key, hash, record FROM events ORDER BY seq").map {
+                row -> [PGValue] in
+                [
+                    .text(try row.string(0)), .int64(try row.int64(1)), .uuid(try row.uuid(2)), .int64(try row.int64(3)),
+                    .int64(try row.int64(4)), try row.optionalBytes(5).map { .bytes($0) } ?? .null, .bytes(try row.bytes(6)), .bytes(try row.bytes(7))
+                ]
             }
             return (Double(expectedHead.seq) / elapsed, rows)
         } catch {
@@ -135,8 +150,9 @@ extension Bench {
             let start = now()
             for chunk in Swift.stride(from: 0, to: typed.count, by: 1_000) {
                 try connection.transaction { connection in
-                    try connection.copy(into: "events", columns: ["device", "seq", "id", "at_ms", "type", "user_key", "hash", "record"],
-                                        rows: Array(typed[chunk..<min(chunk + 1_000, typed.count)]))
+                    try connection.copy(
+                        into: "events", columns: ["device", "seq", "id", "at_ms", "type", "user_key", "hash", "record"],
+                        rows: Array(typed[chunk..<min(chunk + 1_000, typed.count)]))
                 }
             }
             return Double(rows.count) / seconds(since: start)

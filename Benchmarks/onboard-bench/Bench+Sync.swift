@@ -47,9 +47,11 @@ extension Bench {
         }
 
         let sizeNote = options.quick || count >= 1_000_000 ? "" : " (the issue asks for 10^6; fewer keep the full suite under 15 min)"
-        report.add(BenchResult(name: "sync_vs_local_ingest", unit: "events/s", paired: paired,
-                               baseline: "server-local ingest", target: "≥ 0.5 × server-local ingest", threshold: 0.5,
-                               note: "\(count) events\(sizeNote), \(batchSize)/upload, loopback HTTP vs router in-process"))
+        report.add(
+            BenchResult(
+                name: "sync_vs_local_ingest", unit: "events/s", paired: paired,
+                baseline: "server-local ingest", target: "≥ 0.5 × server-local ingest", threshold: 0.5,
+                note: "\(count) events\(sizeNote), \(batchSize)/upload, loopback HTTP vs router in-process"))
     }
 
     /// The bodies of the uploads the client sends for `store`'s records at seqs 1…n in batches of
@@ -87,11 +89,14 @@ extension Bench {
         do {
             let server = try SyncServer(dataDirectory: path, options: Bench.serverOptions)
             guard let admin = server.createdAdminToken else { fatalError("sync bench: a fresh server made no admin token") }
-            let response = server.handle(SyncRequest(method: "POST", path: SyncPaths.devices,
-                                                     headers: ["authorization": "Bearer \(admin)", "content-type": SyncWire.contentType],
-                                                     body: SyncWire.enrolBody(device: BenchEvents.device)))
+            let response = server.handle(
+                SyncRequest(
+                    method: "POST", path: SyncPaths.devices,
+                    headers: ["authorization": "Bearer \(admin)", "content-type": SyncWire.contentType],
+                    body: SyncWire.enrolBody(device: BenchEvents.device)))
             guard response.status == 201 else {
-                fatalError("sync bench: enrolling \(BenchEvents.device) answered \(response.status): \(SyncWire.error(from: response.body).map { "\($0)" } ?? "")")
+                fatalError(
+                    "sync bench: enrolling \(BenchEvents.device) answered \(response.status): \(SyncWire.error(from: response.body).map { "\($0)" } ?? "")")
             }
             return EnrolledServer(path: path, server: server, deviceToken: try SyncWire.token(from: response.body))
         } catch {
@@ -101,13 +106,17 @@ extension Bench {
 
     /// The server's cursor of the bench device, asked through the router; must equal `expected`.
     private func checkServerHolds(_ enrolled: EnrolledServer, expected: (seq: UInt64, hash: Digest), side: String, round: Int) {
-        let response = enrolled.server.handle(SyncRequest(method: "GET", path: SyncPaths.cursor(device: BenchEvents.device),
-                                                          headers: ["authorization": "Bearer \(enrolled.deviceToken)"]))
+        let response = enrolled.server.handle(
+            SyncRequest(
+                method: "GET", path: SyncPaths.cursor(device: BenchEvents.device),
+                headers: ["authorization": "Bearer \(enrolled.deviceToken)"]))
         guard response.status == 200, let cursor = try? SyncWire.cursor(from: response.body) else {
             fatalError("sync bench: \(side) round \(round): the server's cursor answered \(response.status)")
         }
         guard cursor.acknowledgedSeq == expected.seq, cursor.headHash == expected.hash else {
-            fatalError("sync bench: \(side) round \(round): the server holds seq \(cursor.acknowledgedSeq) hash \(cursor.headHash.hex), the device log ends at seq \(expected.seq) hash \(expected.hash.hex)")
+            fatalError(
+                "sync bench: \(side) round \(round): the server holds seq \(cursor.acknowledgedSeq) hash \(cursor.headHash.hex), the device log ends at seq \(expected.seq) hash \(expected.hash.hex)"
+            )
         }
     }
 
@@ -140,7 +149,9 @@ extension Bench {
         case .failure(let error): fatalError("sync bench: round \(round): the sync failed: \(error)")
         }
         guard summary.acknowledgedSeq == head.seq, summary.appended == eventCount, summary.retries == 0, !summary.wasStopped else {
-            fatalError("sync bench: round \(round): the sync ended at seq \(summary.acknowledgedSeq) with \(summary.appended) appended, \(summary.retries) retries, stopped \(summary.wasStopped); expected seq \(head.seq), \(eventCount) appended, no retries")
+            fatalError(
+                "sync bench: round \(round): the sync ended at seq \(summary.acknowledgedSeq) with \(summary.appended) appended, \(summary.retries) retries, stopped \(summary.wasStopped); expected seq \(head.seq), \(eventCount) appended, no retries"
+            )
         }
         checkServerHolds(enrolled, expected: (head.seq, head.hash), side: "sync", round: round)
         return Double(eventCount) / elapsed
@@ -150,12 +161,14 @@ extension Bench {
     private func localIngestPass(_ bodies: [[UInt8]], expectedHead: (seq: UInt64, hash: Digest), round: Int) -> Double {
         let enrolled = enrolledServer("ingest-server")
         defer { shutDown(enrolled) }
-        let cursorRequest = SyncRequest(method: "GET", path: SyncPaths.cursor(device: BenchEvents.device),
-                                        headers: ["authorization": "Bearer \(enrolled.deviceToken)"])
+        let cursorRequest = SyncRequest(
+            method: "GET", path: SyncPaths.cursor(device: BenchEvents.device),
+            headers: ["authorization": "Bearer \(enrolled.deviceToken)"])
         let requests = bodies.map { body in
-            SyncRequest(method: "POST", path: SyncPaths.events(device: BenchEvents.device),
-                        headers: ["authorization": "Bearer \(enrolled.deviceToken)", "content-type": SyncWire.contentType],
-                        body: body)
+            SyncRequest(
+                method: "POST", path: SyncPaths.events(device: BenchEvents.device),
+                headers: ["authorization": "Bearer \(enrolled.deviceToken)", "content-type": SyncWire.contentType],
+                body: body)
         }
         var statuses: [Int] = []
         statuses.reserveCapacity(requests.count + 1)

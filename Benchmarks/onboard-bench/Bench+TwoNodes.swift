@@ -39,8 +39,10 @@ extension Bench {
             paired.subject.append(nodesPass(base: base, nodes: 2, stores: stores, round: round))
             paired.baseline.append(nodesPass(base: base, nodes: 1, stores: stores, round: round))
         }
-        report.add(BenchResult(name: "pg_two_nodes_vs_one", unit: "events/s", paired: paired, baseline: "one node",
-                               note: "\(devices) devices × \(perDevice) events syncing at once over loopback HTTP, \(rounds) rounds; reported (2 cores)"))
+        report.add(
+            BenchResult(
+                name: "pg_two_nodes_vs_one", unit: "events/s", paired: paired, baseline: "one node",
+                note: "\(devices) devices × \(perDevice) events syncing at once over loopback HTTP, \(rounds) rounds; reported (2 cores)"))
     }
 
     /// Every store synced at once to `nodes` nodes on a fresh database (store k to node k mod nodes); events per second.

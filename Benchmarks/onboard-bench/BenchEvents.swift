@@ -46,9 +46,11 @@ enum BenchEvents {
             case 1: payload = .signInSucceeded(method: .passcode, secondFactor: false)
             default: payload = .signInFailed(method: .passcode, reason: .invalidPasscode)
             }
-            events.append(Event(id: uuid(&random, milliseconds: milliseconds), device: device,
-                                at: Timestamp(millisecondsSince1970: milliseconds), user: user, flow: session,
-                                payload: payload))
+            events.append(
+                Event(
+                    id: uuid(&random, milliseconds: milliseconds), device: device,
+                    at: Timestamp(millisecondsSince1970: milliseconds), user: user, flow: session,
+                    payload: payload))
         }
         precondition(historyLeft == 0, "the log is too short for \(historyEvents) history events")
         return events
@@ -62,8 +64,11 @@ enum BenchEvents {
         for index in 6..<16 { bytes[index] = UInt8(truncatingIfNeeded: (index < 11 ? low : high) >> (8 * (index % 8))) }
         bytes[6] = 0x70 | (bytes[6] & 0x0F)
         bytes[8] = 0x80 | (bytes[8] & 0x3F)
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 }
 
@@ -98,7 +103,8 @@ final class EncodedEvents {
             records.append(bytes)
         }
         let users = events.map { $0.user.map { EncodedEvents.indexPrefix(refs[$0]!) } }
-        let total = records.reduce(0) { $0 + $1.count + 32 } + users.reduce(0) { $0 + ($1?.count ?? 0) }
+        let total =
+            records.reduce(0) { $0 + $1.count + 32 } + users.reduce(0) { $0 + ($1?.count ?? 0) }
             + entries.values.reduce(0) { $0 + $1.count }
         arena = .allocate(byteCount: max(total, 1), alignment: 16)
         descriptors = .allocate(capacity: events.count)
@@ -115,10 +121,11 @@ final class EncodedEvents {
             let session = event.flow.map { session in place(withUnsafeBytes(of: session.uuid) { Array($0) }) }
             let user = users[index].map(place)
             let entry = entries[index]
-            descriptors[index] = cb_event(seq: UInt64(index + 1), record: record, record_length: records[index].count,
-                                          id: id, user: user, user_length: users[index]?.count ?? 0,
-                                          entry: entry.map(place), entry_length: entry?.count ?? 0,
-                                          session: session)
+            descriptors[index] = cb_event(
+                seq: UInt64(index + 1), record: record, record_length: records[index].count,
+                id: id, user: user, user_length: users[index]?.count ?? 0,
+                entry: entry.map(place), entry_length: entry?.count ?? 0,
+                session: session)
         }
         precondition(offset <= total, "arena overrun")
     }

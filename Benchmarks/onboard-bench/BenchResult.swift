@@ -21,8 +21,10 @@ struct BenchResult {
     var met: Bool?
     var note: String?
 
-    init(name: String, unit: String, paired: Paired, baseline: String, target: String? = nil,
-         goal: Goal = .atLeast, threshold: Double? = nil, note: String? = nil) {
+    init(
+        name: String, unit: String, paired: Paired, baseline: String, target: String? = nil,
+        goal: Goal = .atLeast, threshold: Double? = nil, note: String? = nil
+    ) {
         self.name = name
         self.unit = unit
         self.value = median(paired.subject)
@@ -51,9 +53,11 @@ struct BenchResult {
     var json: [String: Any] {
         // JSON has no NaN: a figure not measured is null.
         func number(_ value: Double?) -> Any { value.flatMap { $0.isFinite ? $0 : nil } ?? NSNull() }
-        var object: [String: Any] = ["name": name, "unit": unit, "value": number(value),
-                                     "baseline": baseline ?? NSNull(), "baseline_value": number(baselineValue),
-                                     "ratio": number(ratio), "target": target ?? NSNull(), "met": met ?? NSNull()]
+        var object: [String: Any] = [
+            "name": name, "unit": unit, "value": number(value),
+            "baseline": baseline ?? NSNull(), "baseline_value": number(baselineValue),
+            "ratio": number(ratio), "target": target ?? NSNull(), "met": met ?? NSNull()
+        ]
         if let ratioMin, let ratioMax {
             object["ratio_min"] = ratioMin
             object["ratio_max"] = ratioMax
@@ -72,17 +76,22 @@ final class Report {
         emit(Report.row(result))
     }
 
-    static let header = [pad("name", 40), pad("value", 14), pad("unit", 10), pad("baseline", 16),
-                         pad("baseline value", 14), pad("ratio (min–max)", 22), pad("target", 14), "met"].joined(separator: " ")
+    static let header = [
+        pad("name", 40), pad("value", 14), pad("unit", 10), pad("baseline", 16),
+        pad("baseline value", 14), pad("ratio (min–max)", 22), pad("target", 14), "met"
+    ].joined(separator: " ")
 
     static func row(_ result: BenchResult) -> String {
-        let ratio = result.ratio.map { ratio in
-            "\(format(ratio)) (\(format(result.ratioMin ?? ratio))–\(format(result.ratioMax ?? ratio)))"
-        } ?? "—"
+        let ratio =
+            result.ratio.map { ratio in
+                "\(format(ratio)) (\(format(result.ratioMin ?? ratio))–\(format(result.ratioMax ?? ratio)))"
+            } ?? "—"
         let met = result.met.map { $0 ? "yes" : "NO" } ?? "—"
-        var line = [pad(result.name, 40), pad(format(result.value), 14), pad(result.unit, 10),
-                    pad(result.baseline ?? "—", 16), pad(result.baselineValue.map(format) ?? "—", 14),
-                    pad(ratio, 22), pad(result.target ?? "—", 14), met].joined(separator: " ")
+        var line = [
+            pad(result.name, 40), pad(format(result.value), 14), pad(result.unit, 10),
+            pad(result.baseline ?? "—", 16), pad(result.baselineValue.map(format) ?? "—", 14),
+            pad(ratio, 22), pad(result.target ?? "—", 14), met
+        ].joined(separator: " ")
         if let note = result.note { line += "  (\(note))" }
         return line
     }

@@ -18,7 +18,7 @@ enum Machine {
             "os_version": ProcessInfo.processInfo.operatingSystemVersionString,
             "swift_version": swiftVersion(),
             "lmdb_version": String(cString: mdb_version(nil, nil, nil)),
-            "sqlite_version": String(cString: sqlite3_libversion()),
+            "sqlite_version": String(cString: sqlite3_libversion())
         ]
     }
 

@@ -13,14 +13,17 @@ final class SQLiteLog {
         check(sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil), "open \(path)")
         execute("PRAGMA journal_mode=WAL")
         execute("PRAGMA synchronous=\(relaxed ? "NORMAL" : "FULL")")
-        execute("""
+        execute(
+            """
             CREATE TABLE IF NOT EXISTS events (
                 seq INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, user TEXT, session BLOB, value BLOB NOT NULL)
             """)
         execute("CREATE INDEX IF NOT EXISTS events_user ON events(user)")
         execute("CREATE INDEX IF NOT EXISTS events_session ON events(session)")
-        check(sqlite3_prepare_v2(database, "INSERT INTO events (seq, id, user, session, value) VALUES (?, ?, ?, ?, ?)",
-                                 -1, &insert, nil), "prepare insert")
+        check(
+            sqlite3_prepare_v2(
+                database, "INSERT INTO events (seq, id, user, session, value) VALUES (?, ?, ?, ?, ?)",
+                -1, &insert, nil), "prepare insert")
     }
 
     deinit {

@@ -9,10 +9,12 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(name: "OnboardingStore", path: "../..")],
     targets: [
-        .executableTarget(name: "SigninApp", dependencies: [
-            .product(name: "OnboardingStore", package: "OnboardingStore"),
-            .product(name: "OnboardingServer", package: "OnboardingStore"),
-        ]),
+        .executableTarget(
+            name: "SigninApp",
+            dependencies: [
+                .product(name: "OnboardingStore", package: "OnboardingStore"),
+                .product(name: "OnboardingServer", package: "OnboardingStore")
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

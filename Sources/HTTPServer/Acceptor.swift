@@ -1,9 +1,9 @@
 import CMicroHTTPD
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The server's listening socket and the thread that accepts on it.
@@ -55,8 +55,10 @@ final class Acceptor: Sendable {
     }
 
     /// Binds and listens on `address:port` (0: any free port).
-    static func listen(on address: in_addr, host: String, port: UInt16, limits: HTTPServer.Limits,
-                       secure: Bool = false) throws(HTTPServerError) -> Acceptor {
+    static func listen(
+        on address: in_addr, host: String, port: UInt16, limits: HTTPServer.Limits,
+        secure: Bool = false
+    ) throws(HTTPServerError) -> Acceptor {
         let listener = makeSocket()
         guard listener >= 0 else {
             throw HTTPServerError(.addressUnavailable, "could not create a socket to listen on \(host):\(port): \(String(cString: strerror(errno)))")
@@ -73,7 +75,9 @@ final class Acceptor: Sendable {
         guard bound == 0, listenOn(listener, listenBacklog) == 0 else {
             let reason = String(cString: strerror(errno))
             _ = closeDescriptor(listener)
-            throw HTTPServerError(.addressUnavailable, "could not listen on \(host):\(port) (\(reason)); the port may be in use or need privileges — choose another port, or 0 for any free one")
+            throw HTTPServerError(
+                .addressUnavailable,
+                "could not listen on \(host):\(port) (\(reason)); the port may be in use or need privileges — choose another port, or 0 for any free one")
         }
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
         var actual = sockaddr_in()
@@ -177,7 +181,8 @@ final class Acceptor: Sendable {
     }
 
     private func admit(_ socket: Int32, peer: sockaddr_in, length: socklen_t, core: ServerCore, daemon: Daemon, connectionLimit: Int) {
-        let perAddressLimit = core.limits.addressesWithoutPerAddressLimit.contains(peer.sin_addr.s_addr)
+        let perAddressLimit =
+            core.limits.addressesWithoutPerAddressLimit.contains(peer.sin_addr.s_addr)
             ? connectionLimit : core.limits.perAddressConnectionLimit
         switch core.connections.admit(socket, address: peer.sin_addr.s_addr, connectionLimit: connectionLimit, perAddressLimit: perAddressLimit) {
         case .admitted(let serial):
@@ -239,16 +244,16 @@ final class Acceptor: Sendable {
         withUnsafeMutablePointer(to: &peer) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
                 #if os(Linux)
-                return onboard_accept_nonblocking(listener, generic, &length)
+                    return onboard_accept_nonblocking(listener, generic, &length)
                 #else
-                let socket = accept(listener, generic, &length)
-                if socket >= 0 {
-                    _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
-                    _ = fcntl(socket, F_SETFD, FD_CLOEXEC)
-                    var one: Int32 = 1
-                    _ = setsockopt(socket, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-                }
-                return socket
+                    let socket = accept(listener, generic, &length)
+                    if socket >= 0 {
+                        _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
+                        _ = fcntl(socket, F_SETFD, FD_CLOEXEC)
+                        var one: Int32 = 1
+                        _ = setsockopt(socket, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+                    }
+                    return socket
                 #endif
             }
         }
@@ -260,16 +265,16 @@ final class Acceptor: Sendable {
 
     private static func makeSocket() -> Int32 {
         #if os(Linux)
-        socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+            socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         #else
-        socket(AF_INET, SOCK_STREAM, 0)
+            socket(AF_INET, SOCK_STREAM, 0)
         #endif
     }
 
     #if os(Linux)
-    private static let sendFlags = Int32(MSG_NOSIGNAL)
+        private static let sendFlags = Int32(MSG_NOSIGNAL)
     #else
-    private static let sendFlags: Int32 = 0
+        private static let sendFlags: Int32 = 0
     #endif
 
     /// The canned 503s, built once through the same error shape as every other answer.
@@ -281,7 +286,8 @@ final class Acceptor: Sendable {
         init(limits: HTTPServer.Limits) {
             let retry = HTTPServer.Limits.busyRetryAfterSeconds
             connectionLimit = Self.wire("the server is at its connection limit; retry in \(retry) s")
-            addressLimit = Self.wire("too many connections from your address (at most \(limits.perAddressConnectionLimit) at once); close some or retry in \(retry) s")
+            addressLimit = Self.wire(
+                "too many connections from your address (at most \(limits.perAddressConnectionLimit) at once); close some or retry in \(retry) s")
             outOfDescriptors = Self.wire("the server is out of file descriptors; retry in \(retry) s")
         }
 

@@ -1,9 +1,9 @@
 import CMicroHTTPD
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Every open connection, keyed by its socket: the acceptor adds one before handing the socket to
@@ -181,10 +181,10 @@ final class ConnectionTable: Sendable {
     }
 
     #if os(Linux)
-    /// POLLRDHUP: the peer shut down its writing end. (Linux; elsewhere only a full hang-up shows.)
-    private static let hangUpEvents = Int16(0x2000)
+        /// POLLRDHUP: the peer shut down its writing end. (Linux; elsewhere only a full hang-up shows.)
+        private static let hangUpEvents = Int16(0x2000)
     #else
-    private static let hangUpEvents = Int16(POLLHUP)
+        private static let hangUpEvents = Int16(POLLHUP)
     #endif
 
     var count: Int { state.withLock { $0.entries.count } }

@@ -56,7 +56,8 @@ public struct HTTPResponse: Sendable, Equatable {
     /// every client parses one format whichever layer refused. The message should say what was
     /// wrong and what to do; never put secrets in it.
     public static func error(status: Int, _ message: String) -> HTTPResponse {
-        let body = (try? JSONEncoder().encode(["error": ["code": errorCode(status), "message": message]])).map { Array($0) }
+        let body =
+            (try? JSONEncoder().encode(["error": ["code": errorCode(status), "message": message]])).map { Array($0) }
             ?? Array(#"{"error":{"code":"internal","message":"internal error"}}"#.utf8)
         return json(status: status, body)
     }

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension HTTPServer {
@@ -78,18 +78,21 @@ extension HTTPServer {
             let needed = min(limits.connectionLimit, Limits.minimumConnectionLimit)
             guard forConnections >= needed else {
                 let suggested = inUse + reserved + own + limits.connectionLimit
-                throw HTTPServerError(.outOfFileDescriptors, "only \(max(0, forConnections)) file descriptors are left for connections (RLIMIT_NOFILE is \(softLimit), \(inUse) are open, \(reserved + own) are kept for the server's own files) but at least \(needed) are needed; raise the limit to at least \(suggested) (ulimit -n \(suggested), or LimitNOFILE=\(suggested) for a systemd service)")
+                throw HTTPServerError(
+                    .outOfFileDescriptors,
+                    "only \(max(0, forConnections)) file descriptors are left for connections (RLIMIT_NOFILE is \(softLimit), \(inUse) are open, \(reserved + own) are kept for the server's own files) but at least \(needed) are needed; raise the limit to at least \(suggested) (ulimit -n \(suggested), or LimitNOFILE=\(suggested) for a systemd service)"
+                )
             }
             return min(limits.connectionLimit, forConnections)
         }
     }
 
     #if canImport(Glibc)
-    // RLIM_INFINITY is all ones, which Swift cannot import as a constant.
-    private static var infinity: rlim_t { rlim_t.max }
-    private static var noFileResource: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_NOFILE.rawValue) }
+        // RLIM_INFINITY is all ones, which Swift cannot import as a constant.
+        private static var infinity: rlim_t { rlim_t.max }
+        private static var noFileResource: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_NOFILE.rawValue) }
     #else
-    private static var infinity: rlim_t { RLIM_INFINITY }
-    private static var noFileResource: Int32 { RLIMIT_NOFILE }
+        private static var infinity: rlim_t { RLIM_INFINITY }
+        private static var noFileResource: Int32 { RLIMIT_NOFILE }
     #endif
 }

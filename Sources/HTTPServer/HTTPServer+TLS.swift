@@ -47,8 +47,9 @@ final class TLSCredentials {
         var error = [CChar](repeating: 0, count: 512)
         let loaded = certificate.withUnsafeBufferPointer { certificateBytes in
             key.withUnsafeBufferPointer { keyBytes in
-                onboard_tls_credentials_load(certificateBytes.baseAddress, certificateBytes.count, keyBytes.baseAddress, keyBytes.count,
-                                             &error, error.count)
+                onboard_tls_credentials_load(
+                    certificateBytes.baseAddress, certificateBytes.count, keyBytes.baseAddress, keyBytes.count,
+                    &error, error.count)
             }
         }
         guard let loaded else {
@@ -60,7 +61,8 @@ final class TLSCredentials {
         let expiry = Date(timeIntervalSince1970: TimeInterval(onboard_tls_credentials_expiry(loaded)))
         guard expiry > Date() else {
             onboard_tls_credentials_free(loaded)
-            throw HTTPServerError(.invalidTLS, "TLS: the certificate in \(configuration.certificateFile) expired at \(ISO8601DateFormatter().string(from: expiry)); renew it")
+            throw HTTPServerError(
+                .invalidTLS, "TLS: the certificate in \(configuration.certificateFile) expired at \(ISO8601DateFormatter().string(from: expiry)); renew it")
         }
         pointer = loaded
         info = TLSCertificateInfo(fingerprint: fingerprint, expiresAt: expiry)

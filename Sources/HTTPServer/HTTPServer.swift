@@ -2,9 +2,9 @@ import CMicroHTTPD
 import CTLS
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A small HTTP/1.1 server on libmicrohttpd that reads each request in full (bounded by
@@ -79,8 +79,9 @@ public final class HTTPServer: Sendable {
         self.requestedPort = port
         self.limits = limits
         self.tls = tls
-        self.core = ServerCore(handler: handler, limits: limits, accessLog: accessLog, warningLog: warningLog,
-                               responseHeaders: responseHeaders)
+        self.core = ServerCore(
+            handler: handler, limits: limits, accessLog: accessLog, warningLog: warningLog,
+            responseHeaders: responseHeaders)
     }
 
     deinit {
@@ -178,7 +179,8 @@ public final class HTTPServer: Sendable {
                 }
                 certificateInfo.withLock { $0 = credentials.info }
             }
-            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+            var flags =
+                MHD_USE_INTERNAL_POLLING_THREAD.rawValue
                 | MHD_USE_NO_LISTEN_SOCKET.rawValue // the acceptor accepts (see Acceptor)
                 | MHD_ALLOW_SUSPEND_RESUME.rawValue // handlers run on the pool; includes MHD_USE_ITC
                 | MHD_USE_AUTO.rawValue // epoll on Linux, poll elsewhere: no FD_SETSIZE ceiling
@@ -190,18 +192,22 @@ public final class HTTPServer: Sendable {
             // MHD's own limit is only a backstop (the acceptor enforces the real one) and applies
             // per polling thread, which MHD picks by descriptor number: each must hold them all.
             let backstop = UInt32(clamping: connectionLimit * limits.pollingThreadCount)
-            guard let daemon = onboard_mhd_start_daemon(
-                flags,
-                onboardAccessHandler, corePointer,
-                onboardRequestCompleted, corePointer,
-                onboardConnectionNotified, corePointer,
-                UInt32(limits.pollingThreadCount), backstop,
-                limits.connectionMemoryLimitBytes, UInt32(limits.connectionTimeoutSeconds),
-                tls == nil ? nil : onboard_tls_certificate_callback(), onboard_tls_priorities)
+            guard
+                let daemon = onboard_mhd_start_daemon(
+                    flags,
+                    onboardAccessHandler, corePointer,
+                    onboardRequestCompleted, corePointer,
+                    onboardConnectionNotified, corePointer,
+                    UInt32(limits.pollingThreadCount), backstop,
+                    limits.connectionMemoryLimitBytes, UInt32(limits.connectionTimeoutSeconds),
+                    tls == nil ? nil : onboard_tls_certificate_callback(), onboard_tls_priorities)
             else {
                 releaseTLS()
                 acceptor.close()
-                throw HTTPServerError(.addressUnavailable, "libmicrohttpd could not start its \(limits.pollingThreadCount) polling threads on \(host):\(requestedPort) (out of threads or memory); lower pollingThreadCount or free resources")
+                throw HTTPServerError(
+                    .addressUnavailable,
+                    "libmicrohttpd could not start its \(limits.pollingThreadCount) polling threads on \(host):\(requestedPort) (out of threads or memory); lower pollingThreadCount or free resources"
+                )
             }
             // The threads hold the core, not the server, so dropping the server still runs deinit
             // (and stop(), which joins them).
@@ -212,7 +218,10 @@ public final class HTTPServer: Sendable {
                 MHD_stop_daemon(daemon)
                 releaseTLS()
                 acceptor.close()
-                throw HTTPServerError(.outOfThreads, "could not start \(limits.handlerThreadCount) handler threads (\(error.message)); lower handlerThreadCount or raise the process's thread limit")
+                throw HTTPServerError(
+                    .outOfThreads,
+                    "could not start \(limits.handlerThreadCount) handler threads (\(error.message)); lower handlerThreadCount or raise the process's thread limit"
+                )
             }
             do throws(ServerThread.StartError) {
                 try acceptor.start(core: core, daemon: Acceptor.Daemon(pointer: daemon), connectionLimit: connectionLimit)

@@ -1,8 +1,8 @@
 import CMicroHTTPD
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The C callbacks libmicrohttpd calls on its polling threads. They must not capture context
@@ -76,8 +76,11 @@ func onboardAccessHandler(
         case .full:
             core.releaseBody(of: context)
             core.warnings.note(.handlerQueue)
-            return respond(core, connection, context, .unavailable(
-                "the server is busy: \(core.limits.maximumQueuedRequests) requests are waiting for a handler; retry in \(HTTPServer.Limits.busyRetryAfterSeconds) s"))
+            return respond(
+                core, connection, context,
+                .unavailable(
+                    "the server is busy: \(core.limits.maximumQueuedRequests) requests are waiting for a handler; retry in \(HTTPServer.Limits.busyRetryAfterSeconds) s"
+                ))
         case .stopping:
             core.releaseBody(of: context)
             return respond(core, connection, context, .unavailable("the server is shutting down; retry shortly"))
@@ -105,8 +108,10 @@ private func headersArrived(
     // Counting first (no iterator) keeps a flood of headers from being copied into Swift strings.
     let headerCount = Int(MHD_get_connection_values(connection, .HEADER_KIND, nil, nil))
     if headerCount > core.limits.maximumHeaderCount {
-        return respond(core, connection, context, .error(
-            status: 431, "request has \(headerCount) header fields; at most \(core.limits.maximumHeaderCount) are accepted"))
+        return respond(
+            core, connection, context,
+            .error(
+                status: 431, "request has \(headerCount) header fields; at most \(core.limits.maximumHeaderCount) are accepted"))
     }
     let contextPointer = Unmanaged.passUnretained(context).toOpaque()
     _ = MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, contextPointer)
@@ -129,9 +134,11 @@ private func headersArrived(
             return respond(core, connection, context, .error(status: 400, "Content-Length is not a number"))
         }
         if length > UInt64(core.limits.maximumRequestBodyBytes) {
-            return respond(core, connection, context, .error(
-                status: 413,
-                "request body is \(length) bytes; at most \(core.limits.maximumRequestBodyBytes) are accepted; send smaller batches"))
+            return respond(
+                core, connection, context,
+                .error(
+                    status: 413,
+                    "request body is \(length) bytes; at most \(core.limits.maximumRequestBodyBytes) are accepted; send smaller batches"))
         }
         // Refused now, before a byte is read, when it plainly cannot fit; nothing is reserved, so
         // a client that declares a large body and then trickles holds none of the budget.
@@ -153,8 +160,10 @@ private func bodyChunkArrived(
     case .receiving:
         if context.body.count + byteCount > core.limits.maximumRequestBodyBytes {
             // Only a chunked body (no Content-Length) can get here over the limit.
-            discard(core, context, .error(
-                status: 413, "request body is larger than \(core.limits.maximumRequestBodyBytes) bytes; send smaller batches"))
+            discard(
+                core, context,
+                .error(
+                    status: 413, "request body is larger than \(core.limits.maximumRequestBodyBytes) bytes; send smaller batches"))
         } else if !core.chargeBody(byteCount, to: context) {
             core.warnings.note(.bodyMemory)
             discard(core, context, .unavailable(bodyBudgetMessage(core)))
@@ -201,8 +210,9 @@ private func respond(
     if core.draining { response.headers.replaceOrAdd(name: "Connection", value: "close") }
     for (name, value) in core.responseHeaders where response.headers[name] == nil { response.headers.add(name: name, value: value) }
 
-    guard let built = makeResponse(response)
-        ?? makeResponse(.unavailable("the server is out of memory; retry in \(HTTPServer.Limits.busyRetryAfterSeconds) s"))
+    guard
+        let built = makeResponse(response)
+            ?? makeResponse(.unavailable("the server is out of memory; retry in \(HTTPServer.Limits.busyRetryAfterSeconds) s"))
     else { return .NO }
     defer { MHD_destroy_response(built.pointer) }
     let queued = MHD_queue_response(connection, UInt32(built.status), built.pointer)
@@ -251,8 +261,10 @@ private func makeResponse(_ response: HTTPResponse) -> (pointer: OpaquePointer, 
     guard let created else { return nil }
     // libmicrohttpd (0.9.75) refuses a header with an empty value; such a header means the same as
     // an absent one, so it is left out rather than failing the whole response.
-    for (name, value) in response.headers where !value.isEmpty
-        && MHD_add_response_header(created, name, value) != .YES {
+    for (name, value) in response.headers
+    where !value.isEmpty
+        && MHD_add_response_header(created, name, value) != .YES
+    {
         MHD_destroy_response(created)
         return nil
     }
@@ -274,11 +286,12 @@ func onboardRequestCompleted(
     core.releaseBody(of: context)
     // The next request on a kept-alive connection gets a whole deadline of its own.
     core.connections.restartDeadline(context.descriptor, responding: false)
-    core.accessLog?(HTTPAccessLogEntry(
-        method: context.method, path: context.path, status: context.status,
-        requestBodyBytes: context.bodyBytesReceived, responseBodyBytes: context.responseBodyBytes,
-        duration: ContinuousClock.now - context.started,
-        completed: termination == .REQUEST_TERMINATED_COMPLETED_OK, rawPath: context.rawPath))
+    core.accessLog?(
+        HTTPAccessLogEntry(
+            method: context.method, path: context.path, status: context.status,
+            requestBodyBytes: context.bodyBytesReceived, responseBodyBytes: context.responseBodyBytes,
+            duration: ContinuousClock.now - context.started,
+            completed: termination == .REQUEST_TERMINATED_COMPLETED_OK, rawPath: context.rawPath))
     core.requestFinished()
 }
 

@@ -26,9 +26,11 @@ final class ServerCore: Sendable {
     /// Request-body bytes held across all connections (see ``HTTPServer/Limits/maximumBufferedBodyBytes``).
     private let bufferedBodyBytes = Atomic<Int>(0)
 
-    init(handler: any HTTPHandler, limits: HTTPServer.Limits,
-         accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)?, warningLog: (@Sendable (String) -> Void)?,
-         responseHeaders: HTTPHeaders = [:]) {
+    init(
+        handler: any HTTPHandler, limits: HTTPServer.Limits,
+        accessLog: (@Sendable (HTTPAccessLogEntry) -> Void)?, warningLog: (@Sendable (String) -> Void)?,
+        responseHeaders: HTTPHeaders = [:]
+    ) {
         self.handler = handler
         self.limits = limits
         self.accessLog = accessLog

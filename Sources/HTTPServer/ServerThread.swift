@@ -1,8 +1,8 @@
 import CMicroHTTPD
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A POSIX thread of the server's own (the acceptor, the handler workers) that `stop()` can join.
@@ -22,28 +22,32 @@ final class ServerThread: @unchecked Sendable {
     static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Result<ServerThread, StartError> {
         let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
         #if canImport(Glibc)
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().run()
-            return nil
-        }, box)
-        guard rc == 0 else {
-            Unmanaged<Box>.fromOpaque(box).release()
-            return .failure(StartError(code: rc))
-        }
-        return .success(ServerThread(thread: thread))
+            var thread = pthread_t()
+            let rc = pthread_create(
+                &thread, nil,
+                { argument in
+                    guard let argument else { return nil }
+                    Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().run()
+                    return nil
+                }, box)
+            guard rc == 0 else {
+                Unmanaged<Box>.fromOpaque(box).release()
+                return .failure(StartError(code: rc))
+            }
+            return .success(ServerThread(thread: thread))
         #else
-        var thread: pthread_t?
-        let rc = pthread_create(&thread, nil, { argument in
-            Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().run()
-            return nil
-        }, box)
-        guard rc == 0, let thread else {
-            Unmanaged<Box>.fromOpaque(box).release()
-            return .failure(StartError(code: rc))
-        }
-        return .success(ServerThread(thread: thread))
+            var thread: pthread_t?
+            let rc = pthread_create(
+                &thread, nil,
+                { argument in
+                    Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().run()
+                    return nil
+                }, box)
+            guard rc == 0, let thread else {
+                Unmanaged<Box>.fromOpaque(box).release()
+                return .failure(StartError(code: rc))
+            }
+            return .success(ServerThread(thread: thread))
         #endif
     }
 
@@ -70,12 +74,11 @@ final class ServerThread: @unchecked Sendable {
 
         func run() {
             #if canImport(Glibc)
-            onboard_name_thread(String(name.utf8.prefix(15)) ?? "onboard-http")
+                onboard_name_thread(String(name.utf8.prefix(15)) ?? "onboard-http")
             #else
-            _ = pthread_setname_np(name)
+                _ = pthread_setname_np(name)
             #endif
             body()
         }
     }
 }
-

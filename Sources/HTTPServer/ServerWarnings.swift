@@ -62,15 +62,18 @@ final class ServerWarnings: Sendable {
         let requests = count == 1 ? "1 request" : "\(count) requests"
         switch kind {
         case .outOfDescriptors:
-            return "refused \(connections) with 503: the process is out of file descriptors (RLIMIT_NOFILE \(context.descriptorLimit)); raise it (ulimit -n, LimitNOFILE=) or lower the connection limit"
+            return
+                "refused \(connections) with 503: the process is out of file descriptors (RLIMIT_NOFILE \(context.descriptorLimit)); raise it (ulimit -n, LimitNOFILE=) or lower the connection limit"
         case .outOfSocketMemory:
             return "refused \(connections): the system is out of socket memory (accept failed with ENOBUFS/ENOMEM)"
         case .connectionLimit:
             return "refused \(connections) with 503: all \(context.connectionLimit) connections are in use"
         case .addressLimit:
-            return "refused \(connections) with 503: their address already had \(limits.perAddressConnectionLimit) open (the per-address limit; behind a reverse proxy, raise it)"
+            return
+                "refused \(connections) with 503: their address already had \(limits.perAddressConnectionLimit) open (the per-address limit; behind a reverse proxy, raise it)"
         case .handlerQueue:
-            return "answered \(requests) with 503: all \(limits.handlerThreadCount) handler threads were busy and \(limits.maximumQueuedRequests) requests waiting"
+            return
+                "answered \(requests) with 503: all \(limits.handlerThreadCount) handler threads were busy and \(limits.maximumQueuedRequests) requests waiting"
         case .bodyMemory:
             return "answered \(requests) with 503: \(limits.maximumBufferedBodyBytes >> 20) MiB of request bodies were already held"
         case .deadline:

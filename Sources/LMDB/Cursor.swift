@@ -44,8 +44,9 @@ public final class Cursor {
         }
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "cursor on \(database.name)")
-        return Entry(key: UnsafeRawBufferPointer(start: keyValue.mv_data, count: keyValue.mv_size),
-                     value: UnsafeRawBufferPointer(start: dataValue.mv_data, count: dataValue.mv_size))
+        return Entry(
+            key: UnsafeRawBufferPointer(start: keyValue.mv_data, count: keyValue.mv_size),
+            value: UnsafeRawBufferPointer(start: dataValue.mv_data, count: dataValue.mv_size))
     }
 
     public func first() throws -> Entry? { try move(MDB_FIRST) }

@@ -1,8 +1,8 @@
 import CLMDB
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #else
-import Darwin
+    import Darwin
 #endif
 
 extension Environment {

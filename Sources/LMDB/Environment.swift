@@ -2,9 +2,9 @@ import CLMDB
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One LMDB environment (a directory holding `data.mdb` and `lock.mdb`).
@@ -104,8 +104,9 @@ public final class Environment: Sendable {
     }
 
     private static func openNew(path: String, options: Options) throws -> Environment {
-        precondition(options.mapSizeBytes > 0 && options.mapSizeBytes <= options.maximumMapSizeBytes,
-                     "map size must be positive and not above the maximum")
+        precondition(
+            options.mapSizeBytes > 0 && options.mapSizeBytes <= options.maximumMapSizeBytes,
+            "map size must be positive and not above the maximum")
         var handle: OpaquePointer?
         try check(mdb_env_create(&handle), "mdb_env_create")
         guard let handle else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
@@ -179,8 +180,9 @@ public final class Environment: Sendable {
             // A handle opened in a read transaction must be committed to outlive it.
             database = try transactionLock.withShared {
                 var txn: OpaquePointer?
-                try check(mdb_txn_begin(handle, nil, UInt32(options.readOnly ? MDB_RDONLY : 0), &txn),
-                          "mdb_txn_begin")
+                try check(
+                    mdb_txn_begin(handle, nil, UInt32(options.readOnly ? MDB_RDONLY : 0), &txn),
+                    "mdb_txn_begin")
                 var dbi: MDB_dbi = 0
                 let rc = mdb_dbi_open(txn, name, flags, &dbi)
                 if rc == MDB_NOTFOUND {
@@ -209,8 +211,10 @@ public final class Environment: Sendable {
 
     /// Creates the named sub-databases and runs `body` in the same write transaction, so the
     /// databases and whatever `body` writes into them appear together or not at all.
-    public func createDatabases(_ names: [String],
-                                _ body: (Transaction, [Database]) throws -> Void) throws -> [Database] {
+    public func createDatabases(
+        _ names: [String],
+        _ body: (Transaction, [Database]) throws -> Void
+    ) throws -> [Database] {
         let databases = try write { transaction in
             let databases = try names.map { name in
                 var dbi: MDB_dbi = 0
@@ -337,16 +341,17 @@ public final class Environment: Sendable {
     /// its actions, on the same thread deadlocks: it is a programmer error, said here instead.
     private func refuseNestedWrite(_ operation: @autoclosure () -> String) {
         // Only the writing thread itself can read its own id here: relaxed ordering suffices.
-        precondition(writerThread.load(ordering: .relaxed) != Environment.currentThread,
-                     "\(operation()) on \(path) inside a write closure on the same thread would wait for itself; open databases before the write")
+        precondition(
+            writerThread.load(ordering: .relaxed) != Environment.currentThread,
+            "\(operation()) on \(path) inside a write closure on the same thread would wait for itself; open databases before the write")
     }
 
     /// This thread's `pthread_self`, as a number (never 0 for a running thread).
     private static var currentThread: UInt {
         #if canImport(Glibc)
-        UInt(pthread_self())
+            UInt(pthread_self())
         #else
-        UInt(bitPattern: pthread_self())
+            UInt(bitPattern: pthread_self())
         #endif
     }
 
@@ -364,8 +369,9 @@ public final class Environment: Sendable {
         try transactionLock.withExclusive {
             let current = info().mapSizeBytes
             guard current < options.maximumMapSizeBytes else {
-                throw LMDBError(code: LMDBError.mapAtMaximum.code,
-                                operation: "grow map of \(path) past \(options.maximumMapSizeBytes) bytes")
+                throw LMDBError(
+                    code: LMDBError.mapAtMaximum.code,
+                    operation: "grow map of \(path) past \(options.maximumMapSizeBytes) bytes")
             }
             let grown = min(current.multipliedReportingOverflow(by: 2).partialValue, options.maximumMapSizeBytes)
             try check(mdb_env_set_mapsize(handle, grown), "mdb_env_set_mapsize")
@@ -405,8 +411,9 @@ public final class Environment: Sendable {
         mdb_env_info(handle, &envInfo)
         var stat = MDB_stat()
         mdb_env_stat(handle, &stat)
-        return Info(mapSizeBytes: envInfo.me_mapsize,
-                    pageSizeBytes: Int(stat.ms_psize),
-                    usedBytes: (envInfo.me_last_pgno + 1) * Int(stat.ms_psize))
+        return Info(
+            mapSizeBytes: envInfo.me_mapsize,
+            pageSizeBytes: Int(stat.ms_psize),
+            usedBytes: (envInfo.me_last_pgno + 1) * Int(stat.ms_psize))
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A pthread read-write lock.
@@ -22,14 +22,14 @@ final class ReadWriteLock: Sendable {
         lock = .allocate(capacity: 1)
         lock.initialize(to: pthread_rwlock_t())
         #if canImport(Glibc)
-        var attributes = pthread_rwlockattr_t()
-        pthread_rwlockattr_init(&attributes)
-        defer { pthread_rwlockattr_destroy(&attributes) }
-        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
-        let rc = pthread_rwlock_init(lock, &attributes)
+            var attributes = pthread_rwlockattr_t()
+            pthread_rwlockattr_init(&attributes)
+            defer { pthread_rwlockattr_destroy(&attributes) }
+            pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+            let rc = pthread_rwlock_init(lock, &attributes)
         #else
-        // Darwin's rwlock already keeps new readers out while a writer waits.
-        let rc = pthread_rwlock_init(lock, nil)
+            // Darwin's rwlock already keeps new readers out while a writer waits.
+            let rc = pthread_rwlock_init(lock, nil)
         #endif
         precondition(rc == 0, "pthread_rwlock_init failed: \(rc)")
     }

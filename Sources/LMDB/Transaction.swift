@@ -103,15 +103,19 @@ public final class Transaction {
 
     /// Calls `body` with the value stored under `key` without copying it; the buffer is only
     /// valid inside `body`. Returns `nil` when the key is absent.
-    public func withValue<R>(_ database: Database, key: [UInt8],
-                             _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func withValue<R>(
+        _ database: Database, key: [UInt8],
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
         try key.withUnsafeBytes { keyBytes in try withValue(database, key: keyBytes, body) }
     }
 
     /// ``withValue(_:key:_:)`` with a key that is already in memory (e.g. part of an index key
     /// a cursor points at), so a lookup per index entry needs no key array.
-    public func withValue<R>(_ database: Database, key: UnsafeRawBufferPointer,
-                             _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func withValue<R>(
+        _ database: Database, key: UnsafeRawBufferPointer,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
         guard let value = try value(database, key: key) else { return nil }
         return try body(value)
     }

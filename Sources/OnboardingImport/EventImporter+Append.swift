@@ -4,8 +4,10 @@ import OnboardingStore
 
 extension EventImporter {
     /// The append pass: the checked bytes again, decoded and appended `commitEvents` at a time.
-    func append(_ input: ImportInput, checked: CheckedInput, to store: OnboardingStore,
-                summary: inout ImportSummary) throws(ImportError) {
+    func append(
+        _ input: ImportInput, checked: CheckedInput, to store: OnboardingStore,
+        summary: inout ImportSummary
+    ) throws(ImportError) {
         let batchCapacity = min(commitEvents, checked.events)
         var events: [Event] = []
         var claims: [UInt64?] = []
@@ -14,8 +16,9 @@ extension EventImporter {
         claims.reserveCapacity(batchCapacity)
         lines.reserveCapacity(batchCapacity)
         var duplicates = 0
-        var progressState = ImportProgress(phase: .appending, lines: 0, bytes: 0, totalBytes: checked.bytes,
-                                           committedEvents: 0, totalEvents: checked.events)
+        var progressState = ImportProgress(
+            phase: .appending, lines: 0, bytes: 0, totalBytes: checked.bytes,
+            committedEvents: 0, totalEvents: checked.events)
 
         func kept() -> String {
             summary.appended > 0 ? " (\(summary.appended) events of earlier commits were kept; rerun to resume)" : ""

@@ -36,7 +36,10 @@ extension EventImporter {
             let length = bytes.count
             if let latest, latest < decoded.event.at {
                 let skew = storeOptions.maximumClockSkewMilliseconds! / 1000
-                errors.add(line: line.number, "the event is dated \(decoded.event.at.iso8601), more than \(skew) s after this machine's clock (\(now.iso8601)): it cannot have happened yet; fix the clock that dated it, or import with --max-clock-skew none")
+                errors.add(
+                    line: line.number,
+                    "the event is dated \(decoded.event.at.iso8601), more than \(skew) s after this machine's clock (\(now.iso8601)): it cannot have happened yet; fix the clock that dated it, or import with --max-clock-skew none"
+                )
                 return
             }
             checked.events += 1
@@ -59,7 +62,10 @@ extension EventImporter {
                 if let earlier = original.seq {
                     errors.add(line: line, "repeats the event of line \(firstLine) but claims seq \(claimed), not its seq \(earlier)")
                 } else {
-                    errors.add(line: line, "repeats the event of line \(firstLine) but claims seq \(claimed), and line \(firstLine) claims none; give both the same seq, or neither")
+                    errors.add(
+                        line: line,
+                        "repeats the event of line \(firstLine) but claims seq \(claimed), and line \(firstLine) claims none; give both the same seq, or neither"
+                    )
                 }
             } else {
                 checked.repeats += 1
@@ -100,8 +106,10 @@ extension EventImporter {
     }
 
     /// The store check again, over the checked bytes, without the lines in `repeats`.
-    private func recheck(_ input: ImportInput, store: OnboardingStore?, skipping repeats: LineSet,
-                         bytes: Int64, startYear: Int?) throws(ImportError) -> StoreCheck {
+    private func recheck(
+        _ input: ImportInput, store: OnboardingStore?, skipping repeats: LineSet,
+        bytes: Int64, startYear: Int?
+    ) throws(ImportError) -> StoreCheck {
         var storeCheck = try StoreCheck(store: store)
         var decoder = lineDecoder(startYear: startYear)
         var reporter = ProgressReporter(progress, phase: .checkingAgain, totalBytes: bytes)

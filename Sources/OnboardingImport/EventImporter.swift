@@ -47,8 +47,10 @@ public struct EventImporter {
     /// Ids the repeat check keeps in memory before it spills (tests make it spill early).
     var idBufferEntries = RepeatedIDFinder.defaultBufferEntries
 
-    public init(storePath: String, storeOptions: OnboardingStore.Options = OnboardingStore.Options(),
-                commitEvents: Int = EventImporter.defaultCommitEvents) {
+    public init(
+        storePath: String, storeOptions: OnboardingStore.Options = OnboardingStore.Options(),
+        commitEvents: Int = EventImporter.defaultCommitEvents
+    ) {
         precondition(commitEvents >= 1, "a commit holds at least one event")
         self.storePath = storePath
         self.storeOptions = storeOptions
@@ -118,9 +120,9 @@ public struct EventImporter {
     func openStoreForChecking() throws(ImportError) -> OnboardingStore? {
         do {
             return try openStore(readOnly: true, create: false)
-        } catch where error.storeError?.code == .storeMissing {
+        } catch  where error.storeError?.code == .storeMissing {
             return nil
-        } catch where error.storeError?.code == .needsMigration {
+        } catch  where error.storeError?.code == .needsMigration {
             // The append would migrate it anyway; the check must read it in the current format.
             try openStore(readOnly: false, create: false).close()
             return try openStore(readOnly: true, create: false)

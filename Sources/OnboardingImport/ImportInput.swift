@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The JSONL an import reads: a file, or standard input.
@@ -48,11 +48,12 @@ public final class ImportInput {
     public convenience init(path: String) throws(ImportError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            let reason = switch errno {
-            case ENOENT, ENOTDIR: "no such file"
-            case EACCES, EPERM: "permission denied"
-            default: String(cString: strerror(errno))
-            }
+            let reason =
+                switch errno {
+                case ENOENT, ENOTDIR: "no such file"
+                case EACCES, EPERM: "permission denied"
+                default: String(cString: strerror(errno))
+                }
             throw ImportError(.inputUnavailable, "cannot read \(path): \(reason)")
         }
         try self.init(name: path, descriptor: descriptor, ownsDescriptor: true)
@@ -108,8 +109,9 @@ public final class ImportInput {
     private static func state(of descriptor: Int32) -> FileState? {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return nil }
-        return FileState(device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
-                         modifiedSeconds: Int(status.st_mtim.tv_sec), modifiedNanoseconds: Int(status.st_mtim.tv_nsec))
+        return FileState(
+            device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
+            modifiedSeconds: Int(status.st_mtim.tv_sec), modifiedNanoseconds: Int(status.st_mtim.tv_nsec))
     }
 
     /// A reader for the first pass: the input from its start, copied to the spool on the way
@@ -186,6 +188,8 @@ public final class ImportInput {
     }
 
     func changed() -> ImportError {
-        ImportError(.inputOutput, "\(name) changed while it was being imported (it was written to or replaced after its lines were checked); import a copy that nothing writes to")
+        ImportError(
+            .inputOutput,
+            "\(name) changed while it was being imported (it was written to or replaced after its lines were checked); import a copy that nothing writes to")
     }
 }

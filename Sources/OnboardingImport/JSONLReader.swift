@@ -27,9 +27,11 @@ enum JSONLReader {
     /// buffer it is given, or part of it, and returns 0 at the end), calling `body` for each line
     /// that is not blank. Returns the bytes read and the lines counted.
     @discardableResult
-    static func read(byteLimit: Int64? = nil,
-                     from read: (UnsafeMutableRawBufferPointer) throws(ImportError) -> Int,
-                     _ body: (JSONLLine) throws(ImportError) -> Void) throws(ImportError) -> (bytes: Int64, lines: Int) {
+    static func read(
+        byteLimit: Int64? = nil,
+        from read: (UnsafeMutableRawBufferPointer) throws(ImportError) -> Int,
+        _ body: (JSONLLine) throws(ImportError) -> Void
+    ) throws(ImportError) -> (bytes: Int64, lines: Int) {
         // A whole line (and its `\r`) plus a chunk: a line that began at the end of one chunk is
         // completed by the next read without growing the buffer.
         let capacity = maximumLineBytes + 2 + readChunkBytes
@@ -37,9 +39,9 @@ enum JSONLReader {
         defer { buffer.deallocate() }
         let base = buffer.baseAddress!
 
-        var start = 0              // first unconsumed byte
-        var scanned = 0            // bytes before this hold no newline
-        var end = 0                // end of the bytes read
+        var start = 0 // first unconsumed byte
+        var scanned = 0 // bytes before this hold no newline
+        var end = 0 // end of the bytes read
         var streamOffsetOfBuffer: Int64 = 0
         var totalRead: Int64 = 0
         var atEnd = false

@@ -77,7 +77,8 @@ struct LineDecoder {
         do throws(EventValidationError) {
             try Event.validate(deviceID: device)
         } catch {
-            return .invalid("its host \(ErrorEcho.quoted(device)) cannot be a device id (letters, digits and - _ . : only, at most \(Limits.maximumDeviceBytes) bytes)")
+            return .invalid(
+                "its host \(ErrorEcho.quoted(device)) cannot be a device id (letters, digits and - _ . : only, at most \(Limits.maximumDeviceBytes) bytes)")
         }
         // A name spelled like a pseudonym (`~` and 32 hex digits) would read as a forgotten user's
         // and lose its address to erasure; no real account has one. The attempt is kept, with
@@ -120,7 +121,10 @@ struct LineDecoder {
         var digest = Digest.hash(input).bytes
         digest[6] = (digest[6] & 0x0F) | 0x80 // version 8
         digest[8] = (digest[8] & 0x3F) | 0x80 // the RFC's variant
-        return UUID(uuid: (digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
-                           digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]))
+        return UUID(
+            uuid: (
+                digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
+                digest[8], digest[9], digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]
+            ))
     }
 }

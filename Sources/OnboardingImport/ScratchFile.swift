@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A temporary file that only this process can reach and that vanishes with it, even on
@@ -23,7 +23,10 @@ final class ScratchFile {
         var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("onboard-import-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else {
-            throw ImportError(.inputOutput, "cannot create a temporary file for \(purpose) in \(NSTemporaryDirectory()): \(String(cString: strerror(errno))); set TMPDIR to a writable directory")
+            throw ImportError(
+                .inputOutput,
+                "cannot create a temporary file for \(purpose) in \(NSTemporaryDirectory()): \(String(cString: strerror(errno))); set TMPDIR to a writable directory"
+            )
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.descriptor = descriptor
@@ -38,7 +41,10 @@ final class ScratchFile {
             let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(size) + off_t(done))
             if written < 0 {
                 if errno == EINTR { continue }
-                throw ImportError(.inputOutput, "cannot write the temporary file for \(purpose) in \(NSTemporaryDirectory()): \(String(cString: strerror(errno))); set TMPDIR to a directory with more room")
+                throw ImportError(
+                    .inputOutput,
+                    "cannot write the temporary file for \(purpose) in \(NSTemporaryDirectory()): \(String(cString: strerror(errno))); set TMPDIR to a directory with more room"
+                )
             }
             done += written
         }
@@ -51,8 +57,10 @@ final class ScratchFile {
     }
 
     /// `pread` until `buffer` is full or the file ends, retrying interruptions.
-    static func read(_ descriptor: Int32, at offset: Int64, into buffer: UnsafeMutableRawBufferPointer,
-                     what: String) throws(ImportError) -> Int {
+    static func read(
+        _ descriptor: Int32, at offset: Int64, into buffer: UnsafeMutableRawBufferPointer,
+        what: String
+    ) throws(ImportError) -> Int {
         var done = 0
         while done < buffer.count {
             let count = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))

@@ -54,7 +54,10 @@ struct StoreCheck {
                 storedSeq = try store.seq(of: event.id)
                 if let seq = storedSeq, let record = try store.storedRecord(at: seq), record.event != event {
                     guard Self.mayBeErasedForm(stored: record.event, of: event) else {
-                        failure = Failure(line: line, message: "event \(id) is already stored at seq \(seq) with different content; an event id may only be reused for the identical event")
+                        failure = Failure(
+                            line: line,
+                            message:
+                                "event \(id) is already stored at seq \(seq) with different content; an event id may only be reused for the identical event")
                         return
                     }
                     leftToTheStore = true
@@ -71,9 +74,14 @@ struct StoreCheck {
         }
         if let claimed = decoded.seq, claimed != nextSeq {
             if isFirstEvent && claimed > nextSeq {
-                failure = Failure(line: line, message: "the file starts at seq \(claimed) but this store's next seq is \(nextSeq): it is an export of a pruned store (or one made with --since-seq) and the events before it are not in this store; nothing was imported — the sync server keeps the full history, export that instead", startsLater: true)
+                failure = Failure(
+                    line: line,
+                    message:
+                        "the file starts at seq \(claimed) but this store's next seq is \(nextSeq): it is an export of a pruned store (or one made with --since-seq) and the events before it are not in this store; nothing was imported — the sync server keeps the full history, export that instead",
+                    startsLater: true)
             } else {
-                failure = Failure(line: line, message: "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it")
+                failure = Failure(
+                    line: line, message: "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it")
             }
             return
         }

@@ -61,8 +61,9 @@ public struct LabLog: Sendable {
             if allGenerated, LabLog.generatedParty(device: input.device, user: input.user) == nil { allGenerated = false }
             collected.append(input)
         }
-        self.init(inputs: collected, eventCount: count, firstAt: first, lastAt: last,
-                  truth: allGenerated && !collected.isEmpty ? .generated : .heuristic)
+        self.init(
+            inputs: collected, eventCount: count, firstAt: first, lastAt: last,
+            truth: allGenerated && !collected.isEmpty ? .generated : .heuristic)
     }
 
     /// Reads `store` by the lockout-only replay path (no hash check, no projection): see
@@ -77,8 +78,9 @@ public struct LabLog: Sendable {
             if allGenerated, LabLog.generatedParty(device: input.device, user: input.user) == nil { allGenerated = false }
             inputs.append(input)
         }
-        self.init(inputs: inputs, eventCount: scan.records, firstAt: first, lastAt: last,
-                  truth: allGenerated && !inputs.isEmpty ? .generated : .heuristic)
+        self.init(
+            inputs: inputs, eventCount: scan.records, firstAt: first, lastAt: last,
+            truth: allGenerated && !inputs.isEmpty ? .generated : .heuristic)
         damagedRecords = scan.damaged
     }
 

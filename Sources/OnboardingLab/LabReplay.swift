@@ -97,10 +97,11 @@ public enum LabReplay {
                     markLocked()
                 case .honest(let user):
                     lockedOut.insert(user)
-                    let until: Int64 = switch before {
-                    case .locked(let lock): lock.until.millisecondsSince1970
-                    default: max(end, at)
-                    }
+                    let until: Int64 =
+                        switch before {
+                        case .locked(let lock): lock.until.millisecondsSince1970
+                        default: max(end, at)
+                        }
                     let from = max(at, deniedUntil[user] ?? at)
                     if until > from { honestMilliseconds += until - from }
                     deniedUntil[user] = max(deniedUntil[user] ?? until, until)
@@ -120,10 +121,11 @@ public enum LabReplay {
                 sink.locked(index, input: input, key: key, engine: engine)
             }
         }
-        return LabResult(policy: policy.name, guessesLetThrough: guesses, attackerAttemptsRefused: refusedAttacks,
-                         honestUsersLockedOut: lockedOut.count, honestUsers: honest.count,
-                         honestLockoutMilliseconds: honestMilliseconds, lockouts: lockouts,
-                         lockoutsPerDay: Double(lockouts) / log.days,
-                         attacks: attacks.values.sorted { $0.name < $1.name })
+        return LabResult(
+            policy: policy.name, guessesLetThrough: guesses, attackerAttemptsRefused: refusedAttacks,
+            honestUsersLockedOut: lockedOut.count, honestUsers: honest.count,
+            honestLockoutMilliseconds: honestMilliseconds, lockouts: lockouts,
+            lockoutsPerDay: Double(lockouts) / log.days,
+            attacks: attacks.values.sorted { $0.name < $1.name })
     }
 }

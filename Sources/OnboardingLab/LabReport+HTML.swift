@@ -9,19 +9,19 @@ extension LabReport {
         var out = ""
         out.reserveCapacity(64 * 1024)
         out += """
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="no-referrer">
-        <title>Lockout lab report: \(mode.rawValue) of \(Self.escape(summary.source, limit: 80))</title>
-        <style>\(Self.css)</style>
-        </head>
-        <body>
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="referrer" content="no-referrer">
+            <title>Lockout lab report: \(mode.rawValue) of \(Self.escape(summary.source, limit: 80))</title>
+            <style>\(Self.css)</style>
+            </head>
+            <body>
 
-        """
+            """
         header(&out)
         out += "<section id=\"frontier\">\n<h2>The frontier: guesses let through against honest lockout minutes</h2>\n"
         out += frontierCaption
@@ -31,14 +31,17 @@ extension LabReport {
         out += timelineSection()
         out += "</section>\n"
         out += "<section id=\"bars\">\n<h2>Per policy</h2>\n"
-        out += results.count > Self.namedColumns
+        out +=
+            results.count > Self.namedColumns
             ? "<p class=\"note\">\(results.count) policies in grid order (each limit with every window); the recommended one is dark. Hover a bar for its policy and value.</p>\n"
             : "<p class=\"note\">Each policy of the comparison, in the order given.</p>\n"
         out += "<div class=\"pair\">\n"
-        out += barChart(title: "Guesses let through", axis: "guesses", className: "guesses",
-                        values: results.map { Double($0.guessesLetThrough) }, format: { String(Int($0)) })
-        out += barChart(title: "Honest lockout minutes", axis: "minutes", className: "minutes",
-                        values: results.map(\.honestLockoutMinutes), format: Self.number)
+        out += barChart(
+            title: "Guesses let through", axis: "guesses", className: "guesses",
+            values: results.map { Double($0.guessesLetThrough) }, format: { String(Int($0)) })
+        out += barChart(
+            title: "Honest lockout minutes", axis: "minutes", className: "minutes",
+            values: results.map(\.honestLockoutMinutes), format: Self.number)
         out += "</div>\n"
         out += resultsTable()
         out += "</section>\n"
@@ -54,23 +57,23 @@ extension LabReport {
     static let namedColumns = 12
 
     static let css = """
-    body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2433;background:#fff;margin:0 auto;padding:16px 20px 40px;max-width:1240px}
-    h1{font-size:22px;margin:4px 0 8px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #d9dde5;padding-bottom:3px}
-    dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr) max-content minmax(0,1fr);gap:2px 14px;margin:8px 0}dl.facts dt{color:#5a6275}dl.facts dd{margin:0;overflow-wrap:anywhere}
-    .note{color:#5a6275;margin:4px 0 8px}.warn{background:#fff6e0;border:1px solid #e8cf8a;padding:6px 10px;border-radius:4px}
-    svg{display:block;max-width:100%;height:auto;font:12px system-ui,sans-serif}
-    .pair{display:flex;flex-wrap:wrap;gap:16px}.pair svg{flex:1 1 560px}
-    .axis line,.axis path{stroke:#8a91a1;stroke-width:1;fill:none}.grid line{stroke:#eceef3}.axis text,.ticks text{fill:#4a5163}
-    .axis-title{fill:#1d2433;font-weight:600}
-    .bar.guesses{fill:#d9534f}.bar.minutes{fill:#3b7dd8}.bar.rec{fill:#1d2433}.val{fill:#1d2433;font-size:11px}
-    .pt{fill:#a8b0c0;stroke:#fff;stroke-width:.5}.pt.front{fill:#3b7dd8}.step{fill:none;stroke:#3b7dd8;stroke-width:2}
-    .rec-ring{fill:none;stroke:#d9534f;stroke-width:2.5}.rec-label{fill:#b52b27;font-weight:600}.pt-label{fill:#1d2433;font-size:11px}
-    .lane-bg{fill:#f6f7fa}.lock{fill:#8e5bd6;fill-opacity:.28}.lock.perm{fill:#5b2aa6;fill-opacity:.45}
-    .m0{fill:#2e9d57}.m1{fill:#e39b21}.m2{fill:#d9534f}.lane-name{fill:#1d2433}.lane-meta{fill:#6b7386;font-size:10px}
-    table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #d9dde5;padding:3px 8px;text-align:right;white-space:nowrap}
-    th:first-child,td:first-child{text-align:left;white-space:normal;overflow-wrap:anywhere;max-width:380px}th{background:#f1f3f7}
-    tr.rec td{font-weight:600;background:#fff1f0}
-    """
+        body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d2433;background:#fff;margin:0 auto;padding:16px 20px 40px;max-width:1240px}
+        h1{font-size:22px;margin:4px 0 8px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #d9dde5;padding-bottom:3px}
+        dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr) max-content minmax(0,1fr);gap:2px 14px;margin:8px 0}dl.facts dt{color:#5a6275}dl.facts dd{margin:0;overflow-wrap:anywhere}
+        .note{color:#5a6275;margin:4px 0 8px}.warn{background:#fff6e0;border:1px solid #e8cf8a;padding:6px 10px;border-radius:4px}
+        svg{display:block;max-width:100%;height:auto;font:12px system-ui,sans-serif}
+        .pair{display:flex;flex-wrap:wrap;gap:16px}.pair svg{flex:1 1 560px}
+        .axis line,.axis path{stroke:#8a91a1;stroke-width:1;fill:none}.grid line{stroke:#eceef3}.axis text,.ticks text{fill:#4a5163}
+        .axis-title{fill:#1d2433;font-weight:600}
+        .bar.guesses{fill:#d9534f}.bar.minutes{fill:#3b7dd8}.bar.rec{fill:#1d2433}.val{fill:#1d2433;font-size:11px}
+        .pt{fill:#a8b0c0;stroke:#fff;stroke-width:.5}.pt.front{fill:#3b7dd8}.step{fill:none;stroke:#3b7dd8;stroke-width:2}
+        .rec-ring{fill:none;stroke:#d9534f;stroke-width:2.5}.rec-label{fill:#b52b27;font-weight:600}.pt-label{fill:#1d2433;font-size:11px}
+        .lane-bg{fill:#f6f7fa}.lock{fill:#8e5bd6;fill-opacity:.28}.lock.perm{fill:#5b2aa6;fill-opacity:.45}
+        .m0{fill:#2e9d57}.m1{fill:#e39b21}.m2{fill:#d9534f}.lane-name{fill:#1d2433}.lane-meta{fill:#6b7386;font-size:10px}
+        table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #d9dde5;padding:3px 8px;text-align:right;white-space:nowrap}
+        th:first-child,td:first-child{text-align:left;white-space:normal;overflow-wrap:anywhere;max-width:380px}th{background:#f1f3f7}
+        tr.rec td{font-weight:600;background:#fff1f0}
+        """
 
     // MARK: Header
 
@@ -94,7 +97,8 @@ extension LabReport {
         }
         if results.indices.contains(timelinePolicy) { fact("timeline under", Self.escape(results[timelinePolicy].policy)) }
         out += "</dl>\n"
-        out += "<p class=\"warn\">This file shows user names and client addresses from the log. It is a local file for the security engineer: do not publish, mail or upload it.</p>\n"
+        out +=
+            "<p class=\"warn\">This file shows user names and client addresses from the log. It is a local file for the security engineer: do not publish, mail or upload it.</p>\n"
         out += "</header>\n"
     }
 
@@ -113,12 +117,15 @@ extension LabReport {
     }
 
     func resultsTable() -> String {
-        var out = mode == .sweep && results.count > Self.namedColumns
+        var out =
+            mode == .sweep && results.count > Self.namedColumns
             ? "<p class=\"note\">The frontier's policies, by guesses let through:</p>\n" : ""
-        out += "<table class=\"results\">\n<tr><th>policy</th><th>guesses let through</th><th>attacks refused</th><th>honest locked out</th><th>honest minutes</th><th>lockouts/day</th></tr>\n"
+        out +=
+            "<table class=\"results\">\n<tr><th>policy</th><th>guesses let through</th><th>attacks refused</th><th>honest locked out</th><th>honest minutes</th><th>lockouts/day</th></tr>\n"
         for index in tablePolicies {
             let r = results[index]
-            out += "<tr\(index == recommended ? " class=\"rec\"" : "")><td>\(Self.escape(r.policy))</td><td>\(r.guessesLetThrough)</td><td>\(r.attackerAttemptsRefused)</td>"
+            out +=
+                "<tr\(index == recommended ? " class=\"rec\"" : "")><td>\(Self.escape(r.policy))</td><td>\(r.guessesLetThrough)</td><td>\(r.attackerAttemptsRefused)</td>"
                 + "<td>\(r.honestUsersLockedOut) / \(r.honestUsers)</td><td>\(Self.number(r.honestLockoutMinutes))</td><td>\(Self.number(r.lockoutsPerDay))</td></tr>\n"
         }
         return out + "</table>\n"
@@ -129,7 +136,8 @@ extension LabReport {
         var names = Set<String>()
         for index in columns { for attack in results[index].attacks { names.insert(attack.name) } }
         guard !names.isEmpty else { return "<p class=\"note\">No attack in this log.</p>\n" }
-        var out = "<p class=\"note\">From each attack's first attempt to its first refused attempt or the failure that first locked its key; <i>never</i>: the policy never locked it."
+        var out =
+            "<p class=\"note\">From each attack's first attempt to its first refused attempt or the failure that first locked its key; <i>never</i>: the policy never locked it."
         out += columns.count < results.count ? " The frontier's policies only.</p>\n" : "</p>\n"
         out += "<table class=\"first-lock\">\n<tr><th>attack</th>"
         for index in columns { out += "<th>\(Self.escape(results[index].policy, limit: 40))</th>" }

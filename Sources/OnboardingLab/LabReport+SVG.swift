@@ -1,9 +1,9 @@
 import OnboardingModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The report's charts: inline SVG, each a well-formed XML fragment (no namespace declaration:
@@ -36,7 +36,8 @@ extension LabReport {
         let scale = Self.ticks(0, values.max() ?? 1)
         func y(_ value: Double) -> Double { top + plotHeight * (1 - (value - scale.low) / (scale.high - scale.low)) }
         let c = Self.coordinate
-        var out = "<svg class=\"chart bars \(className)\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(title) per policy\">\n"
+        var out =
+            "<svg class=\"chart bars \(className)\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(title) per policy\">\n"
         out += "<text class=\"axis-title\" x=\"\(c(left))\" y=\"18\">\(title)</text>\n"
         out += "<g class=\"grid\">"
         var tick = scale.low
@@ -55,17 +56,21 @@ extension LabReport {
             let barTop = y(max(value, scale.low)), barHeight = max(0, y(scale.low) - barTop)
             let name = Self.escape(results[index].policy)
             let rec = index == recommended ? " rec" : ""
-            out += "<rect class=\"bar \(className)\(rec)\" data-policy=\"\(index)\" x=\"\(c(x))\" y=\"\(c(barTop))\" width=\"\(c(barWidth))\" height=\"\(c(max(barHeight, 0.5)))\">"
+            out +=
+                "<rect class=\"bar \(className)\(rec)\" data-policy=\"\(index)\" x=\"\(c(x))\" y=\"\(c(barTop))\" width=\"\(c(barWidth))\" height=\"\(c(max(barHeight, 0.5)))\">"
                 + "<title>\(name): \(format(value)) \(axis)</title></rect>\n"
             if named {
                 out += "<text class=\"val\" x=\"\(c(x + barWidth / 2))\" y=\"\(c(barTop - 4))\" text-anchor=\"middle\">\(format(value))</text>\n"
-                out += "<text class=\"policy-name\" x=\"\(c(x + barWidth / 2))\" y=\"\(c(top + plotHeight + 16))\" text-anchor=\"middle\">\(Self.escape(results[index].policy, limit: 16))</text>\n"
+                out +=
+                    "<text class=\"policy-name\" x=\"\(c(x + barWidth / 2))\" y=\"\(c(top + plotHeight + 16))\" text-anchor=\"middle\">\(Self.escape(results[index].policy, limit: 16))</text>\n"
             }
         }
         out += "</g>\n"
-        out += "<g class=\"axis\"><line x1=\"\(c(left))\" x2=\"\(c(width - right))\" y1=\"\(c(top + plotHeight))\" y2=\"\(c(top + plotHeight))\"/>"
+        out +=
+            "<g class=\"axis\"><line x1=\"\(c(left))\" x2=\"\(c(width - right))\" y1=\"\(c(top + plotHeight))\" y2=\"\(c(top + plotHeight))\"/>"
             + "<line x1=\"\(c(left))\" x2=\"\(c(left))\" y1=\"\(c(top))\" y2=\"\(c(top + plotHeight))\"/>"
-        out += "<text class=\"axis-title\" x=\"\(c(left + plotWidth / 2))\" y=\"\(c(height - 8))\" text-anchor=\"middle\">"
+        out +=
+            "<text class=\"axis-title\" x=\"\(c(left + plotWidth / 2))\" y=\"\(c(height - 8))\" text-anchor=\"middle\">"
             + (named ? "policy" : "policy 1 … \(values.count), in grid order") + "</text>"
         out += "<text class=\"axis-title\" transform=\"translate(14 \(c(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(axis)</text></g>\n"
         return out + "</svg>\n"
@@ -82,7 +87,8 @@ extension LabReport {
         func x(_ value: Double) -> Double { left + plotWidth * (value - xScale.low) / (xScale.high - xScale.low) }
         func y(_ value: Double) -> Double { top + plotHeight * (1 - (value - yScale.low) / (yScale.high - yScale.low)) }
         let c = Self.coordinate
-        var out = "<svg class=\"chart frontier\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"guesses let through against honest lockout minutes\">\n"
+        var out =
+            "<svg class=\"chart frontier\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"guesses let through against honest lockout minutes\">\n"
         out += "<g class=\"grid\">"
         var labels = ""
         var tick = xScale.low
@@ -98,7 +104,8 @@ extension LabReport {
             tick += yScale.step
         }
         out += "</g>\n<g class=\"ticks\">\(labels)</g>\n"
-        out += "<g class=\"axis\"><line x1=\"\(c(left))\" x2=\"\(c(left + plotWidth))\" y1=\"\(c(top + plotHeight))\" y2=\"\(c(top + plotHeight))\"/>"
+        out +=
+            "<g class=\"axis\"><line x1=\"\(c(left))\" x2=\"\(c(left + plotWidth))\" y1=\"\(c(top + plotHeight))\" y2=\"\(c(top + plotHeight))\"/>"
             + "<line x1=\"\(c(left))\" x2=\"\(c(left))\" y1=\"\(c(top))\" y2=\"\(c(top + plotHeight))\"/>"
             + "<text class=\"axis-title\" x=\"\(c(left + plotWidth / 2))\" y=\"\(c(height - 10))\" text-anchor=\"middle\">guesses let through (attackers' failures allowed)</text>"
             + "<text class=\"axis-title\" transform=\"translate(16 \(c(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">honest lockout minutes</text></g>\n"
@@ -114,7 +121,8 @@ extension LabReport {
         out += "<g class=\"points\">\n"
         for index in results.indices {
             let r = results[index]
-            out += "<circle class=\"pt\(onFrontier.contains(index) ? " front" : "")\" data-policy=\"\(index)\" cx=\"\(c(x(xs[index])))\" cy=\"\(c(y(ys[index])))\" r=\"\(onFrontier.contains(index) ? 4.5 : 3.5)\">"
+            out +=
+                "<circle class=\"pt\(onFrontier.contains(index) ? " front" : "")\" data-policy=\"\(index)\" cx=\"\(c(x(xs[index])))\" cy=\"\(c(y(ys[index])))\" r=\"\(onFrontier.contains(index) ? 4.5 : 3.5)\">"
                 + "<title>\(Self.escape(r.policy)): \(r.guessesLetThrough) guesses, \(Self.number(r.honestLockoutMinutes)) honest minutes</title></circle>\n"
         }
         out += "</g>\n"
@@ -129,7 +137,11 @@ extension LabReport {
             // Name every point; policies at the same point share one label.
             var groups: [[Int]] = []
             for index in results.indices {
-                if let group = groups.firstIndex(where: { xs[$0[0]] == xs[index] && ys[$0[0]] == ys[index] }) { groups[group].append(index) } else { groups.append([index]) }
+                if let group = groups.firstIndex(where: { xs[$0[0]] == xs[index] && ys[$0[0]] == ys[index] }) {
+                    groups[group].append(index)
+                } else {
+                    groups.append([index])
+                }
             }
             for group in groups where group.first != recommended {
                 out += label(group.map { Self.escape(results[$0].policy, limit: 40) }.joined(separator: ", "), at: group[0], className: "pt-label", dy: -6)
@@ -146,7 +158,8 @@ extension LabReport {
     /// (middle) and refused attempts (bottom) as marks, locks as bars behind them.
     func timelineSection() -> String {
         let t = timeline
-        var out = "<p class=\"note\">Under <b>\(results.indices.contains(timelinePolicy) ? Self.escape(results[timelinePolicy].policy) : "")</b>"
+        var out =
+            "<p class=\"note\">Under <b>\(results.indices.contains(timelinePolicy) ? Self.escape(results[timelinePolicy].policy) : "")</b>"
             + "\(mode == .sweep ? " (the recommended policy)" : " (the first policy compared)"): the \(LabTimeline.lanesPerKind) users and the \(LabTimeline.lanesPerKind) client addresses with the most attempts. "
             + "Attempts less than 1/\(LabTimeline.columns) of the axis apart are drawn as one mark, and so are locks: \(t.attemptsShown) attempts as \(t.marksDrawn) marks.</p>\n"
         if !t.lanes.contains(where: { $0.kind == .address }) {
@@ -160,7 +173,8 @@ extension LabReport {
         func x(_ at: Int64) -> Double { labelWidth + plotWidth * Double(at - t.startMilliseconds) / span }
         let column = plotWidth / Double(LabTimeline.columns)
         let c = Self.coordinate
-        out += "<svg class=\"chart timeline\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"attempts and locks over time\">\n"
+        out +=
+            "<svg class=\"chart timeline\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"attempts and locks over time\">\n"
         // The legend.
         var lx = labelWidth
         for (className, text) in [("m0", "success"), ("m1", "allowed failure"), ("m2", "refused attempt"), ("lock", "lock"), ("lock perm", "permanent lock")] {
@@ -172,12 +186,15 @@ extension LabReport {
             let laneTop = top + laneHeight * Double(number)
             out += "<g class=\"lane \(lane.kind.rawValue)\">"
             out += "<rect class=\"lane-bg\" x=\"\(c(labelWidth))\" y=\"\(c(laneTop + 2))\" width=\"\(c(plotWidth))\" height=\"\(c(laneHeight - 4))\"/>"
-            out += "<text class=\"lane-name\" x=\"4\" y=\"\(c(laneTop + 14))\">\(lane.kind == .user ? "user" : "address") \(Self.escape(lane.name, limit: 28))<title>\(Self.escape(lane.name))</title></text>"
-            out += "<text class=\"lane-meta\" x=\"4\" y=\"\(c(laneTop + 26))\">\(lane.attempts) attempts, \(lane.party), \(lane.locks.reduce(0) { $0 + $1.count }) locks</text>\n"
+            out +=
+                "<text class=\"lane-name\" x=\"4\" y=\"\(c(laneTop + 14))\">\(lane.kind == .user ? "user" : "address") \(Self.escape(lane.name, limit: 28))<title>\(Self.escape(lane.name))</title></text>"
+            out +=
+                "<text class=\"lane-meta\" x=\"4\" y=\"\(c(laneTop + 26))\">\(lane.attempts) attempts, \(lane.party), \(lane.locks.reduce(0) { $0 + $1.count }) locks</text>\n"
             for bar in lane.locks {
                 let x0 = x(bar.startMilliseconds), x1 = max(x(bar.endMilliseconds), x0 + 1)
                 let what = bar.count == 1 ? (bar.permanent ? "permanent lock" : "lock") : "\(bar.count) locks"
-                out += "<rect class=\"lock\(bar.permanent ? " perm" : "")\" x=\"\(c(x0))\" y=\"\(c(laneTop + 2))\" width=\"\(c(x1 - x0))\" height=\"\(c(laneHeight - 4))\">"
+                out +=
+                    "<rect class=\"lock\(bar.permanent ? " perm" : "")\" x=\"\(c(x0))\" y=\"\(c(laneTop + 2))\" width=\"\(c(x1 - x0))\" height=\"\(c(laneHeight - 4))\">"
                     + "<title>\(what): \(Self.time(bar.startMilliseconds)) to \(Self.time(bar.endMilliseconds)) UTC</title></rect>\n"
             }
             for kind in LabTimeline.MarkKind.allCases {
@@ -187,7 +204,8 @@ extension LabReport {
                 var path = ""
                 for mark in marks { path += "M\(c(labelWidth + column * Double(mark.column))) \(c(rowTop))h\(c(max(column, 1.2)))v6h-\(c(max(column, 1.2)))z" }
                 let count = marks.reduce(0) { $0 + $1.count }
-                out += "<path class=\"m\(kind.rawValue)\" d=\"\(path)\"><title>\(count) \(["successes", "allowed failures", "refused attempts"][kind.rawValue])</title></path>\n"
+                out +=
+                    "<path class=\"m\(kind.rawValue)\" d=\"\(path)\"><title>\(count) \(["successes", "allowed failures", "refused attempts"][kind.rawValue])</title></path>\n"
             }
             out += "</g>\n"
         }

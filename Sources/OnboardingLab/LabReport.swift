@@ -40,8 +40,10 @@ public struct LabReport: Sendable {
     public var timelinePolicy: Int
     public var timeline: LabTimeline
 
-    public init(mode: Mode, summary: Summary, results: [LabResult], frontier: [Int], recommended: Int?, honestMinuteWeight: Double?,
-                timelinePolicy: Int, timeline: LabTimeline) {
+    public init(
+        mode: Mode, summary: Summary, results: [LabResult], frontier: [Int], recommended: Int?, honestMinuteWeight: Double?,
+        timelinePolicy: Int, timeline: LabTimeline
+    ) {
         self.mode = mode
         self.summary = summary
         self.results = results
@@ -53,23 +55,26 @@ public struct LabReport: Sendable {
     }
 
     static func summary(_ log: LabLog, source: String, acrossDevices: Bool) -> Summary {
-        Summary(source: source, events: log.eventCount, attempts: log.inputs.count, days: log.days, truth: log.truth,
-                acrossDevices: acrossDevices, firstAt: log.firstAt, lastAt: log.lastAt)
+        Summary(
+            source: source, events: log.eventCount, attempts: log.inputs.count, days: log.days, truth: log.truth,
+            acrossDevices: acrossDevices, firstAt: log.firstAt, lastAt: log.lastAt)
     }
 
     /// `lab compare`: `results` in the order compared; `trace` is the first policy's.
     public static func compare(log: LabLog, source: String, results: [LabResult], trace: LabTrace, acrossDevices: Bool = false) -> LabReport {
         let frontier = LabSweep.paretoFrontier(results.map { (Double($0.guessesLetThrough), $0.honestLockoutMinutes) })
-        return LabReport(mode: .compare, summary: summary(log, source: source, acrossDevices: acrossDevices), results: results,
-                         frontier: frontier, recommended: nil, honestMinuteWeight: nil, timelinePolicy: 0,
-                         timeline: LabTimeline(log: log, trace: trace))
+        return LabReport(
+            mode: .compare, summary: summary(log, source: source, acrossDevices: acrossDevices), results: results,
+            frontier: frontier, recommended: nil, honestMinuteWeight: nil, timelinePolicy: 0,
+            timeline: LabTimeline(log: log, trace: trace))
     }
 
     /// `lab sweep`: `trace` is the recommended policy's.
     public static func sweep(log: LabLog, source: String, sweep: LabSweep, trace: LabTrace, acrossDevices: Bool = false) -> LabReport {
-        LabReport(mode: .sweep, summary: summary(log, source: source, acrossDevices: acrossDevices), results: sweep.results,
-                  frontier: sweep.frontier, recommended: sweep.recommended, honestMinuteWeight: sweep.honestMinuteWeight,
-                  timelinePolicy: sweep.recommended, timeline: LabTimeline(log: log, trace: trace))
+        LabReport(
+            mode: .sweep, summary: summary(log, source: source, acrossDevices: acrossDevices), results: sweep.results,
+            frontier: sweep.frontier, recommended: sweep.recommended, honestMinuteWeight: sweep.honestMinuteWeight,
+            timelinePolicy: sweep.recommended, timeline: LabTimeline(log: log, trace: trace))
     }
 }
 
@@ -157,17 +162,18 @@ public struct LabTimeline: Sendable, Hashable {
         let addressLane = Dictionary(uniqueKeysWithValues: addresses.enumerated().map { ($1, users.count + $0) })
         let laneCount = users.count + addresses.count
 
-        var marks = [[Int: Int]](repeating: [:], count: laneCount)   // column × 3 + kind → count
+        var marks = [[Int: Int]](repeating: [:], count: laneCount) // column × 3 + kind → count
         var parties = [Set<String>](repeating: [], count: laneCount)
         for attempt in trace.attempts {
             let input = log.inputs[attempt.index]
             let kind: MarkKind = attempt.outcome == .refused ? .refused : input.kind == .signInSucceeded ? .success : .allowedFailure
             let slot = column(input.at.millisecondsSince1970) * 3 + kind.rawValue
-            let party: String = switch log.parties[attempt.index] {
-            case .attacker: "attacker"
-            case .honest: "honest"
-            case .unknown: "unknown"
-            }
+            let party: String =
+                switch log.parties[attempt.index] {
+                case .attacker: "attacker"
+                case .honest: "honest"
+                case .unknown: "unknown"
+                }
             var lanes: [Int] = []
             if let lane = userLane[input.user ?? LabTimeline.noUser] { lanes.append(lane) }
             if let address = input.address, let lane = addressLane[address] { lanes.append(lane) }
@@ -207,8 +213,10 @@ public struct LabTimeline: Sendable, Hashable {
             let laneMarks = marks[index].map { Mark(column: $0.key / 3, kind: MarkKind(rawValue: $0.key % 3)!, count: $0.value) }
                 .sorted { ($0.column, $0.kind.rawValue) < ($1.column, $1.kind.rawValue) }
             let party = parties[index].count == 1 ? parties[index].first! : parties[index].isEmpty ? "unknown" : "mixed"
-            lanes.append(Lane(kind: kind, name: name, attempts: kind == .user ? userAttempts[name]! : addressAttempts[name]!,
-                              party: party, marks: laneMarks, locks: bars(locks[index])))
+            lanes.append(
+                Lane(
+                    kind: kind, name: name, attempts: kind == .user ? userAttempts[name]! : addressAttempts[name]!,
+                    party: party, marks: laneMarks, locks: bars(locks[index])))
         }
         self.init(startMilliseconds: start, endMilliseconds: end, lanes: lanes)
     }

@@ -61,8 +61,10 @@ public struct LabSweep: Sendable {
     public var recommendedPolicy: LockoutPolicy { policies[recommended] }
 
     /// Replays every policy of `grid` on `log`; `progress(done, total)` after each.
-    public static func run(_ log: LabLog, grid: Grid, honestMinuteWeight: Double = 1, acrossDevices: Bool = false,
-                           progress: (Int, Int) -> Void = { _, _ in }) -> LabSweep {
+    public static func run(
+        _ log: LabLog, grid: Grid, honestMinuteWeight: Double = 1, acrossDevices: Bool = false,
+        progress: (Int, Int) -> Void = { _, _ in }
+    ) -> LabSweep {
         let policies = grid.policies
         var results: [LabResult] = []
         for (index, policy) in policies.enumerated() {
@@ -72,12 +74,14 @@ public struct LabSweep: Sendable {
         let frontier = paretoFrontier(results.map { (Double($0.guessesLetThrough), $0.honestLockoutMinutes) })
         // The frontier point of least cost = guesses + weight × honest minutes; ties: the
         // earlier policy of the grid (the smaller limit, then the shorter window).
-        let recommended = frontier.min { a, b in
-            let costA = cost(results[a], honestMinuteWeight), costB = cost(results[b], honestMinuteWeight)
-            return costA != costB ? costA < costB : a < b
-        } ?? 0
-        return LabSweep(results: results, policies: policies, frontier: frontier, recommended: recommended,
-                        honestMinuteWeight: honestMinuteWeight)
+        let recommended =
+            frontier.min { a, b in
+                let costA = cost(results[a], honestMinuteWeight), costB = cost(results[b], honestMinuteWeight)
+                return costA != costB ? costA < costB : a < b
+            } ?? 0
+        return LabSweep(
+            results: results, policies: policies, frontier: frontier, recommended: recommended,
+            honestMinuteWeight: honestMinuteWeight)
     }
 
     static func cost(_ result: LabResult, _ weight: Double) -> Double {
@@ -102,7 +106,7 @@ public struct LabSweep: Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -83,11 +83,13 @@ struct TraceRecorder: ReplaySink {
             switch decision {
             case .allowed: return
             case .locked(let temporary):
-                lock = LabTrace.Lock(index: index, key: lockKey, startMilliseconds: at.millisecondsSince1970,
-                                     endMilliseconds: temporary.until.millisecondsSince1970, permanent: false)
+                lock = LabTrace.Lock(
+                    index: index, key: lockKey, startMilliseconds: at.millisecondsSince1970,
+                    endMilliseconds: temporary.until.millisecondsSince1970, permanent: false)
             case .permanentlyLocked:
-                lock = LabTrace.Lock(index: index, key: lockKey, startMilliseconds: at.millisecondsSince1970,
-                                     endMilliseconds: nil, permanent: true)
+                lock = LabTrace.Lock(
+                    index: index, key: lockKey, startMilliseconds: at.millisecondsSince1970,
+                    endMilliseconds: nil, permanent: true)
             }
             trace.locks.append(lock)
             switch lockKey {
@@ -124,7 +126,8 @@ struct TraceRecorder: ReplaySink {
         // A lock by address and user is filed under its address; a clearing of that user from
         // elsewhere (a password change) may lift it too.
         if input.kind != .signInSucceeded {
-            for (address, open) in openByAddress where open.contains(where: {
+            for (address, open) in openByAddress
+            where open.contains(where: {
                 if case .address(_, let user) = trace.locks[$0].key { return user == input.user && user != nil }
                 return false
             }) {

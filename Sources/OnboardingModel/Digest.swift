@@ -63,9 +63,10 @@ public struct Digest: Sendable, Hashable, CustomStringConvertible {
         Sodium.ensureInitialized()
         var empty: UInt8 = 0
         let rc = withUnsafeMutablePointer(to: &empty) { emptyInput in
-            crypto_generichash(output.baseAddress!.assumingMemoryBound(to: UInt8.self), byteCount,
-                               input.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(emptyInput),
-                               UInt64(input.count), nil, 0)
+            crypto_generichash(
+                output.baseAddress!.assumingMemoryBound(to: UInt8.self), byteCount,
+                input.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(emptyInput),
+                UInt64(input.count), nil, 0)
         }
         precondition(rc == 0, "crypto_generichash failed")
     }

@@ -113,7 +113,8 @@ extension Event {
             case .text(let text)?:
                 try Event.validateText(text, field: spec.name)
                 if spec.name == ClientAddress.fieldName, !ClientAddress.isValid(text) {
-                    throw EventValidationError(field: spec.name, "must be an IPv4 or IPv6 address in canonical form, such as 192.0.2.7 or 2001:db8::1 (got \(ErrorEcho.quoted(text)))")
+                    throw EventValidationError(
+                        field: spec.name, "must be an IPv4 or IPv6 address in canonical form, such as 192.0.2.7 or 2001:db8::1 (got \(ErrorEcho.quoted(text)))")
                 }
             case .count(let count)?:
                 if case .count(let range) = spec.kind, !range.contains(count) {
@@ -143,8 +144,8 @@ extension Event {
     static func isDeviceByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
-             UInt8(ascii: "."), UInt8(ascii: ":"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+            UInt8(ascii: "."), UInt8(ascii: ":"):
             true
         default:
             false

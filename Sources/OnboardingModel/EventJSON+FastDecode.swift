@@ -28,11 +28,13 @@ extension EventJSON {
     static func fastDecode(_ line: UnsafeRawBufferPointer) -> Decoded? {
         guard line.count <= Limits.maximumJSONLineBytes, let members = FastLineScanner.scan(line) else { return nil }
         guard let typeToken = members.type, typeToken.kind == .string,
-              let type = FastNames.eventType(line, typeToken) else { return nil }
+            let type = FastNames.eventType(line, typeToken)
+        else { return nil }
         guard let idToken = members.id, let id = FastValues.uuid(line, idToken),
-              let deviceToken = members.device, let device = FastValues.device(line, deviceToken),
-              let atToken = members.at, atToken.kind == .string,
-              let at = Timestamp(iso8601Bytes: atToken.slice(of: line)) else { return nil }
+            let deviceToken = members.device, let device = FastValues.device(line, deviceToken),
+            let atToken = members.at, atToken.kind == .string,
+            let at = Timestamp(iso8601Bytes: atToken.slice(of: line))
+        else { return nil }
         var seq: UInt64?
         if let seqToken = members.seq, seqToken.kind != .null {
             guard let value = FastValues.unsigned(line, seqToken), value >= 1 else { return nil }
@@ -73,8 +75,9 @@ extension EventJSON {
             values.append(value)
         }
         guard taken == members.payloadCount else { return nil }
-        let event = Event(id: id, device: device, at: at, user: user, flow: session,
-                          payload: Payload(type: type, fieldValues: values))
+        let event = Event(
+            id: id, device: device, at: at, user: user, flow: session,
+            payload: Payload(type: type, fieldValues: values))
         do { try event.validate() } catch { return nil }
         return Decoded(event: event, seq: seq)
     }
@@ -109,8 +112,9 @@ private struct FastLineMembers {
     var session: FastToken?
     var type: FastToken?
     var payloadCount = 0
-    var payload: (FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?)
-        = (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+    var payload: (FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?) = (
+        nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
+    )
 
     func payloadKey(_ index: Int) -> FastToken { token(2 * index) }
     func payloadValue(_ index: Int) -> FastToken { token(2 * index + 1) }
@@ -222,8 +226,10 @@ private enum FastLineScanner {
         }
     }
 
-    private static func literal(_ text: StaticString, _ kind: FastToken.Kind, _ line: UnsafeRawBufferPointer,
-                                _ index: inout Int) -> FastToken? {
+    private static func literal(
+        _ text: StaticString, _ kind: FastToken.Kind, _ line: UnsafeRawBufferPointer,
+        _ index: inout Int
+    ) -> FastToken? {
         let length = text.utf8CodeUnitCount
         guard line.count - index >= length else { return nil }
         let expected = UnsafeRawBufferPointer(start: text.utf8Start, count: length)
@@ -235,8 +241,10 @@ private enum FastLineScanner {
 
     /// Files the member under its envelope name, or as a payload member; `false` for a repeated
     /// envelope member or one payload member too many.
-    private static func place(key: FastToken, value: FastToken, in members: inout FastLineMembers,
-                              _ line: UnsafeRawBufferPointer) -> Bool {
+    private static func place(
+        key: FastToken, value: FastToken, in members: inout FastLineMembers,
+        _ line: UnsafeRawBufferPointer
+    ) -> Bool {
         @inline(__always) func set(_ slot: inout FastToken?) -> Bool {
             guard slot == nil else { return false }
             slot = value
@@ -315,9 +323,10 @@ private enum FastValues {
         guard token.kind == .string, token.end - token.start == 36 else { return nil }
         let text = line.baseAddress! + token.start
         guard text.load(fromByteOffset: 8, as: UInt8.self) == UInt8(ascii: "-"),
-              text.load(fromByteOffset: 13, as: UInt8.self) == UInt8(ascii: "-"),
-              text.load(fromByteOffset: 18, as: UInt8.self) == UInt8(ascii: "-"),
-              text.load(fromByteOffset: 23, as: UInt8.self) == UInt8(ascii: "-") else { return nil }
+            text.load(fromByteOffset: 13, as: UInt8.self) == UInt8(ascii: "-"),
+            text.load(fromByteOffset: 18, as: UInt8.self) == UInt8(ascii: "-"),
+            text.load(fromByteOffset: 23, as: UInt8.self) == UInt8(ascii: "-")
+        else { return nil }
         return hexDigitValues.withUnsafeBufferPointer { table -> UUID? in
             // Any byte that is not a hex digit has 0x10 set in the table: OR them all, test once.
             var invalid: UInt8 = 0

@@ -138,7 +138,8 @@ public enum EventJSON {
         let specs = type.fields
         if case .unknownKey(let key) = value.strictObject(allowed: jsonKeys[Int(type.wireCode)]) {
             if SecretFieldNames.looksSecret(key) {
-                throw EventValidationError(field: key,
+                throw EventValidationError(
+                    field: key,
                     "looks like a secret; OnboardingStore never stores passwords, codes, tokens or answers — remove the field")
             }
             let allowed = specs.isEmpty ? "none" : specs.map(\.name).joined(separator: ", ")
@@ -193,8 +194,9 @@ public enum EventJSON {
             }
             values.append(try fieldValue(raw, spec: spec))
         }
-        let event = Event(id: id, device: device, at: at, user: user, flow: session,
-                          payload: Payload(type: type, fieldValues: values))
+        let event = Event(
+            id: id, device: device, at: at, user: user, flow: session,
+            payload: Payload(type: type, fieldValues: values))
         try event.validate()
         return Decoded(event: event, seq: seq)
     }

@@ -110,10 +110,11 @@ public struct EventSchema: Sendable {
                 }
                 let known = field.knownValueCount(at: schema) ?? 0
                 let before = schema > 1 ? field.knownValueCount(at: schema - 1) ?? 0 : 0
-                return Slot(kind: kind, isOptional: field.spec.isOptional, isPresent: field.since <= schema,
-                            isNew: schema > 1 && field.since == schema, firstNewCode: schema > 1 && field.since < schema ? before : Int.max,
-                            knownValueCount: known, range: range,
-                            declinesWhenPresent: field.spec.name == ClientAddress.fieldName)
+                return Slot(
+                    kind: kind, isOptional: field.spec.isOptional, isPresent: field.since <= schema,
+                    isNew: schema > 1 && field.since == schema, firstNewCode: schema > 1 && field.since < schema ? before : Int.max,
+                    knownValueCount: known, range: range,
+                    declinesWhenPresent: field.spec.name == ClientAddress.fieldName)
             }
         }
     }
@@ -128,8 +129,10 @@ extension EventType {
     fileprivate var definition: [EventSchema.Field] {
         switch self {
         case .userAdded:
-            [.text("display_name"), .text("subtitle", optional: true), .text("image_ref", optional: true),
-             .choice("passcode_policy", PasscodePolicy.self), .count("passcode_min_length", 1...64)]
+            [
+                .text("display_name"), .text("subtitle", optional: true), .text("image_ref", optional: true),
+                .choice("passcode_policy", PasscodePolicy.self), .count("passcode_min_length", 1...64)
+            ]
         case .userProfileUpdated:
             [.text("display_name", optional: true), .text("subtitle", optional: true), .text("image_ref", optional: true)]
         case .userSelected: []
@@ -158,8 +161,10 @@ extension EventType {
         case .fieldValidated:
             [.choice("field", FormField.self, valuesAdded: [2: 5]), .choice("result", ValidationResult.self, valuesAdded: [2: 6])]
         case .accountCreationFailed:
-            [.choice("field", FormField.self, optional: true, valuesAdded: [2: 5]),
-             .choice("reason", AccountCreationFailureReason.self, valuesAdded: [2: 7])]
+            [
+                .choice("field", FormField.self, optional: true, valuesAdded: [2: 5]),
+                .choice("reason", AccountCreationFailureReason.self, valuesAdded: [2: 7])
+            ]
         case .accountCreated: []
         case .lockoutCleared: [.choice("reason", LockoutClearReason.self)]
         case .userForgotten: []
@@ -174,8 +179,10 @@ extension EventSchema.Field {
     static func text(_ name: String, optional: Bool = false, since: UInt8 = 1) -> Self {
         Self(spec: FieldSpec(name: name, kind: .text, isOptional: optional), since: since, valuesAdded: [:])
     }
-    static func choice<E: WireEnum>(_ name: String, _ type: E.Type, optional: Bool = false, since: UInt8 = 1,
-                                    valuesAdded: [UInt8: Int] = [:]) -> Self {
+    static func choice<E: WireEnum>(
+        _ name: String, _ type: E.Type, optional: Bool = false, since: UInt8 = 1,
+        valuesAdded: [UInt8: Int] = [:]
+    ) -> Self {
         Self(spec: FieldSpec(name: name, kind: .choice(E.wireNames), isOptional: optional), since: since, valuesAdded: valuesAdded)
     }
     static func flag(_ name: String, optional: Bool = false, since: UInt8 = 1) -> Self {

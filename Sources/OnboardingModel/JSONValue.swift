@@ -173,7 +173,8 @@ private struct JSONParser {
     mutating func parseLiteral(_ literal: String) throws(JSONSyntaxError) {
         let expected = Array(literal.utf8)
         guard bytes.count - index >= expected.count,
-              Array(bytes[index..<index + expected.count]) == expected else {
+            Array(bytes[index..<index + expected.count]) == expected
+        else {
             throw fail("expected '\(literal)'")
         }
         index += expected.count
@@ -292,7 +293,9 @@ private struct JSONParser {
                 return try bytes.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) -> String in
                     let slice = UnsafeBufferPointer(rebasing: buffer[start..<end])
                     if high < 0x80 {
-                        return String(unsafeUninitializedCapacity: slice.count) { _ = $0.initialize(fromContentsOf: slice); return slice.count }
+                        return String(unsafeUninitializedCapacity: slice.count) {
+                            _ = $0.initialize(fromContentsOf: slice); return slice.count
+                        }
                     }
                     guard let text = String(validating: slice, as: UTF8.self) else { throw fail("string is not valid UTF-8") }
                     return text
@@ -331,7 +334,8 @@ private struct JSONParser {
                     var scalar = try parseHex4()
                     if (0xD800...0xDBFF).contains(scalar) {
                         guard bytes.count - index >= 2, bytes[index] == UInt8(ascii: "\\"),
-                              bytes[index + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate in \\u escape") }
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw fail("unpaired surrogate in \\u escape") }
                         index += 2
                         let low = try parseHex4()
                         guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired surrogate in \\u escape") }

@@ -8,8 +8,9 @@
 /// Payload.userAdded(displayName: "Ann Lee", passcodePolicy: .numeric, passcodeMinLength: 6) // optional fields default to nil
 /// ```
 public enum Payload: Sendable, Hashable {
-    case userAdded(displayName: String, subtitle: String? = nil, imageRef: String? = nil,
-                   passcodePolicy: PasscodePolicy, passcodeMinLength: Int)
+    case userAdded(
+        displayName: String, subtitle: String? = nil, imageRef: String? = nil,
+        passcodePolicy: PasscodePolicy, passcodeMinLength: Int)
     /// Carries the fields that changed; `nil` leaves a field as it was.
     case userProfileUpdated(displayName: String? = nil, subtitle: String? = nil, imageRef: String? = nil)
     case userSelected
@@ -59,7 +60,7 @@ public enum Payload: Sendable, Hashable {
     public var clientAddress: String? {
         switch self {
         case .signInFailed(_, _, let address), .signInThrottled(_, _, let address), .secondFactorFailed(_, let address),
-             .signInSucceeded(_, _, let address):
+            .signInSucceeded(_, _, let address):
             address
         default: nil
         }
@@ -109,8 +110,10 @@ public enum Payload: Sendable, Hashable {
     public var fieldValues: [FieldValue?] {
         switch self {
         case let .userAdded(displayName, subtitle, imageRef, policy, minimumLength):
-            [.text(displayName), subtitle.map(FieldValue.text), imageRef.map(FieldValue.text),
-             .choice(policy.wireCode), .count(minimumLength)]
+            [
+                .text(displayName), subtitle.map(FieldValue.text), imageRef.map(FieldValue.text),
+                .choice(policy.wireCode), .count(minimumLength)
+            ]
         case let .userProfileUpdated(displayName, subtitle, imageRef):
             [displayName.map(FieldValue.text), subtitle.map(FieldValue.text), imageRef.map(FieldValue.text)]
         case .userRemoved(let reason): [.choice(reason.wireCode)]
@@ -132,9 +135,9 @@ public enum Payload: Sendable, Hashable {
         case let .fieldEdited(field, filled, valid): [.choice(field.wireCode), .flag(filled), valid.map(FieldValue.flag)]
         case .passwordResetFailed(let reason): [.choice(reason.wireCode)]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
-             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
-             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
-             .accountCreationSubmitted, .passwordResetStarted:
+            .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
+            .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
+            .accountCreationSubmitted, .passwordResetStarted:
             []
         }
     }
@@ -157,12 +160,14 @@ public enum Payload: Sendable, Hashable {
     init<Source: PayloadFieldSource>(type: EventType, reading source: inout Source) throws(FieldDeclined) {
         switch type {
         case .userAdded:
-            self = .userAdded(displayName: try source.text(), subtitle: try source.optionalText(),
-                              imageRef: try source.optionalText(), passcodePolicy: try source.choice(),
-                              passcodeMinLength: try source.count())
+            self = .userAdded(
+                displayName: try source.text(), subtitle: try source.optionalText(),
+                imageRef: try source.optionalText(), passcodePolicy: try source.choice(),
+                passcodeMinLength: try source.count())
         case .userProfileUpdated:
-            self = .userProfileUpdated(displayName: try source.optionalText(), subtitle: try source.optionalText(),
-                                       imageRef: try source.optionalText())
+            self = .userProfileUpdated(
+                displayName: try source.optionalText(), subtitle: try source.optionalText(),
+                imageRef: try source.optionalText())
         case .userSelected: self = .userSelected
         case .userRemoved: self = .userRemoved(reason: try source.choice())
         case .passcodeSet: self = .passcodeSet

@@ -31,8 +31,10 @@ public enum PersonalData {
     /// Whether an opened record section (`nonce ‖ …`) carries the nonce its record derives: a
     /// section sealed for another record (another id or seq) opens with the key as well, but
     /// would make the record's bytes other than the encoding of the event it reads as.
-    public static func hasRecordNonce(_ sealed: UnsafeRawBufferPointer, plaintext: [UInt8], key: SecretKey,
-                                      eventID: UUID, seq: UInt64) -> Bool {
+    public static func hasRecordNonce(
+        _ sealed: UnsafeRawBufferPointer, plaintext: [UInt8], key: SecretKey,
+        eventID: UUID, seq: UInt64
+    ) -> Bool {
         sealed.count >= nonceByteCount
             && recordNonce(plaintext, key: key, eventID: eventID, seq: seq).elementsEqual(sealed.prefix(nonceByteCount))
     }
@@ -45,8 +47,9 @@ public enum PersonalData {
         nonceInput.append(contentsOf: plaintext)
         var nonce = [UInt8](repeating: 0, count: nonceByteCount)
         key.withUnsafeBytes { keyBytes in
-            let rc = crypto_generichash(&nonce, nonceByteCount, nonceInput, UInt64(nonceInput.count),
-                                        keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count)
+            let rc = crypto_generichash(
+                &nonce, nonceByteCount, nonceInput, UInt64(nonceInput.count),
+                keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes.count)
             precondition(rc == 0, "crypto_generichash failed")
         }
         return nonce
@@ -72,8 +75,9 @@ public enum PersonalData {
         key.withUnsafeBytes { keyBytes in
             sealed.withUnsafeMutableBufferPointer { output in
                 let base = output.baseAddress!
-                let rc = crypto_secretbox_easy(base + nonceByteCount, plaintext, UInt64(plaintext.count), base,
-                                               keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                let rc = crypto_secretbox_easy(
+                    base + nonceByteCount, plaintext, UInt64(plaintext.count), base,
+                    keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 precondition(rc == 0, "crypto_secretbox_easy failed")
             }
         }
@@ -87,8 +91,9 @@ public enum PersonalData {
         var plaintext = [UInt8](repeating: 0, count: sealed.count - nonceByteCount - macByteCount)
         let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let rc = key.withUnsafeBytes { keyBytes in
-            crypto_secretbox_open_easy(&plaintext, base + nonceByteCount, UInt64(sealed.count - nonceByteCount), base,
-                                       keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            crypto_secretbox_open_easy(
+                &plaintext, base + nonceByteCount, UInt64(sealed.count - nonceByteCount), base,
+                keyBytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
         return rc == 0 ? plaintext : nil
     }

@@ -25,7 +25,8 @@ extension RecordCodec {
         guard seq >= 1 else { return nil }
         let at = envelope.at(in: body)
         guard at >= Timestamp.minimum, at <= Timestamp.maximum,
-              let device = FastBodyReader.device(UnsafeRawBufferPointer(rebasing: body[envelope.device])) else { return nil }
+            let device = FastBodyReader.device(UnsafeRawBufferPointer(rebasing: body[envelope.device]))
+        else { return nil }
         var user: String?
         if let userOffset = envelope.user {
             // Events with sealed personal fields (user_added, user_profile_updated, sign-in events
@@ -37,8 +38,9 @@ extension RecordCodec {
         // user, or one this directory still holds by name, the reference decoder refuses it.
         if type == .userForgotten, !(user.map(UserRef.isLiteral) ?? false) { return nil }
         let session = envelope.session.map { RecordEnvelope.uuid(body, at: $0) }
-        var source = FastFieldSource(body: FastBodyReader(bytes: body, offset: envelope.end), schema: schema,
-                                     slots: EventSchema.fastSlots.slots(code: envelope.typeCode, schema: schema))
+        var source = FastFieldSource(
+            body: FastBodyReader(bytes: body, offset: envelope.end), schema: schema,
+            slots: EventSchema.fastSlots.slots(code: envelope.typeCode, schema: schema))
         guard let payload = try? Payload(type: type, reading: &source), source.isComplete else { return nil }
         return (seq, Event(id: envelope.id(in: body), device: device, at: at, user: user, flow: session, payload: payload))
     }

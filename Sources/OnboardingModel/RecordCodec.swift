@@ -43,8 +43,10 @@ public enum RecordCodec {
 
     /// Appends the record to `buffer` and returns where it is: a batch encodes all its records
     /// into one buffer instead of one array each.
-    public static func encode(_ event: Event, seq: UInt64, previousHash: Digest, seal: UserSeal?,
-                              appendingTo buffer: inout [UInt8]) -> Range<Int> {
+    public static func encode(
+        _ event: Event, seq: UInt64, previousHash: Digest, seal: UserSeal?,
+        appendingTo buffer: inout [UInt8]
+    ) -> Range<Int> {
         var writer = BinaryWriter(capacity: 0)
         swap(&writer.bytes, &buffer)
         defer { swap(&writer.bytes, &buffer) }
@@ -54,8 +56,9 @@ public enum RecordCodec {
         previousHash.withUnsafeBytes { writer.append($0) }
         encodeBody(event, seq: seq, seal: seal, into: &writer)
         writer.bytes.withUnsafeMutableBytes { raw in
-            Digest.hash(UnsafeRawBufferPointer(rebasing: raw[(start + previousHashOffset)...]),
-                        into: UnsafeMutableRawBufferPointer(rebasing: raw[(start + hashOffset)..<(start + hashOffset + Digest.byteCount)]))
+            Digest.hash(
+                UnsafeRawBufferPointer(rebasing: raw[(start + previousHashOffset)...]),
+                into: UnsafeMutableRawBufferPointer(rebasing: raw[(start + hashOffset)..<(start + hashOffset + Digest.byteCount)]))
         }
         return start..<writer.bytes.count
     }
@@ -137,8 +140,10 @@ public enum RecordCodec {
     /// seq is `expectedSeq`.
     /// `users` turns the record's pseudonym into the readable id and opens sealed personal
     /// fields; a user it does not know (forgotten) reads as the pseudonym literal, erased.
-    public static func decode(_ bytes: UnsafeRawBufferPointer, expectedSeq: UInt64? = nil,
-                              users: UserDirectory) throws(RecordDecodingError) -> Record {
+    public static func decode(
+        _ bytes: UnsafeRawBufferPointer, expectedSeq: UInt64? = nil,
+        users: UserDirectory
+    ) throws(RecordDecodingError) -> Record {
         try decode(bytes, expectedSeq: expectedSeq, version: formatVersion, users: users)
     }
 
@@ -148,8 +153,10 @@ public enum RecordCodec {
         try decode(bytes, expectedSeq: expectedSeq, version: legacyFormatVersion, users: nil)
     }
 
-    private static func decode(_ bytes: UnsafeRawBufferPointer, expectedSeq: UInt64?, version: UInt8,
-                               users: UserDirectory?) throws(RecordDecodingError) -> Record {
+    private static func decode(
+        _ bytes: UnsafeRawBufferPointer, expectedSeq: UInt64?, version: UInt8,
+        users: UserDirectory?
+    ) throws(RecordDecodingError) -> Record {
         guard bytes.count > headerByteCount else {
             throw RecordDecodingError("record is \(bytes.count) bytes, shorter than its \(headerByteCount)-byte header")
         }
@@ -173,8 +180,9 @@ public enum RecordCodec {
             (seq, event) = try decodeBody(&reader, users: users)
         }
         if let expectedSeq, seq != expectedSeq {
-            throw RecordDecodingError("record says seq \(seq) but is stored at seq \(expectedSeq) (records were moved)",
-                                      reason: .misplaced(storedSeq: seq))
+            throw RecordDecodingError(
+                "record says seq \(seq) but is stored at seq \(expectedSeq) (records were moved)",
+                reason: .misplaced(storedSeq: seq))
         }
         return Record(seq: seq, event: event, previousHash: previousHash, hash: hash)
     }
@@ -189,8 +197,7 @@ public enum RecordCodec {
     public static func decode(_ bytes: [UInt8], expectedSeq: UInt64? = nil, users: UserDirectory) throws(RecordDecodingError) -> Record {
         // `withUnsafeBytes` cannot forward a typed throw, so carry the result out.
         let result: Result<Record, RecordDecodingError> = bytes.withUnsafeBytes { buffer in
-            do throws(RecordDecodingError) { return .success(try decode(buffer, expectedSeq: expectedSeq, users: users)) }
-            catch { return .failure(error) }
+            do throws(RecordDecodingError) { return .success(try decode(buffer, expectedSeq: expectedSeq, users: users)) } catch { return .failure(error) }
         }
         return try result.get()
     }
@@ -229,8 +236,10 @@ public enum RecordCodec {
         guard bytes.count > headerByteCount, bytes[0] == formatVersion else {
             throw RecordDecodingError("record header is damaged")
         }
-        return (Digest(copying: UnsafeRawBufferPointer(rebasing: bytes[hashOffset..<hashOffset + Digest.byteCount])),
-                Digest(copying: UnsafeRawBufferPointer(rebasing: bytes[previousHashOffset..<bodyOffset])))
+        return (
+            Digest(copying: UnsafeRawBufferPointer(rebasing: bytes[hashOffset..<hashOffset + Digest.byteCount])),
+            Digest(copying: UnsafeRawBufferPointer(rebasing: bytes[previousHashOffset..<bodyOffset]))
+        )
     }
 
     /// `users` is `nil` for a format 1 body (readable user, no sealed section).
@@ -278,7 +287,8 @@ public enum RecordCodec {
                 }
             } else if users.key(of: ref) != nil {
                 // Left out only for a user forgotten when it was written, who never has a key again.
-                throw RecordDecodingError("the sealed personal fields of seq \(seq) are missing, but its user's key is held (the record was written for a forgotten user)")
+                throw RecordDecodingError(
+                    "the sealed personal fields of seq \(seq) are missing, but its user's key is held (the record was written for a forgotten user)")
             }
         }
         var values: [FieldValue?] = []
@@ -324,10 +334,13 @@ public enum RecordCodec {
         // Fields an older schema does not have are absent.
         while values.count < type.fields.count { values.append(nil) }
         guard type.schemaVersion(holding: values) == schema else {
-            throw RecordDecodingError("\(type.rawValue) is written at schema version \(schema) but holds nothing an older schema cannot; a record is written at the lowest schema that holds its values")
+            throw RecordDecodingError(
+                "\(type.rawValue) is written at schema version \(schema) but holds nothing an older schema cannot; a record is written at the lowest schema that holds its values"
+            )
         }
-        let event = Event(id: id, device: device, at: at, user: user, flow: session,
-                          payload: Payload(type: type, fieldValues: values))
+        let event = Event(
+            id: id, device: device, at: at, user: user, flow: session,
+            payload: Payload(type: type, fieldValues: values))
         do { try event.validate() } catch { throw RecordDecodingError("stored event is invalid: \(error)") }
         return (seq, event)
     }

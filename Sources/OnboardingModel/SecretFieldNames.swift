@@ -9,7 +9,7 @@ public enum SecretFieldNames {
     static let fragments = [
         "password", "passwd", "pwd", "passcode", "passphrase", "pin", "code", "otp", "token",
         "secret", "captcha_answer", "answer", "recovery", "credential", "cookie", "private_key",
-        "api_key", "apikey", "bearer", "salt", "hash",
+        "api_key", "apikey", "bearer", "salt", "hash"
     ]
 
     /// Whether `name` looks like it holds a secret.

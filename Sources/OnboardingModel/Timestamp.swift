@@ -72,11 +72,12 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
             index < count && bytes[index] == character
         }
         guard let year = digits(0, 4), has(4, UInt8(ascii: "-")),
-              let month = digits(5, 2), has(7, UInt8(ascii: "-")),
-              let day = digits(8, 2), has(10, UInt8(ascii: "T")),
-              let hour = digits(11, 2), has(13, UInt8(ascii: ":")),
-              let minute = digits(14, 2), has(16, UInt8(ascii: ":")),
-              let second = digits(17, 2) else { return nil }
+            let month = digits(5, 2), has(7, UInt8(ascii: "-")),
+            let day = digits(8, 2), has(10, UInt8(ascii: "T")),
+            let hour = digits(11, 2), has(13, UInt8(ascii: ":")),
+            let minute = digits(14, 2), has(16, UInt8(ascii: ":")),
+            let second = digits(17, 2)
+        else { return nil }
         var index = 19
         var millisecond: Int64 = 0
         if has(index, UInt8(ascii: ".")) {
@@ -93,8 +94,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         }
         guard has(index, UInt8(ascii: "Z")), index + 1 == count else { return nil }
         guard year >= 1, (1...12).contains(month), day >= 1,
-              day <= Timestamp.daysIn(month: month, year: year),
-              hour < 24, minute < 60, second < 60 else { return nil }
+            day <= Timestamp.daysIn(month: month, year: year),
+            hour < 24, minute < 60, second < 60
+        else { return nil }
         let days = Timestamp.days(fromCivil: year, month, day)
         millisecondsSince1970 = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
     }

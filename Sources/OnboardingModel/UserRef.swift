@@ -36,9 +36,10 @@ public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
         let rc = text.withUTF8 { utf8 in
             pseudonymKey.withUnsafeBytes { key in
                 Swift.withUnsafeMutableBytes(of: &storage) { output in
-                    crypto_generichash(output.baseAddress!.assumingMemoryBound(to: UInt8.self), UserRef.byteCount,
-                                       utf8.baseAddress!, UInt64(utf8.count),
-                                       key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+                    crypto_generichash(
+                        output.baseAddress!.assumingMemoryBound(to: UInt8.self), UserRef.byteCount,
+                        utf8.baseAddress!, UInt64(utf8.count),
+                        key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
                 }
             }
         }
@@ -52,7 +53,8 @@ public struct UserRef: Sendable, Hashable, Comparable, CustomStringConvertible {
         let digits = literal.utf8.dropFirst()
         // Lowercase only: a literal has one spelling, the one records read back as.
         guard !digits.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) }),
-              let bytes = HexBytes.decode(String(decoding: digits, as: UTF8.self)) else { return nil }
+            let bytes = HexBytes.decode(String(decoding: digits, as: UTF8.self))
+        else { return nil }
         self.init(bytes: bytes)
     }
 

@@ -46,8 +46,8 @@ public enum SignInMethod: String, WireEnum {
 /// `serverError` and `cancelled` are recorded but never counted.
 public enum SignInFailureReason: String, WireEnum {
     case invalidPassword = "invalid_password", invalidPasscode = "invalid_passcode",
-         unknownUser = "unknown_user", biometricFailed = "biometric_failed",
-         networkUnavailable = "network_unavailable", serverError = "server_error", cancelled
+        unknownUser = "unknown_user", biometricFailed = "biometric_failed",
+        networkUnavailable = "network_unavailable", serverError = "server_error", cancelled
 }
 
 /// The second factor asked for or used.
@@ -75,7 +75,7 @@ public enum ResetRoute: String, WireEnum { case username, email }
 /// `account_creation_failed` and with `field_edited`.
 public enum FormField: String, WireEnum {
     case username, password, passwordConfirmation = "password_confirmation", email, captcha,
-         phone, passcode, secondFactorCode = "second_factor_code"
+        phone, passcode, secondFactorCode = "second_factor_code"
 }
 
 /// The outcome of validating one form field inline.
@@ -84,10 +84,10 @@ public enum FormField: String, WireEnum {
 /// schema 2.
 public enum ValidationResult: String, WireEnum {
     case passwordsMatch = "passwords_match", passwordsDoNotMatch = "passwords_do_not_match",
-         usernameAvailable = "username_available", usernameInUse = "username_in_use",
-         usernameInvalid = "username_invalid", passwordTooWeak = "password_too_weak",
-         emailAvailable = "email_available", emailInUse = "email_in_use", emailInvalid = "email_invalid",
-         phoneInvalid = "phone_invalid"
+        usernameAvailable = "username_available", usernameInUse = "username_in_use",
+        usernameInvalid = "username_invalid", passwordTooWeak = "password_too_weak",
+        emailAvailable = "email_available", emailInUse = "email_in_use", emailInvalid = "email_invalid",
+        phoneInvalid = "phone_invalid"
 }
 
 /// Why account creation failed.
@@ -96,10 +96,10 @@ public enum ValidationResult: String, WireEnum {
 /// came with schema 2.
 public enum AccountCreationFailureReason: String, WireEnum {
     case usernameInUse = "username_in_use", usernameInvalid = "username_invalid",
-         passwordTooWeak = "password_too_weak", passwordsDoNotMatch = "passwords_do_not_match",
-         captchaFailed = "captcha_failed", networkUnavailable = "network_unavailable",
-         serverError = "server_error", emailInUse = "email_in_use", emailInvalid = "email_invalid",
-         phoneInvalid = "phone_invalid"
+        passwordTooWeak = "password_too_weak", passwordsDoNotMatch = "passwords_do_not_match",
+        captchaFailed = "captcha_failed", networkUnavailable = "network_unavailable",
+        serverError = "server_error", emailInUse = "email_in_use", emailInvalid = "email_invalid",
+        phoneInvalid = "phone_invalid"
 }
 
 /// What kind of identifier the user typed to name their account (never the identifier itself).
@@ -109,7 +109,7 @@ public enum IdentifierKind: String, WireEnum { case username, email, phone }
 /// none of them counts toward a lockout.
 public enum PasswordResetFailureReason: String, WireEnum {
     case unknownAccount = "unknown_account", networkUnavailable = "network_unavailable",
-         serverError = "server_error", rateLimited = "rate_limited"
+        serverError = "server_error", rateLimited = "rate_limited"
 }
 
 /// Why a lockout was lifted.

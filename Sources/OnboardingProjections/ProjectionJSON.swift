@@ -14,17 +14,23 @@ extension LockoutDecision {
     public var jsonValue: JSONValue {
         switch self {
         case .allowed(let failures):
-            return .object([.init("allowed", .bool(true)), .init("failures", .integer(failures)),
-                            .init("locked_until", .null), .init("permanent", .bool(false)), .init("message", .null)])
+            return .object([
+                .init("allowed", .bool(true)), .init("failures", .integer(failures)),
+                .init("locked_until", .null), .init("permanent", .bool(false)), .init("message", .null)
+            ])
         case .locked(let lock):
-            return .object([.init("allowed", .bool(false)), .init("failures", .integer(lock.failures)),
-                            .init("locked_until", .time(lock.until)), .init("permanent", .bool(false)),
-                            .init("message", .string(lock.message))])
+            return .object([
+                .init("allowed", .bool(false)), .init("failures", .integer(lock.failures)),
+                .init("locked_until", .time(lock.until)), .init("permanent", .bool(false)),
+                .init("message", .string(lock.message))
+            ])
         case .permanentlyLocked(let lock):
-            return .object([.init("allowed", .bool(false)), .init("failures", .integer(lock.failures)),
-                            .init("locked_until", .null), .init("permanent", .bool(true)),
-                            .init("message", .string(lock.message)),
-                            .init("cleared_by", .array(lock.clearedBy.map { .string($0.rawValue) }))])
+            return .object([
+                .init("allowed", .bool(false)), .init("failures", .integer(lock.failures)),
+                .init("locked_until", .null), .init("permanent", .bool(true)),
+                .init("message", .string(lock.message)),
+                .init("cleared_by", .array(lock.clearedBy.map { .string($0.rawValue) }))
+            ])
         }
     }
 }
@@ -33,18 +39,23 @@ extension LockoutEngine.Entry {
     /// `{"user", "device", "factor", "failures", "locked_until", "permanent"}` (docs/projections.md
     /// § `onboard lockout --json`).
     public var jsonValue: JSONValue {
-        .object([.init("user", .text(key.user)), .init("device", .text(key.device)),
-                 .init("factor", .string(key.factor.rawValue)), .init("failures", .integer(failures)),
-                 .init("locked_until", .time(lockedUntil)), .init("permanent", .bool(permanent))])
+        .object([
+            .init("user", .text(key.user)), .init("device", .text(key.device)),
+            .init("factor", .string(key.factor.rawValue)), .init("failures", .integer(failures)),
+            .init("locked_until", .time(lockedUntil)), .init("permanent", .bool(permanent))
+        ])
     }
 }
 
 extension DeviceState {
     public var jsonValue: JSONValue {
-        let signedIn: JSONValue = signedIn.map { user in
-            .object([.init("user", .string(user.user)), .init("since", .time(user.since)),
-                     .init("method", .string(user.method.rawValue)), .init("second_factor", .bool(user.secondFactor))])
-        } ?? .null
+        let signedIn: JSONValue =
+            signedIn.map { user in
+                .object([
+                    .init("user", .string(user.user)), .init("since", .time(user.since)),
+                    .init("method", .string(user.method.rawValue)), .init("second_factor", .bool(user.secondFactor))
+                ])
+            } ?? .null
         return .object([.init("device", .string(device)), .init("signed_in", signedIn), .init("flow", flow.jsonValue)])
     }
 }
@@ -56,23 +67,35 @@ extension Flow {
             .init("user", .text(user)),
             .init("screen", .string(screen.rawValue)),
             .init("state", .string(state.rawValue)),
-            .init("field_messages", .array(fieldMessages.map {
-                .object([.init("field", .string($0.field)), .init("text", .string($0.text)), .init("severity", .string($0.severity.rawValue))])
-            })),
-            .init("system_message", systemMessage.map {
-                .object([.init("text", .string($0.text)), .init("severity", .string($0.severity.rawValue))])
-            } ?? .null),
-            .init("resend", resend.map {
-                .object([.init("available_at", .time($0.availableAt)), .init("help", .string($0.help))])
-            } ?? .null),
+            .init(
+                "field_messages",
+                .array(
+                    fieldMessages.map {
+                        .object([.init("field", .string($0.field)), .init("text", .string($0.text)), .init("severity", .string($0.severity.rawValue))])
+                    })),
+            .init(
+                "system_message",
+                systemMessage.map {
+                    .object([.init("text", .string($0.text)), .init("severity", .string($0.severity.rawValue))])
+                } ?? .null),
+            .init(
+                "resend",
+                resend.map {
+                    .object([.init("available_at", .time($0.availableAt)), .init("help", .string($0.help))])
+                } ?? .null),
             .init("locked_until", .time(lockedUntil)),
-            .init("fields", .array(fields.map { input in
-                .object([.init("field", .string(input.field.rawValue)), .init("filled", .bool(input.filled)),
-                         .init("valid", input.valid.map(JSONValue.bool) ?? .null)])
-            })),
+            .init(
+                "fields",
+                .array(
+                    fields.map { input in
+                        .object([
+                            .init("field", .string(input.field.rawValue)), .init("filled", .bool(input.filled)),
+                            .init("valid", input.valid.map(JSONValue.bool) ?? .null)
+                        ])
+                    })),
             .init("identifier_kind", .text(identifierKind?.rawValue)),
             .init("biometric", .text(biometric?.rawValue)),
-            .init("submit_enabled", .bool(submitEnabled)),
+            .init("submit_enabled", .bool(submitEnabled))
         ])
     }
 }
@@ -92,7 +115,7 @@ extension UserRow {
             .init("last_sign_in", .time(profile.lastSignIn)),
             .init("added_at", .time(profile.addedAt)),
             .init("selected", .bool(isSelected)),
-            .init("lockout", lockout.jsonValue),
+            .init("lockout", lockout.jsonValue)
         ])
     }
 }
@@ -102,33 +125,42 @@ extension UsersView {
         .object([
             .init("device", .string(device)),
             .init("selected", selected?.jsonValue ?? .null),
-            .init("sections", .array(sections.map {
-                .object([.init("title", .string($0.title)), .init("rows", .array($0.rows.map(\.jsonValue)))])
-            })),
+            .init(
+                "sections",
+                .array(
+                    sections.map {
+                        .object([.init("title", .string($0.title)), .init("rows", .array($0.rows.map(\.jsonValue)))])
+                    }))
         ])
     }
 }
 
 extension History.Attempt {
     public var jsonValue: JSONValue {
-        .object([.init("seq", .integer(seq)), .init("at", .time(at)), .init("device", .string(device)),
-                 .init("factor", .string(factor.rawValue)), .init("method", .string(method.name)),
-                 .init("outcome", .string(outcome.rawValue)), .init("reason", .text(reason)), .init("user", .text(user))])
+        .object([
+            .init("seq", .integer(seq)), .init("at", .time(at)), .init("device", .string(device)),
+            .init("factor", .string(factor.rawValue)), .init("method", .string(method.name)),
+            .init("outcome", .string(outcome.rawValue)), .init("reason", .text(reason)), .init("user", .text(user))
+        ])
     }
 }
 
 extension History.SignInSession {
     public var jsonValue: JSONValue {
-        .object([.init("seq", .integer(seq)), .init("device", .string(device)), .init("start", .time(start)), .init("end", .time(end)),
-                 .init("duration_ms", durationMilliseconds.map { .integer($0) } ?? .null),
-                 .init("method", .string(method.rawValue)), .init("second_factor", .bool(secondFactor)),
-                 .init("end_reason", .text(endReason)), .init("user", .text(user))])
+        .object([
+            .init("seq", .integer(seq)), .init("device", .string(device)), .init("start", .time(start)), .init("end", .time(end)),
+            .init("duration_ms", durationMilliseconds.map { .integer($0) } ?? .null),
+            .init("method", .string(method.rawValue)), .init("second_factor", .bool(secondFactor)),
+            .init("end_reason", .text(endReason)), .init("user", .text(user))
+        ])
     }
 }
 
 extension History {
     public var jsonValue: JSONValue {
-        .object([.init("user", .text(user)), .init("attempts", .array(attempts.map(\.jsonValue))),
-                 .init("sessions", .array(sessions.map(\.jsonValue))), .init("next_cursor", .text(nextCursor?.token))])
+        .object([
+            .init("user", .text(user)), .init("attempts", .array(attempts.map(\.jsonValue))),
+            .init("sessions", .array(sessions.map(\.jsonValue))), .init("next_cursor", .text(nextCursor?.token))
+        ])
     }
 }

@@ -173,8 +173,11 @@ extension OnboardingState {
     /// so equal states give equal bytes.
     public var snapshotJSON: [UInt8] {
         var writer = JSONWriter()
-        writer.append(.object([.init("seq", .number(String(seq))), .init("lockout", lockout.snapshotValue),
-                               .init("session", session.snapshotValue), .init("users", users.snapshotValue)]))
+        writer.append(
+            .object([
+                .init("seq", .number(String(seq))), .init("lockout", lockout.snapshotValue),
+                .init("session", session.snapshotValue), .init("users", users.snapshotValue)
+            ]))
         return writer.bytes
     }
 
@@ -186,9 +189,10 @@ extension OnboardingState {
         let value: JSONValue
         do { value = try JSONValue.parse(bytes: bytes) } catch { throw SnapshotDecodingError("state", "is not JSON: \(error)") }
         let root = try SnapshotObject(value, "state", allowed: Self.keys)
-        self.init(seq: try root.integer("seq"),
-                  lockout: try LockoutEngine(snapshotValue: try root.required("lockout"), path: root.path("lockout")),
-                  session: try SessionProjection(snapshotValue: try root.required("session"), path: root.path("session")),
-                  users: try MultiUserProjection(snapshotValue: try root.required("users"), path: root.path("users")))
+        self.init(
+            seq: try root.integer("seq"),
+            lockout: try LockoutEngine(snapshotValue: try root.required("lockout"), path: root.path("lockout")),
+            session: try SessionProjection(snapshotValue: try root.required("session"), path: root.path("session")),
+            users: try MultiUserProjection(snapshotValue: try root.required("users"), path: root.path("users")))
     }
 }

@@ -6,7 +6,7 @@ import OnboardingStore
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The server actions of an LMDB-backed server (``ServerAction``), in their own small LMDB
@@ -124,7 +124,10 @@ final class ActionStore: Sendable {
         state.databases = databases
         guard renamed else {
             try? FileManager.default.removeItem(atPath: compacted)
-            throw StoreError(.storage, "cannot replace DATA/actions with its compacted copy (\(String(cString: strerror(errno)))); the forgotten user's actions are rewritten, but their old pages stay in the file until it is compacted")
+            throw StoreError(
+                .storage,
+                "cannot replace DATA/actions with its compacted copy (\(String(cString: strerror(errno)))); the forgotten user's actions are rewritten, but their old pages stay in the file until it is compacted"
+            )
         }
     }
 
@@ -133,28 +136,31 @@ final class ActionStore: Sendable {
     private func encode(_ action: ServerAction) -> [UInt8] {
         let personal = action.user == nil && action.reason == nil ? nil : PersonalData.sealRandom(action.personalBytes, key: sealKey)
         func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
-        return SyncWire.encode(.object([
-            .init("id", .string(action.id.uuidString.lowercased())), .init("seq", .number(String(action.seq))),
-            .init("at_ms", .number(String(action.at.millisecondsSince1970))), .init("actor", .string(action.actor)),
-            .init("action", .string(action.kind.rawValue)), .init("factor", text(action.factor?.rawValue)),
-            .init("device", text(action.device)), .init("token", text(action.token)),
-            .init("sealed", personal.map { .string(HexBytes.encode($0)) } ?? .null),
-        ]))
+        return SyncWire.encode(
+            .object([
+                .init("id", .string(action.id.uuidString.lowercased())), .init("seq", .number(String(action.seq))),
+                .init("at_ms", .number(String(action.at.millisecondsSince1970))), .init("actor", .string(action.actor)),
+                .init("action", .string(action.kind.rawValue)), .init("factor", text(action.factor?.rawValue)),
+                .init("device", text(action.device)), .init("token", text(action.token)),
+                .init("sealed", personal.map { .string(HexBytes.encode($0)) } ?? .null)
+            ]))
     }
 
     private static func decode(_ bytes: [UInt8], key: SecretKey) -> ServerAction? {
         guard let value = try? JSONValue.parse(bytes: bytes), case .string(let idText)? = value["id"], let id = UUID(uuidString: idText),
-              case .number(let seqText)? = value["seq"], let seq = UInt64(seqText),
-              case .number(let atText)? = value["at_ms"], let at = Int64(atText),
-              case .string(let actor)? = value["actor"], case .string(let kindText)? = value["action"],
-              let kind = ServerAction.Kind(rawValue: kindText) else { return nil }
+            case .number(let seqText)? = value["seq"], let seq = UInt64(seqText),
+            case .number(let atText)? = value["at_ms"], let at = Int64(atText),
+            case .string(let actor)? = value["actor"], case .string(let kindText)? = value["action"],
+            let kind = ServerAction.Kind(rawValue: kindText)
+        else { return nil }
         var action = ServerAction(id: id, seq: seq, kind: kind, at: Timestamp(millisecondsSince1970: at), actor: actor)
         action.factor = value["factor"]?.stringValue.flatMap(LockoutFactor.init(rawValue:))
         action.device = value["device"]?.stringValue
         action.token = value["token"]?.stringValue
         if let sealed = value["sealed"]?.stringValue {
             guard let bytes = HexBytes.decode(sealed), let opened = bytes.withUnsafeBytes({ PersonalData.open($0, key: key) }),
-                  let personal = ServerAction.personal(from: opened) else { return nil }
+                let personal = ServerAction.personal(from: opened)
+            else { return nil }
             action.user = personal.user
             action.reason = personal.reason
         }

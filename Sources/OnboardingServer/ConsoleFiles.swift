@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The audit console's static files (HTML, CSS, JS, SVG; no build step), served at `/console/`
@@ -58,7 +58,10 @@ struct ConsoleFiles: Sendable {
     /// Every regular file under `directory` (nested paths as `a/b.svg`), within the limits.
     static func load(from directory: String?) -> ConsoleFiles {
         guard let directory else {
-            return ConsoleFiles(files: [:], problem: "this onboard was installed without its console (the \(bundleName) directory next to the executable); reinstall it with that directory")
+            return ConsoleFiles(
+                files: [:],
+                problem: "this onboard was installed without its console (the \(bundleName) directory next to the executable); reinstall it with that directory"
+            )
         }
         var files: [String: File] = [:]
         var total = 0
@@ -73,7 +76,8 @@ struct ConsoleFiles: Sendable {
             // lstat: a symbolic link is not followed, so the console never serves a file outside its directory.
             guard lstat(full, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { continue }
             guard files.count < maximumFiles, Int(status.st_size) <= maximumFileBytes, total + Int(status.st_size) <= maximumTotalBytes,
-                  let data = FileManager.default.contents(atPath: full) else { continue }
+                let data = FileManager.default.contents(atPath: full)
+            else { continue }
             total += data.count
             files[relative] = File(contentType: contentType(of: relative), bytes: Array(data))
         }

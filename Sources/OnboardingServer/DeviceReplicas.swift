@@ -52,14 +52,17 @@ final class DeviceReplicas: Sendable {
     // millisecond, so serialising them costs little next to the request's own commit.
     private let state = Mutex(State())
 
-    init(directory: String, maximumOpen: Int = DeviceReplicas.defaultMaximumOpen,
-         initialMapSizeBytes: Int = OnboardingStore.Options().initialMapSizeBytes) throws {
+    init(
+        directory: String, maximumOpen: Int = DeviceReplicas.defaultMaximumOpen,
+        initialMapSizeBytes: Int = OnboardingStore.Options().initialMapSizeBytes
+    ) throws {
         precondition(maximumOpen >= 1, "at least one replica must be allowed open")
         self.directory = directory
         self.maximumOpen = maximumOpen
         self.initialMapSizeBytes = initialMapSizeBytes
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
     }
 
     /// Directory names are the device id in hex: ids may contain `.` and `:`, and `..` must not

@@ -54,7 +54,9 @@ public struct DeviceStatus: Sendable, Hashable {
             .init("acknowledged_seq", .number(String(acknowledgedSeq))), .init("head_hash", .string(headHash.hex)),
             .init("signed_head", signedHead.map { .object([.init("seq", .number(String($0.seq))), .init("hash", .string($0.hash.hex))]) } ?? .null),
             .init("signed_head_status", .string(signedHeadStatus)), .init("public_key", .bool(hasPublicKey)),
-            .init("tokens", .array(tokens.map { .object([.init("id", .string($0.id)), .init("issued_at", time($0.issuedAt)), .init("expires_at", time($0.expiresAt))]) })),
+            .init(
+                "tokens",
+                .array(tokens.map { .object([.init("id", .string($0.id)), .init("issued_at", time($0.issuedAt)), .init("expires_at", time($0.expiresAt))]) }))
         ])
     }
 }

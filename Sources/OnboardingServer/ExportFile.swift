@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where an export is written before it is sent: a temporary file that is unlinked as soon as it

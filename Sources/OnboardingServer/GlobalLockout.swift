@@ -71,7 +71,8 @@ struct GlobalLockout: Sendable {
     /// folded in fold order.
     init(policy: LockoutPolicy, records: [Record], actions: [ServerAction] = []) {
         self.init(policy: policy)
-        let relevant = (records.filter { LockoutEngine.mayAffectKeys($0.event.type) }.map(Step.record)
+        let relevant =
+            (records.filter { LockoutEngine.mayAffectKeys($0.event.type) }.map(Step.record)
             + actions.filter { $0.kind == .lockoutCleared }.map(Step.clear))
             .sorted { Position($0) < Position($1) }
         for step in relevant {

@@ -137,8 +137,9 @@ extension SyncServer {
         public static let defaultAnonymousPerAddress = RequestRate(perSecond: 20, burst: 100)
 
         /// What `onboard serve` runs with unless told otherwise.
-        public static let `default` = RateLimits(perToken: defaultPerToken, failedAuthenticationPerAddress: defaultFailedAuthenticationPerAddress,
-                                                 anonymousPerAddress: defaultAnonymousPerAddress)
+        public static let `default` = RateLimits(
+            perToken: defaultPerToken, failedAuthenticationPerAddress: defaultFailedAuthenticationPerAddress,
+            anonymousPerAddress: defaultAnonymousPerAddress)
         /// No limit at all (a fuzzer's or a benchmark's server).
         public static let off = RateLimits(perToken: nil, failedAuthenticationPerAddress: nil, anonymousPerAddress: nil)
     }

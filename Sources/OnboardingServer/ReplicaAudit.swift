@@ -39,10 +39,15 @@ public struct DeviceAudit: Sendable {
             .init("signed_heads", .number(String(signedHeadCount))),
             .init("public_key", registeredKey.map { .string($0.hex) } ?? .null),
             .init("first_bad_seq", firstProblem?.seq.map { .number(String($0)) } ?? .null),
-            .init("problems", .array(problems.map { problem in
-                .object([.init("seq", problem.seq.map { .number(String($0)) } ?? .null),
-                         .init("kind", .string(problem.kind.rawValue)), .init("message", .string(problem.message))])
-            })),
+            .init(
+                "problems",
+                .array(
+                    problems.map { problem in
+                        .object([
+                            .init("seq", problem.seq.map { .number(String($0)) } ?? .null),
+                            .init("kind", .string(problem.kind.rawValue)), .init("message", .string(problem.message))
+                        ])
+                    }))
         ])
     }
 }
@@ -64,7 +69,9 @@ public enum ReplicaAudit {
             // Enrolled with `onboard enroll` and never uploaded: no replica yet, nothing to check.
             guard FileManager.default.fileExists(atPath: path) else { return nil }
             return try OnboardingStore.open(at: path, options: options)
-        } release: { $0.close() }
+        } release: {
+            $0.close()
+        }
     }
 
     /// Audits each enrolled device's replica (or each of `devices`) as `open` returns it (`nil`: the device never
@@ -72,8 +79,10 @@ public enum ReplicaAudit {
     ///
     /// - Parameter detailed: whether problems may quote the store's errors, which name files
     ///   (`onboard audit --data`, on the operator's machine); not in `GET /v1/audit`.
-    static func run(tokens: TokenStore, devices: [String]? = nil, detailed: Bool = true, open: (String) throws(StoreError) -> OnboardingStore?,
-                    release: (OnboardingStore) -> Void) throws -> [DeviceAudit] {
+    static func run(
+        tokens: TokenStore, devices: [String]? = nil, detailed: Bool = true, open: (String) throws(StoreError) -> OnboardingStore?,
+        release: (OnboardingStore) -> Void
+    ) throws -> [DeviceAudit] {
         var audits: [DeviceAudit] = []
         for device in try devices ?? tokens.enrolledDevices() {
             var audit = DeviceAudit(device: device)
@@ -91,12 +100,18 @@ public enum ReplicaAudit {
                 audit.signedHeadCount = report.signedHeadCount
                 audit.problems = report.problems
                 if let registered = audit.registeredKey, let recorded = report.signingPublicKey, registered != recorded {
-                    audit.problems.insert(.init(seq: nil, kind: .badSignature,
-                                                message: "the replica records the signing key \(recorded.hex), but \(device) enrolled with \(registered.hex): the replica's key was replaced"), at: 0)
+                    audit.problems.insert(
+                        .init(
+                            seq: nil, kind: .badSignature,
+                            message:
+                                "the replica records the signing key \(recorded.hex), but \(device) enrolled with \(registered.hex): the replica's key was replaced"
+                        ), at: 0)
                 }
                 if audit.registeredKey == nil, report.signedHeadCount > 0 {
-                    audit.problems.insert(.init(seq: nil, kind: .badSignature,
-                                                message: "the replica keeps signed heads but \(device) has no key registered at enrolment (the registration was removed)"), at: 0)
+                    audit.problems.insert(
+                        .init(
+                            seq: nil, kind: .badSignature,
+                            message: "the replica keeps signed heads but \(device) has no key registered at enrolment (the registration was removed)"), at: 0)
                 }
             } catch {
                 if detailed {
@@ -104,7 +119,10 @@ public enum ReplicaAudit {
                 } else {
                     // Not the store's own words, which name its directory: this audit goes to clients.
                     let reason = "\(error.code)"
-                    audit.problems.append(.init(seq: nil, kind: .damaged, message: "the replica cannot be read (\(reason)); run onboard audit --data on the server for the details"))
+                    audit.problems.append(
+                        .init(
+                            seq: nil, kind: .damaged, message: "the replica cannot be read (\(reason)); run onboard audit --data on the server for the details")
+                    )
                 }
             }
             audits.append(audit)
@@ -114,8 +132,11 @@ public enum ReplicaAudit {
 
     /// `{"ok", "devices": [...]}` — the body of `GET /v1/audit`.
     public static func body(_ audits: [DeviceAudit]) -> [UInt8] {
-        SyncWire.encode(.object([.init("ok", .bool(audits.allSatisfy(\.isValid))),
-                                 .init("devices", .array(audits.map(\.jsonValue)))]))
+        SyncWire.encode(
+            .object([
+                .init("ok", .bool(audits.allSatisfy(\.isValid))),
+                .init("devices", .array(audits.map(\.jsonValue)))
+            ]))
     }
 }
 

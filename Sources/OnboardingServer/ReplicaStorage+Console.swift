@@ -46,7 +46,9 @@ extension ReplicaStorage {
         guard !pending.isEmpty else { return }
         do { try tokens.recordUploads(pending) } catch {
             uploadTimes.withLock { $0.unwritten.formUnion(pending.keys) }
-            failureLog?("onboard serve: the last upload times of \(pending.count) devices could not be written (\(ServerFailure(error).logLine)); they are kept in memory")
+            failureLog?(
+                "onboard serve: the last upload times of \(pending.count) devices could not be written (\(ServerFailure(error).logLine)); they are kept in memory"
+            )
         }
     }
 
@@ -124,17 +126,20 @@ extension ReplicaStorage {
         let heads = heads.withLock { $0 }
         return devices.map { device in
             let head = heads[device] ?? ReplicaHead(seq: 0, hash: .zero, signed: nil)
-            return DeviceStatus(device: device, enrolledAt: times[device]?.enrolled, lastUploadAt: uploads[device] ?? times[device]?.lastUpload,
-                                acknowledgedSeq: head.seq, headHash: head.hash, signedHead: head.signed,
-                                hasPublicKey: tokens.publicKey(for: device) != nil, tokens: tokensByDevice[device] ?? [])
+            return DeviceStatus(
+                device: device, enrolledAt: times[device]?.enrolled, lastUploadAt: uploads[device] ?? times[device]?.lastUpload,
+                acknowledgedSeq: head.seq, headHash: head.hash, signedHead: head.signed,
+                hasPublicKey: tokens.publicKey(for: device) != nil, tokens: tokensByDevice[device] ?? [])
         }
     }
 
     package func audit(device: String) throws -> DeviceAudit? {
         guard tokens.isEnrolled(device) else { return nil }
-        return try ReplicaAudit.run(tokens: tokens, devices: [device], detailed: false,
-                                    open: { device throws(StoreError) in try replicas.leaseForAudit(device) },
-                                    release: { store in replicas.release(store.deviceID) }).first
+        return try ReplicaAudit.run(
+            tokens: tokens, devices: [device], detailed: false,
+            open: { device throws(StoreError) in try replicas.leaseForAudit(device) },
+            release: { store in replicas.release(store.deviceID) }
+        ).first
     }
 
     package func revokeToken(device: String, id: String) throws -> Int { try tokens.revoke(device: device, id: id) }

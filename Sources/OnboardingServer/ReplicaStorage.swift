@@ -42,17 +42,21 @@ package final class ReplicaStorage: ServerStorage {
     /// is wrong). Their records up to the damage count in the global views; the audit names it.
     package let unreadableReplicas: [String]
 
-    package init(dataDirectory: String, policy: LockoutPolicy, maximumOpenReplicas: Int, replicaInitialMapSizeBytes: Int,
-                 failureLog: (@Sendable (String) -> Void)?) throws {
+    package init(
+        dataDirectory: String, policy: LockoutPolicy, maximumOpenReplicas: Int, replicaInitialMapSizeBytes: Int,
+        failureLog: (@Sendable (String) -> Void)?
+    ) throws {
         self.dataDirectory = dataDirectory
         self.policy = policy
         self.failureLog = failureLog
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: dataDirectory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         tokens = try TokenStore(directory: (dataDirectory as NSString).appendingPathComponent("server"))
         signingKey = try OnboardingStore.signingKey(at: Self.signingKeyPath(dataDirectory: dataDirectory))
-        replicas = try DeviceReplicas(directory: (dataDirectory as NSString).appendingPathComponent("devices"),
-                                      maximumOpen: maximumOpenReplicas, initialMapSizeBytes: replicaInitialMapSizeBytes)
+        replicas = try DeviceReplicas(
+            directory: (dataDirectory as NSString).appendingPathComponent("devices"),
+            maximumOpen: maximumOpenReplicas, initialMapSizeBytes: replicaInitialMapSizeBytes)
         actionStore = try ActionStore(directory: (dataDirectory as NSString).appendingPathComponent("actions"))
         if try tokens.hasAdmin() {
             createdAdminToken = nil
@@ -162,8 +166,10 @@ package final class ReplicaStorage: ServerStorage {
     /// every replica's records. A replica that cannot be read whole (a damaged record)
     /// contributes its records up to the damage and is listed; `isPartial` says that a replica
     /// could not be read now for want of a resource (it would be read later).
-    static func buildViews(tokens: TokenStore, replicas: DeviceReplicas, policy: LockoutPolicy,
-                           actions: [ServerAction]) throws -> (views: Views, unreadable: [String], isPartial: Bool) {
+    static func buildViews(
+        tokens: TokenStore, replicas: DeviceReplicas, policy: LockoutPolicy,
+        actions: [ServerAction]
+    ) throws -> (views: Views, unreadable: [String], isPartial: Bool) {
         var relevant: [Record] = []
         var search = UserSearchIndex()
         var heads: [String: ReplicaHead] = [:]
@@ -186,8 +192,10 @@ package final class ReplicaStorage: ServerStorage {
                 if ServerFailure(error).isResourceShortage { isPartial = true }
             }
         }
-        return (Views(lockout: GlobalLockout(policy: policy, records: relevant, actions: actions), search: search, heads: heads),
-                unreadable, isPartial)
+        return (
+            Views(lockout: GlobalLockout(policy: policy, records: relevant, actions: actions), search: search, heads: heads),
+            unreadable, isPartial
+        )
     }
 
     /// Replaces the global lockout with a rebuild from every replica. A rebuild that could not
@@ -201,7 +209,9 @@ package final class ReplicaStorage: ServerStorage {
             let built = try Self.buildViews(tokens: tokens, replicas: replicas, policy: policy, actions: actions)
             guard !built.isPartial else {
                 refoldPending.store(true, ordering: .sequentiallyConsistent)
-                failureLog?("onboard serve: the global lockout could not be refolded now (\(built.unreadable.count) replicas could not be opened); it is refolded on the next request")
+                failureLog?(
+                    "onboard serve: the global lockout could not be refolded now (\(built.unreadable.count) replicas could not be opened); it is refolded on the next request"
+                )
                 return
             }
             global.withLock { lockout in
@@ -294,8 +304,9 @@ package final class ReplicaStorage: ServerStorage {
     }
 
     package func audit() throws -> [DeviceAudit] {
-        try ReplicaAudit.run(tokens: tokens, detailed: false, open: { device throws(StoreError) in try replicas.leaseForAudit(device) },
-                             release: { store in replicas.release(store.deviceID) })
+        try ReplicaAudit.run(
+            tokens: tokens, detailed: false, open: { device throws(StoreError) in try replicas.leaseForAudit(device) },
+            release: { store in replicas.release(store.deviceID) })
     }
 }
 

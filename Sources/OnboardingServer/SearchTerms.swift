@@ -84,7 +84,8 @@ enum SearchTerms {
         guard bytes.count >= 2 else { return nil }
         let length = Int(bytes[0]) << 8 | Int(bytes[1])
         guard length > 0, bytes.count >= 2 + length, let user = String(validating: bytes[2..<(2 + length)], as: UTF8.self),
-              let name = String(validating: bytes[(2 + length)...], as: UTF8.self) else { return nil }
+            let name = String(validating: bytes[(2 + length)...], as: UTF8.self)
+        else { return nil }
         return (user, name.isEmpty ? nil : name)
     }
 
@@ -101,7 +102,9 @@ public struct UserMatch: Sendable, Hashable {
 
     /// `{"user","display_name","devices"}`.
     var jsonValue: JSONValue {
-        .object([.init("user", .string(user)), .init("display_name", displayName.map { .string($0) } ?? .null),
-                 .init("devices", .number(String(devices)))])
+        .object([
+            .init("user", .string(user)), .init("display_name", displayName.map { .string($0) } ?? .null),
+            .init("devices", .number(String(devices)))
+        ])
     }
 }

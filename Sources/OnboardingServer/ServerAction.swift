@@ -36,8 +36,10 @@ public struct ServerAction: Sendable, Hashable {
     /// The revoked token's id (16 hex digits of its hash).
     public var token: String?
 
-    public init(id: UUID = UUID(), seq: UInt64 = 0, kind: Kind, at: Timestamp, actor: String, user: String? = nil,
-                factor: LockoutFactor? = nil, reason: String? = nil, device: String? = nil, token: String? = nil) {
+    public init(
+        id: UUID = UUID(), seq: UInt64 = 0, kind: Kind, at: Timestamp, actor: String, user: String? = nil,
+        factor: LockoutFactor? = nil, reason: String? = nil, device: String? = nil, token: String? = nil
+    ) {
         self.id = id
         self.seq = seq
         self.kind = kind
@@ -78,7 +80,7 @@ public struct ServerAction: Sendable, Hashable {
         return .object([
             .init("id", .string(id.uuidString.lowercased())), .init("at", .string(at.iso8601)), .init("actor", .string(actor)),
             .init("action", .string(kind.rawValue)), .init("user", text(user)), .init("factor", text(factor?.rawValue)),
-            .init("reason", text(reason)), .init("device", text(device)), .init("token", text(token)),
+            .init("reason", text(reason)), .init("device", text(device)), .init("token", text(token))
         ])
     }
 
@@ -110,7 +112,8 @@ public struct ServerAction: Sendable, Hashable {
         guard bytes.count >= 2 else { return nil }
         let length = Int(bytes[0]) << 8 | Int(bytes[1])
         guard bytes.count >= 2 + length, let user = String(validating: bytes[2..<(2 + length)], as: UTF8.self),
-              let reason = String(validating: bytes[(2 + length)...], as: UTF8.self) else { return nil }
+            let reason = String(validating: bytes[(2 + length)...], as: UTF8.self)
+        else { return nil }
         return (user.isEmpty ? nil : user, reason.isEmpty ? nil : reason)
     }
 }

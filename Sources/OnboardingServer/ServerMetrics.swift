@@ -91,12 +91,14 @@ final class ServerMetrics: Sendable {
             pairs.isEmpty ? "" : "{" + pairs.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
         }
         family("onboard_build_info", "gauge", "The onboard version serving (always 1).", [(labels([("version", version)]), "1")])
-        family("onboard_start_time_seconds", "gauge", "When this server started, in seconds since the epoch.",
-               [("", Self.number(started.timeIntervalSince1970))])
-        family("onboard_http_requests_total", "counter", "Requests answered, by route, method and status.",
-               snapshot.requests.sorted { $0.key < $1.key }.map { key, count in
-                   (labels([("route", key.route), ("method", key.method), ("status", String(key.status))]), String(count))
-               })
+        family(
+            "onboard_start_time_seconds", "gauge", "When this server started, in seconds since the epoch.",
+            [("", Self.number(started.timeIntervalSince1970))])
+        family(
+            "onboard_http_requests_total", "counter", "Requests answered, by route, method and status.",
+            snapshot.requests.sorted { $0.key < $1.key }.map { key, count in
+                (labels([("route", key.route), ("method", key.method), ("status", String(key.status))]), String(count))
+            })
         text += "# HELP onboard_http_request_duration_seconds Time from a request's arrival at the handler to its answer, by route.\n"
         text += "# TYPE onboard_http_request_duration_seconds histogram\n"
         for (route, latency) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
@@ -107,10 +109,12 @@ final class ServerMetrics: Sendable {
             text += "onboard_http_request_duration_seconds_sum\(labels([("route", route)])) \(Self.number(latency.sum))\n"
             text += "onboard_http_request_duration_seconds_count\(labels([("route", route)])) \(latency.count)\n"
         }
-        family("onboard_errors_total", "counter", "Refusals and failures answered, by the error code of their body.",
-               snapshot.errors.sorted { $0.key < $1.key }.map { (labels([("code", $0.key)]), String($0.value)) })
-        family("onboard_events_ingested_total", "counter", "Records uploads stored (resent duplicates not counted).",
-               [("", String(snapshot.eventsIngested))])
+        family(
+            "onboard_errors_total", "counter", "Refusals and failures answered, by the error code of their body.",
+            snapshot.errors.sorted { $0.key < $1.key }.map { (labels([("code", $0.key)]), String($0.value)) })
+        family(
+            "onboard_events_ingested_total", "counter", "Records uploads stored (resent duplicates not counted).",
+            [("", String(snapshot.eventsIngested))])
         family("onboard_ingested_bytes_total", "counter", "Bytes of the upload bodies that were accepted.", [("", String(snapshot.bytesIngested))])
         family("onboard_history_polls_waiting", "gauge", "History polls (wait=) held now.", [("", String(gauges.waitingPolls))])
         if let open = gauges.openConnections {
@@ -126,8 +130,9 @@ final class ServerMetrics: Sendable {
             family("onboard_open_replicas", "gauge", "Device replicas open now (LMDB storage).", [("", String(replicas))])
         }
         if let open = gauges.databaseConnectionsOpen, let used = gauges.databaseConnectionsInUse, let maximum = gauges.databaseConnectionsMaximum {
-            family("onboard_database_connections", "gauge", "PostgreSQL connections of this node's pool, by state.",
-                   [(labels([("state", "in_use")]), String(used)), (labels([("state", "idle")]), String(max(0, open - used)))])
+            family(
+                "onboard_database_connections", "gauge", "PostgreSQL connections of this node's pool, by state.",
+                [(labels([("state", "in_use")]), String(used)), (labels([("state", "idle")]), String(max(0, open - used)))])
             family("onboard_database_connections_maximum", "gauge", "The pool's size.", [("", String(maximum))])
         }
         return text

@@ -51,8 +51,9 @@ public struct SyncHTTPHandler: HTTPHandler {
         let path = request.rawPath
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.lowercased()] = field.value }
-        return SyncRequest(method: request.method, path: path, headers: headers, body: request.body, query: request.query,
-                           clientAddress: Self.clientAddress(peer: request.remoteAddress, forwardedFor: headers["x-forwarded-for"], trusting: trustedProxies))
+        return SyncRequest(
+            method: request.method, path: path, headers: headers, body: request.body, query: request.query,
+            clientAddress: Self.clientAddress(peer: request.remoteAddress, forwardedFor: headers["x-forwarded-for"], trusting: trustedProxies))
     }
 
     /// The client's address: the peer's, or — when the peer is a trusted proxy — the rightmost

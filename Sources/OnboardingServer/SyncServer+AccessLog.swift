@@ -4,7 +4,7 @@ import OnboardingModel
 import OnboardingStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SyncServer {
@@ -86,11 +86,13 @@ extension SyncServer {
         public func jsonLine(for entry: HTTPAccessLogEntry, at time: String) -> String {
             let milliseconds = entry.duration.components.seconds * 1000 + entry.duration.components.attoseconds / 1_000_000_000_000_000
             let method = Self.cut(HTTPAccessLogEntry.escaped(entry.method), at: Self.maximumMethodBytes, sentBytes: entry.method.utf8.count)
-            return String(decoding: SyncWire.encode(.object([
-                .init("at", .string(time)), .init("kind", .string("access")), .init("method", .string(method)),
-                .init("path", .string(loggablePath(entry.rawPath))), .init("status", .number(String(entry.status))),
-                .init("bytes", .number(String(entry.responseBodyBytes))), .init("duration_ms", .number(String(milliseconds))),
-            ])), as: UTF8.self)
+            return String(
+                decoding: SyncWire.encode(
+                    .object([
+                        .init("at", .string(time)), .init("kind", .string("access")), .init("method", .string(method)),
+                        .init("path", .string(loggablePath(entry.rawPath))), .init("status", .number(String(entry.status))),
+                        .init("bytes", .number(String(entry.responseBodyBytes))), .init("duration_ms", .number(String(milliseconds)))
+                    ])), as: UTF8.self)
         }
 
         /// `escaped` cut to at most `limit` bytes plus a marker with the field's length before escaping
@@ -116,7 +118,8 @@ extension SyncServer {
             let temporary = path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
             let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else {
-                throw KeyError(description: "cannot create the access-log key \(path): \(String(cString: strerror(errno))); check the data directory's permissions")
+                throw KeyError(
+                    description: "cannot create the access-log key \(path): \(String(cString: strerror(errno))); check the data directory's permissions")
             }
             defer { unlink(temporary) }
             let written = key.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -127,7 +130,8 @@ extension SyncServer {
             }
             if link(temporary, path) != 0 {
                 guard errno == EEXIST, let raced = try readKey(at: path) else {
-                    throw KeyError(description: "cannot create the access-log key \(path): \(String(cString: strerror(errno))); check the data directory's permissions")
+                    throw KeyError(
+                        description: "cannot create the access-log key \(path): \(String(cString: strerror(errno))); check the data directory's permissions")
                 }
                 return raced
             }
@@ -139,13 +143,18 @@ extension SyncServer {
             let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             if descriptor < 0 {
                 if errno == ENOENT { return nil }
-                throw KeyError(description: "cannot read the access-log key \(path): \(String(cString: strerror(errno))); it must be a regular file readable by the server")
+                throw KeyError(
+                    description: "cannot read the access-log key \(path): \(String(cString: strerror(errno))); it must be a regular file readable by the server"
+                )
             }
             defer { closeFile(descriptor) }
             var bytes = [UInt8](repeating: 0, count: SecretKey.byteCount + 1)
             let count = read(descriptor, &bytes, bytes.count)
             guard count == SecretKey.byteCount else {
-                throw KeyError(description: "the access-log key \(path) is \(max(0, count)) bytes, not \(SecretKey.byteCount); delete it and a new one is made at the next start (log pseudonyms then change)")
+                throw KeyError(
+                    description:
+                        "the access-log key \(path) is \(max(0, count)) bytes, not \(SecretKey.byteCount); delete it and a new one is made at the next start (log pseudonyms then change)"
+                )
             }
             return SecretKey(bytes: Array(bytes[..<SecretKey.byteCount]))
         }

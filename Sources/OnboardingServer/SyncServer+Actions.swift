@@ -42,8 +42,10 @@ extension SyncServer {
             return failure(.malformed, "body.reason is required: 1 to \(ServerAction.maximumReasonCharacters) characters saying why (a ticket, a call)")
         }
         if let refusal = ServerAction.reasonRefusal(reason) { return failure(.malformed, refusal) }
-        let action = try storage.record(ServerAction(kind: .lockoutCleared, at: options.clock(), actor: actor, user: user, factor: factor,
-                                                     reason: reason))
+        let action = try storage.record(
+            ServerAction(
+                kind: .lockoutCleared, at: options.clock(), actor: actor, user: user, factor: factor,
+                reason: reason))
         return json(200, SyncWire.encode(.object([.init("action", action.jsonValue)])))
     }
 
@@ -56,7 +58,7 @@ extension SyncServer {
             .init("role", .string(grant.role.rawValue)), .init("device", grant.device.map { .string($0) } ?? .null),
             .init("id", .string(TokenStore.tokenID(of: token))),
             .init("actor", grant.role == .admin ? .string(ServerAction.actor(adminToken: token)) : .null),
-            .init("expires_at", grant.expiresAt.map { .string($0.iso8601) } ?? .null),
+            .init("expires_at", grant.expiresAt.map { .string($0.iso8601) } ?? .null)
         ])
     }
 
@@ -74,16 +76,21 @@ extension SyncServer {
         var before: (at: Timestamp, seq: UInt64)?
         if let text = parameters["cursor"], !text.isEmpty {
             guard let cursor = HistoryCursor(token: text), cursor.device == Self.actionsCursorTag else {
-                return failure(.malformed, "query parameter cursor: cursor \(ErrorEcho.quoted(text)) is not one this server issued; pass next_cursor from the previous page unchanged")
+                return failure(
+                    .malformed,
+                    "query parameter cursor: cursor \(ErrorEcho.quoted(text)) is not one this server issued; pass next_cursor from the previous page unchanged")
             }
             before = (cursor.at, cursor.seq)
         }
         let found = try storage.actions(before: before, limit: limit + 1)
         let page = Array(found.prefix(limit))
         let next = found.count > limit ? page.last.map { HistoryCursor(at: $0.at, device: Self.actionsCursorTag, seq: $0.seq).token } : nil
-        return json(200, SyncWire.encode(.object([
-            .init("actions", .array(page.map(\.jsonValue))), .init("next_cursor", next.map { .string($0) } ?? .null),
-        ])))
+        return json(
+            200,
+            SyncWire.encode(
+                .object([
+                    .init("actions", .array(page.map(\.jsonValue))), .init("next_cursor", next.map { .string($0) } ?? .null)
+                ])))
     }
 
     /// The actions cursor is a history cursor of the last action's `(at, seq)` under this tag in

@@ -9,11 +9,12 @@ extension SyncServer {
     public static let securityHeaders: [String: String] = [
         "content-security-policy": contentSecurityPolicy,
         "x-content-type-options": "nosniff",
-        "referrer-policy": "no-referrer",
+        "referrer-policy": "no-referrer"
     ]
 
     /// The console's Content-Security-Policy (docs/sync-protocol.md § The audit console).
-    public static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+    public static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
     /// Adds ``securityHeaders`` (and, to an API answer, `Cache-Control: no-store`: histories and
     /// tokens must not be kept by a browser or a proxy) where the answer does not set them.

@@ -56,7 +56,10 @@ extension SyncServer {
         let low = since.millisecondsSince1970
         guard end > low else { return json(200, Self.countsBody(since: since, until: until, bucketMilliseconds: Self.bucketSizes[0], start: low, counts: [])) }
         guard let size = Self.bucketSizes.first(where: { size in Self.bucketCount(from: low, to: end, size: size) <= buckets }) else {
-            return failure(.malformed, "query parameters since, until, buckets: \(since.iso8601) to \(until.iso8601) needs more than \(buckets) buckets of 7 days, the largest size; narrow since and until, or ask for more buckets (at most \(Self.maximumCountBuckets))")
+            return failure(
+                .malformed,
+                "query parameters since, until, buckets: \(since.iso8601) to \(until.iso8601) needs more than \(buckets) buckets of 7 days, the largest size; narrow since and until, or ask for more buckets (at most \(Self.maximumCountBuckets))"
+            )
         }
         let start = Self.floorDivide(low, size) * size
         var counts = [(succeeded: Int, failed: Int, throttled: Int)](repeating: (0, 0, 0), count: Self.bucketCount(from: low, to: end, size: size))
@@ -84,16 +87,24 @@ extension SyncServer {
         return value % divisor < 0 ? quotient - 1 : quotient
     }
 
-    static func countsBody(since: Timestamp?, until: Timestamp?, bucketMilliseconds: Int64?, start: Int64,
-                           counts: [(succeeded: Int, failed: Int, throttled: Int)]) -> [UInt8] {
-        SyncWire.encode(.object([
-            .init("since", since.map { .string($0.iso8601) } ?? .null), .init("until", until.map { .string($0.iso8601) } ?? .null),
-            .init("bucket_ms", bucketMilliseconds.map { .number(String($0)) } ?? .null),
-            .init("buckets", .array(counts.enumerated().map { index, count in
-                .object([.init("start", .string(Timestamp(millisecondsSince1970: start + Int64(index) * (bucketMilliseconds ?? 0)).iso8601)),
-                         .init("succeeded", .number(String(count.succeeded))), .init("failed", .number(String(count.failed))),
-                         .init("throttled", .number(String(count.throttled)))])
-            })),
-        ]))
+    static func countsBody(
+        since: Timestamp?, until: Timestamp?, bucketMilliseconds: Int64?, start: Int64,
+        counts: [(succeeded: Int, failed: Int, throttled: Int)]
+    ) -> [UInt8] {
+        SyncWire.encode(
+            .object([
+                .init("since", since.map { .string($0.iso8601) } ?? .null), .init("until", until.map { .string($0.iso8601) } ?? .null),
+                .init("bucket_ms", bucketMilliseconds.map { .number(String($0)) } ?? .null),
+                .init(
+                    "buckets",
+                    .array(
+                        counts.enumerated().map { index, count in
+                            .object([
+                                .init("start", .string(Timestamp(millisecondsSince1970: start + Int64(index) * (bucketMilliseconds ?? 0)).iso8601)),
+                                .init("succeeded", .number(String(count.succeeded))), .init("failed", .number(String(count.failed))),
+                                .init("throttled", .number(String(count.throttled)))
+                            ])
+                        }))
+            ]))
     }
 }

@@ -29,10 +29,13 @@ extension SyncServer {
         // One more than the page: whether there is a next one.
         let found = try storage.deviceStatuses(after: after, limit: limit + 1)
         let page = Array(found.prefix(limit))
-        return json(200, SyncWire.encode(.object([
-            .init("devices", .array(page.map(\.jsonValue))),
-            .init("next_after", found.count > limit ? .string(page.last!.device) : .null),
-        ])))
+        return json(
+            200,
+            SyncWire.encode(
+                .object([
+                    .init("devices", .array(page.map(\.jsonValue))),
+                    .init("next_after", found.count > limit ? .string(page.last!.device) : .null)
+                ])))
     }
 
     /// `GET /v1/devices/{device}/audit`: the device's entry of `GET /v1/audit`.

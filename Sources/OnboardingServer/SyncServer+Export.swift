@@ -56,7 +56,8 @@ extension SyncServer {
         let file = try ExportFile(directory: scratchDirectory)
         try writeExport(query, format: format, to: file)
         let name = Self.downloadName(user ?? pathDevice ?? "history") + "-history." + format.fileExtension
-        let disposition = "attachment; filename=\"\(name)\"; filename*=UTF-8''\(SyncPaths.percentEncoded((user ?? pathDevice ?? "history") + "-history." + format.fileExtension))"
+        let disposition =
+            "attachment; filename=\"\(name)\"; filename*=UTF-8''\(SyncPaths.percentEncoded((user ?? pathDevice ?? "history") + "-history." + format.fileExtension))"
         return .file(SyncResponse(status: 200, headers: ["content-type": format.contentType, "content-disposition": disposition]), try file.finish())
     }
 
@@ -69,9 +70,11 @@ extension SyncServer {
     /// A file name's ASCII form: every byte but `A–Z a–z 0–9 . _ -` as `_` (the header's
     /// `filename*` carries the exact name).
     static func downloadName(_ name: String) -> String {
-        String(String.UnicodeScalarView(name.unicodeScalars.prefix(64).map { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || ".-_".unicodeScalars.contains(scalar)) ? scalar : "_"
-        }))
+        String(
+            String.UnicodeScalarView(
+                name.unicodeScalars.prefix(64).map { scalar in
+                    scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || ".-_".unicodeScalars.contains(scalar)) ? scalar : "_"
+                }))
     }
 
     private func writeExport(_ query: HistoryQuery, format: ExportFormat, to file: ExportFile) throws {
@@ -89,7 +92,8 @@ extension SyncServer {
         var line: [UInt8] = []
         try storage.forEachRecord(query, newestFirst: false) { record in
             guard let attempt = History.attempt(of: record),
-                  query.admits(factor: attempt.factor, method: attempt.method.name, outcome: attempt.outcome) else { return true }
+                query.admits(factor: attempt.factor, method: attempt.method.name, outcome: attempt.outcome)
+            else { return true }
             // By time across devices, by seq on one: actions go where their time falls.
             try writeActions(before: HistoryCursor(at: attempt.at, device: attempt.device, seq: attempt.seq))
             switch format {
@@ -118,20 +122,27 @@ extension SyncServer {
     private static func exportLine(_ action: ServerAction, format: ExportFormat, encoder: OCSFEncoder) -> [UInt8] {
         switch format {
         case .csv:
-            return Array(csvLine([action.at.iso8601, action.device ?? "", "", action.user ?? "", action.factor?.rawValue ?? "", "", "",
-                                  action.reason ?? "", "action:" + action.kind.rawValue]).utf8)
+            return Array(
+                csvLine([
+                    action.at.iso8601, action.device ?? "", "", action.user ?? "", action.factor?.rawValue ?? "", "", "",
+                    action.reason ?? "", "action:" + action.kind.rawValue
+                ]).utf8)
         case .jsonl:
             return SyncWire.encode(.object([.init("action", action.jsonValue)])) + [0x0A]
         case .ocsf:
             // A user's actions are clears (revocations name a device, not a user).
-            return SyncWire.encode(encoder.unlockEvent(id: action.id, sequence: action.seq, at: action.at, actor: action.actor,
-                                                       user: action.user, factor: action.factor?.rawValue, reason: action.reason)) + [0x0A]
+            return SyncWire.encode(
+                encoder.unlockEvent(
+                    id: action.id, sequence: action.seq, at: action.at, actor: action.actor,
+                    user: action.user, factor: action.factor?.rawValue, reason: action.reason)) + [0x0A]
         }
     }
 
     static func csvRow(_ attempt: History.Attempt) -> String {
-        csvLine([attempt.at.iso8601, attempt.device, String(attempt.seq), attempt.user ?? "", attempt.factor.rawValue, attempt.method.name,
-                 attempt.outcome.rawValue, attempt.reason ?? "", "attempt"])
+        csvLine([
+            attempt.at.iso8601, attempt.device, String(attempt.seq), attempt.user ?? "", attempt.factor.rawValue, attempt.method.name,
+            attempt.outcome.rawValue, attempt.reason ?? "", "attempt"
+        ])
     }
 
     /// One CSV record, RFC 4180: CRLF at the end, a cell with a comma, quote, CR or LF quoted

@@ -35,13 +35,16 @@ extension SyncServer {
 
     /// The `query` of a history-like endpoint (history, counts, export): `names` are the
     /// parameters it takes besides the path's user or device; a refusal is the 400 to answer.
-    func historyQuery(_ request: SyncRequest, user: String?, device pathDevice: String?, extra: [String],
-                      takesPages: Bool) -> Result<(HistoryQuery, [String: String]), Refusal> {
+    func historyQuery(
+        _ request: SyncRequest, user: String?, device pathDevice: String?, extra: [String],
+        takesPages: Bool
+    ) -> Result<(HistoryQuery, [String: String]), Refusal> {
         var parameters = request.query
         let fixed = (pathDevice == nil ? ["user"] : ["user", "device"]) + (takesPages ? [] : ["limit", "cursor"])
         let allowed = HistoryQuery.parameterNames.filter { !fixed.contains($0) } + extra
         if let unknown = parameters.keys.sorted().first(where: { !allowed.contains($0) }) {
-            return .failure(Refusal(response: failure(.malformed, "unknown query parameter \(unknown); this endpoint takes \(allowed.joined(separator: ", "))")))
+            return .failure(
+                Refusal(response: failure(.malformed, "unknown query parameter \(unknown); this endpoint takes \(allowed.joined(separator: ", "))")))
         }
         var others: [String: String] = [:]
         for name in extra { others[name] = parameters.removeValue(forKey: name) }
@@ -85,7 +88,10 @@ extension SyncServer {
         // Absent is 0; empty is no number (as the document's integer says).
         if let text = others["wait"] {
             guard let seconds = Int(text), (0...SyncLimits.maximumWaitSeconds).contains(seconds) else {
-                return .now(failure(.malformed, "query parameter wait: wait \(ErrorEcho.quoted(text)) must be a whole number of seconds from 0 to \(SyncLimits.maximumWaitSeconds)"))
+                return .now(
+                    failure(
+                        .malformed,
+                        "query parameter wait: wait \(ErrorEcho.quoted(text)) must be a whole number of seconds from 0 to \(SyncLimits.maximumWaitSeconds)"))
             }
             wait = seconds
         }
@@ -93,7 +99,8 @@ extension SyncServer {
             return .now(failure(.malformed, "query parameter wait: a poll waits for newer attempts, so it needs order=oldest"))
         }
         if wait > 0 && page.after == nil {
-            return .now(failure(.malformed, "query parameter wait: a poll needs a cursor (the next_cursor of the newest attempt shown, or of a page read to its end)"))
+            return .now(
+                failure(.malformed, "query parameter wait: a poll needs a cursor (the next_cursor of the newest attempt shown, or of a page read to its end)"))
         }
         if let device = page.device, pathDevice != nil, !(try storage.isEnrolled(device)) {
             return .now(failure(.notFound, "device \(device) is not enrolled"))
@@ -103,16 +110,19 @@ extension SyncServer {
         let held = min(wait, options.maximumPollWaitSeconds)
         guard held > 0, first.history.attempts.isEmpty else { return .now(json(200, historyBody(first))) }
         let polled = page
-        let poll = HistoryPoll(deadline: .now + .seconds(held), seenGeneration: generation, check: { [self] in
-            do {
-                let again = try historyPage(polled, order: .oldest)
-                return again.history.attempts.isEmpty ? nil : json(200, historyBody(again))
-            } catch {
-                return failure(for: error)
-            }
-        }, timeout: { [self] in
-            do { return json(200, historyBody(try historyPage(polled, order: .oldest))) } catch { return failure(for: error) }
-        })
+        let poll = HistoryPoll(
+            deadline: .now + .seconds(held), seenGeneration: generation,
+            check: { [self] in
+                do {
+                    let again = try historyPage(polled, order: .oldest)
+                    return again.history.attempts.isEmpty ? nil : json(200, historyBody(again))
+                } catch {
+                    return failure(for: error)
+                }
+            },
+            timeout: { [self] in
+                do { return json(200, historyBody(try historyPage(polled, order: .oldest))) } catch { return failure(for: error) }
+            })
         return .later(poll)
     }
 
@@ -197,8 +207,10 @@ extension SyncServer {
                     if admitted {
                         let end = laterEnd[event.device]
                         if end == nil { open[event.device, default: []].append(sessions.count) }
-                        sessions.append(History.SignInSession(device: event.device, start: event.at, end: end?.at, method: method,
-                                                              secondFactor: secondFactor, endReason: end?.reason, user: event.user, seq: record.seq))
+                        sessions.append(
+                            History.SignInSession(
+                                device: event.device, start: event.at, end: end?.at, method: method,
+                                secondFactor: secondFactor, endReason: end?.reason, user: event.user, seq: record.seq))
                     }
                     laterEnd[event.device] = (event.at, History.replacedReason)
                 }
@@ -221,13 +233,15 @@ extension SyncServer {
             after.after = starts.values.min(by: precedes)
             try storage.forEachRecord(after, newestFirst: false) { record in
                 let event = record.event
-                let reason: String? = switch event.payload {
-                case .signInSucceeded: History.replacedReason
-                case .signedOut(let reason): reason.rawValue
-                default: nil
-                }
+                let reason: String? =
+                    switch event.payload {
+                    case .signInSucceeded: History.replacedReason
+                    case .signedOut(let reason): reason.rawValue
+                    default: nil
+                    }
                 guard let reason, let start = starts[event.device],
-                      precedes(start, HistoryCursor(at: event.at, device: event.device, seq: record.seq)) else { return true }
+                    precedes(start, HistoryCursor(at: event.at, device: event.device, seq: record.seq))
+                else { return true }
                 if let indices = open.removeValue(forKey: event.device) {
                     for index in indices {
                         sessions[index].end = event.at
@@ -270,13 +284,14 @@ extension SyncServer {
     /// `{"user","attempts","sessions","next_cursor","actions","devices"}`.
     func historyBody(_ page: HistoryPage) -> [UInt8] {
         let history = page.history
-        return SyncWire.encode(.object([
-            .init("user", history.user.map { .string($0) } ?? .null),
-            .init("attempts", .array(history.attempts.map(Self.attemptValue))),
-            .init("sessions", .array(history.sessions.map(\.jsonValue))),
-            .init("next_cursor", history.nextCursor.map { .string($0.token) } ?? .null),
-            .init("actions", .array(page.actions.map(\.jsonValue))),
-            .init("devices", .array(page.devices.map { .string($0) })),
-        ]))
+        return SyncWire.encode(
+            .object([
+                .init("user", history.user.map { .string($0) } ?? .null),
+                .init("attempts", .array(history.attempts.map(Self.attemptValue))),
+                .init("sessions", .array(history.sessions.map(\.jsonValue))),
+                .init("next_cursor", history.nextCursor.map { .string($0.token) } ?? .null),
+                .init("actions", .array(page.actions.map(\.jsonValue))),
+                .init("devices", .array(page.devices.map { .string($0) }))
+            ]))
     }
 }

@@ -14,13 +14,23 @@ extension SyncServer {
         }
         if let index = upload.records.firstIndex(where: { $0.event.device != device }) {
             let record = upload.records[index]
-            return refuse(upload, because: RecordRefusal(.foreignDevice, "seq \(record.seq) names device \(record.event.device), not \(device): a device uploads only events it recorded itself; events imported from another device's log cannot be synced from this one"), at: index)
+            return refuse(
+                upload,
+                because: RecordRefusal(
+                    .foreignDevice,
+                    "seq \(record.seq) names device \(record.event.device), not \(device): a device uploads only events it recorded itself; events imported from another device's log cannot be synced from this one"
+                ), at: index)
         }
         let now = options.clock()
         let latest = now.adding(milliseconds: options.maximumClockSkewMilliseconds)
         if let index = upload.records.firstIndex(where: { latest < $0.event.at }) {
             let record = upload.records[index]
-            return refuse(upload, because: RecordRefusal(.futureEvent, "seq \(record.seq) is dated \(record.event.at.iso8601), more than \(options.maximumClockSkewMilliseconds / 1000) s after the server's clock (\(now.iso8601)); the device's clock was ahead when it was recorded — nothing was stored, and the batch is accepted once the server's clock is within that of it"), at: index)
+            return refuse(
+                upload,
+                because: RecordRefusal(
+                    .futureEvent,
+                    "seq \(record.seq) is dated \(record.event.at.iso8601), more than \(options.maximumClockSkewMilliseconds / 1000) s after the server's clock (\(now.iso8601)); the device's clock was ahead when it was recorded — nothing was stored, and the batch is accepted once the server's clock is within that of it"
+                ), at: index)
         }
         return nil
     }
@@ -70,13 +80,19 @@ extension SyncServer {
 
     /// A device enrolled with `registered` signs every batch: 422 when the batch has no signed
     /// head or one that does not verify. The replica learns the key with the first signed batch.
-    private func checkSignedHead(of upload: SyncWire.Upload, device: String, registered: SigningPublicKey,
-                                 in log: any DeviceLog) throws -> SyncResponse? {
+    private func checkSignedHead(
+        of upload: SyncWire.Upload, device: String, registered: SigningPublicKey,
+        in log: any DeviceLog
+    ) throws -> SyncResponse? {
         guard let signed = upload.signedHead else {
-            return failure(.signatureRequired, "device \(device) is enrolled with a signing key; every upload must carry signed_head over its last record — upgrade the client")
+            return failure(
+                .signatureRequired,
+                "device \(device) is enrolled with a signing key; every upload must carry signed_head over its last record — upgrade the client")
         }
         guard signed.isValid(for: registered) else {
-            return failure(.badSignature, "signed_head for seq \(signed.seq) of \(device) does not verify with the key registered at enrolment (\(registered.hex)); nothing was stored")
+            return failure(
+                .badSignature,
+                "signed_head for seq \(signed.seq) of \(device) does not verify with the key registered at enrolment (\(registered.hex)); nothing was stored")
         }
         if try log.signingPublicKey() == nil { try log.recordSigningPublicKey(registered) }
         return nil
@@ -90,10 +106,16 @@ extension SyncServer {
             // After a signed head was accepted that is a rewritten history, before it a replaced
             // device store.
             if pinnedSeq > 0 {
-                return failure(.historyRewritten, "the records of \(device) are pseudonymised with another key than the history it signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed")
+                return failure(
+                    .historyRewritten,
+                    "the records of \(device) are pseudonymised with another key than the history it signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed"
+                )
             }
             // The store's message names the replica's path: the client gets its own.
-            return failure(.keysChanged, "the device's pseudonym key differs from the one the server's replica of \(device) was written with; the device store was replaced — enroll it as a new device")
+            return failure(
+                .keysChanged,
+                "the device's pseudonym key differs from the one the server's replica of \(device) was written with; the device store was replaced — enroll it as a new device"
+            )
         }
         return nil
     }
@@ -101,8 +123,10 @@ extension SyncServer {
     /// Each record of the batch against the log, in seq order: one the replica holds must be the
     /// same record (a duplicate), one after its head must continue the chain. The first record
     /// that fails refuses the batch (409, with every record's result).
-    private func check(_ upload: SyncWire.Upload, device: String, head: (seq: UInt64, hash: Digest), pinnedSeq: UInt64,
-                       in log: any DeviceLog) throws -> Result<CheckedBatch, Refusal> {
+    private func check(
+        _ upload: SyncWire.Upload, device: String, head: (seq: UInt64, hash: Digest), pinnedSeq: UInt64,
+        in log: any DeviceLog
+    ) throws -> Result<CheckedBatch, Refusal> {
         var batch = CheckedBatch()
         for (index, record) in upload.records.enumerated() {
             let refusal: RecordRefusal?
@@ -127,7 +151,10 @@ extension SyncServer {
         let stored = try log.storedRecord(at: record.seq)
         if let stored, stored.hash == record.hash, Self.isSameRecord(stored.event, resent: record.event, in: log) { return nil }
         if record.seq <= pinnedSeq {
-            return RecordRefusal(.historyRewritten, "seq \(record.seq) differs from the history \(device) signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed")
+            return RecordRefusal(
+                .historyRewritten,
+                "seq \(record.seq) differs from the history \(device) signed up to seq \(pinnedSeq), which the server accepted; the device log was rewritten after its head was signed"
+            )
         }
         return RecordRefusal(.fork, "seq \(record.seq) differs from the record the server holds for \(device); the device log was rewritten")
     }
@@ -135,17 +162,25 @@ extension SyncServer {
     /// A record after the replica's head: the first must follow the head (a gap otherwise, or a
     /// rewritten history when the head is signed), and each must hash, sealed as the replica
     /// seals it, to its claimed hash after `previous` (the batch's record before it, or the head).
-    private func checkNew(_ record: Record, after previous: Record?, of upload: SyncWire.Upload, device: String,
-                          head: (seq: UInt64, hash: Digest), pinnedSeq: UInt64, in log: any DeviceLog) -> RecordRefusal? {
+    private func checkNew(
+        _ record: Record, after previous: Record?, of upload: SyncWire.Upload, device: String,
+        head: (seq: UInt64, hash: Digest), pinnedSeq: UInt64, in log: any DeviceLog
+    ) -> RecordRefusal? {
         let previousHash = previous?.hash ?? head.hash
         if previous == nil && record.seq != head.seq + 1 {
             return RecordRefusal(.gap, "the server holds \(device) up to seq \(head.seq); send from seq \(head.seq + 1)", expectedSeq: head.seq + 1)
         }
         if previous == nil && record.previousHash != previousHash && head.seq > 0 && head.seq <= pinnedSeq {
-            return RecordRefusal(.historyRewritten, "seq \(record.seq) does not follow seq \(head.seq), which \(device) signed and the server accepted; the device log was rewritten after its head was signed")
+            return RecordRefusal(
+                .historyRewritten,
+                "seq \(record.seq) does not follow seq \(head.seq), which \(device) signed and the server accepted; the device log was rewritten after its head was signed"
+            )
         }
         guard var seal = log.checkingSeal(for: record.event) else {
-            return RecordRefusal(.chainBroken, "seq \(record.seq) names a user whose key the upload did not carry, so its hash cannot be checked; send the device's keys with its records (body.keys)")
+            return RecordRefusal(
+                .chainBroken,
+                "seq \(record.seq) names a user whose key the upload did not carry, so its hash cannot be checked; send the device's keys with its records (body.keys)"
+            )
         }
         if seal.seal?.key == nil, let sealed = upload.keys?.sealed[record.seq] {
             // Sealed by the device before it forgot the user: written as the device wrote it.
@@ -160,8 +195,10 @@ extension SyncServer {
 
     /// Appends the checked new suffix atomically and durably, unless it is empty. A replica that
     /// moved since the checks is a race (503, retried); one that refuses the records a fork.
-    private func append(_ fresh: [Record], of upload: SyncWire.Upload, device: String, expectedHead: UInt64,
-                        to log: any DeviceLog) throws -> SyncResponse? {
+    private func append(
+        _ fresh: [Record], of upload: SyncWire.Upload, device: String, expectedHead: UInt64,
+        to log: any DeviceLog
+    ) throws -> SyncResponse? {
         guard !fresh.isEmpty else { return nil }
         do {
             let sealed = upload.keys.map { keys in fresh.map { keys.sealed[$0.seq] } }
@@ -195,12 +232,14 @@ extension SyncServer {
     /// the refusal's code, every other record `batch_refused`; the status is the code's.
     private func refuse(_ upload: SyncWire.Upload, because refusal: RecordRefusal, at index: Int) -> SyncResponse {
         let results = upload.records.enumerated().map { offset, record in
-            SyncWire.Outcome(seq: record.seq, kind: .refused,
-                             reason: offset == index ? refusal.code.rawValue : SyncWire.Outcome.batchRefusedReason)
+            SyncWire.Outcome(
+                seq: record.seq, kind: .refused,
+                reason: offset == index ? refusal.code.rawValue : SyncWire.Outcome.batchRefusedReason)
         }
         let body = SyncWire.ErrorBody(code: refusal.code, message: refusal.message, expectedSeq: refusal.expectedSeq)
-        return SyncResponse(status: refusal.code.status, headers: ["content-type": SyncWire.contentType],
-                            body: SyncWire.errorBody(body, results: results))
+        return SyncResponse(
+            status: refusal.code.status, headers: ["content-type": SyncWire.contentType],
+            body: SyncWire.errorBody(body, results: results))
     }
 
     /// Whether a resent record (same seq, same hash) is the one the replica stores: the same
@@ -210,7 +249,8 @@ extension SyncServer {
     static func isSameRecord(_ stored: Event, resent: Event, in log: any DeviceLog) -> Bool {
         if stored == resent { return true }
         guard let storedUser = stored.user, let resentUser = resent.user,
-              UserRef.isLiteral(storedUser) != UserRef.isLiteral(resentUser) else { return false }
+            UserRef.isLiteral(storedUser) != UserRef.isLiteral(resentUser)
+        else { return false }
         let ref = log.userRef(of: storedUser)
         guard log.userRef(of: resentUser) == ref else { return false }
         return stored.erasingPersonalData(ref: ref) == resent.erasingPersonalData(ref: ref)

@@ -19,12 +19,14 @@ extension SyncServer {
         let http = httpGauges.withLock { $0 }?()
         let replicas = replicaStorage?.openReplicaCount
         let pool = (storage as? PostgresStorage)?.pool
-        let gauges = ServerMetrics.Gauges(openConnections: http?.openConnections, connectionLimit: http?.connectionLimit,
-                                          queuedRequests: http?.queuedRequests, openReplicas: replicas,
-                                          databaseConnectionsOpen: pool?.openConnections, databaseConnectionsInUse: pool?.connectionsInUse,
-                                          databaseConnectionsMaximum: pool?.options.maximumConnections, waitingPolls: polls.count)
-        return SyncResponse(status: 200, headers: ["content-type": "text/plain; version=0.0.4; charset=utf-8"],
-                            body: Array(metrics.exposition(gauges, version: options.productVersion).utf8))
+        let gauges = ServerMetrics.Gauges(
+            openConnections: http?.openConnections, connectionLimit: http?.connectionLimit,
+            queuedRequests: http?.queuedRequests, openReplicas: replicas,
+            databaseConnectionsOpen: pool?.openConnections, databaseConnectionsInUse: pool?.connectionsInUse,
+            databaseConnectionsMaximum: pool?.options.maximumConnections, waitingPolls: polls.count)
+        return SyncResponse(
+            status: 200, headers: ["content-type": "text/plain; version=0.0.4; charset=utf-8"],
+            body: Array(metrics.exposition(gauges, version: options.productVersion).utf8))
     }
 
     /// A route's name in the metrics: fixed per endpoint, never holding the path's device or user.

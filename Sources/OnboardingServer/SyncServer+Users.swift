@@ -48,8 +48,11 @@ extension SyncServer {
         guard let text else { return .success(fallback) }
         guard let value = Int(text), range.contains(value) else {
             let code = SyncErrorCode.malformed
-            let body = SyncWire.errorBody(.init(code: code,
-                                                message: "query parameter \(name): \(name) \(ErrorEcho.quoted(text)) must be a whole number from \(range.lowerBound) to \(range.upperBound)"))
+            let body = SyncWire.errorBody(
+                .init(
+                    code: code,
+                    message: "query parameter \(name): \(name) \(ErrorEcho.quoted(text)) must be a whole number from \(range.lowerBound) to \(range.upperBound)"
+                ))
             return .failure(Refusal(response: SyncResponse(status: code.status, headers: ["content-type": SyncWire.contentType], body: body)))
         }
         return .success(value)

@@ -119,9 +119,10 @@ public final class SyncServer: Sendable {
 
     /// A server on LMDB replicas in `dataDirectory` (created if missing; one process per directory).
     public convenience init(dataDirectory: String, options: Options) throws {
-        let storage = try ReplicaStorage(dataDirectory: dataDirectory, policy: options.policy,
-                                         maximumOpenReplicas: options.maximumOpenReplicas,
-                                         replicaInitialMapSizeBytes: options.replicaInitialMapSizeBytes, failureLog: options.failureLog)
+        let storage = try ReplicaStorage(
+            dataDirectory: dataDirectory, policy: options.policy,
+            maximumOpenReplicas: options.maximumOpenReplicas,
+            replicaInitialMapSizeBytes: options.replicaInitialMapSizeBytes, failureLog: options.failureLog)
         self.init(storage: storage, options: options)
     }
 
@@ -246,8 +247,9 @@ public final class SyncServer: Sendable {
         let completion: @Sendable (Answer) -> Void = { [metrics] answer in
             let response = answer.response
             let code = response.status >= 400 ? SyncWire.error(from: response.body)?.wireCode : nil
-            metrics.record(route: routeName, method: request.method, status: response.status, errorCode: code,
-                           seconds: Double((ContinuousClock.now - started) / .microseconds(1)) / 1_000_000)
+            metrics.record(
+                route: routeName, method: request.method, status: response.status, errorCode: code,
+                seconds: Double((ContinuousClock.now - started) / .microseconds(1)) / 1_000_000)
             answered(answer)
         }
         switch reply(to: request, route: route) {
@@ -256,7 +258,13 @@ public final class SyncServer: Sendable {
         case .later(let poll):
             let waiting = polls.add(poll) { response in completion(Answer(response: Self.addingSecurityHeaders(response))) }
             if !waiting {
-                completion(Answer(response: Self.addingSecurityHeaders(failure(.unavailable, "\(SyncLimits.maximumWaitingPolls) history polls are already waiting on this server; retry without wait, or with it in a second", retryAfter: 1))))
+                completion(
+                    Answer(
+                        response: Self.addingSecurityHeaders(
+                            failure(
+                                .unavailable,
+                                "\(SyncLimits.maximumWaitingPolls) history polls are already waiting on this server; retry without wait, or with it in a second",
+                                retryAfter: 1))))
             }
         }
     }
@@ -275,7 +283,9 @@ public final class SyncServer: Sendable {
         case .health, .console, .consoleRedirect, .notFound, .wrongMethod:
             // What needs no token is limited per address (an authenticated request, per token).
             if let address = request.clientAddress, case .refused(let wait) = rateBuckets.anonymous?.take(address) {
-                return .now(rateLimited(wait, "\(address) sent more than \(rateBuckets.anonymous?.rate.description ?? "") requests (per second / at once) that need no token"))
+                return .now(
+                    rateLimited(
+                        wait, "\(address) sent more than \(rateBuckets.anonymous?.rate.description ?? "") requests (per second / at once) that need no token"))
             }
         default: break
         }
@@ -301,8 +311,9 @@ public final class SyncServer: Sendable {
         switch route {
         case .health: return json(200, SyncWire.encode(.object([.init("status", .string("ok"))])))
         case .consoleRedirect:
-            return SyncResponse(status: 301, headers: ["location": "/console/", "content-type": "text/plain; charset=utf-8"],
-                                body: Array("the console is at /console/\n".utf8))
+            return SyncResponse(
+                status: 301, headers: ["location": "/console/", "content-type": "text/plain; charset=utf-8"],
+                body: Array("the console is at /console/\n".utf8))
         case .console(let file): return consoleFile(file)
         case .enrol: return admin(request) { try self.enrol(request) }
         case .issueDeviceToken(let device):
@@ -394,7 +405,9 @@ public final class SyncServer: Sendable {
             }
         case .wrongMethod(let allowed):
             // RFC 9110 § 15.5.6: a 405 names the methods the path takes.
-            var response = failure(.methodNotAllowed, "\(SyncServer.printable(request.method)) is not allowed on this path (it takes \(allowed.joined(separator: ", "))); see docs/sync-protocol.md")
+            var response = failure(
+                .methodNotAllowed,
+                "\(SyncServer.printable(request.method)) is not allowed on this path (it takes \(allowed.joined(separator: ", "))); see docs/sync-protocol.md")
             response.headers["allow"] = allowed.joined(separator: ", ")
             return response
         case .notFound:
@@ -485,7 +498,9 @@ public final class SyncServer: Sendable {
         /// A failed authentication: 401, or 429 once its address is over the limit.
         func failed(_ refusal: SyncResponse) -> Authorization {
             if let address, let buckets = rateBuckets.failedAuthentication, case .refused(let wait) = buckets.take(address) {
-                return .refused(rateLimited(wait, "\(address) sent more than \(buckets.rate.description) requests (per second / at once) with a missing, unknown or revoked token"))
+                return .refused(
+                    rateLimited(
+                        wait, "\(address) sent more than \(buckets.rate.description) requests (per second / at once) with a missing, unknown or revoked token"))
             }
             return .refused(refusal)
         }
@@ -498,8 +513,13 @@ public final class SyncServer: Sendable {
             return failed(failure(.unauthorized, "unknown or revoked token; ask the server's admin for a new one"))
         }
         if let expiry = grant.expiresAt, options.clock() >= expiry {
-            let renewal = grant.device.map { "onboard enroll --device \($0), or POST /v1/devices/\($0)/tokens" } ?? "onboard enroll --auditor, or POST /v1/auditors"
-            return failed(failure(.tokenExpired, "this \(grant.role.rawValue) token expired at \(expiry.iso8601); ask the server's admin for a new one (\(renewal)) — rotate tokens before they expire with POST /v1/token (onboard token --rotate)"))
+            let renewal =
+                grant.device.map { "onboard enroll --device \($0), or POST /v1/devices/\($0)/tokens" } ?? "onboard enroll --auditor, or POST /v1/auditors"
+            return failed(
+                failure(
+                    .tokenExpired,
+                    "this \(grant.role.rawValue) token expired at \(expiry.iso8601); ask the server's admin for a new one (\(renewal)) — rotate tokens before they expire with POST /v1/token (onboard token --rotate)"
+                ))
         }
         if let buckets = rateBuckets.perToken, case .refused(let wait) = buckets.take(RateBuckets.key(of: TokenStore.key(token))) {
             return .refused(rateLimited(wait, "this token sent more than \(buckets.rate.description) requests (per second / at once)"))
@@ -521,8 +541,10 @@ public final class SyncServer: Sendable {
         }
     }
 
-    private func auditor(_ request: SyncRequest, _ encodedName: String, naming what: String = "user",
-                         _ body: (String) throws -> SyncResponse) -> SyncResponse {
+    private func auditor(
+        _ request: SyncRequest, _ encodedName: String, naming what: String = "user",
+        _ body: (String) throws -> SyncResponse
+    ) -> SyncResponse {
         switch auditorName(request, encodedName, naming: what) {
         case .failure(let refusal): return refusal.response
         case .success(let name): return guarded { try body(name) }
@@ -539,8 +561,10 @@ public final class SyncServer: Sendable {
         }
     }
 
-    private func auditorReply(_ request: SyncRequest, _ encodedName: String, naming what: String = "user",
-                              _ body: (String) throws -> Reply) -> Reply {
+    private func auditorReply(
+        _ request: SyncRequest, _ encodedName: String, naming what: String = "user",
+        _ body: (String) throws -> Reply
+    ) -> Reply {
         switch auditorName(request, encodedName, naming: what) {
         case .failure(let refusal): return .now(refusal.response)
         case .success(let name):
@@ -628,8 +652,9 @@ public final class SyncServer: Sendable {
         let failure = ServerFailure(error)
         options.failureLog?("onboard serve: \(failure.logLine)")
         if failure.isResourceShortage {
-            return self.failure(.unavailable, "the server is short of a resource (\(failure.resource)); retry shortly",
-                                retryAfter: ServerFailure.retryAfterSeconds)
+            return self.failure(
+                .unavailable, "the server is short of a resource (\(failure.resource)); retry shortly",
+                retryAfter: ServerFailure.retryAfterSeconds)
         }
         return self.failure(.internal, "the server failed to complete the request; its operator's log has the details")
     }
@@ -651,8 +676,11 @@ public final class SyncServer: Sendable {
         } catch let mismatch as TokenStore.KeyMismatch {
             return failure(.keyMismatch, mismatch.description)
         }
-        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey,
-                                            expiresAt: expiry(of: .device)))
+        return json(
+            201,
+            SyncWire.tokenBody(
+                role: "device", device: device, token: token, serverKey: signingKey.publicKey,
+                expiresAt: expiry(of: .device)))
     }
 
     /// `POST /v1/devices/{device}/tokens`: one more token for `device`.
@@ -661,8 +689,11 @@ public final class SyncServer: Sendable {
         do { token = try enroll(device: device) } catch let invalid as EventValidationError {
             return failure(.malformed, "device id \(invalid.message)")
         }
-        return json(201, SyncWire.tokenBody(role: "device", device: device, token: token, serverKey: signingKey.publicKey,
-                                            expiresAt: expiry(of: .device)))
+        return json(
+            201,
+            SyncWire.tokenBody(
+                role: "device", device: device, token: token, serverKey: signingKey.publicKey,
+                expiresAt: expiry(of: .device)))
     }
 
     /// `POST /v1/token`: a new token of the presented token's role and device, with a lifetime of
@@ -674,8 +705,11 @@ public final class SyncServer: Sendable {
         }
         let expiresAt = expiry(of: grant.role)
         let token = try storage.issueToken(role: grant.role, device: grant.device, expiresAt: expiresAt)
-        return json(201, SyncWire.tokenBody(role: grant.role.rawValue, device: grant.device, token: token,
-                                            serverKey: grant.role == .device ? signingKey.publicKey : nil, expiresAt: expiresAt))
+        return json(
+            201,
+            SyncWire.tokenBody(
+                role: grant.role.rawValue, device: grant.device, token: token,
+                serverKey: grant.role == .device ? signingKey.publicKey : nil, expiresAt: expiresAt))
     }
 
     /// Enrols `device`, as `POST /v1/devices` does for an admin, and returns its new token (the
@@ -712,8 +746,9 @@ public final class SyncServer: Sendable {
         // device's user_forgotten events for these arrive and their requests end.
         let forget = Array(try log.forgetRequests().prefix(SyncLimits.maximumForgetUsersPerAnswer).map(\.literal))
         let signature = forget.isEmpty ? nil : signingKey.sign(SyncWire.forgetMessage(device: device, pseudonyms: forget))
-        return SyncWire.Cursor(device: device, acknowledgedSeq: head.seq, headHash: head.hash,
-                               forgetUsers: forget, forgetSignature: signature)
+        return SyncWire.Cursor(
+            device: device, acknowledgedSeq: head.seq, headHash: head.hash,
+            forgetUsers: forget, forgetSignature: signature)
     }
 
     /// Forgets `user` on the server: in every device replica that holds records, the user's
@@ -753,14 +788,25 @@ public final class SyncServer: Sendable {
         let results: [ForgetOutcome]
         do { results = try forgetUser(user) } catch let error as StoreError where error.code == .pruned {
             // The store's message names the replica's directory: the client gets the facts only.
-            return failure(.pruned, "a replica of this server was pruned through seq \(error.seq.map(String.init) ?? "?"), and its base snapshot holds readable ids a forget cannot rewrite; forget the user with the server stopped (onboard forget-user --data) after restoring that replica unpruned")
+            return failure(
+                .pruned,
+                "a replica of this server was pruned through seq \(error.seq.map(String.init) ?? "?"), and its base snapshot holds readable ids a forget cannot rewrite; forget the user with the server stopped (onboard forget-user --data) after restoring that replica unpruned"
+            )
         }
-        return json(200, SyncWire.encode(.object([
-            .init("devices", .array(results.map { result in
-                .object([.init("device", .string(result.device)), .init("pseudonym", .string(result.pseudonym)),
-                         .init("outcome", .string(result.outcome.rawValue))])
-            })),
-        ])))
+        return json(
+            200,
+            SyncWire.encode(
+                .object([
+                    .init(
+                        "devices",
+                        .array(
+                            results.map { result in
+                                .object([
+                                    .init("device", .string(result.device)), .init("pseudonym", .string(result.pseudonym)),
+                                    .init("outcome", .string(result.outcome.rawValue))
+                                ])
+                            }))
+                ])))
     }
 
     /// The cross-device lockout keys of `user` at `at` (default: now).
@@ -784,7 +830,8 @@ public final class SyncServer: Sendable {
                 }
                 if let refusal = checkJSON(request) { return refusal }
                 guard request.body.count <= SyncLimits.maximumBodyBytes else {
-                    return failure(.tooLarge, "the body is \(request.body.count) bytes; at most \(SyncLimits.maximumBodyBytes) per upload, send smaller batches")
+                    return failure(
+                        .tooLarge, "the body is \(request.body.count) bytes; at most \(SyncLimits.maximumBodyBytes) per upload, send smaller batches")
                 }
                 let claimed = inFlight.withLock { busy in busy.insert(device).inserted }
                 guard claimed else { return failure(.busy, "an upload of \(device) is already in progress; retry after it", retryAfter: 1) }

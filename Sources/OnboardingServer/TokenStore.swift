@@ -49,8 +49,9 @@ public enum TokenLifetime {
     public static func parse(_ text: String) -> Int64?? {
         if text == "off" { return .some(nil) }
         guard let unit = text.last, let scale: Int64 = ["d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000][unit],
-              text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(text.dropLast()), count > 0,
-              count <= maximumMilliseconds / scale else { return nil }
+            text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(text.dropLast()), count > 0,
+            count <= maximumMilliseconds / scale
+        else { return nil }
         return .some(count * scale)
     }
 
@@ -87,8 +88,9 @@ public final class TokenStore: Sendable {
     let deviceTimes: Database
 
     public init(directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         environment = try Environment.open(path: directory)
         let created = try environment.createDatabases(["tokens", "devices", "device_times"]) { _, _ in }
         tokens = created[0]
@@ -161,7 +163,9 @@ public final class TokenStore: Sendable {
         }
 
         var encoded: [UInt8] {
-            Array("\(grant.role.rawValue)\n\(grant.device ?? "")\n\(issuedAt.map { String($0.millisecondsSince1970) } ?? "")\n\(grant.expiresAt.map { String($0.millisecondsSince1970) } ?? "")".utf8)
+            Array(
+                "\(grant.role.rawValue)\n\(grant.device ?? "")\n\(issuedAt.map { String($0.millisecondsSince1970) } ?? "")\n\(grant.expiresAt.map { String($0.millisecondsSince1970) } ?? "")"
+                    .utf8)
         }
     }
 
@@ -232,8 +236,9 @@ public final class TokenStore: Sendable {
         let revoked = try environment.write { transaction in
             try beforeCommit(token)
             let revoked = try revoke(where: { grant, _ in grant.role == .admin }, in: transaction)
-            try transaction.put(tokens, key: TokenStore.key(token), value: Entry(grant: TokenGrant(role: .admin), issuedAt: Timestamp.now).encoded,
-                                flags: .noOverwrite)
+            try transaction.put(
+                tokens, key: TokenStore.key(token), value: Entry(grant: TokenGrant(role: .admin), issuedAt: Timestamp.now).encoded,
+                flags: .noOverwrite)
             return revoked
         }
         return (token, revoked)
@@ -247,8 +252,10 @@ public final class TokenStore: Sendable {
                 var entry = try cursor.first()
                 while let current = entry {
                     if let stored = Entry(Array(current.value)), stored.grant.role == .device, let device = stored.grant.device {
-                        found[device, default: []].append(.init(id: TokenStore.tokenID(hash: Array(current.key)), issuedAt: stored.issuedAt,
-                                                               expiresAt: stored.grant.expiresAt))
+                        found[device, default: []].append(
+                            .init(
+                                id: TokenStore.tokenID(hash: Array(current.key)), issuedAt: stored.issuedAt,
+                                expiresAt: stored.grant.expiresAt))
                     }
                     entry = try cursor.next()
                 }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `onboard serve --trusted-proxy`: the reverse proxies whose `X-Forwarded-For` names the client
@@ -12,7 +12,7 @@ public enum TrustedProxies {
         // Only the characters an address is written with: inet_pton reads a C string, which would
         // end at a NUL inside the text and take what came before.
         guard !text.isEmpty, text.utf8.count <= 45,
-              text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") || ($0 < 0x80 && Character(UnicodeScalar($0)).isHexDigit) })
+            text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") || ($0 < 0x80 && Character(UnicodeScalar($0)).isHexDigit) })
         else { return false }
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1

@@ -44,8 +44,9 @@ struct UserSearchIndex: Sendable {
             return
         }
         let macs = SearchTerms.macs(user: user, displayName: nil, key: macKey)
-        users[key] = Entry(sealed: PersonalData.sealRandom(SearchTerms.nameBytes(user: user, displayName: nil), key: sealKey),
-                           namedAt: nil, devices: [device], macs: macs)
+        users[key] = Entry(
+            sealed: PersonalData.sealRandom(SearchTerms.nameBytes(user: user, displayName: nil), key: sealKey),
+            namedAt: nil, devices: [device], macs: macs)
         for mac in macs { postings[mac, default: []].insert(key) }
     }
 
@@ -69,7 +70,9 @@ struct UserSearchIndex: Sendable {
         var seen = Set<String>()
         for record in records {
             guard let user = record.event.user else { continue }
-            if case .userAdded = record.event.payload { add(record) } else if case .userProfileUpdated(_?, _, _) = record.event.payload {
+            if case .userAdded = record.event.payload {
+                add(record)
+            } else if case .userProfileUpdated(_?, _, _) = record.event.payload {
                 add(record)
             } else if seen.insert(user).inserted {
                 add(user: user, device: record.event.device)
@@ -110,7 +113,8 @@ struct UserSearchIndex: Sendable {
         var matches: [UserMatch] = []
         for key in candidates ?? [] {
             guard let entry = users[key], let name = open(entry),
-                  SearchTerms.matches(search, words: SearchTerms.words(name.user) + (name.displayName.map(SearchTerms.words) ?? [])) else { continue }
+                SearchTerms.matches(search, words: SearchTerms.words(name.user) + (name.displayName.map(SearchTerms.words) ?? []))
+            else { continue }
             matches.append(UserMatch(user: name.user, displayName: name.displayName, devices: entry.devices.count))
         }
         matches.sort { SearchTerms.precedes($0.user, $1.user) }

@@ -25,8 +25,9 @@ enum CrashImage {
 
     private static func copy(_ source: String, to destination: String) throws {
         let manager = FileManager.default
-        try manager.createDirectory(atPath: destination, withIntermediateDirectories: false,
-                                    attributes: [.posixPermissions: 0o700])
+        try manager.createDirectory(
+            atPath: destination, withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
         for name in try manager.contentsOfDirectory(atPath: source).sorted() where name != "lock.mdb" {
             let from = (source as NSString).appendingPathComponent(name)
             let to = (destination as NSString).appendingPathComponent(name)

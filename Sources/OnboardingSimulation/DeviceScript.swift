@@ -61,8 +61,10 @@ struct DeviceScript {
     /// - Parameters:
     ///   - pool: every user of the simulation (attackers and visitors pick from it).
     ///   - decide: the device's lockout decision for a user and factor at `at`.
-    mutating func next(random: inout SplitMix64, at: Timestamp, pool: [String],
-                       decide: (String?, LockoutFactor) -> LockoutDecision) -> (event: Event, newUser: String?) {
+    mutating func next(
+        random: inout SplitMix64, at: Timestamp, pool: [String],
+        decide: (String?, LockoutFactor) -> LockoutDecision
+    ) -> (event: Event, newUser: String?) {
         var newUser: String?
         while true {
             if planIndex >= plan.count { startFlow(random: &random, pool: pool) }
@@ -85,11 +87,12 @@ struct DeviceScript {
                 } else if succeeds {
                     payload = secondFactor ? .secondFactorRequired(method: .totp) : .signInSucceeded(method: method, secondFactor: false)
                 } else {
-                    let reason: SignInFailureReason = switch method {
-                    case .passcode: .invalidPasscode
-                    case .biometric: .biometricFailed
-                    default: user?.hasPrefix("leaked-") == true ? .unknownUser : .invalidPassword
-                    }
+                    let reason: SignInFailureReason =
+                        switch method {
+                        case .passcode: .invalidPasscode
+                        case .biometric: .biometricFailed
+                        default: user?.hasPrefix("leaked-") == true ? .unknownUser : .invalidPassword
+                        }
                     payload = .signInFailed(method: method, reason: reason)
                 }
             case .code(let succeeds):
@@ -118,7 +121,8 @@ struct DeviceScript {
             planIndex = plan.count
             return
         }
-        let reset: [Step] = method == .passcode
+        let reset: [Step] =
+            method == .passcode
             ? [.emit(.passcodeResetStarted), .emit(.passcodeResetCompleted)]
             : [.emit(.passwordResetRequested(route: .email)), .emit(.temporaryPasswordSent), .emit(.passwordChanged(forced: true))]
         plan = reset + [.attempt(method, succeeds: true, secondFactor: false)]
@@ -137,26 +141,47 @@ struct DeviceScript {
         let roll = random.below(1000)
         switch kind {
         case .personal:
-            if roll < 600 { signIn(random: &random, user: residents[0], method: .password) }
-            else if roll < 700 { signIn(random: &random, user: residents[0], method: .biometric) }
-            else if roll < 780 { reset(random: &random, user: residents[0]) }
-            else if roll < 850 { profileEdit(random: &random, user: residents[0]) }
-            else if roll < 950 { attack(random: &random, user: pool[random.below(pool.count)]) }
-            else { anonymousNoise(random: &random) }
+            if roll < 600 {
+                signIn(random: &random, user: residents[0], method: .password)
+            } else if roll < 700 {
+                signIn(random: &random, user: residents[0], method: .biometric)
+            } else if roll < 780 {
+                reset(random: &random, user: residents[0])
+            } else if roll < 850 {
+                profileEdit(random: &random, user: residents[0])
+            } else if roll < 950 {
+                attack(random: &random, user: pool[random.below(pool.count)])
+            } else {
+                anonymousNoise(random: &random)
+            }
         case .kiosk:
-            if roll < 120 || residents.count < 2 { addStaff(random: &random) }
-            else if roll < 700 { signIn(random: &random, user: residents[random.below(residents.count)], method: .passcode) }
-            else if roll < 800 { adminClear(user: residents[random.below(residents.count)]) }
-            else if roll < 880 { profileEdit(random: &random, user: residents[random.below(residents.count)]) }
-            else { attack(random: &random, user: residents[random.below(residents.count)]) }
+            if roll < 120 || residents.count < 2 {
+                addStaff(random: &random)
+            } else if roll < 700 {
+                signIn(random: &random, user: residents[random.below(residents.count)], method: .passcode)
+            } else if roll < 800 {
+                adminClear(user: residents[random.below(residents.count)])
+            } else if roll < 880 {
+                profileEdit(random: &random, user: residents[random.below(residents.count)])
+            } else {
+                attack(random: &random, user: residents[random.below(residents.count)])
+            }
         case .terminal:
-            if roll < 150 { signUp(random: &random) }
-            else if roll < 550 { signIn(random: &random, user: pool[random.below(pool.count)], method: .password) }
-            else if roll < 720 { attack(random: &random, user: pool[random.below(pool.count)]) }
-            else if roll < 800 { attackUnknown(random: &random) }
-            else if roll < 880 { reset(random: &random, user: pool[random.below(pool.count)]) }
-            else if roll < 930 { adminClear(user: pool[random.below(pool.count)]) }
-            else { anonymousNoise(random: &random) }
+            if roll < 150 {
+                signUp(random: &random)
+            } else if roll < 550 {
+                signIn(random: &random, user: pool[random.below(pool.count)], method: .password)
+            } else if roll < 720 {
+                attack(random: &random, user: pool[random.below(pool.count)])
+            } else if roll < 800 {
+                attackUnknown(random: &random)
+            } else if roll < 880 {
+                reset(random: &random, user: pool[random.below(pool.count)])
+            } else if roll < 930 {
+                adminClear(user: pool[random.below(pool.count)])
+            } else {
+                anonymousNoise(random: &random)
+            }
         }
     }
 
@@ -197,10 +222,12 @@ struct DeviceScript {
         user = nil
         createdUsers += 1
         let name = "\(device)-new\(createdUsers)"
-        plan = [.emit(.accountCreationStarted), .emit(.fieldValidated(field: .username, result: .usernameAvailable)),
-                .emit(.fieldValidated(field: .password, result: random.chance(perMille: 300) ? .passwordsDoNotMatch : .passwordsMatch)),
-                .emit(.captchaPresented(purpose: .createAccount)), .emit(.captchaPassed),
-                .become(name), .emit(.accountCreated), .emit(.signInSucceeded(method: .password, secondFactor: false))]
+        plan = [
+            .emit(.accountCreationStarted), .emit(.fieldValidated(field: .username, result: .usernameAvailable)),
+            .emit(.fieldValidated(field: .password, result: random.chance(perMille: 300) ? .passwordsDoNotMatch : .passwordsMatch)),
+            .emit(.captchaPresented(purpose: .createAccount)), .emit(.captchaPassed),
+            .become(name), .emit(.accountCreated), .emit(.signInSucceeded(method: .password, secondFactor: false))
+        ]
         if random.chance(perMille: 400) { plan.append(.emit(.signedOut(reason: .user))) }
     }
 
@@ -209,17 +236,23 @@ struct DeviceScript {
         let name = "\(device)-staff\(createdUsers)"
         user = nil
         let numeric = random.chance(perMille: 700)
-        plan = [.become(name),
-                .emit(.userAdded(displayName: "Staff \(createdUsers) of \(device)", subtitle: random.chance(perMille: 500) ? "Front desk" : nil,
-                                 imageRef: nil, passcodePolicy: numeric ? .numeric : .alphanumeric, passcodeMinLength: numeric ? 6 : 8)),
-                .emit(.passcodeSet)]
+        plan = [
+            .become(name),
+            .emit(
+                .userAdded(
+                    displayName: "Staff \(createdUsers) of \(device)", subtitle: random.chance(perMille: 500) ? "Front desk" : nil,
+                    imageRef: nil, passcodePolicy: numeric ? .numeric : .alphanumeric, passcodeMinLength: numeric ? 6 : 8)),
+            .emit(.passcodeSet)
+        ]
     }
 
     private mutating func reset(random: inout SplitMix64, user name: String) {
         user = name
-        plan = [.emit(.passwordResetRequested(route: random.chance(perMille: 500) ? .email : .username)),
-                .emit(.temporaryPasswordSent), .emit(.passwordChanged(forced: true)),
-                .attempt(.password, succeeds: true, secondFactor: false)]
+        plan = [
+            .emit(.passwordResetRequested(route: random.chance(perMille: 500) ? .email : .username)),
+            .emit(.temporaryPasswordSent), .emit(.passwordChanged(forced: true)),
+            .attempt(.password, succeeds: true, secondFactor: false)
+        ]
     }
 
     private mutating func profileEdit(random: inout SplitMix64, user name: String) {
@@ -234,7 +267,9 @@ struct DeviceScript {
 
     private mutating func anonymousNoise(random: inout SplitMix64) {
         user = nil
-        plan = [.emit(.captchaPresented(purpose: .signIn)), .emit(random.chance(perMille: 500) ? .captchaFailed : .captchaPassed),
-                .emit(.captchaAlternativesViewed)]
+        plan = [
+            .emit(.captchaPresented(purpose: .signIn)), .emit(random.chance(perMille: 500) ? .captchaFailed : .captchaPassed),
+            .emit(.captchaAlternativesViewed)
+        ]
     }
 }

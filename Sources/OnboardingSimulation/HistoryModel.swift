@@ -71,16 +71,21 @@ enum HistoryModel {
             }
             guard let (factor, method, outcome, reason) = classify(event.payload) else { continue }
             if case .signInSucceeded = event.payload { close(event.device, at: event.at, reason: "replaced") }
-            let admitted = (query.outcomes.map { $0.contains(outcome) } ?? true)
+            let admitted =
+                (query.outcomes.map { $0.contains(outcome) } ?? true)
                 && (query.factors.map { $0.contains(factor) } ?? true)
                 && (query.methods.map { $0.contains(method) } ?? true)
             guard admitted else { continue }
-            answer.attempts.append(Attempt(seq: record.seq, at: event.at.iso8601, device: event.device, factor: factor.rawValue,
-                                           method: method, outcome: outcome.rawValue, reason: reason, user: event.user))
+            answer.attempts.append(
+                Attempt(
+                    seq: record.seq, at: event.at.iso8601, device: event.device, factor: factor.rawValue,
+                    method: method, outcome: outcome.rawValue, reason: reason, user: event.user))
             if case let .signInSucceeded(first, secondFactor, _) = event.payload {
                 open[event.device] = answer.sessions.count
-                answer.sessions.append(Session(seq: record.seq, device: event.device, start: event.at.iso8601, end: nil, method: first.rawValue,
-                                               secondFactor: secondFactor, endReason: nil, user: event.user))
+                answer.sessions.append(
+                    Session(
+                        seq: record.seq, device: event.device, start: event.at.iso8601, end: nil, method: first.rawValue,
+                        secondFactor: secondFactor, endReason: nil, user: event.user))
             }
         }
         return answer
@@ -102,35 +107,46 @@ enum HistoryModel {
     // MARK: What the code under test answered
 
     static func rows(of history: History) -> Answer {
-        Answer(attempts: history.attempts.map { attempt in
-            Attempt(seq: attempt.seq, at: attempt.at.iso8601, device: attempt.device, factor: attempt.factor.rawValue,
+        Answer(
+            attempts: history.attempts.map { attempt in
+                Attempt(
+                    seq: attempt.seq, at: attempt.at.iso8601, device: attempt.device, factor: attempt.factor.rawValue,
                     method: attempt.method.name, outcome: attempt.outcome.rawValue, reason: attempt.reason, user: attempt.user)
-        }, sessions: history.sessions.map { session in
-            Session(seq: session.seq, device: session.device, start: session.start.iso8601, end: session.end?.iso8601,
+            },
+            sessions: history.sessions.map { session in
+                Session(
+                    seq: session.seq, device: session.device, start: session.start.iso8601, end: session.end?.iso8601,
                     method: session.method.rawValue, secondFactor: session.secondFactor, endReason: session.endReason, user: session.user)
-        })
+            })
     }
 
     /// One page of the server's JSON, read with Foundation's parser (not the code under test's),
     /// with its `next_cursor` and `devices`.
     static func rows(ofJSON body: [UInt8]) -> (page: Answer, nextCursor: String?, devices: [String])? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              let attempts = object["attempts"] as? [[String: Any]], let sessions = object["sessions"] as? [[String: Any]],
-              let devices = object["devices"] as? [String] else { return nil }
+            let attempts = object["attempts"] as? [[String: Any]], let sessions = object["sessions"] as? [[String: Any]],
+            let devices = object["devices"] as? [String]
+        else { return nil }
         func text(_ value: Any?) -> String? { value as? String }
         func number(_ value: Any?) -> UInt64? { (value as? NSNumber)?.uint64Value }
         var page = Answer()
         for item in attempts {
             guard let seq = number(item["seq"]), let at = text(item["at"]), let device = text(item["device"]), let factor = text(item["factor"]),
-                  let method = text(item["method"]), let outcome = text(item["outcome"]) else { return nil }
-            page.attempts.append(Attempt(seq: seq, at: at, device: device, factor: factor, method: method, outcome: outcome,
-                                         reason: text(item["reason"]), user: text(item["user"])))
+                let method = text(item["method"]), let outcome = text(item["outcome"])
+            else { return nil }
+            page.attempts.append(
+                Attempt(
+                    seq: seq, at: at, device: device, factor: factor, method: method, outcome: outcome,
+                    reason: text(item["reason"]), user: text(item["user"])))
         }
         for item in sessions {
             guard let seq = number(item["seq"]), let device = text(item["device"]), let start = text(item["start"]),
-                  let method = text(item["method"]), let secondFactor = item["second_factor"] as? Bool else { return nil }
-            page.sessions.append(Session(seq: seq, device: device, start: start, end: text(item["end"]), method: method,
-                                         secondFactor: secondFactor, endReason: text(item["end_reason"]), user: text(item["user"])))
+                let method = text(item["method"]), let secondFactor = item["second_factor"] as? Bool
+            else { return nil }
+            page.sessions.append(
+                Session(
+                    seq: seq, device: device, start: start, end: text(item["end"]), method: method,
+                    secondFactor: secondFactor, endReason: text(item["end_reason"]), user: text(item["user"])))
         }
         return (page, text(object["next_cursor"]), devices)
     }
@@ -141,7 +157,8 @@ enum HistoryModel {
             return "attempt \(index + 1): expected \(expected.attempts[index]), got \(actual.attempts[index])"
         }
         if expected.attempts.count != actual.attempts.count {
-            return "expected \(expected.attempts.count) attempts, got \(actual.attempts.count) (first extra: \(expected.attempts.count > actual.attempts.count ? expected.attempts[actual.attempts.count].description : actual.attempts[expected.attempts.count].description))"
+            return
+                "expected \(expected.attempts.count) attempts, got \(actual.attempts.count) (first extra: \(expected.attempts.count > actual.attempts.count ? expected.attempts[actual.attempts.count].description : actual.attempts[expected.attempts.count].description))"
         }
         if let index = zip(expected.sessions, actual.sessions).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
             return "session \(index + 1): expected \(expected.sessions[index]), got \(actual.sessions[index])"

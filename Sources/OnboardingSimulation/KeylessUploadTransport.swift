@@ -15,8 +15,9 @@ struct KeylessUploadTransport: SyncTransport {
     /// `request` without `keys` when it is an upload whose records name no user.
     static func strippingKeys(_ request: SyncRequest) -> SyncRequest {
         guard request.method == "POST", request.path.hasSuffix("/events"),
-              let upload = try? SyncWire.uploadWithKeys(from: request.body), upload.keys != nil,
-              upload.records.allSatisfy({ $0.event.user == nil }) else { return request }
+            let upload = try? SyncWire.uploadWithKeys(from: request.body), upload.keys != nil,
+            upload.records.allSatisfy({ $0.event.user == nil })
+        else { return request }
         var stripped = request
         stripped.body = SyncWire.uploadBody(device: upload.device, records: upload.records, signedHead: upload.signedHead, keys: nil)
         return stripped

@@ -70,12 +70,16 @@ public enum Lie: String, CaseIterable, Sendable {
     }
 
     /// Lies told in answer to an upload (`POST …/events`).
-    static let toUploads: [Lie] = [.acknowledgesBeyondTheBatch, .wrongHeadHash, .missingResults, .refusalInside200, .unreadable, .redirect,
-                                   .forgetsStrangers, .forgetsUnsigned, .forgetsWithBadSignature, .forgetsTooMany, .acknowledgesARefusedBatch]
+    static let toUploads: [Lie] = [
+        .acknowledgesBeyondTheBatch, .wrongHeadHash, .missingResults, .refusalInside200, .unreadable, .redirect,
+        .forgetsStrangers, .forgetsUnsigned, .forgetsWithBadSignature, .forgetsTooMany, .acknowledgesARefusedBatch
+    ]
     /// Lies told in answer to a cursor request (`GET …/cursor`: a sync run's first request,
     /// and the confirmation before a prune).
-    static let toCursorRequests: [Lie] = [.cursorClaimsMore, .cursorClaimsLess, .unreadable, .redirect, .forgetsStrangers, .forgetsUnsigned,
-                                          .forgetsWithBadSignature, .forgetsTooMany, .cursorClaimsASeenSeq]
+    static let toCursorRequests: [Lie] = [
+        .cursorClaimsMore, .cursorClaimsLess, .unreadable, .redirect, .forgetsStrangers, .forgetsUnsigned,
+        .forgetsWithBadSignature, .forgetsTooMany, .cursorClaimsASeenSeq
+    ]
 
     /// How a client that caught the lie may end its run (or its confirmation): the protocol
     /// errors it names. A lie the client ignores (forget requests it must not carry out), one it

@@ -65,9 +65,11 @@ final class SimulatedDevice {
     /// (sent by pseudonym, without a key) reads erased there.
     var readableOnReplica: Set<String> = []
 
-    init(index: Int, id: String, path: String, storeOptions: OnboardingStore.Options, clock: DeviceClock, link: SimulatedLink,
-         script: DeviceScript, sendsKeysOnlyWhenNeeded: Bool, enrolsWithSigningKey: Bool, batchEvents: Int,
-         faults: FaultyTransport.Faults) throws {
+    init(
+        index: Int, id: String, path: String, storeOptions: OnboardingStore.Options, clock: DeviceClock, link: SimulatedLink,
+        script: DeviceScript, sendsKeysOnlyWhenNeeded: Bool, enrolsWithSigningKey: Bool, batchEvents: Int,
+        faults: FaultyTransport.Faults
+    ) throws {
         self.index = index
         self.id = id
         self.path = path
@@ -119,7 +121,6 @@ final class SimulatedDevice {
         }
         return record.event.erasingPersonalData(ref: ref)
     }
-
 
     /// The pseudonym of `user` on this device (remembered, so it can be checked on every copy).
     func notePseudonym(of user: String) {

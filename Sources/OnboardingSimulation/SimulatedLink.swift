@@ -180,8 +180,9 @@ final class SimulatedLink: Sendable {
         request?.resume(throwing: NetworkFault(description: "simulated crash: the device went down with the request in flight"))
         sleep?.resume()
         try waitForPark()
-        precondition({ if case .finished = parked { return true } else { return false } }(),
-                     "a crashed client of \(device) parked again")
+        precondition(
+            { if case .finished = parked { return true } else { return false } }(),
+            "a crashed client of \(device) parked again")
     }
 
     private func waitForPark() throws(SimulationHang) {

@@ -20,8 +20,10 @@ public struct SimulationFailure: Error, Sendable, CustomStringConvertible {
     public let invariant: String
     public let message: String
 
-    public init(seed: UInt64, step: Int, invariant: String, message: String, replaySteps: Int? = nil,
-                devices: Int = SimulationOptions(seed: 0).devices, lieRatePerMille: Int = 0, undetectableLies: Bool = false) {
+    public init(
+        seed: UInt64, step: Int, invariant: String, message: String, replaySteps: Int? = nil,
+        devices: Int = SimulationOptions(seed: 0).devices, lieRatePerMille: Int = 0, undetectableLies: Bool = false
+    ) {
         self.seed = seed
         self.devices = devices
         self.lieRatePerMille = lieRatePerMille

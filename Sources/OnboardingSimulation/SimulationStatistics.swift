@@ -78,7 +78,9 @@ public struct SimulationStatistics: Sendable, Hashable, CustomStringConvertible 
             + "\(convergences) convergences, \(mapGrowths) map growths, \(futureEventRefusals) future_event refusals, \(keylessUploads) keyless uploads, "
             + "\(historyQueries) history queries, \(invariantChecks) invariant checks, "
             + "\(pruneConfirmations) prune confirmations (\(pruneConfirmationsFailed) failed, \(pruneCursorsLowered) lowered the cursor)"
-            + (lies == 0 ? "" : ", \(lies) lies (\(liesCaught) caught): "
-                + liesByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+            + (lies == 0
+                ? ""
+                : ", \(lies) lies (\(liesCaught) caught): "
+                    + liesByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
     }
 }

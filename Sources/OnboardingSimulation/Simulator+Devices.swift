@@ -27,8 +27,9 @@ extension Simulator {
         // The store refuses events dated past its clock's allowance: its clock is the device's.
         storeOptions.clock = { deviceClock.now }
         let residents = kind == .personal ? [pool[random.below(pool.count)]] : []
-        let script = DeviceScript(kind: kind, device: id, residents: residents,
-                                  beginsAnonymously: keysOnlyWhenNeeded || chance(200))
+        let script = DeviceScript(
+            kind: kind, device: id, residents: residents,
+            beginsAnonymously: keysOnlyWhenNeeded || chance(200))
         let batches = [3, 8, 16, 64, SyncLimits.maximumBatchEvents]
         // An older client's first batch must be small enough to hold only the sign-up's first
         // events, which name no user.
@@ -38,14 +39,16 @@ extension Simulator {
             duplicate: Double(random.below(100)) / 1000, delay: Double(random.below(200)) / 1000,
             reorder: Double(random.below(100)) / 1000, maximumDelay: .seconds(5))
         let device = try expect("creating the store of \(id)") {
-            try SimulatedDevice(index: index, id: id, path: path, storeOptions: storeOptions,
-                                clock: deviceClock, link: SimulatedLink(device: id, clock: clock),
-                                script: script, sendsKeysOnlyWhenNeeded: keysOnlyWhenNeeded, enrolsWithSigningKey: chance(700),
-                                batchEvents: batchEvents, faults: faults)
+            try SimulatedDevice(
+                index: index, id: id, path: path, storeOptions: storeOptions,
+                clock: deviceClock, link: SimulatedLink(device: id, clock: clock),
+                script: script, sendsKeysOnlyWhenNeeded: keysOnlyWhenNeeded, enrolsWithSigningKey: chance(700),
+                batchEvents: batchEvents, faults: faults)
         }
         devices.append(device)
-        note("\(id) is new: \(kind.rawValue), clock \(skew) ms off, map \(storeOptions.initialMapSizeBytes) B, batches of \(batchEvents)"
-             + (keysOnlyWhenNeeded ? ", an older client (keys only when a record names a user)" : ""))
+        note(
+            "\(id) is new: \(kind.rawValue), clock \(skew) ms off, map \(storeOptions.initialMapSizeBytes) B, batches of \(batchEvents)"
+                + (keysOnlyWhenNeeded ? ", an older client (keys only when a record names a user)" : ""))
     }
 
     /// A device clock's error: most are within seconds, some lag by hours, some run ahead — a
@@ -94,7 +97,9 @@ extension Simulator {
         let results = try expect("appending to \(device.id)") { try device.store.appendBlocking(events) }
         for (event, result) in zip(events, results) {
             guard !result.isDuplicate, result.seq == UInt64(device.log.count + 1) else {
-                throw failure("device log", "\(device.id) stored a new event at seq \(result.seq) (duplicate: \(result.isDuplicate)); its log had \(device.log.count) records")
+                throw failure(
+                    "device log",
+                    "\(device.id) stored a new event at seq \(result.seq) (duplicate: \(result.isDuplicate)); its log had \(device.log.count) records")
             }
             let stored = try expect("reading seq \(result.seq) of \(device.id)") { try device.store.storedRecord(at: result.seq) }
             guard let stored else { throw failure("device log", "\(device.id) lacks seq \(result.seq) right after appending it") }
@@ -113,13 +118,20 @@ extension Simulator {
         touchFully(device)
         for record in added {
             guard record.seq == UInt64(device.log.count + 1), record.event.type == .userForgotten,
-                  let literal = record.event.user, let user = device.user(forPseudonym: literal) else {
-                throw failure("device log", "the sync client of \(device.id) wrote seq \(record.seq), a \(record.event.type.rawValue) the simulator cannot account for (it writes only the user_forgotten the server asks for, of a user the server forgot)")
+                let literal = record.event.user, let user = device.user(forPseudonym: literal)
+            else {
+                throw failure(
+                    "device log",
+                    "the sync client of \(device.id) wrote seq \(record.seq), a \(record.event.type.rawValue) the simulator cannot account for (it writes only the user_forgotten the server asks for, of a user the server forgot)"
+                )
             }
             // Only the real server's signed request may erase a user on the client's side: one
             // the server forgot in this device's replica.
             guard device.forgottenOnReplica.contains(user) else {
-                throw failure("erasure only on the server's word", "the sync client of \(device.id) forgot \(user) (seq \(record.seq)), whom the server never forgot for it: a forged forget request erased a user")
+                throw failure(
+                    "erasure only on the server's word",
+                    "the sync client of \(device.id) forgot \(user) (seq \(record.seq)), whom the server never forgot for it: a forged forget request erased a user"
+                )
             }
             device.log.append(ModelRecord(seq: record.seq, hash: record.hash, event: record.event, forgets: user))
             forgotten.append(user)
@@ -192,10 +204,12 @@ extension Simulator {
     /// A user asks a device to forget them (refused by a pruned store, which cannot rewrite the
     /// base snapshot that holds their id).
     func forgetOnDevice() throws -> Bool {
-        guard let device = pick({ device in
-            let forgotten = device.forgottenOnDevice
-            return device.pseudonyms.keys.contains { !forgotten.contains($0) }
-        }) else { return false }
+        guard
+            let device = pick({ device in
+                let forgotten = device.forgottenOnDevice
+                return device.pseudonyms.keys.contains { !forgotten.contains($0) }
+            })
+        else { return false }
         touchFully(device)
         let forgotten = device.forgottenOnDevice
         let candidates = device.pseudonyms.keys.filter { !forgotten.contains($0) }.sorted()
@@ -215,7 +229,9 @@ extension Simulator {
             statistics.deviceForgets += 1
             note("\(device.id) forgets \(user) (seq \(seq))")
         } catch let error as StoreError where error.code == .pruned {
-            guard device.prunedThrough > 0 else { throw failure("erasure", "\(device.id) refused to forget \(user) as pruned though it never pruned: \(error)") }
+            guard device.prunedThrough > 0 else {
+                throw failure("erasure", "\(device.id) refused to forget \(user) as pruned though it never pruned: \(error)")
+            }
             note("\(device.id) cannot forget \(user): it was pruned")
         } catch let error as StoreError {
             throw failure("operation failed", "forgetting \(user) on \(device.id): \(error)")
@@ -273,7 +289,8 @@ extension Simulator {
                 statistics.liesCaught += 1
                 note("\(device.id) prunes nothing: it caught a lie (\(Self.name(of: error)))")
             } else {
-                throw failure("honest prune confirmation refused", "the confirmation of \(device.id) before pruning ended with \(Self.name(of: error)): \(error.message)")
+                throw failure(
+                    "honest prune confirmation refused", "the confirmation of \(device.id) before pruning ended with \(Self.name(of: error)): \(error.message)")
             }
             statistics.pruneConfirmationsFailed += 1
             return
@@ -291,7 +308,9 @@ extension Simulator {
         let result = try expect("pruning \(device.id)") { try device.store.prune(before: before, batchRecords: batchRecords) }
         let point = result.prunedThrough?.seq ?? 0
         guard point == expected else {
-            throw failure("prune", "\(device.id) pruned through seq \(point); acknowledged through \(cursor) and dated before \(before.iso8601) it should have been \(expected)")
+            throw failure(
+                "prune",
+                "\(device.id) pruned through seq \(point); acknowledged through \(cursor) and dated before \(before.iso8601) it should have been \(expected)")
         }
         touchFully(device)
         statistics.prunes += 1

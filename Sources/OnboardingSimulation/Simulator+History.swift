@@ -73,15 +73,21 @@ extension Simulator {
         repeat {
             pages += 1
             guard pages <= Self.pageBound(query, expected, serverDefault: true) else {
-                throw failure("history", "the server's history of \(UserRef.isLiteral(user) ? "a pseudonym" : user) did not end after \(pages - 1) pages; \(expected.attempts.count) attempts match")
+                throw failure(
+                    "history",
+                    "the server's history of \(UserRef.isLiteral(user) ? "a pseudonym" : user) did not end after \(pages - 1) pages; \(expected.attempts.count) attempts match"
+                )
             }
-            let response = server.handle(SyncRequest(method: "GET", path: Self.historyPath(query, cursor: cursor),
-                                                     headers: ["authorization": "Bearer \(auditorToken)"]))
+            let response = server.handle(
+                SyncRequest(
+                    method: "GET", path: Self.historyPath(query, cursor: cursor),
+                    headers: ["authorization": "Bearer \(auditorToken)"]))
             guard !String(decoding: response.body, as: UTF8.self).contains(directory) else {
                 throw failure("no paths in answers", "the server's history answer names a path of its data directory")
             }
             guard response.status == 200, let page = HistoryModel.rows(ofJSON: response.body) else {
-                throw failure("history", "the server answered \(response.status) to a history query: \(String(decoding: response.body.prefix(300), as: UTF8.self))")
+                throw failure(
+                    "history", "the server answered \(response.status) to a history query: \(String(decoding: response.body.prefix(300), as: UTF8.self))")
             }
             if let limit = query.limit, page.page.attempts.count > limit || (page.nextCursor != nil && page.page.attempts.count != limit) {
                 throw failure("history", "a page of \(page.page.attempts.count) attempts for limit \(limit) (next cursor: \(page.nextCursor != nil))")
@@ -93,12 +99,18 @@ extension Simulator {
         } while cursor != nil
         statistics.historyQueries += 1
         guard actual == expected else {
-            throw failure("history", "the server's history of \(UserRef.isLiteral(user) ? "a pseudonym" : user) (\(Self.describe(query))) differs from a filter over the replicas' records: \(HistoryModel.difference(expected, actual))")
+            throw failure(
+                "history",
+                "the server's history of \(UserRef.isLiteral(user) ? "a pseudonym" : user) (\(Self.describe(query))) differs from a filter over the replicas' records: \(HistoryModel.difference(expected, actual))"
+            )
         }
         // Without a device filter, the devices whose records read as the user; with one, that device when they do.
         let expectedDevices = mentioning.sorted()
         guard devicesAnswered == expectedDevices else {
-            throw failure("history", "the server names devices \(devicesAnswered) for \(UserRef.isLiteral(user) ? "a pseudonym" : user); the replicas that hold the user's records are \(expectedDevices)")
+            throw failure(
+                "history",
+                "the server names devices \(devicesAnswered) for \(UserRef.isLiteral(user) ? "a pseudonym" : user); the replicas that hold the user's records are \(expectedDevices)"
+            )
         }
     }
 
@@ -126,7 +138,10 @@ extension Simulator {
         } while cursor != nil
         statistics.historyQueries += 1
         guard actual == expected else {
-            throw failure("history", "the server's history of \(device.id) (\(Self.describe(query))) differs from a filter over its replica's records: \(HistoryModel.difference(expected, actual))")
+            throw failure(
+                "history",
+                "the server's history of \(device.id) (\(Self.describe(query))) differs from a filter over its replica's records: \(HistoryModel.difference(expected, actual))"
+            )
         }
     }
 
@@ -167,7 +182,10 @@ extension Simulator {
         } while query.after != nil
         statistics.historyQueries += 1
         guard actual == expected else {
-            throw failure("history", "the history of \(user.map { UserRef.isLiteral($0) ? "a pseudonym" : $0 } ?? "every user") on \(device.id) (\(Self.describe(query))) differs from a filter over its records: \(HistoryModel.difference(expected, actual))")
+            throw failure(
+                "history",
+                "the history of \(user.map { UserRef.isLiteral($0) ? "a pseudonym" : $0 } ?? "every user") on \(device.id) (\(Self.describe(query))) differs from a filter over its records: \(HistoryModel.difference(expected, actual))"
+            )
         }
     }
 

@@ -41,7 +41,8 @@ extension Simulator {
         }
         let response = server.handle(SyncRequest(method: "GET", path: "/v1/audit", headers: ["authorization": "Bearer \(auditorToken)"]))
         guard response.status == 200, let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
-              let ok = object["ok"] as? Bool else {
+            let ok = object["ok"] as? Bool
+        else {
             throw failure("audit", "GET /v1/audit answered \(response.status): \(String(decoding: response.body.prefix(300), as: UTF8.self))")
         }
         guard ok else {
@@ -75,8 +76,9 @@ extension Simulator {
             }
             let forgotten = device.forgottenOnDevice
             for record in records {
-                try checkReading(record, of: device, expected: device.expectedReading(of: device.log[Int(record.seq) - 1], forgotten: forgotten),
-                                 forgotten: forgotten, in: "the device")
+                try checkReading(
+                    record, of: device, expected: device.expectedReading(of: device.log[Int(record.seq) - 1], forgotten: forgotten),
+                    forgotten: forgotten, in: "the device")
             }
         }
         device.checkedThrough = head.seq
@@ -107,14 +109,20 @@ extension Simulator {
             throw failure("replica prefix", "the server holds \(device.id) up to seq \(head.seq); the device recorded \(device.log.count)")
         }
         guard head.seq >= device.acknowledged, head.seq >= device.replicaCheckedThrough else {
-            throw failure("acknowledged records lost", "the server acknowledged \(device.id) up to seq \(device.acknowledged) and held seq \(device.replicaCheckedThrough), but now holds only seq \(head.seq)")
+            throw failure(
+                "acknowledged records lost",
+                "the server acknowledged \(device.id) up to seq \(device.acknowledged) and held seq \(device.replicaCheckedThrough), but now holds only seq \(head.seq)"
+            )
         }
         // The device's word against the real server's (a liar's cursor or acknowledgement must
         // never move either past it).
         try checkSyncCursor(of: device, serverHolds: head.seq)
         if let point {
             guard point.seq <= head.seq else {
-                throw failure("nothing unsynced is pruned", "\(device.id) pruned through seq \(point.seq), but the server holds only seq \(head.seq): seq \(head.seq + 1)…\(point.seq) exist nowhere now")
+                throw failure(
+                    "nothing unsynced is pruned",
+                    "\(device.id) pruned through seq \(point.seq), but the server holds only seq \(head.seq): seq \(head.seq + 1)…\(point.seq) exist nowhere now"
+                )
             }
             guard heldAtPoint?.hash == point.hash else {
                 throw failure("nothing unsynced is pruned", "\(device.id) pruned through seq \(point.seq), whose hash the server's record there does not have")
@@ -131,8 +139,9 @@ extension Simulator {
         }
         let forgotten = device.forgottenOnReplica(through: head.seq)
         for record in records {
-            try checkReading(record, of: device, expected: device.expectedReading(of: device.log[Int(record.seq) - 1], forgotten: forgotten),
-                             forgotten: forgotten, in: "the replica")
+            try checkReading(
+                record, of: device, expected: device.expectedReading(of: device.log[Int(record.seq) - 1], forgotten: forgotten),
+                forgotten: forgotten, in: "the replica")
         }
         device.replicaView = Array(device.replicaView.prefix(Int(first - 1))) + records.map(\.event)
         device.replicaCheckedThrough = head.seq
@@ -158,20 +167,28 @@ extension Simulator {
 
     /// One record of a store against the model: the same hash, and the event the model expects
     /// there (`forgotten`: the users who read erased there, for the message).
-    private func checkReading(_ record: Record, of device: SimulatedDevice, expected: Event, forgotten: Set<String>,
-                              in place: String) throws {
+    private func checkReading(
+        _ record: Record, of device: SimulatedDevice, expected: Event, forgotten: Set<String>,
+        in place: String
+    ) throws {
         let model = device.log[Int(record.seq) - 1]
         guard record.hash == model.hash else {
             throw failure("same hashes", "seq \(record.seq) of \(device.id) in \(place) does not have the hash the device gave it")
         }
         guard record.event == expected else {
             if let user = model.event.user, record.event.user.map(UserRef.isLiteral) == true, !forgotten.contains(user) {
-                throw failure("readable ids", "seq \(record.seq) of \(device.id) in \(place) (\(model.event.type.rawValue)) reads as a pseudonym, erased, though its user \(user) was never forgotten there")
+                throw failure(
+                    "readable ids",
+                    "seq \(record.seq) of \(device.id) in \(place) (\(model.event.type.rawValue)) reads as a pseudonym, erased, though its user \(user) was never forgotten there"
+                )
             }
             if let user = model.event.user, forgotten.contains(user), record.event.user == user {
                 throw failure("erasure", "seq \(record.seq) of \(device.id) in \(place) still reads as \(user), who was forgotten there")
             }
-            throw failure("record content", "seq \(record.seq) of \(device.id) in \(place) reads as a \(record.event.type.rawValue) of \(record.event.user ?? "nobody"), not as the \(model.event.type.rawValue) of \(model.event.user ?? "nobody") recorded")
+            throw failure(
+                "record content",
+                "seq \(record.seq) of \(device.id) in \(place) reads as a \(record.event.type.rawValue) of \(record.event.user ?? "nobody"), not as the \(model.event.type.rawValue) of \(model.event.user ?? "nobody") recorded"
+            )
         }
     }
 
@@ -192,11 +209,15 @@ extension Simulator {
             let expected = engine.entries(ofUser: user, at: now)
             let actual = try server.globalLockoutEntries(user: user, at: now)
             guard expected == actual else {
-                throw failure("global lockout", "the server's lockout of \(UserRef.isLiteral(user) ? "a forgotten user" : user) is \(actual), a fold of the replicas in (at, device, seq) order gives \(expected)")
+                throw failure(
+                    "global lockout",
+                    "the server's lockout of \(UserRef.isLiteral(user) ? "a forgotten user" : user) is \(actual), a fold of the replicas in (at, device, seq) order gives \(expected)"
+                )
             }
         }
         guard try expect("rebuilding the global lockout", { try server.globalLockoutMatchesRebuild() }) else {
-            throw failure("global lockout", "the server's lockout, folded as uploads arrived, differs from a rebuild from its replicas in (at, device, seq) order")
+            throw failure(
+                "global lockout", "the server's lockout, folded as uploads arrived, differs from a rebuild from its replicas in (at, device, seq) order")
         }
 
     }

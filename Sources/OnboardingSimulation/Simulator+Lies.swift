@@ -70,8 +70,9 @@ extension Simulator {
         }
         /// The batch acknowledged as sent, keeping the real answer's forget requests.
         func batchCursor(seq: UInt64, hash: Digest) -> SyncWire.Cursor {
-            SyncWire.Cursor(device: device.id, acknowledgedSeq: seq, headHash: hash,
-                            forgetUsers: honestCursor?.forgetUsers ?? [], forgetSignature: honestCursor?.forgetSignature)
+            SyncWire.Cursor(
+                device: device.id, acknowledgedSeq: seq, headHash: hash,
+                forgetUsers: honestCursor?.forgetUsers ?? [], forgetSignature: honestCursor?.forgetSignature)
         }
 
         switch lie {
@@ -115,10 +116,11 @@ extension Simulator {
                 Array(genuine.prefix(random.below(max(1, genuine.count)))),
                 Array("<html><body><h1>502 Bad Gateway</h1></body></html>".utf8),
                 [],
-                Array("[]".utf8),
+                Array("[]".utf8)
             ]
-            return SyncResponse(status: 200, headers: ["content-type": chance(500) ? SyncWire.contentType : "text/html"],
-                                body: bodies[random.below(bodies.count)])
+            return SyncResponse(
+                status: 200, headers: ["content-type": chance(500) ? SyncWire.contentType : "text/html"],
+                body: bodies[random.below(bodies.count)])
 
         case .redirect:
             let statuses = [301, 302, 303, 307, 308]

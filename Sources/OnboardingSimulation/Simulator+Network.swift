@@ -13,10 +13,11 @@ extension Simulator {
         let transport: any SyncTransport = device.sendsKeysOnlyWhenNeeded ? KeylessUploadTransport(inner: network) : network
         device.runCount += 1
         device.runToken = device.token
-        return SyncClient(store: device.store, transport: transport, token: device.token!, batchEvents: device.batchEvents,
-                          sleep: { duration in await link.sleep(duration) }, now: { deviceClock.now },
-                          serverKey: server.signingKey.publicKey,
-                          seed: options.seed ^ (UInt64(device.index) << 40) ^ UInt64(device.runCount))
+        return SyncClient(
+            store: device.store, transport: transport, token: device.token!, batchEvents: device.batchEvents,
+            sleep: { duration in await link.sleep(duration) }, now: { deviceClock.now },
+            serverKey: server.signingKey.publicKey,
+            seed: options.seed ^ (UInt64(device.index) << 40) ^ UInt64(device.runCount))
     }
 
     /// An enrolled device with no run in progress starts one (the app syncs after a sign-in, on
@@ -72,18 +73,21 @@ extension Simulator {
         if case .failure(let error) = result { try checkNoToken(in: error, of: device) }
         switch result {
         case .success(let summary):
-            note("\(device.id) sync run ends: acknowledged seq \(summary.acknowledgedSeq), \(summary.appended) appended, "
-                 + "\(summary.duplicates) duplicates, \(summary.batches) batches, \(summary.retries) retries, \(summary.rewinds) rewinds"
-                 + (summary.forgottenOnRequest.isEmpty ? "" : ", \(summary.forgottenOnRequest.count) forgotten on request")
-                 + (summary.forgetFailures.isEmpty ? "" : ", \(summary.forgetFailures.count) forgets impossible")
-                 + (summary.unknownForgetRequests == 0 ? "" : ", \(summary.unknownForgetRequests) forget requests for users it never held")
-                 // Not the refusal's text: it names the server key, which differs between runs.
-                 + (summary.forgetRequestsRefused == nil ? "" : ", forget requests refused"))
+            note(
+                "\(device.id) sync run ends: acknowledged seq \(summary.acknowledgedSeq), \(summary.appended) appended, "
+                    + "\(summary.duplicates) duplicates, \(summary.batches) batches, \(summary.retries) retries, \(summary.rewinds) rewinds"
+                    + (summary.forgottenOnRequest.isEmpty ? "" : ", \(summary.forgottenOnRequest.count) forgotten on request")
+                    + (summary.forgetFailures.isEmpty ? "" : ", \(summary.forgetFailures.count) forgets impossible")
+                    + (summary.unknownForgetRequests == 0 ? "" : ", \(summary.unknownForgetRequests) forget requests for users it never held")
+                    // Not the refusal's text: it names the server key, which differs between runs.
+                    + (summary.forgetRequestsRefused == nil ? "" : ", forget requests refused"))
             if let refused = summary.forgetRequestsRefused, !device.liesThisRun.contains(where: \.altersForgetRequests) {
                 throw failure("erasure", "\(device.id) refused the real server's forget requests: \(refused)")
             }
             if !summary.forgetFailures.isEmpty && device.prunedThrough == 0 {
-                throw failure("erasure", "\(device.id) could not carry out the server's forget requests though it never pruned: \(summary.forgetFailures.joined(separator: "; "))")
+                throw failure(
+                    "erasure",
+                    "\(device.id) could not carry out the server's forget requests though it never pruned: \(summary.forgetFailures.joined(separator: "; "))")
             }
         case .failure(let error) where error == .unauthorized && device.runToken != device.token:
             note("\(device.id) sync run ends: its token was revoked during the run")
@@ -133,7 +137,10 @@ extension Simulator {
         let error = SyncWire.error(from: response.body)
         note("\(device.id): server answers \(response.status)" + (error.map { " \($0.wireCode)" } ?? ""))
         if response.body.count >= directory.utf8.count, String(decoding: response.body, as: UTF8.self).contains(directory) {
-            throw failure("no paths in answers", "the server's answer to \(Self.describe(request)) of \(device.id) names a path of its data directory: \(String(decoding: response.body.prefix(300), as: UTF8.self))")
+            throw failure(
+                "no paths in answers",
+                "the server's answer to \(Self.describe(request)) of \(device.id) names a path of its data directory: \(String(decoding: response.body.prefix(300), as: UTF8.self))"
+            )
         }
         switch (response.status, error?.code) {
         case (200, _):
@@ -142,7 +149,8 @@ extension Simulator {
             }
             device.acknowledged = max(device.acknowledged, cursor.acknowledgedSeq)
             if request.method == "POST", let upload = try? SyncWire.upload(from: request.body),
-               let outcomes = try? SyncWire.outcomes(from: response.body) {
+                let outcomes = try? SyncWire.outcomes(from: response.body)
+            {
                 let appended = Set(outcomes.filter { $0.kind == .appended }.map(\.seq))
                 for record in upload.records where appended.contains(record.seq) {
                     if let user = record.event.user, !UserRef.isLiteral(user) { device.readableOnReplica.insert(user) }
@@ -156,11 +164,16 @@ extension Simulator {
             let latest = server.options.clock().adding(milliseconds: server.options.maximumClockSkewMilliseconds)
             let upload = try? SyncWire.upload(from: request.body)
             guard let upload, upload.records.contains(where: { latest < $0.event.at }) else {
-                throw failure("honest request refused", "\(device.id) was refused future_event though no record of \(Self.describe(request)) is dated after \(latest.iso8601)")
+                throw failure(
+                    "honest request refused",
+                    "\(device.id) was refused future_event though no record of \(Self.describe(request)) is dated after \(latest.iso8601)")
             }
             statistics.futureEventRefusals += 1
         default:
-            throw failure("honest request refused", "\(Self.describe(request)) of \(device.id) was answered \(response.status) \(error?.description ?? String(decoding: response.body.prefix(300), as: UTF8.self))")
+            throw failure(
+                "honest request refused",
+                "\(Self.describe(request)) of \(device.id) was answered \(response.status) \(error?.description ?? String(decoding: response.body.prefix(300), as: UTF8.self))"
+            )
         }
     }
 
@@ -235,7 +248,10 @@ extension Simulator {
             let head = try expect("reading \(device.id)") { try device.store.head() }.seq
             let replica = try expect("reading the replica of \(device.id)") { try server.withDeviceLog(of: device.id) { try $0.head() } }.seq
             let requests = try expect("reading the replica of \(device.id)") { try server.withDeviceLog(of: device.id) { try $0.forgetRequests() } }.count
-            throw failure("liveness", "\(device.id) did not converge in \(Self.convergenceRounds) sync runs over a healed network: its log ends at seq \(head), the server holds seq \(replica), the sync cursor is \(try device.store.syncCursor()), \(requests) forget requests wait")
+            throw failure(
+                "liveness",
+                "\(device.id) did not converge in \(Self.convergenceRounds) sync runs over a healed network: its log ends at seq \(head), the server holds seq \(replica), the sync cursor is \(try device.store.syncCursor()), \(requests) forget requests wait"
+            )
         }
         statistics.convergences += 1
         scope.everything = true
@@ -295,7 +311,10 @@ extension Simulator {
     /// No error of the client names the device's token (it would end up in a log).
     func checkNoToken(in error: SyncError, of device: SimulatedDevice) throws {
         for token in [device.token, device.runToken].compactMap({ $0 }) where error.message.contains(token) {
-            throw failure("no token in errors", "the \(Self.name(of: error)) error of \(device.id)'s client names its token: \(error.message.replacingOccurrences(of: token, with: "<the token>").prefix(300))")
+            throw failure(
+                "no token in errors",
+                "the \(Self.name(of: error)) error of \(device.id)'s client names its token: \(error.message.replacingOccurrences(of: token, with: "<the token>").prefix(300))"
+            )
         }
     }
 
@@ -305,7 +324,8 @@ extension Simulator {
     static func describe(_ request: SyncRequest) -> String {
         let endpoint = request.path.split(separator: "/").last.map(String.init) ?? request.path
         guard request.method == "POST", endpoint == "events", let upload = try? SyncWire.uploadWithKeys(from: request.body),
-              let first = upload.records.first, let last = upload.records.last else { return "\(request.method) \(endpoint)" }
+            let first = upload.records.first, let last = upload.records.last
+        else { return "\(request.method) \(endpoint)" }
         return "POST events [seq \(first.seq)…\(last.seq)]" + (upload.keys == nil ? " without keys" : "")
     }
 

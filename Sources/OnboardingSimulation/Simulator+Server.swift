@@ -27,16 +27,19 @@ extension Simulator {
     func enrol() throws -> Bool {
         guard let device = pick({ !$0.isEnrolled }) else { return false }
         let key = device.enrolsWithSigningKey ? try expect("reading the signing key of \(device.id)") { try device.store.signingPublicKey() } : nil
-        let response = server.handle(SyncRequest(method: "POST", path: SyncPaths.devices,
-                                                 headers: ["authorization": "Bearer \(adminToken)", "content-type": SyncWire.contentType],
-                                                 body: SyncWire.enrolBody(device: device.id, publicKey: key)))
+        let response = server.handle(
+            SyncRequest(
+                method: "POST", path: SyncPaths.devices,
+                headers: ["authorization": "Bearer \(adminToken)", "content-type": SyncWire.contentType],
+                body: SyncWire.enrolBody(device: device.id, publicKey: key)))
         guard response.status == 201, let token = try? SyncWire.token(from: response.body) else {
             throw failure("enrolment", "enrolling \(device.id) was answered \(response.status): \(String(decoding: response.body.prefix(300), as: UTF8.self))")
         }
         device.token = token
         let link = device.link
-        device.network = FaultyTransport(wrapping: LinkTransport(link: link), seed: options.seed ^ (UInt64(device.index) << 48) ^ 0x5EED,
-                                         faults: device.faults, sleep: { duration in await link.sleep(duration) })
+        device.network = FaultyTransport(
+            wrapping: LinkTransport(link: link), seed: options.seed ^ (UInt64(device.index) << 48) ^ 0x5EED,
+            faults: device.faults, sleep: { duration in await link.sleep(duration) })
         touchReplica(device)
         statistics.enrolments += 1
         note("\(device.id) enrols" + (key == nil ? " without a signing key" : " with its signing key"))

@@ -76,16 +76,18 @@ public final class Simulator {
         do {
             simulator = try Simulator(options: options)
         } catch {
-            return SimulationReport(seed: options.seed, stepsRun: 0, traceDigest: 0, traceLineCount: 0, statistics: SimulationStatistics(),
-                                    failure: SimulationFailure(seed: options.seed, step: 0, invariant: "setup", message: "\(error)"),
-                                    traceTail: [], directory: options.directory ?? "")
+            return SimulationReport(
+                seed: options.seed, stepsRun: 0, traceDigest: 0, traceLineCount: 0, statistics: SimulationStatistics(),
+                failure: SimulationFailure(seed: options.seed, step: 0, invariant: "setup", message: "\(error)"),
+                traceTail: [], directory: options.directory ?? "")
         }
         return simulator.runSteps()
     }
 
     init(options: SimulationOptions) throws {
-        precondition((1...SimulationOptions.maximumDevices).contains(options.devices),
-                     "devices must be 1…\(SimulationOptions.maximumDevices)")
+        precondition(
+            (1...SimulationOptions.maximumDevices).contains(options.devices),
+            "devices must be 1…\(SimulationOptions.maximumDevices)")
         self.options = options
         random = SplitMix64(seed: options.seed)
         clock = SimulationClock(start: Timestamp(millisecondsSince1970: Self.startMilliseconds))
@@ -112,9 +114,12 @@ public final class Simulator {
             throw SimulationSetupError("the server refused an auditor token (\(issued.status))")
         }
         auditorToken = token
-        trace.add("seed \(options.seed): \(options.steps) steps, up to \(options.devices) devices, "
-                  + (options.databaseURL == nil ? "" : "the server on PostgreSQL, ") + "replicas map \(serverOptions.replicaInitialMapSizeBytes) B, \(serverOptions.maximumOpenReplicas) open"
-                  + (options.lieRatePerMille > 0 ? ", a lying server on \(options.lieRatePerMille)‰ of requests" + (options.undetectableLies ? " (undetectable lies too)" : "") : ""))
+        trace.add(
+            "seed \(options.seed): \(options.steps) steps, up to \(options.devices) devices, "
+                + (options.databaseURL == nil ? "" : "the server on PostgreSQL, ")
+                + "replicas map \(serverOptions.replicaInitialMapSizeBytes) B, \(serverOptions.maximumOpenReplicas) open"
+                + (options.lieRatePerMille > 0
+                    ? ", a lying server on \(options.lieRatePerMille)‰ of requests" + (options.undetectableLies ? " (undetectable lies too)" : "") : ""))
         for _ in 0..<min(Self.initialDevices, options.devices) { try createDevice() }
     }
 
@@ -147,13 +152,15 @@ public final class Simulator {
         } catch let error as SimulationFailure {
             failure = error
         } catch {
-            failure = SimulationFailure(seed: options.seed, step: step, invariant: "unexpected error", message: "\(error)",
-                                        replaySteps: min(step, options.steps), devices: options.devices,
-                                        lieRatePerMille: options.lieRatePerMille, undetectableLies: options.undetectableLies)
+            failure = SimulationFailure(
+                seed: options.seed, step: step, invariant: "unexpected error", message: "\(error)",
+                replaySteps: min(step, options.steps), devices: options.devices,
+                lieRatePerMille: options.lieRatePerMille, undetectableLies: options.undetectableLies)
         }
         tearDown()
-        return SimulationReport(seed: options.seed, stepsRun: step, traceDigest: trace.digest, traceLineCount: trace.lineCount,
-                                statistics: statistics, failure: failure, traceTail: trace.tail, directory: directory)
+        return SimulationReport(
+            seed: options.seed, stepsRun: step, traceDigest: trace.digest, traceLineCount: trace.lineCount,
+            statistics: statistics, failure: failure, traceTail: trace.tail, directory: directory)
     }
 
     private func tearDown() {
@@ -170,14 +177,14 @@ public final class Simulator {
 
     enum Action: CaseIterable {
         case record, startSync, deliver, tick, crashDevice, restartDevice, restartServer, createDevice, enrol,
-             forgetOnDevice, forgetOnServer, prune, partition, clockJump, converge, replaceToken
+            forgetOnDevice, forgetOnServer, prune, partition, clockJump, converge, replaceToken
     }
 
     /// Weights per mille of each action (an action that cannot happen now falls back to recording).
     static let weights: [(Action, Int)] = [
         (.record, 330), (.startSync, 130), (.deliver, 250), (.tick, 130), (.crashDevice, 20), (.restartDevice, 10),
         (.restartServer, 15), (.createDevice, 10), (.enrol, 25), (.forgetOnDevice, 8), (.forgetOnServer, 8),
-        (.prune, 15), (.partition, 25), (.clockJump, 6), (.converge, 8), (.replaceToken, 5),
+        (.prune, 15), (.partition, 25), (.clockJump, 6), (.converge, 8), (.replaceToken, 5)
     ]
 
     /// The hostile mode's weights: four times as many prunes (taken from recording), since a
@@ -243,8 +250,9 @@ public final class Simulator {
         var detail = message
         let logged = serverLog.lines
         if !logged.isEmpty { detail += "\nserver log: " + logged.suffix(5).joined(separator: " | ") }
-        return SimulationFailure(seed: options.seed, step: step, invariant: invariant, message: detail, replaySteps: min(step, options.steps),
-                                 devices: options.devices, lieRatePerMille: options.lieRatePerMille, undetectableLies: options.undetectableLies)
+        return SimulationFailure(
+            seed: options.seed, step: step, invariant: invariant, message: detail, replaySteps: min(step, options.steps),
+            devices: options.devices, lieRatePerMille: options.lieRatePerMille, undetectableLies: options.undetectableLies)
     }
 
     /// Runs an operation of the code under test that must not fail here.

@@ -19,8 +19,10 @@ final class GroupCommitter: Sendable {
         var sealedSections: [[UInt8]?]? = nil
         let completion: @Sendable (Result<[AppendResult], StoreError>) -> Void
 
-        init(events: [Event], claimedSeqs: [UInt64?]?, expectedHead: UInt64?, sealedSections: [[UInt8]?]? = nil,
-             completion: @escaping @Sendable (Result<[AppendResult], StoreError>) -> Void) {
+        init(
+            events: [Event], claimedSeqs: [UInt64?]?, expectedHead: UInt64?, sealedSections: [[UInt8]?]? = nil,
+            completion: @escaping @Sendable (Result<[AppendResult], StoreError>) -> Void
+        ) {
             self.events = events
             self.claimedSeqs = claimedSeqs
             self.expectedHead = expectedHead

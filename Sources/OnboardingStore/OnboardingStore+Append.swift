@@ -44,15 +44,20 @@ extension OnboardingStore {
     /// exported log, or a sync server's replica of a device's log.
     ///
     /// - Parameter claimedSeqs: per event, the seq it must get; `nil` entries let the store assign.
-    package func append(_ events: [Event], claimedSeqs: [UInt64?]?,
-                        expectedHead: UInt64? = nil) async throws(StoreError) -> [AppendResult] {
+    package func append(
+        _ events: [Event], claimedSeqs: [UInt64?]?,
+        expectedHead: UInt64? = nil
+    ) async throws(StoreError) -> [AppendResult] {
         let request = try makeRequest(events, claimedSeqs: claimedSeqs, expectedHead: expectedHead)
         guard !events.isEmpty else { return [] }
         let result: Result<[AppendResult], StoreError> = await withCheckedContinuation { continuation in
-            committer.submit(GroupCommitter.Request(events: request.events, claimedSeqs: request.claimedSeqs,
-                                                    expectedHead: request.expectedHead) { result in
-                continuation.resume(returning: result)
-            })
+            committer.submit(
+                GroupCommitter.Request(
+                    events: request.events, claimedSeqs: request.claimedSeqs,
+                    expectedHead: request.expectedHead
+                ) { result in
+                    continuation.resume(returning: result)
+                })
         }
         return try result.get()
     }
@@ -62,19 +67,26 @@ extension OnboardingStore {
     /// - Parameter sealedSections: per event, the sealed personal section its device wrote, for
     ///   an event whose user is forgotten here and whose device sealed it before forgetting
     ///   (a sync server's replica; see ``sealedSections(for:)``). Written unchanged.
-    package func appendBlocking(_ events: [Event], claimedSeqs: [UInt64?]?,
-                                expectedHead: UInt64? = nil, sealedSections: [[UInt8]?]? = nil) throws(StoreError) -> [AppendResult] {
+    package func appendBlocking(
+        _ events: [Event], claimedSeqs: [UInt64?]?,
+        expectedHead: UInt64? = nil, sealedSections: [[UInt8]?]? = nil
+    ) throws(StoreError) -> [AppendResult] {
         let request = try makeRequest(events, claimedSeqs: claimedSeqs, expectedHead: expectedHead)
         guard !events.isEmpty else { return [] }
         if let sealedSections { precondition(sealedSections.count == events.count, "sealedSections must have one entry per event") }
         let box = ResultBox()
-        committer.commitNow(GroupCommitter.Request(events: request.events, claimedSeqs: request.claimedSeqs,
-                                                   expectedHead: request.expectedHead, sealedSections: sealedSections) { box.result = $0 })
+        committer.commitNow(
+            GroupCommitter.Request(
+                events: request.events, claimedSeqs: request.claimedSeqs,
+                expectedHead: request.expectedHead, sealedSections: sealedSections
+            ) { box.result = $0 })
         return try box.result!.get()
     }
 
-    private func makeRequest(_ events: [Event], claimedSeqs: [UInt64?]?,
-                             expectedHead: UInt64?) throws(StoreError) -> (events: [Event], claimedSeqs: [UInt64?]?, expectedHead: UInt64?) {
+    private func makeRequest(
+        _ events: [Event], claimedSeqs: [UInt64?]?,
+        expectedHead: UInt64?
+    ) throws(StoreError) -> (events: [Event], claimedSeqs: [UInt64?]?, expectedHead: UInt64?) {
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
         try throwIfFlushFailed()
@@ -90,7 +102,10 @@ extension OnboardingStore {
             let now = options.clock()
             let latest = now.adding(milliseconds: skew)
             if let index = events.firstIndex(where: { latest < $0.at }) {
-                throw StoreError(.invalidEvent, "event \(index + 1) of the batch is dated \(events[index].at.iso8601), more than \(skew / 1000) s after this store's clock (\(now.iso8601)): an event cannot have happened yet; fix the clock that dated it", batchIndex: index)
+                throw StoreError(
+                    .invalidEvent,
+                    "event \(index + 1) of the batch is dated \(events[index].at.iso8601), more than \(skew / 1000) s after this store's clock (\(now.iso8601)): an event cannot have happened yet; fix the clock that dated it",
+                    batchIndex: index)
             }
         }
         return (events, claimedSeqs, expectedHead)
@@ -127,8 +142,9 @@ extension OnboardingStore {
                 scratch.dropUsersWithoutRecords()
                 try appendUserEntries(scratch.newEntries, in: transaction)
                 if scratch.head.seq != startHead.seq {
-                    try transaction.put(databases.meta, key: StoreLayout.MetaKey.head,
-                                        value: StoreLayout.headValue(seq: scratch.head.seq, hash: scratch.head.hash))
+                    try transaction.put(
+                        databases.meta, key: StoreLayout.MetaKey.head,
+                        value: StoreLayout.headValue(seq: scratch.head.seq, hash: scratch.head.hash))
                 }
                 if !scratch.forgotten.isEmpty, let snapshots = databases.snapshots {
                     _ = try transaction.delete(snapshots, key: StoreLayout.stateSnapshotKey)
@@ -166,8 +182,10 @@ extension OnboardingStore {
             } else if let lmdb = error as? LMDBError, lmdb == .closed {
                 failure = StoreError(.closed, "the store at \(path) was closed before the append committed")
             } else if let lmdb = error as? LMDBError, lmdb == .transactionFull {
-                failure = StoreError(.transactionTooLarge,
-                                     "a batch of \(requests[0].events.count) events is too large for one transaction; append it in smaller batches (onboard import --commit-every N)")
+                failure = StoreError(
+                    .transactionTooLarge,
+                    "a batch of \(requests[0].events.count) events is too large for one transaction; append it in smaller batches (onboard import --commit-every N)"
+                )
             } else {
                 failure = StoreError(.storage, "append to \(path) failed: \(error)", underlying: error)
             }
@@ -184,13 +202,17 @@ extension OnboardingStore {
     /// seq, or a duplicate of which) and throws on a broken rule;
     /// `writeNewRecords(_:placed:after:scratch:appendingTo:in:)` encodes the new ones into one
     /// buffer, puts them and their index entries, and appends their records.
-    private func stage(_ request: GroupCommitter.Request, scratch: inout StageScratch, appendingTo appended: inout [Record],
-                       in transaction: Transaction) throws -> [AppendResult] {
+    private func stage(
+        _ request: GroupCommitter.Request, scratch: inout StageScratch, appendingTo appended: inout [Record],
+        in transaction: Transaction
+    ) throws -> [AppendResult] {
         let head = scratch.head
         try checkHead(head, for: request)
         let results = try placeEvents(request, after: head, scratch: &scratch, in: transaction)
-        if let newHead = try writeNewRecords(request, placed: results, after: head, scratch: &scratch, appendingTo: &appended,
-                                             in: transaction) {
+        if let newHead = try writeNewRecords(
+            request, placed: results, after: head, scratch: &scratch, appendingTo: &appended,
+            in: transaction)
+        {
             // `meta`'s head is written once per group, by `commitGroup`.
             scratch.head = newHead
         }
@@ -201,14 +223,17 @@ extension OnboardingStore {
     /// room for the request's seqs.
     private func checkHead(_ head: (seq: UInt64, hash: Digest), for request: GroupCommitter.Request) throws {
         if let expectedHead = request.expectedHead, expectedHead != head.seq {
-            throw StoreError(.headMoved, "the log's head is seq \(head.seq), not the expected \(expectedHead); re-read and retry",
-                             seq: head.seq)
+            throw StoreError(
+                .headMoved, "the log's head is seq \(head.seq), not the expected \(expectedHead); re-read and retry",
+                seq: head.seq)
         }
         // Seqs up to 2^64 − 2 are assigned, so the next seq is always representable. A head this
         // high is a damaged meta (2^64 appends would take millions of years): refuse, never wrap.
         guard head.seq < UInt64.max - UInt64(request.events.count) else {
-            throw StoreError(.corrupted, "the log's head is seq \(head.seq), too close to 2^64 − 1 to append \(request.events.count) more (meta's head was changed); nothing was appended — run onboard verify",
-                             seq: head.seq)
+            throw StoreError(
+                .corrupted,
+                "the log's head is seq \(head.seq), too close to 2^64 − 1 to append \(request.events.count) more (meta's head was changed); nothing was appended — run onboard verify",
+                seq: head.seq)
         }
     }
 
@@ -216,8 +241,10 @@ extension OnboardingStore {
     /// seq, and may claim only that one; a duplicate (`duplicateSeq(of:in:placed:firstWithID:scratch:in:)`)
     /// keeps its seq, and may claim only that one. Throws at the first event that breaks a rule;
     /// nothing is written.
-    private func placeEvents(_ request: GroupCommitter.Request, after head: (seq: UInt64, hash: Digest),
-                             scratch: inout StageScratch, in transaction: Transaction) throws -> [AppendResult] {
+    private func placeEvents(
+        _ request: GroupCommitter.Request, after head: (seq: UInt64, hash: Digest),
+        scratch: inout StageScratch, in transaction: Transaction
+    ) throws -> [AppendResult] {
         let events = request.events
         var results: [AppendResult] = []
         results.reserveCapacity(events.count)
@@ -226,18 +253,22 @@ extension OnboardingStore {
         var nextSeq = head.seq + 1
         for index in events.indices {
             let claimed = request.claimedSeqs?[index]
-            if let existingSeq = try duplicateSeq(of: index, in: request, placed: results, firstWithID: firstWithID,
-                                                  scratch: &scratch, in: transaction) {
+            if let existingSeq = try duplicateSeq(
+                of: index, in: request, placed: results, firstWithID: firstWithID,
+                scratch: &scratch, in: transaction)
+            {
                 if let claimed, claimed != existingSeq {
-                    throw StoreError(.seqMismatch, "event \(events[index].id.uuidString.lowercased()) claims seq \(claimed) but is stored at seq \(existingSeq)",
-                                     batchIndex: index, seq: existingSeq)
+                    throw StoreError(
+                        .seqMismatch, "event \(events[index].id.uuidString.lowercased()) claims seq \(claimed) but is stored at seq \(existingSeq)",
+                        batchIndex: index, seq: existingSeq)
                 }
                 results.append(AppendResult(seq: existingSeq, isDuplicate: true))
             } else {
                 if let claimed, claimed != nextSeq {
-                    throw StoreError(.seqMismatch,
-                                     "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it",
-                                     batchIndex: index, seq: nextSeq)
+                    throw StoreError(
+                        .seqMismatch,
+                        "event claims seq \(claimed) but the store's next seq is \(nextSeq); omit \"seq\" to let the store assign it",
+                        batchIndex: index, seq: nextSeq)
                 }
                 firstWithID.insert(events[index].id, position: index)
                 results.append(AppendResult(seq: nextSeq, isDuplicate: false))
@@ -251,8 +282,10 @@ extension OnboardingStore {
     /// about to get) or one in the log; `nil` for an id new to both. The earlier event must be the
     /// identical event, and a stored one must have the same body: another is a conflict.
     @inline(__always)
-    private func duplicateSeq(of index: Int, in request: GroupCommitter.Request, placed results: [AppendResult],
-                              firstWithID: UUIDPositions, scratch: inout StageScratch, in transaction: Transaction) throws -> UInt64? {
+    private func duplicateSeq(
+        of index: Int, in request: GroupCommitter.Request, placed results: [AppendResult],
+        firstWithID: UUIDPositions, scratch: inout StageScratch, in transaction: Transaction
+    ) throws -> UInt64? {
         let events = request.events
         if let earlier = firstWithID.position(of: events[index].id) {
             guard events[earlier] == events[index] else {
@@ -262,7 +295,8 @@ extension OnboardingStore {
         }
         StoreLayout.writeUUID(events[index].id, into: &scratch.idKey)
         guard let seqBytes = try transaction.get(databases.byID, key: scratch.idKey),
-              let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) }) else { return nil }
+            let seq = seqBytes.withUnsafeBytes({ StoreLayout.seq(fromKey: $0) })
+        else { return nil }
         let existingBody = try transaction.withValue(databases.events, key: StoreLayout.seqKey(seq)) {
             Array($0[RecordCodec.headerByteCount...])
         }
@@ -277,9 +311,11 @@ extension OnboardingStore {
     /// (`putRecord`) with its index entries (`putIndexEntries`), appended to `appended` as it
     /// reads back (`readBack`), and a `user_forgotten` leaves its user's tombstone (`tombstone`).
     /// Returns the new head, the last record's seq and hash; `nil` when every event was a duplicate.
-    private func writeNewRecords(_ request: GroupCommitter.Request, placed results: [AppendResult], after head: (seq: UInt64, hash: Digest),
-                                 scratch: inout StageScratch, appendingTo appended: inout [Record],
-                                 in transaction: Transaction) throws -> (seq: UInt64, hash: Digest)? {
+    private func writeNewRecords(
+        _ request: GroupCommitter.Request, placed results: [AppendResult], after head: (seq: UInt64, hash: Digest),
+        scratch: inout StageScratch, appendingTo appended: inout [Record],
+        in transaction: Transaction
+    ) throws -> (seq: UInt64, hash: Digest)? {
         let events = request.events
         var previousHash = head.hash
         var newHead: (seq: UInt64, hash: Digest)?
@@ -301,8 +337,10 @@ extension OnboardingStore {
     /// Encodes `event` as record `seq` after `previousHash` into the scratch buffer, puts it under
     /// its seq and its id → seq in `by_id`; returns the record's hash.
     @inline(__always)
-    private func putRecord(_ event: Event, seq: UInt64, previousHash: Digest, seal: UserSeal?, scratch: inout StageScratch,
-                           in transaction: Transaction) throws -> Digest {
+    private func putRecord(
+        _ event: Event, seq: UInt64, previousHash: Digest, seal: UserSeal?, scratch: inout StageScratch,
+        in transaction: Transaction
+    ) throws -> Digest {
         scratch.recordBytes.removeAll(keepingCapacity: true)
         _ = RecordCodec.encode(event, seq: seq, previousHash: previousHash, seal: seal, appendingTo: &scratch.recordBytes)
         let hash = scratch.recordBytes.withUnsafeBytes {
@@ -318,8 +356,10 @@ extension OnboardingStore {
     /// The record's entries in `by_user` and `by_session`; the user's first record also brings the
     /// user's entry, appended to `user_keys` with the group's others.
     @inline(__always)
-    private func putIndexEntries(of event: Event, seq: UInt64, user: StagedUser?, scratch: inout StageScratch,
-                                 in transaction: Transaction) throws {
+    private func putIndexEntries(
+        of event: Event, seq: UInt64, user: StagedUser?, scratch: inout StageScratch,
+        in transaction: Transaction
+    ) throws {
         let empty: [UInt8] = []
         if let user {
             StoreLayout.writeUserKey(user.seal.ref, seq, into: &scratch.indexKey)
@@ -360,14 +400,16 @@ extension OnboardingStore {
     }
 
     private func conflict(_ event: Event, at seq: UInt64, index: Int) -> StoreError {
-        StoreError(.conflict,
-                   "event \(event.id.uuidString.lowercased()) is already stored at seq \(seq) with different content; an event id may only be reused for the identical event",
-                   batchIndex: index, seq: seq)
+        StoreError(
+            .conflict,
+            "event \(event.id.uuidString.lowercased()) is already stored at seq \(seq) with different content; an event id may only be reused for the identical event",
+            batchIndex: index, seq: seq)
     }
 
     func readHead(_ transaction: Transaction) throws -> (seq: UInt64, hash: Digest) {
         guard let value = try transaction.get(databases.meta, key: StoreLayout.MetaKey.head),
-              let head = StoreLayout.head(fromValue: value) else {
+            let head = StoreLayout.head(fromValue: value)
+        else {
             throw StoreError(.corrupted, "store at \(path) has no valid head in meta; run onboard verify")
         }
         return head
@@ -405,7 +447,8 @@ extension OnboardingStore {
         // live user keeps its key (treating it as new would give it another key and leave its
         // sealed records unreadable).
         if let ref = scratch.users.liveRef(of: user),
-           scratch.forgotten.isEmpty || !scratch.forgotten.contains(where: { $0.ref == ref }) {
+            scratch.forgotten.isEmpty || !scratch.forgotten.contains(where: { $0.ref == ref })
+        {
             return StagedUser(seal: UserSeal(ref: ref, key: needsKey ? scratch.users.key(of: ref) : nil), readsAsWritten: true)
         }
         // First sighting in this store, or a user this group already added or forgot. Each
@@ -427,8 +470,9 @@ extension OnboardingStore {
             // synced) gets a tombstone with its first record: every pseudonym a record names has
             // an entry, so verify can tell a lost entry from one never made.
             if forRecord, literal != nil, scratch.users.entries[ref] == nil, !scratch.users.isForgotten(ref),
-               !scratch.tombstones.contains(ref), !scratch.forgotten.contains(where: { $0.ref == ref }),
-               !scratch.added.values.contains(where: { $0.ref == ref }) {
+                !scratch.tombstones.contains(ref), !scratch.forgotten.contains(where: { $0.ref == ref }),
+                !scratch.added.values.contains(where: { $0.ref == ref })
+            {
                 staged.newEntry = ref.bytes
                 scratch.tombstones.append(ref)
             }

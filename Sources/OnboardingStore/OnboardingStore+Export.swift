@@ -26,9 +26,11 @@ extension OnboardingStore {
                     if let number = StoreLayout.seq(fromKey: current.key), let ref = Self.userEntryRef(current.value) {
                         let keyEnd = UserRef.byteCount + SecretKey.byteCount
                         if current.value.count > keyEnd {
-                            entries.append(UserEntry(number: number, ref: ref,
-                                                     key: SecretKey(bytes: UnsafeRawBufferPointer(rebasing: current.value[UserRef.byteCount..<keyEnd])),
-                                                     sealedName: Array(current.value[keyEnd...])))
+                            entries.append(
+                                UserEntry(
+                                    number: number, ref: ref,
+                                    key: SecretKey(bytes: UnsafeRawBufferPointer(rebasing: current.value[UserRef.byteCount..<keyEnd])),
+                                    sealedName: Array(current.value[keyEnd...])))
                         } else {
                             entries.append(UserEntry(number: number, ref: ref, key: nil, sealedName: nil))
                         }

@@ -29,8 +29,10 @@ extension OnboardingStore {
                 while let current = entry {
                     scan.records += 1
                     var reader = LockoutRecordReader(bytes: current.value)
-                    switch reader.read(users: users, addresses: addresses, names: &names, lastDevice: &lastDevice,
-                                       lastDeviceName: &lastDeviceName) {
+                    switch reader.read(
+                        users: users, addresses: addresses, names: &names, lastDevice: &lastDevice,
+                        lastDeviceName: &lastDeviceName)
+                    {
                     case .input(let input): body(input)
                     case .skipped: break
                     case .sealedUnopened(let input):
@@ -81,10 +83,13 @@ private struct LockoutRecordReader {
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
     }
 
-    mutating func read(users: UserDirectory, addresses: Bool, names: inout [UserRef: String],
-                       lastDevice: inout [UInt8], lastDeviceName: inout String) -> Outcome {
+    mutating func read(
+        users: UserDirectory, addresses: Bool, names: inout [UserRef: String],
+        lastDevice: inout [UInt8], lastDeviceName: inout String
+    ) -> Outcome {
         guard bytes.count > RecordCodec.headerByteCount, bytes[0] == RecordCodec.formatVersion,
-              let code = integer(2), let type = EventType(code: UInt16(code)) else { return .damaged }
+            let code = integer(2), let type = EventType(code: UInt16(code))
+        else { return .damaged }
         let kind: LockoutInput.Kind
         switch type {
         case .signInFailed: kind = .passwordFailure
@@ -96,8 +101,9 @@ private struct LockoutRecordReader {
         default: return .skipped
         }
         guard let schema = byte(), schema >= 1, schema <= type.schemaVersion, take(8 + 16) != nil,
-              let milliseconds = integer(8), let deviceLength = byte(), let device = take(Int(deviceLength)),
-              let hasUser = byte(), hasUser <= 1 else { return .damaged }
+            let milliseconds = integer(8), let deviceLength = byte(), let device = take(Int(deviceLength)),
+            let hasUser = byte(), hasUser <= 1
+        else { return .damaged }
         let deviceName: String
         if device.elementsEqual(lastDevice) {
             deviceName = lastDeviceName
@@ -137,7 +143,8 @@ private struct LockoutRecordReader {
         switch kind {
         case .passwordFailure:
             guard let methodCode = byte(), Int(methodCode) < LockoutWireCases.methods.count,
-                  let reasonCode = byte(), Int(reasonCode) < LockoutWireCases.counted.count else { return .damaged }
+                let reasonCode = byte(), Int(reasonCode) < LockoutWireCases.counted.count
+            else { return .damaged }
             guard LockoutWireCases.counted[Int(reasonCode)] else { return .skipped }
             method = LockoutWireCases.methods[Int(methodCode)]
             if ref == nil, schema == 2, addresses, let clear = clearAddress() { address = clear }
@@ -150,14 +157,16 @@ private struct LockoutRecordReader {
         // Only attempts by password keep an address (LockoutInput's rule).
         if let sealed, let ref, addresses, kind == .passwordFailure || kind == .signInSucceeded {
             if let key = users.key(of: ref), let plaintext = PersonalData.open(sealed, key: key),
-               plaintext.count >= 3, plaintext[0] == 1 {
+                plaintext.count >= 3, plaintext[0] == 1
+            {
                 address = String(decoding: plaintext[3...], as: UTF8.self)
             } else {
                 unopened = true
             }
         }
-        let input = LockoutInput(kind: kind, method: method, user: user, device: deviceName,
-                                 at: Timestamp(millisecondsSince1970: Int64(bitPattern: milliseconds)), address: address)
+        let input = LockoutInput(
+            kind: kind, method: method, user: user, device: deviceName,
+            at: Timestamp(millisecondsSince1970: Int64(bitPattern: milliseconds)), address: address)
         return unopened ? .sealedUnopened(input) : .input(input)
     }
 

@@ -14,8 +14,10 @@ extension OnboardingStore {
     ///
     /// A pruned store is refused: its base snapshot and prune point hold hashes and readable ids
     /// of records that are gone and cannot be re-encoded (docs/format.md § Migration).
-    static func migrate(_ environment: Environment, databases: Databases, users: UserDirectory, path: String,
-                        options: Options) throws -> UserDirectory {
+    static func migrate(
+        _ environment: Environment, databases: Databases, users: UserDirectory, path: String,
+        options: Options
+    ) throws -> UserDirectory {
         guard !options.readOnly, databases.userKeys != nil else {
             throw StoreError(.needsMigration, "store at \(path) needs migration to format \(StoreLayout.formatVersion); open it writable")
         }
@@ -30,10 +32,14 @@ extension OnboardingStore {
             directory = try environment.write { transaction in
                 var directory = users
                 guard try transaction.get(databases.meta, key: StoreLayout.MetaKey.prunedThrough) == nil else {
-                    throw StoreError(.pruned, "store at \(path) was pruned and cannot be migrated to format \(StoreLayout.formatVersion); export it with the previous onboard and import it into a new store (the sync server keeps the full history)")
+                    throw StoreError(
+                        .pruned,
+                        "store at \(path) was pruned and cannot be migrated to format \(StoreLayout.formatVersion); export it with the previous onboard and import it into a new store (the sync server keeps the full history)"
+                    )
                 }
                 guard let headValue = try transaction.get(databases.meta, key: StoreLayout.MetaKey.head),
-                      let head = StoreLayout.head(fromValue: headValue) else {
+                    let head = StoreLayout.head(fromValue: headValue)
+                else {
                     throw StoreError(.corrupted, "cannot migrate \(path): meta has no valid head; nothing was changed")
                 }
                 try transaction.removeAll(databases.byUser)
@@ -49,9 +55,13 @@ extension OnboardingStore {
                 let every = max(1, head.seq / 100)
                 for seq in stride(from: UInt64(1), through: head.seq, by: 1) {
                     StoreLayout.writeSeqKey(seq, into: &seqKey)
-                    guard let old = try transaction.withValue(databases.events, key: seqKey, { value in
-                        Result { () throws(RecordDecodingError) in try RecordCodec.decodeLegacy(value, expectedSeq: seq) }
-                    }) else {
+                    guard
+                        let old = try transaction.withValue(
+                            databases.events, key: seqKey,
+                            { value in
+                                Result { () throws(RecordDecodingError) in try RecordCodec.decodeLegacy(value, expectedSeq: seq) }
+                            })
+                    else {
                         throw StoreError(.corrupted, "cannot migrate \(path): seq \(seq) is missing; nothing was changed", seq: seq)
                     }
                     let record: Record
@@ -82,7 +92,9 @@ extension OnboardingStore {
                     }
                     bytes.removeAll(keepingCapacity: true)
                     _ = RecordCodec.encode(record.event, seq: seq, previousHash: previousNew, seal: seal, appendingTo: &bytes)
-                    previousNew = bytes.withUnsafeBytes { Digest(copying: UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)])) }
+                    previousNew = bytes.withUnsafeBytes {
+                        Digest(copying: UnsafeRawBufferPointer(rebasing: $0[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)]))
+                    }
                     try transaction.put(databases.events, key: seqKey, value: bytes)
                     if let seal {
                         StoreLayout.writeUserKey(seal.ref, seq, into: &indexKey)
@@ -97,15 +109,18 @@ extension OnboardingStore {
                     throw StoreError(.corrupted, "cannot migrate \(path): the meta head does not match the last record; nothing was changed")
                 }
                 try transaction.put(databases.meta, key: StoreLayout.MetaKey.head, value: StoreLayout.headValue(seq: head.seq, hash: previousNew))
-                try transaction.put(databases.meta, key: StoreLayout.MetaKey.formatVersion,
-                                    value: StoreLayout.uint32Value(StoreLayout.formatVersion))
+                try transaction.put(
+                    databases.meta, key: StoreLayout.MetaKey.formatVersion,
+                    value: StoreLayout.uint32Value(StoreLayout.formatVersion))
                 return directory
             }
             try environment.sync(force: true)
         } catch let error as StoreError {
             throw error
         } catch let error as LMDBError where error == .transactionFull {
-            throw StoreError(.transactionTooLarge, "store at \(path) is too large to migrate in one transaction; export it with the previous onboard and import it into a new store")
+            throw StoreError(
+                .transactionTooLarge,
+                "store at \(path) is too large to migrate in one transaction; export it with the previous onboard and import it into a new store")
         } catch {
             throw StoreError(.storage, "cannot migrate \(path) to format \(StoreLayout.formatVersion): \(error); the store was left unchanged")
         }

@@ -64,10 +64,12 @@ extension OnboardingStore {
     public func record(_ event: Event) async throws(StoreError) -> RecordOutcome {
         let result = try await append(event)
         return try withProjections { state in
-            RecordOutcome(seq: result.seq, isDuplicate: result.isDuplicate,
-                          decision: state.lockout.decide(state.lockout.key(user: event.user.map(canonicalUser), device: event.device, factor: .password),
-                                                         at: event.at),
-                          state: state.session.session(device: event.device))
+            RecordOutcome(
+                seq: result.seq, isDuplicate: result.isDuplicate,
+                decision: state.lockout.decide(
+                    state.lockout.key(user: event.user.map(canonicalUser), device: event.device, factor: .password),
+                    at: event.at),
+                state: state.session.session(device: event.device))
         }
     }
 
@@ -84,8 +86,10 @@ extension OnboardingStore {
     /// outcome.flow.fieldMessages         // [password: "Invalid password" (error)]
     /// ```
     @discardableResult
-    public func record(_ payload: Payload, user: String? = nil, flow: UUID? = nil,
-                       at: Timestamp? = nil) async throws(StoreError) -> RecordOutcome {
+    public func record(
+        _ payload: Payload, user: String? = nil, flow: UUID? = nil,
+        at: Timestamp? = nil
+    ) async throws(StoreError) -> RecordOutcome {
         try await record(Event(id: UUID(), device: deviceID, at: at ?? options.clock(), user: user, flow: flow, payload: payload))
     }
 
@@ -96,8 +100,10 @@ extension OnboardingStore {
     /// ```swift
     /// if case .locked(let lock) = try store.signInDecision(user: "alice") { show(lock.message) }
     /// ```
-    public func signInDecision(user: String?, device: String? = nil, factor: LockoutFactor = .password,
-                               at: Timestamp? = nil) throws(StoreError) -> LockoutDecision {
+    public func signInDecision(
+        user: String?, device: String? = nil, factor: LockoutFactor = .password,
+        at: Timestamp? = nil
+    ) throws(StoreError) -> LockoutDecision {
         let at = at ?? options.clock()
         // A forgotten user's lockout state is kept under the pseudonym.
         let user = user.map(canonicalUser)
@@ -136,8 +142,10 @@ extension OnboardingStore {
     /// `user`'s sign-in history, read through the `by_user` index (no full scan). Every record
     /// it reads is checked as ``forEachRecord(from:through:_:)`` checks it (hash, position): a
     /// damaged one throws ``StoreError/Code/corrupted``.
-    public func history(user: String, device: String? = nil, since: Timestamp? = nil,
-                        until: Timestamp? = nil) throws(StoreError) -> History {
+    public func history(
+        user: String, device: String? = nil, since: Timestamp? = nil,
+        until: Timestamp? = nil
+    ) throws(StoreError) -> History {
         try history(HistoryQuery(user: user, device: device, since: since, until: until))
     }
 
@@ -187,7 +195,9 @@ extension OnboardingStore {
     /// ``StoreError/Code/pruned``.
     public func rebuildState(policy: LockoutPolicy, through seq: UInt64 = .max) throws(StoreError) -> OnboardingState {
         if let point = try prunedThrough(), seq < point.seq {
-            throw StoreError(.pruned, "cannot rebuild the projections through seq \(seq): seq 1…\(point.seq) were pruned; the sync server keeps the full history", seq: point.seq)
+            throw StoreError(
+                .pruned, "cannot rebuild the projections through seq \(seq): seq 1…\(point.seq) were pruned; the sync server keeps the full history",
+                seq: point.seq)
         }
         var state = OnboardingState(policy: policy)
         try replay(into: &state, through: seq)
@@ -294,7 +304,10 @@ extension OnboardingStore {
         guard cache.state!.seq >= first.seq - 1 else { return } // could not catch up; the next query will
         for record in records where record.seq > cache.state!.seq { cache.state!.apply(record) }
         guard cache.snapshotDue(every: options.snapshotEveryEvents),
-              !snapshotPending.withLock({ pending in defer { pending = true }; return pending }) else { return }
+            !snapshotPending.withLock({ pending in
+                defer { pending = true }; return pending
+            })
+        else { return }
         snapshotQueue.async { [self] in
             defer { snapshotPending.withLock { $0 = false } }
             guard !isClosed else { return }
@@ -306,7 +319,8 @@ extension OnboardingStore {
     func writeSnapshotIfBehind(minimumEvents: UInt64) throws(StoreError) {
         guard let snapshots = databases.snapshots, !options.readOnly else { return }
         guard let (state, previous) = projections.withLock({ cache in cache.state.map { ($0, cache.snapshotSeq) } }),
-              state.seq > previous, state.seq - previous >= minimumEvents else { return }
+            state.seq > previous, state.seq - previous >= minimumEvents
+        else { return }
         let started = DispatchTime.now().uptimeNanoseconds
         let value = OnboardingStore.snapshotValue(state)
         do {
@@ -323,8 +337,9 @@ extension OnboardingStore {
     /// The stored snapshot, when it is usable: same state version, same policy, not past the head.
     func readSnapshot() throws(StoreError) -> (OnboardingState, UInt64)? {
         guard let decoded = try decodeSnapshot(), case .success(let state) = decoded.state,
-              decoded.version == OnboardingState.stateVersion, state.lockout.policy == options.lockoutPolicy,
-              state.seq == decoded.seq, decoded.seq <= (try head().seq) else { return nil }
+            decoded.version == OnboardingState.stateVersion, state.lockout.policy == options.lockoutPolicy,
+            state.seq == decoded.seq, decoded.seq <= (try head().seq)
+        else { return nil }
         return (state, decoded.seq)
     }
 

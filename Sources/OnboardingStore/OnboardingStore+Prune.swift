@@ -130,16 +130,19 @@ extension OnboardingStore {
     /// snapshot (`pruned_base`). A crash leaves the store as it was after the last whole batch;
     /// running the prune again continues. A record that fails its hash or link check stops the
     /// prune before anything of its batch is removed: a prune never hides damage.
-    public func prune(before: Timestamp, batchRecords: Int = OnboardingStore.pruneBatchRecords,
-                      progress: ((PruneProgress) -> Void)? = nil) throws(StoreError) -> PruneResult {
+    public func prune(
+        before: Timestamp, batchRecords: Int = OnboardingStore.pruneBatchRecords,
+        progress: ((PruneProgress) -> Void)? = nil
+    ) throws(StoreError) -> PruneResult {
         precondition(batchRecords > 0, "batchRecords must be above 0")
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
         let plan = try planPrune(before: before)
         guard let range = plan.removed else { return plan }
-        var base = try reading { transaction in
-            try readPrunedThrough(transaction).map { try readBase(transaction, at: $0, policy: nil) }
-        } ?? OnboardingState(policy: options.lockoutPolicy)
+        var base =
+            try reading { transaction in
+                try readPrunedThrough(transaction).map { try readBase(transaction, at: $0, policy: nil) }
+            } ?? OnboardingState(policy: options.lockoutPolicy)
         var result = plan
         result.recordCount = 0
         var next = range.lowerBound
@@ -177,7 +180,9 @@ extension OnboardingStore {
                 let users = users
                 let acknowledged = try readSyncCursor(transaction)
                 guard seqs.upperBound <= acknowledged else {
-                    throw StoreError(.conflict, "the server's acknowledgement moved back to seq \(acknowledged) during the prune; nothing past it was removed — sync, then prune again")
+                    throw StoreError(
+                        .conflict,
+                        "the server's acknowledgement moved back to seq \(acknowledged) during the prune; nothing past it was removed — sync, then prune again")
                 }
                 let point = try readPrunedThrough(transaction)
                 guard (point?.seq ?? 0) == seqs.lowerBound - 1, state.seq == seqs.lowerBound - 1 else {
@@ -192,11 +197,17 @@ extension OnboardingStore {
                     var expected = seqs.lowerBound
                     while true {
                         guard let current = entry, StoreLayout.seq(fromKey: current.key) == expected else {
-                            throw StoreError(.corrupted, "seq \(expected) is missing from the log; run onboard verify — nothing of seq \(seqs.lowerBound)…\(seqs.upperBound) was pruned", seq: expected)
+                            throw StoreError(
+                                .corrupted,
+                                "seq \(expected) is missing from the log; run onboard verify — nothing of seq \(seqs.lowerBound)…\(seqs.upperBound) was pruned",
+                                seq: expected)
                         }
                         let record = try decodeStored(key: current.key, value: current.value, users: users)
                         guard record.previousHash == previous else {
-                            throw StoreError(.corrupted, "record at seq \(expected) does not link to the record before it; run onboard verify — a prune never removes records over a broken chain", seq: expected)
+                            throw StoreError(
+                                .corrupted,
+                                "record at seq \(expected) does not link to the record before it; run onboard verify — a prune never removes records over a broken chain",
+                                seq: expected)
                         }
                         previous = record.hash
                         state.apply(record)
@@ -224,8 +235,9 @@ extension OnboardingStore {
                     }
                 }
                 let newPoint = PrunePoint(seq: seqs.upperBound, hash: previous)
-                try transaction.put(databases.meta, key: StoreLayout.MetaKey.prunedThrough,
-                                    value: StoreLayout.headValue(seq: newPoint.seq, hash: newPoint.hash))
+                try transaction.put(
+                    databases.meta, key: StoreLayout.MetaKey.prunedThrough,
+                    value: StoreLayout.headValue(seq: newPoint.seq, hash: newPoint.hash))
                 try transaction.put(snapshots, key: StoreLayout.prunedBaseSnapshotKey, value: OnboardingStore.snapshotValue(state))
                 return (state, newPoint)
             }
@@ -268,7 +280,8 @@ extension OnboardingStore {
     func readBase(_ transaction: Transaction, at point: PrunePoint, policy: LockoutPolicy?) throws -> OnboardingState {
         let lost = "seq 1…\(point.seq) were pruned, so the projections cannot be rebuilt from the log"
         guard let snapshots = databases.snapshots,
-              let bytes = try transaction.get(snapshots, key: StoreLayout.prunedBaseSnapshotKey), bytes.count >= 12 else {
+            let bytes = try transaction.get(snapshots, key: StoreLayout.prunedBaseSnapshotKey), bytes.count >= 12
+        else {
             throw StoreError(.pruned, "\(lost) and the base snapshot (pruned_base) is missing; restore the store from the sync server's copy", seq: point.seq)
         }
         let version = Int(bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
@@ -276,14 +289,22 @@ extension OnboardingStore {
         // A base of state version 5 (the build before the form fields) still serves: the
         // fields it lacks start empty.
         guard version == OnboardingState.stateVersion || version == 5 else {
-            throw StoreError(.pruned, "\(lost) and the base snapshot is of projection state version \(version), not \(OnboardingState.stateVersion); open it with the onboard that pruned it, or restore it from the sync server's copy", seq: point.seq)
+            throw StoreError(
+                .pruned,
+                "\(lost) and the base snapshot is of projection state version \(version), not \(OnboardingState.stateVersion); open it with the onboard that pruned it, or restore it from the sync server's copy",
+                seq: point.seq)
         }
         guard seq == point.seq, var state = try? OnboardingState(snapshotJSON: Array(bytes[12...])), state.seq == seq else {
-            throw StoreError(.pruned, "\(lost) and the base snapshot (seq \(seq)) does not stand for seq \(point.seq) or cannot be decoded; run onboard verify", seq: point.seq)
+            throw StoreError(
+                .pruned, "\(lost) and the base snapshot (seq \(seq)) does not stand for seq \(point.seq) or cannot be decoded; run onboard verify",
+                seq: point.seq)
         }
         if version == 5 { state.upgradeFromStateVersion5() }
         if let policy, state.lockout.policy != policy {
-            throw StoreError(.pruned, "\(lost) and the base snapshot was folded under lockout policy \(state.lockout.policy.name), not \(policy.name); evaluate other policies on the sync server's full copy", seq: point.seq)
+            throw StoreError(
+                .pruned,
+                "\(lost) and the base snapshot was folded under lockout policy \(state.lockout.policy.name), not \(policy.name); evaluate other policies on the sync server's full copy",
+                seq: point.seq)
         }
         return state
     }
@@ -305,7 +326,8 @@ extension OnboardingStore {
                     let record = try decodeStored(key: current.key, value: current.value, users: users)
                     // `state.seq` < `record.seq` here (the cursor started after it): no overflow.
                     guard record.seq == state.seq + 1 else {
-                        throw StoreError(.corrupted, "\(Self.seqRange(state.seq + 1, record.seq - 1)) missing from the log; run onboard verify", seq: state.seq + 1)
+                        throw StoreError(
+                            .corrupted, "\(Self.seqRange(state.seq + 1, record.seq - 1)) missing from the log; run onboard verify", seq: state.seq + 1)
                     }
                     state.apply(record)
                     entry = try cursor.next()

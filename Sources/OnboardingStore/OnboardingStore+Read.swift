@@ -37,8 +37,10 @@ extension OnboardingStore {
     /// Calls `body` with every record from seq `start` through `end`, in order, inside one read
     /// transaction (a consistent snapshot); `body` returns `false` to stop. Each record is
     /// checked (hash, position) as it is read: a damaged one throws ``StoreError/Code/corrupted``.
-    public func forEachRecord(from start: UInt64 = 1, through end: UInt64 = .max,
-                              _ body: (Record) throws -> Bool) throws(StoreError) {
+    public func forEachRecord(
+        from start: UInt64 = 1, through end: UInt64 = .max,
+        _ body: (Record) throws -> Bool
+    ) throws(StoreError) {
         var decoded: UInt64 = 0
         // Counted once per read, not per record: the counter costs nothing on the scan.
         defer { decodedRecordCount.add(decoded, ordering: .relaxed) }
@@ -85,7 +87,9 @@ extension OnboardingStore {
 
     private func indexedRecords(in index: Database, prefix: [UInt8], user: UserRef? = nil, limit: Int) throws(StoreError) -> [Record] {
         var records: [Record] = []
-        try forEachIndexedRecord(in: index, prefix: prefix, user: user, limit: limit) { records.append($0); return true }
+        try forEachIndexedRecord(in: index, prefix: prefix, user: user, limit: limit) {
+            records.append($0); return true
+        }
         return records
     }
 
@@ -93,8 +97,10 @@ extension OnboardingStore {
     /// seq order, inside one read transaction; each record is checked as it is decoded. Starts
     /// at seq `start`; `body` returns `false` to stop. With `user` (a `by_user` read), a record
     /// whose pseudonym is another user's that shares the key prefix is skipped.
-    func forEachIndexedRecord(in index: Database, prefix: [UInt8], user: UserRef? = nil, from start: UInt64 = 1, limit: Int,
-                              _ body: (Record) -> Bool) throws(StoreError) {
+    func forEachIndexedRecord(
+        in index: Database, prefix: [UInt8], user: UserRef? = nil, from start: UInt64 = 1, limit: Int,
+        _ body: (Record) -> Bool
+    ) throws(StoreError) {
         var count = 0
         defer { decodedRecordCount.add(UInt64(count), ordering: .relaxed) }
         try reading { transaction in

@@ -13,8 +13,9 @@ extension StoreLayout {
 
     static func signedHead(device: String, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> SignedHead? {
         guard let seq = seq(fromKey: key), value.count == Digest.byteCount + SignedHead.signatureByteCount else { return nil }
-        return SignedHead(device: device, seq: seq, hash: Digest(copying: UnsafeRawBufferPointer(rebasing: value[0..<Digest.byteCount])),
-                          signature: Array(value[Digest.byteCount...]))
+        return SignedHead(
+            device: device, seq: seq, hash: Digest(copying: UnsafeRawBufferPointer(rebasing: value[0..<Digest.byteCount])),
+            signature: Array(value[Digest.byteCount...]))
     }
 }
 
@@ -57,7 +58,10 @@ extension OnboardingStore {
         }
         if let recorded {
             guard recorded == key.publicKey else {
-                throw StoreError(.signingKey, "\(signingKeyPath) holds the key \(key.publicKey.hex), but the store's meta records \(recorded.hex): the key file does not belong to this store; restore the right signing.key (onboard verify reports which heads it signed)")
+                throw StoreError(
+                    .signingKey,
+                    "\(signingKeyPath) holds the key \(key.publicKey.hex), but the store's meta records \(recorded.hex): the key file does not belong to this store; restore the right signing.key (onboard verify reports which heads it signed)"
+                )
             }
         } else {
             do {
@@ -93,7 +97,8 @@ extension OnboardingStore {
             throw StoreError(.signingKey, "cannot read \(path); check its permissions")
         }
         guard let key = SigningKeyPair(secretBytes: Array(data)) else {
-            throw StoreError(.signingKey, "\(path) is not an Ed25519 secret key (\(data.count) bytes, expected \(SigningKeyPair.secretByteCount)); restore it from a backup")
+            throw StoreError(
+                .signingKey, "\(path) is not an Ed25519 secret key (\(data.count) bytes, expected \(SigningKeyPair.secretByteCount)); restore it from a backup")
         }
         return key
     }
@@ -154,9 +159,12 @@ extension OnboardingStore {
                     throw StoreError(.corrupted, "store at \(path) lacks seq \(target); run onboard verify")
                 }
                 let keyBytes = StoreLayout.seqKey(target)
-                if let kept = try transaction.withValue(database, key: keyBytes, { value in
-                    keyBytes.withUnsafeBytes { StoreLayout.signedHead(device: deviceID, key: $0, value: value) }
-                }), kept?.hash == hash, kept?.isValid(for: key.publicKey) == true {
+                if let kept = try transaction.withValue(
+                    database, key: keyBytes,
+                    { value in
+                        keyBytes.withUnsafeBytes { StoreLayout.signedHead(device: deviceID, key: $0, value: value) }
+                    }), kept?.hash == hash, kept?.isValid(for: key.publicKey) == true
+                {
                     return kept
                 }
                 let signed = SignedHead.sign(device: deviceID, seq: target, hash: hash, with: key)
@@ -240,8 +248,9 @@ extension OnboardingStore {
                 guard let record = try readRecord(head.seq, in: transaction), record.hash == head.hash else {
                     throw StoreError(.conflict, "the signed head for seq \(head.seq) names a record this store does not hold", seq: head.seq)
                 }
-                try transaction.put(database, key: StoreLayout.seqKey(head.seq),
-                                    value: StoreLayout.signedHeadValue(head))
+                try transaction.put(
+                    database, key: StoreLayout.seqKey(head.seq),
+                    value: StoreLayout.signedHeadValue(head))
             }
         } catch let error as StoreError {
             throw error

@@ -72,7 +72,8 @@ extension OnboardingStore {
         let bytes = try reading { try $0.get(databases.meta, key: StoreLayout.MetaKey.serverKey) }
         guard let bytes else { return nil }
         guard let key = SigningPublicKey(bytes: bytes) else {
-            throw StoreError(.corrupted, "the pinned server key in \(path) is \(bytes.count) bytes, not an Ed25519 public key; the store is damaged (onboard verify)")
+            throw StoreError(
+                .corrupted, "the pinned server key in \(path) is \(bytes.count) bytes, not an Ed25519 public key; the store is damaged (onboard verify)")
         }
         return key
     }
@@ -85,7 +86,10 @@ extension OnboardingStore {
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
         if let pinned = try pinnedServerKey() {
             guard pinned == key else {
-                throw StoreError(.conflict, "\(path) is pinned to the sync server key \(pinned.hex), not \(key.hex): this is not the server the device enrolled with (or the server's key was replaced); check the address, or enrol the device anew")
+                throw StoreError(
+                    .conflict,
+                    "\(path) is pinned to the sync server key \(pinned.hex), not \(key.hex): this is not the server the device enrolled with (or the server's key was replaced); check the address, or enrol the device anew"
+                )
             }
             return
         }

@@ -31,7 +31,8 @@ extension OnboardingStore {
     /// ``UpdatesOverflow``, whose `resumeSeq` is the first seq it did not get. Read the rest with
     /// `records(in:)` and subscribe again.
     public func appendedRecords(bufferingBatches: Int = OnboardingStore.defaultUpdateBufferBatches)
-        -> AsyncThrowingStream<[Record], any Error> {
+        -> AsyncThrowingStream<[Record], any Error>
+    {
         precondition(bufferingBatches > 0, "appendedRecords needs room for at least one commit (got \(bufferingBatches))")
         let (stream, continuation) = AsyncThrowingStream<[Record], any Error>.makeStream(
             bufferingPolicy: .bufferingOldest(bufferingBatches))

@@ -31,24 +31,30 @@ extension OnboardingStore {
         guard value.count > keyStart + SecretKey.byteCount else { return nil }
         let key = SecretKey(bytes: UnsafeRawBufferPointer(rebasing: value[keyStart..<(keyStart + SecretKey.byteCount)]))
         guard let plaintext = PersonalData.open(UnsafeRawBufferPointer(rebasing: value[(keyStart + SecretKey.byteCount)...]), key: key),
-              let name = String(validating: plaintext, as: UTF8.self) else { return nil }
+            let name = String(validating: plaintext, as: UTF8.self)
+        else { return nil }
         return UserDirectory.Entry(name: name, key: key)
     }
 
     /// Reads the pseudonym key and every user entry: live users with their readable id,
     /// forgotten ones as pseudonyms only. A format 1 store has neither: it gets a new pseudonym
     /// key, which its migration stores (a read-only one is refused: it must be migrated first).
-    static func loadUserDirectory(_ environment: Environment, databases: Databases, path: String,
-                                  readOnly: Bool, formatVersion: UInt32) throws -> UserDirectory {
+    static func loadUserDirectory(
+        _ environment: Environment, databases: Databases, path: String,
+        readOnly: Bool, formatVersion: UInt32
+    ) throws -> UserDirectory {
         guard formatVersion >= StoreLayout.formatVersion, let userKeys = databases.userKeys else {
             guard !readOnly else {
-                throw StoreError(.needsMigration, "store at \(path) is of format \(formatVersion); open it writable once to migrate it to format \(StoreLayout.formatVersion)")
+                throw StoreError(
+                    .needsMigration,
+                    "store at \(path) is of format \(formatVersion); open it writable once to migrate it to format \(StoreLayout.formatVersion)")
             }
             return UserDirectory(pseudonymKey: SecretKey.random())
         }
         return try environment.read { transaction in
             guard let pseudonymKey = try transaction.get(databases.meta, key: StoreLayout.MetaKey.pseudonymKey),
-                  pseudonymKey.count == SecretKey.byteCount else {
+                pseudonymKey.count == SecretKey.byteCount
+            else {
                 throw StoreError(.corrupted, "the meta database of \(path) has no pseudonym key; run onboard verify")
             }
             var directory = UserDirectory(pseudonymKey: SecretKey(bytes: pseudonymKey))
@@ -173,7 +179,10 @@ extension OnboardingStore {
     private func forgetEvent(_ user: String, at: Timestamp) throws(StoreError) -> Event {
         do { try Event.validate(userID: user) } catch { throw StoreError(.invalidEvent, "user \(error.message)") }
         if let point = try prunedThrough() {
-            throw StoreError(.pruned, "cannot forget a user in \(path): it was pruned through seq \(point.seq), and the base snapshot kept at the prune point holds readable ids that a forget cannot rewrite; forget the user on the sync server, or in a store that was not pruned", seq: point.seq)
+            throw StoreError(
+                .pruned,
+                "cannot forget a user in \(path): it was pruned through seq \(point.seq), and the base snapshot kept at the prune point holds readable ids that a forget cannot rewrite; forget the user on the sync server, or in a store that was not pruned",
+                seq: point.seq)
         }
         return Event(id: UUID(), device: deviceID, at: at, user: userRef(of: user).literal, flow: nil, payload: .userForgotten)
     }
@@ -201,7 +210,10 @@ extension OnboardingStore {
         try ensureOpen()
         guard !options.readOnly else { throw StoreError(.notWritable, "store at \(path) is open read-only") }
         if let point = try prunedThrough() {
-            throw StoreError(.pruned, "cannot forget a user in \(path): it was pruned through seq \(point.seq), and the base snapshot kept at the prune point holds readable ids that a forget cannot rewrite", seq: point.seq)
+            throw StoreError(
+                .pruned,
+                "cannot forget a user in \(path): it was pruned through seq \(point.seq), and the base snapshot kept at the prune point holds readable ids that a forget cannot rewrite",
+                seq: point.seq)
         }
         let ref = userRef(of: user)
         // The device recorded user_forgotten already (it forgot the user first): nothing to ask of
@@ -223,8 +235,9 @@ extension OnboardingStore {
                 try environment.write { transaction in
                     try destroyUserEntry(ref, in: transaction)
                     if asks {
-                        try transaction.put(databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + ref.bytes,
-                                            value: withUnsafeBytes(of: UInt64(bitPattern: requestedAt.millisecondsSince1970).bigEndian) { Array($0) })
+                        try transaction.put(
+                            databases.meta, key: StoreLayout.MetaKey.forgetRequestPrefix + ref.bytes,
+                            value: withUnsafeBytes(of: UInt64(bitPattern: requestedAt.millisecondsSince1970).bigEndian) { Array($0) })
                     }
                     if let snapshots = databases.snapshots { _ = try transaction.delete(snapshots, key: StoreLayout.stateSnapshotKey) }
                 }
@@ -289,7 +302,10 @@ extension OnboardingStore {
             try cursor.last().flatMap { StoreLayout.seq(fromKey: $0.key) } ?? 0
         }
         guard number <= UInt64.max - UInt64(values.count) else {
-            throw StoreError(.corrupted, "user_keys holds an entry numbered \(number), too close to 2^64 − 1 to number \(values.count) more (the database was changed); run onboard verify")
+            throw StoreError(
+                .corrupted,
+                "user_keys holds an entry numbered \(number), too close to 2^64 − 1 to number \(values.count) more (the database was changed); run onboard verify"
+            )
         }
         var key: [UInt8] = []
         for value in values {
@@ -363,7 +379,10 @@ extension OnboardingStore {
         let holds = try holdsDevicePseudonymKey()
         if devicePseudonymKey != current.pseudonymKey || !holds {
             guard !holds else {
-                throw StoreError(.conflict, "the device's pseudonym key differs from the one its replica at \(path) was written with; the device store was replaced — enroll it as a new device")
+                throw StoreError(
+                    .conflict,
+                    "the device's pseudonym key differs from the one its replica at \(path) was written with; the device store was replaced — enroll it as a new device"
+                )
             }
             do {
                 try environment.write { transaction in

@@ -125,13 +125,14 @@ extension OnboardingStore {
                 return
             }
             let rebuilt: OnboardingState
-            do { rebuilt = try rebuildState(policy: state.lockout.policy, through: snapshot.seq) } catch where error.code == .pruned {
+            do { rebuilt = try rebuildState(policy: state.lockout.policy, through: snapshot.seq) } catch  where error.code == .pruned {
                 report.add("projection snapshot cannot be checked: \(error.message)", seq: snapshot.seq, kind: .snapshot)
                 return
             }
             if rebuilt != state {
                 let from = report.prunedThrough.map { "the base snapshot at seq \($0.seq) and " } ?? ""
-                report.add("projection snapshot differs from a rebuild of \(from)the log; it is rebuilt on the next writable open", seq: snapshot.seq, kind: .snapshot)
+                report.add(
+                    "projection snapshot differs from a rebuild of \(from)the log; it is rebuilt on the next writable open", seq: snapshot.seq, kind: .snapshot)
             }
         }
     }
@@ -151,8 +152,9 @@ extension OnboardingStore {
             var walk = LogWalk(prunedThrough: point, signedSeqs: Set(signedHeads.map(\.seq)))
             try walkRecords(in: transaction, walk: &walk, report: &report)
             try checkMetaHead(in: transaction, after: walk, report: &report)
-            try checkSignedHeads(signedHeads, hashes: walk.hashesAtSignedSeqs, lastSeq: walk.lastSeq, unreadable: walk.unreadable,
-                                 prunedThrough: point, in: transaction, report: &report)
+            try checkSignedHeads(
+                signedHeads, hashes: walk.hashesAtSignedSeqs, lastSeq: walk.lastSeq, unreadable: walk.unreadable,
+                prunedThrough: point, in: transaction, report: &report)
             try checkIDIndex(expected: walk.expectedIDs, skipping: walk.unreadable, in: transaction, report: &report)
             try checkIndex(databases.byUser, expected: walk.expectedUserKeys, skipping: walk.unreadable, in: transaction, report: &report)
             try checkUserEntries(in: transaction, report: &report)
@@ -203,7 +205,9 @@ extension OnboardingStore {
             report.add(error.message)
         }
         if let point, point.seq > report.acknowledgedSeq {
-            report.add("pruned through seq \(point.seq) but the sync server acknowledged only seq \(report.acknowledgedSeq): records were removed before the server held them", seq: point.seq)
+            report.add(
+                "pruned through seq \(point.seq) but the sync server acknowledged only seq \(report.acknowledgedSeq): records were removed before the server held them",
+                seq: point.seq)
         }
         return point
     }
@@ -221,8 +225,9 @@ extension OnboardingStore {
                 report.recordsChecked += 1
                 if let seq = StoreLayout.seq(fromKey: current.key) {
                     let followsGap = Self.checkPlace(of: seq, walk: &walk, report: &report)
-                    checkRecord(current.value, seq: seq, followsGap: followsGap, users: users, entryRefs: entryRefs,
-                                walk: &walk, report: &report)
+                    checkRecord(
+                        current.value, seq: seq, followsGap: followsGap, users: users, entryRefs: entryRefs,
+                        walk: &walk, report: &report)
                 } else {
                     report.add("events database has a key of \(current.key.count) bytes (expected 8)")
                 }
@@ -251,8 +256,10 @@ extension OnboardingStore {
     /// The record stored under `seq` decodes and links to the one before (`checkLink(of:seq:followsGap:walk:report:)`);
     /// the walk notes the index entries it implies (`noteIndexEntries(of:value:seq:entryRefs:walk:report:)`).
     /// One that cannot be read is reported as what its decoding found (`reportUnreadable(_:value:seq:walk:report:)`).
-    private func checkRecord(_ value: UnsafeRawBufferPointer, seq: UInt64, followsGap: Bool, users: UserDirectory, entryRefs: Set<UserRef>?,
-                             walk: inout LogWalk, report: inout VerifyReport) {
+    private func checkRecord(
+        _ value: UnsafeRawBufferPointer, seq: UInt64, followsGap: Bool, users: UserDirectory, entryRefs: Set<UserRef>?,
+        walk: inout LogWalk, report: inout VerifyReport
+    ) {
         do {
             let record = try RecordCodec.decode(value, expectedSeq: seq, users: users)
             Self.checkLink(of: record, seq: seq, followsGap: followsGap, walk: &walk, report: &report)
@@ -267,9 +274,13 @@ extension OnboardingStore {
     /// head at this seq must sign.
     private static func checkLink(of record: Record, seq: UInt64, followsGap: Bool, walk: inout LogWalk, report: inout VerifyReport) {
         if record.previousHash != walk.previousHash, let point = walk.prunedThrough, StoreLayout.successor(of: point.seq) == seq {
-            report.add("the first record after the prune point does not link to the hash pruned_through keeps for seq \(point.seq) (the prune point or the record was changed)", seq: seq, kind: .modified)
+            report.add(
+                "the first record after the prune point does not link to the hash pruned_through keeps for seq \(point.seq) (the prune point or the record was changed)",
+                seq: seq, kind: .modified)
         } else if record.previousHash != walk.previousHash && !followsGap {
-            report.add("previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)", seq: seq, kind: .modified)
+            report.add(
+                "previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)", seq: seq,
+                kind: .modified)
         }
         if walk.signedSeqs.contains(seq) { walk.hashesAtSignedSeqs[seq] = record.hash }
         walk.previousHash = record.hash
@@ -277,8 +288,10 @@ extension OnboardingStore {
 
     /// The entries the record implies in `by_id` (its id, stored once), `by_user` (whose user
     /// must have an entry in `user_keys`) and `by_session`.
-    private static func noteIndexEntries(of record: Record, value: UnsafeRawBufferPointer, seq: UInt64, entryRefs: Set<UserRef>?,
-                                         walk: inout LogWalk, report: inout VerifyReport) throws {
+    private static func noteIndexEntries(
+        of record: Record, value: UnsafeRawBufferPointer, seq: UInt64, entryRefs: Set<UserRef>?,
+        walk: inout LogWalk, report: inout VerifyReport
+    ) throws {
         let event = record.event
         if let other = walk.expectedIDs[event.id] {
             report.add("event id \(event.id.uuidString.lowercased()) also stored at seq \(other)", seq: seq)
@@ -287,7 +300,9 @@ extension OnboardingStore {
         if let ref = try RecordCodec.userRef(of: value) {
             walk.expectedUserKeys.insert(StoreLayout.userKey(ref, seq))
             if let entryRefs, !entryRefs.contains(ref) {
-                report.add("the record's user \(ref.literal) has no entry in user_keys: the user's readable id and key are lost, so the record reads as the pseudonym with its personal fields erased", seq: seq)
+                report.add(
+                    "the record's user \(ref.literal) has no entry in user_keys: the user's readable id and key are lost, so the record reads as the pseudonym with its personal fields erased",
+                    seq: seq)
             }
         }
         if let session = event.flow { walk.expectedSessionKeys.insert(StoreLayout.sessionKey(session, seq)) }
@@ -295,8 +310,10 @@ extension OnboardingStore {
 
     /// A record that cannot be read is reported once, as changed, moved or damaged; the walk goes
     /// on from the hash its header claims, when it has one.
-    private static func reportUnreadable(_ error: any Error, value: UnsafeRawBufferPointer, seq: UInt64, walk: inout LogWalk,
-                                         report: inout VerifyReport) {
+    private static func reportUnreadable(
+        _ error: any Error, value: UnsafeRawBufferPointer, seq: UInt64, walk: inout LogWalk,
+        report: inout VerifyReport
+    ) {
         switch (error as? RecordDecodingError)?.reason ?? .damaged {
         case .modified:
             report.add("record cannot be read: its bytes no longer match its hash (the record was changed)", seq: seq, kind: .modified)
@@ -321,8 +338,9 @@ extension OnboardingStore {
         report.headSeq = head.seq
         report.headHash = head.hash
         if head.seq > lastSeq {
-            report.add("\(Self.seqRange(lastSeq + 1, head.seq)) deleted from the end of the log (meta's head is seq \(head.seq), the last record seq \(lastSeq))",
-                       seq: lastSeq + 1, kind: .missing)
+            report.add(
+                "\(Self.seqRange(lastSeq + 1, head.seq)) deleted from the end of the log (meta's head is seq \(head.seq), the last record seq \(lastSeq))",
+                seq: lastSeq + 1, kind: .missing)
         } else if head.seq != lastSeq {
             report.add("meta head is seq \(head.seq) but the last record is seq \(lastSeq)")
         } else if head.hash != walk.previousHash {
@@ -331,8 +349,10 @@ extension OnboardingStore {
     }
 
     /// `by_id`: every record's id → its seq, and nothing else.
-    private func checkIDIndex(expected expectedIDs: [UUID: UInt64], skipping unreadable: Set<UInt64>, in transaction: Transaction,
-                              report: inout VerifyReport) throws {
+    private func checkIDIndex(
+        expected expectedIDs: [UUID: UInt64], skipping unreadable: Set<UInt64>, in transaction: Transaction,
+        report: inout VerifyReport
+    ) throws {
         var seenIDs = Set<UUID>()
         try transaction.withCursor(databases.byID) { cursor in
             var entry = try cursor.first()
@@ -357,8 +377,10 @@ extension OnboardingStore {
         }
     }
 
-    private func checkIndex(_ index: Database, expected: Set<[UInt8]>, skipping unreadable: Set<UInt64>, in transaction: Transaction,
-                            report: inout VerifyReport) throws {
+    private func checkIndex(
+        _ index: Database, expected: Set<[UInt8]>, skipping unreadable: Set<UInt64>, in transaction: Transaction,
+        report: inout VerifyReport
+    ) throws {
         var found = Set<[UInt8]>()
         try transaction.withCursor(index) { cursor in
             var entry = try cursor.first()
@@ -463,8 +485,10 @@ extension OnboardingStore {
     /// against the hash `pruned_through` keeps; one below it only for its signature (the record it
     /// names is gone, and with it what the hash could be compared with): it is listed in
     /// `prunedSignedHeadSeqs`, not counted in `signedHeadSeq`.
-    private func checkSignedHeads(_ heads: [SignedHead], hashes: [UInt64: Digest], lastSeq: UInt64, unreadable: Set<UInt64>,
-                                  prunedThrough point: PrunePoint?, in transaction: Transaction, report: inout VerifyReport) throws {
+    private func checkSignedHeads(
+        _ heads: [SignedHead], hashes: [UInt64: Digest], lastSeq: UInt64, unreadable: Set<UInt64>,
+        prunedThrough point: PrunePoint?, in transaction: Transaction, report: inout VerifyReport
+    ) throws {
         report.signedHeadCount = heads.count
         let publicKey: SigningPublicKey?
         do { publicKey = try readSigningPublicKey(transaction) } catch {
@@ -473,18 +497,22 @@ extension OnboardingStore {
         }
         report.signingPublicKey = publicKey
         if let publicKey, options.signsHeads, let fileKey = try? Self.readSigningKey(at: signingKeyPath), fileKey.publicKey != publicKey {
-            report.add("meta's signing public key \(publicKey.hex) is not the key of \(signingKeyPath) (\(fileKey.publicKey.hex)): the key was replaced", kind: .badSignature)
+            report.add(
+                "meta's signing public key \(publicKey.hex) is not the key of \(signingKeyPath) (\(fileKey.publicKey.hex)): the key was replaced",
+                kind: .badSignature)
         }
         guard !heads.isEmpty else { return }
         guard let publicKey else {
-            report.add("the store keeps \(heads.count) signed head\(heads.count == 1 ? "" : "s") but meta records no public key to check them (the key was removed)",
-                       seq: heads[0].seq, kind: .badSignature)
+            report.add(
+                "the store keeps \(heads.count) signed head\(heads.count == 1 ? "" : "s") but meta records no public key to check them (the key was removed)",
+                seq: heads[0].seq, kind: .badSignature)
             return
         }
         for head in heads {
             guard head.isValid(for: publicKey) else {
-                report.add("the signed head of seq \(head.seq) does not verify with the store's public key \(publicKey.hex) (it was re-signed with another key or altered)",
-                           seq: head.seq, kind: .badSignature)
+                report.add(
+                    "the signed head of seq \(head.seq) does not verify with the store's public key \(publicKey.hex) (it was re-signed with another key or altered)",
+                    seq: head.seq, kind: .badSignature)
                 continue
             }
             if let point, head.seq < point.seq {
@@ -492,18 +520,21 @@ extension OnboardingStore {
                 report.prunedSignedHeadSeqs.append(head.seq)
             } else if let point, head.seq == point.seq {
                 if head.hash != point.hash {
-                    report.add("the prune point's kept hash differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), kept \(point.hash.hex)): the prune point was rewritten",
-                               seq: head.seq, kind: .modified)
+                    report.add(
+                        "the prune point's kept hash differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), kept \(point.hash.hex)): the prune point was rewritten",
+                        seq: head.seq, kind: .modified)
                 } else {
                     report.prunePointIsSigned = true
                     report.signedHeadSeq = max(report.signedHeadSeq ?? 0, head.seq)
                 }
             } else if head.seq > lastSeq {
-                report.add("a valid signed head vouches for seq \(head.seq) but the log ends at seq \(lastSeq): \(Self.seqRange(lastSeq + 1, head.seq)) removed from the tail",
-                           seq: lastSeq + 1, kind: .missing)
+                report.add(
+                    "a valid signed head vouches for seq \(head.seq) but the log ends at seq \(lastSeq): \(Self.seqRange(lastSeq + 1, head.seq)) removed from the tail",
+                    seq: lastSeq + 1, kind: .missing)
             } else if let hash = hashes[head.seq], hash != head.hash {
-                report.add("the record differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), log \(hash.hex)): the history was rewritten after it was signed",
-                           seq: head.seq, kind: .modified)
+                report.add(
+                    "the record differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), log \(hash.hex)): the history was rewritten after it was signed",
+                    seq: head.seq, kind: .modified)
             } else if hashes[head.seq] == nil && !unreadable.contains(head.seq) {
                 report.add("a valid signed head vouches for seq \(head.seq), which the log lacks", seq: head.seq, kind: .missing)
             } else {

@@ -123,8 +123,10 @@ public final class OnboardingStore: Sendable {
         var lastFlush: Timestamp?
     }
 
-    private init(path: String, deviceID: String, options: Options, environment: Environment, databases: Databases,
-                 users: UserDirectory) {
+    private init(
+        path: String, deviceID: String, options: Options, environment: Environment, databases: Databases,
+        users: UserDirectory
+    ) {
         self.userDirectory = Mutex(users)
         self.path = path
         self.deviceID = deviceID
@@ -155,14 +157,16 @@ public final class OnboardingStore: Sendable {
         do {
             let (databases, deviceID) = try openLayout(environment, path: path, options: options)
             let version = try formatVersion(environment, databases: databases)
-            var users = try loadUserDirectory(environment, databases: databases, path: path, readOnly: options.readOnly,
-                                              formatVersion: version)
+            var users = try loadUserDirectory(
+                environment, databases: databases, path: path, readOnly: options.readOnly,
+                formatVersion: version)
             let migrated = version < StoreLayout.formatVersion
             if migrated {
                 users = try migrate(environment, databases: databases, users: users, path: path, options: options)
             }
-            let store = OnboardingStore(path: path, deviceID: deviceID, options: options,
-                                        environment: environment, databases: databases, users: users)
+            let store = OnboardingStore(
+                path: path, deviceID: deviceID, options: options,
+                environment: environment, databases: databases, users: users)
             store.committer.attach(store)
             do {
                 if !options.readOnly && options.signsHeads {
@@ -201,7 +205,8 @@ public final class OnboardingStore: Sendable {
             if manager.fileExists(atPath: dataFile) { return false }
             let contents = (try? manager.contentsOfDirectory(atPath: path)) ?? []
             guard contents.isEmpty else {
-                throw StoreError(.notAStore, "\(path) is a directory without an OnboardingStore in it (no data.mdb); pass --store with a store path or an empty directory")
+                throw StoreError(
+                    .notAStore, "\(path) is a directory without an OnboardingStore in it (no data.mdb); pass --store with a store path or an empty directory")
             }
             guard options.createIfMissing && !options.readOnly else {
                 throw StoreError(.storeMissing, "no store at \(path) (the directory is empty); record or import events first")
@@ -293,15 +298,17 @@ public final class OnboardingStore: Sendable {
             let now = Timestamp.now.millisecondsSince1970
             let created = try environment.createDatabases(StoreLayout.allDatabases) { transaction, created in
                 let meta = created[StoreLayout.allDatabases.firstIndex(of: StoreLayout.meta)!]
-                try transaction.put(meta, key: StoreLayout.MetaKey.formatVersion,
-                                    value: StoreLayout.uint32Value(StoreLayout.formatVersion))
+                try transaction.put(
+                    meta, key: StoreLayout.MetaKey.formatVersion,
+                    value: StoreLayout.uint32Value(StoreLayout.formatVersion))
                 try transaction.put(meta, key: StoreLayout.MetaKey.deviceID, value: Array(deviceID.utf8))
                 try transaction.put(meta, key: StoreLayout.MetaKey.head, value: StoreLayout.headValue(seq: 0, hash: .zero))
                 try transaction.put(meta, key: StoreLayout.MetaKey.createdAt, value: withUnsafeBytes(of: now.bigEndian) { Array($0) })
                 try transaction.put(meta, key: StoreLayout.MetaKey.pseudonymKey, value: SecretKey.random().bytes)
             }
-            databases = Databases(events: created[0], byID: created[1], byUser: created[2], bySession: created[3], meta: created[4],
-                                  snapshots: created[5], userKeys: created[StoreLayout.allDatabases.firstIndex(of: StoreLayout.userKeys)!])
+            databases = Databases(
+                events: created[0], byID: created[1], byUser: created[2], bySession: created[3], meta: created[4],
+                snapshots: created[5], userKeys: created[StoreLayout.allDatabases.firstIndex(of: StoreLayout.userKeys)!])
         } else {
             func database(_ name: String) throws -> Database {
                 guard let database = try environment.openDatabase(name, create: false) else {
@@ -313,24 +320,32 @@ public final class OnboardingStore: Sendable {
             let snapshots = try environment.openDatabase(StoreLayout.snapshots, create: !options.readOnly)
             // Stores of format 1 gain it on their first writable open, which migrates them.
             let userKeys = try environment.openDatabase(StoreLayout.userKeys, create: !options.readOnly)
-            databases = Databases(events: try database(StoreLayout.events), byID: try database(StoreLayout.byID),
-                                  byUser: try database(StoreLayout.byUser), bySession: try database(StoreLayout.bySession),
-                                  meta: try database(StoreLayout.meta), snapshots: snapshots, userKeys: userKeys)
+            databases = Databases(
+                events: try database(StoreLayout.events), byID: try database(StoreLayout.byID),
+                byUser: try database(StoreLayout.byUser), bySession: try database(StoreLayout.bySession),
+                meta: try database(StoreLayout.meta), snapshots: snapshots, userKeys: userKeys)
         }
         let (version, deviceID) = try environment.read { transaction in
-            (try transaction.get(databases.meta, key: StoreLayout.MetaKey.formatVersion),
-             try transaction.get(databases.meta, key: StoreLayout.MetaKey.deviceID))
+            (
+                try transaction.get(databases.meta, key: StoreLayout.MetaKey.formatVersion),
+                try transaction.get(databases.meta, key: StoreLayout.MetaKey.deviceID)
+            )
         }
         guard let version, version.count == 4, let deviceBytes = deviceID,
-              let device = String(validating: deviceBytes, as: UTF8.self) else {
+            let device = String(validating: deviceBytes, as: UTF8.self)
+        else {
             throw StoreError(.notAStore, "\(path) is an LMDB environment but its meta database is not an OnboardingStore's")
         }
         let number = version.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         guard number <= StoreLayout.formatVersion else {
-            throw StoreError(.newerFormat, "store at \(path) has format version \(number), newer than this onboard reads (\(StoreLayout.formatVersion)); upgrade onboard")
+            throw StoreError(
+                .newerFormat, "store at \(path) has format version \(number), newer than this onboard reads (\(StoreLayout.formatVersion)); upgrade onboard")
         }
         guard number == StoreLayout.formatVersion || !options.readOnly else {
-            throw StoreError(.needsMigration, "store at \(path) has format version \(number); open it writable once (any writing command) to migrate it to version \(StoreLayout.formatVersion)")
+            throw StoreError(
+                .needsMigration,
+                "store at \(path) has format version \(number); open it writable once (any writing command) to migrate it to version \(StoreLayout.formatVersion)"
+            )
         }
         return (databases, device)
     }
@@ -374,9 +389,13 @@ public final class OnboardingStore: Sendable {
                 // Every full-durability commit was on disk when it returned: nothing acknowledged is at risk.
                 throw StoreError(.storage, "sync of \(path) failed: \(error)", underlying: error)
             }
-            let since = background.withLock { $0.lastFlush }.map { "since the last successful flush at \($0.iso8601)" }
+            let since =
+                background.withLock { $0.lastFlush }.map { "since the last successful flush at \($0.iso8601)" }
                 ?? "since the store was opened"
-            let failure = StoreError(.notDurable, "flushing \(path) to disk failed (\(error)): the commits acknowledged \(since) may not be on disk and a power loss may lose them; appends are refused until the store is opened again — check the disk (free space, I/O errors), then close the store, open it again and run onboard verify")
+            let failure = StoreError(
+                .notDurable,
+                "flushing \(path) to disk failed (\(error)): the commits acknowledged \(since) may not be on disk and a power loss may lose them; appends are refused until the store is opened again — check the disk (free space, I/O errors), then close the store, open it again and run onboard verify"
+            )
             return try background.withLock { state throws(StoreError) in
                 if state.flushFailure == nil { state.flushFailure = failure }
                 hasFlushFailure.store(true, ordering: .releasing)
@@ -404,7 +423,9 @@ public final class OnboardingStore: Sendable {
         }
         guard wasOpen else { return }
         committer.drainAndStop()
-        for finish in closeObservers.withLock({ observers in defer { observers = [:] }; return Array(observers.values) }) { finish() }
+        for finish in closeObservers.withLock({ observers in
+            defer { observers = [:] }; return Array(observers.values)
+        }) { finish() }
         projectorQueue.sync {}
         projections.withLock { applyPending(&$0) }
         snapshotQueue.sync {} // a snapshot being written finishes before the final one

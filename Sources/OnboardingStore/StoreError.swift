@@ -1,8 +1,8 @@
 import LMDB
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a store operation failed. Every message says what was wrong and what to do.
@@ -22,8 +22,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable, CaseIterable {
             case storeMissing, notAStore, notWritable, newerFormat, corrupted, conflict, headMoved,
-                 seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey, pruned, needsMigration,
-                 notDurable
+                seqMismatch, invalidEvent, transactionTooLarge, storage, closed, invalidQuery, signingKey, pruned, needsMigration,
+                notDurable
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }

@@ -257,8 +257,9 @@ struct FormTraffic {
             }
         }
         return zip(kept, leads).map { step, lead in
-            Event(id: random.uuid(), device: anchor.device, at: Timestamp(millisecondsSince1970: before - lead), user: anchor.user,
-                  flow: anchor.flow, payload: step.payload)
+            Event(
+                id: random.uuid(), device: anchor.device, at: Timestamp(millisecondsSince1970: before - lead), user: anchor.user,
+                flow: anchor.flow, payload: step.payload)
         }
     }
 

@@ -34,13 +34,16 @@ public enum LockoutEffectiveness {
         /// no lockout counts them, so only ``Row/events`` changes.
         public var formEvents: Bool
 
-        public init(seed: UInt64 = 1, userCount: Int = 2_000, deviceCount: Int = 500, days: Int = 2,
-                    honestEventsPerDay: Int = 20_000, bruteForceIntervalMilliseconds: Int64 = 1_000,
-                    stuffingIntervalMilliseconds: Int64 = 2_000, sprayingIntervalMilliseconds: Int64 = 30_000,
-                    formEvents: Bool = true) {
+        public init(
+            seed: UInt64 = 1, userCount: Int = 2_000, deviceCount: Int = 500, days: Int = 2,
+            honestEventsPerDay: Int = 20_000, bruteForceIntervalMilliseconds: Int64 = 1_000,
+            stuffingIntervalMilliseconds: Int64 = 2_000, sprayingIntervalMilliseconds: Int64 = 30_000,
+            formEvents: Bool = true
+        ) {
             precondition(days > 0 && honestEventsPerDay > 0, "days and honest events per day must be positive")
-            precondition(bruteForceIntervalMilliseconds > 0 && stuffingIntervalMilliseconds > 0 && sprayingIntervalMilliseconds > 0,
-                         "attack intervals must be positive")
+            precondition(
+                bruteForceIntervalMilliseconds > 0 && stuffingIntervalMilliseconds > 0 && sprayingIntervalMilliseconds > 0,
+                "attack intervals must be positive")
             self.seed = seed
             self.userCount = userCount
             self.deviceCount = deviceCount
@@ -84,19 +87,23 @@ public enum LockoutEffectiveness {
 
     static func row(_ parameters: Parameters, policy: LockoutPolicy) -> Row {
         let spanMilliseconds = Int64(parameters.days) * 86_400_000
-        let spec = WorkloadSpec(eventCount: parameters.honestEventsPerDay * parameters.days, seed: parameters.seed,
-                                userCount: parameters.userCount, deviceCount: parameters.deviceCount,
-                                spanMilliseconds: spanMilliseconds, policy: policy, globalLockout: true,
-                                formEvents: parameters.formEvents)
+        let spec = WorkloadSpec(
+            eventCount: parameters.honestEventsPerDay * parameters.days, seed: parameters.seed,
+            userCount: parameters.userCount, deviceCount: parameters.deviceCount,
+            spanMilliseconds: spanMilliseconds, policy: policy, globalLockout: true,
+            formEvents: parameters.formEvents)
         var withAttacks = spec
         // Honest shares as in the mixed workload; attack weights only switch the attackers on,
         // their paces come from the parameters.
-        withAttacks.mix = WorkloadMix(honest: WorkloadMix.mixed.honest, sharedDevice: WorkloadMix.mixed.sharedDevice,
-                                      bruteForce: 1, stuffing: 1, spraying: 1)
+        withAttacks.mix = WorkloadMix(
+            honest: WorkloadMix.mixed.honest, sharedDevice: WorkloadMix.mixed.sharedDevice,
+            bruteForce: 1, stuffing: 1, spraying: 1)
         var generator = WorkloadGenerator(
             spec: withAttacks, stopAfter: spec.start.millisecondsSince1970 + spanMilliseconds,
-            attackGaps: (parameters.bruteForceIntervalMilliseconds, parameters.stuffingIntervalMilliseconds,
-                         parameters.sprayingIntervalMilliseconds))
+            attackGaps: (
+                parameters.bruteForceIntervalMilliseconds, parameters.stuffingIntervalMilliseconds,
+                parameters.sprayingIntervalMilliseconds
+            ))
         // The brute-forced key's state after each event: with keys `(user, factor)`, a fold of the
         // target's own events that may change a key reaches the state a fold of all of them does.
         let target = generator.bruteForceTarget
@@ -148,11 +155,12 @@ public enum LockoutEffectiveness {
         func perAccountPerDay(_ guesses: Int, _ accounts: Int) -> Double { accounts == 0 ? 0 : Double(guesses) / Double(accounts) / days }
         let end = Timestamp(millisecondsSince1970: spec.start.millisecondsSince1970 + spanMilliseconds)
         let permanent = if case .permanentlyLocked = bruteEngine.decide(bruteKey, at: end) { true } else { false }
-        return Row(policy: policy.name, bruteForceGuessesPerDay: Double(bruteGuesses) / days,
-                   stuffingGuessesPerAccountPerDay: perAccountPerDay(stuffingGuesses, stuffingAccounts.count),
-                   sprayingGuessesPerAccountPerDay: perAccountPerDay(sprayingGuesses, sprayingAccounts.count),
-                   attackAttemptsThrottled: throttled, honestUsers: honestUsers.count, honestUsersLockedOut: lockedOut.count,
-                   medianTimeToLockMilliseconds: median(timesToLock), bruteForcePermanentlyLocked: permanent, events: events)
+        return Row(
+            policy: policy.name, bruteForceGuessesPerDay: Double(bruteGuesses) / days,
+            stuffingGuessesPerAccountPerDay: perAccountPerDay(stuffingGuesses, stuffingAccounts.count),
+            sprayingGuessesPerAccountPerDay: perAccountPerDay(sprayingGuesses, sprayingAccounts.count),
+            attackAttemptsThrottled: throttled, honestUsers: honestUsers.count, honestUsersLockedOut: lockedOut.count,
+            medianTimeToLockMilliseconds: median(timesToLock), bruteForcePermanentlyLocked: permanent, events: events)
     }
 
     static func median(_ values: [Int64]) -> Int64? {

@@ -81,24 +81,32 @@ struct SignInTraffic {
             let lanes = Swift.min(SignInTraffic.maximumLanes, Swift.max(1, Int(SignInTraffic.laneGapFloorMilliseconds / kindGap) + 1))
             for _ in 0..<lanes {
                 let laneGap = kindGap * Int64(lanes)
-                agents.append(WorkloadAgent(actor: actor, nextAt: start + random.between(0...Swift.min(laneGap, spec.spanMilliseconds)),
-                                            gapMilliseconds: laneGap))
+                agents.append(
+                    WorkloadAgent(
+                        actor: actor, nextAt: start + random.between(0...Swift.min(laneGap, spec.spanMilliseconds)),
+                        gapMilliseconds: laneGap))
             }
         }
         if mix.honest > 0 { honestGapMilliseconds = gap(mix.honest) }
         addLanes(.honest, weight: mix.honest)
         addLanes(.sharedDevice, weight: mix.sharedDevice)
         if mix.bruteForce > 0 {
-            agents.append(WorkloadAgent(actor: .bruteForce, nextAt: start + random.between(0...60_000),
-                                        gapMilliseconds: attackGaps?.bruteForce ?? gap(mix.bruteForce)))
+            agents.append(
+                WorkloadAgent(
+                    actor: .bruteForce, nextAt: start + random.between(0...60_000),
+                    gapMilliseconds: attackGaps?.bruteForce ?? gap(mix.bruteForce)))
         }
         if mix.stuffing > 0 {
-            agents.append(WorkloadAgent(actor: .stuffing, nextAt: start + random.between(0...60_000),
-                                        gapMilliseconds: attackGaps?.stuffing ?? gap(mix.stuffing)))
+            agents.append(
+                WorkloadAgent(
+                    actor: .stuffing, nextAt: start + random.between(0...60_000),
+                    gapMilliseconds: attackGaps?.stuffing ?? gap(mix.stuffing)))
         }
         if mix.spraying > 0 {
-            agents.append(WorkloadAgent(actor: .spraying, nextAt: start + random.between(0...60_000),
-                                        gapMilliseconds: attackGaps?.spraying ?? gap(mix.spraying)))
+            agents.append(
+                WorkloadAgent(
+                    actor: .spraying, nextAt: start + random.between(0...60_000),
+                    gapMilliseconds: attackGaps?.spraying ?? gap(mix.spraying)))
         }
         precondition(!agents.isEmpty, "a workload mix needs at least one positive weight")
         for index in agents.indices { push(index) }
@@ -135,15 +143,18 @@ struct SignInTraffic {
             return attack(&agent, user: bruteForceTarget, device: WorkloadNames.bruteForceDevice, reason: .invalidPassword)
         case .stuffing:
             let known = random.chance(perMille: 600)
-            let user = known ? WorkloadNames.user(random.below(spec.userCount))
+            let user =
+                known
+                ? WorkloadNames.user(random.below(spec.userCount))
                 : WorkloadNames.leaked(random.below(SignInTraffic.leakedAccountCount))
             let device = WorkloadNames.stuffer(random.below(SignInTraffic.stufferDeviceCount))
             return attack(&agent, user: user, device: device, reason: known ? .invalidPassword : .unknownUser)
         case .spraying:
             let account = sprayIndex % spec.userCount
             sprayIndex += 1
-            let event = attack(&agent, user: WorkloadNames.user(account),
-                               device: WorkloadNames.sprayer(account % SignInTraffic.sprayerDeviceCount), reason: .invalidPassword)
+            let event = attack(
+                &agent, user: WorkloadNames.user(account),
+                device: WorkloadNames.sprayer(account % SignInTraffic.sprayerDeviceCount), reason: .invalidPassword)
             if sprayIndex % spec.userCount == 0 { agent.nextAt += SignInTraffic.sprayRestMilliseconds }
             return event
         case .newcomer:
@@ -152,8 +163,10 @@ struct SignInTraffic {
     }
 
     /// One attacker attempt: a counted failure when allowed, else `sign_in_throttled` and a wait.
-    private mutating func attack(_ agent: inout WorkloadAgent, user: String, device: String,
-                                 reason: SignInFailureReason) -> Event {
+    private mutating func attack(
+        _ agent: inout WorkloadAgent, user: String, device: String,
+        reason: SignInFailureReason
+    ) -> Event {
         let at = agent.nextAt
         let pace = Swift.max(1, random.between(agent.gapMilliseconds / 2...agent.gapMilliseconds * 3 / 2))
         let payload: Payload
@@ -168,8 +181,9 @@ struct SignInTraffic {
             payload = .signInThrottled(method: .password, retryAfter: Timestamp.maximum)
             agent.nextAt = at + Swift.max(pace, agent.actor == .bruteForce ? SignInTraffic.permanentProbeMilliseconds : pace)
         }
-        return Event(id: random.uuid(), device: device, at: Timestamp(millisecondsSince1970: at), user: user,
-                     flow: random.uuid(), payload: payload)
+        return Event(
+            id: random.uuid(), device: device, at: Timestamp(millisecondsSince1970: at), user: user,
+            flow: random.uuid(), payload: payload)
     }
 
     private mutating func honestStep(_ agent: inout WorkloadAgent) -> Event {
@@ -225,7 +239,8 @@ struct SignInTraffic {
             return
         }
         agent.hasRecovered = true
-        let reset: [WorkloadAgent.Step] = method == .passcode
+        let reset: [WorkloadAgent.Step] =
+            method == .passcode
             ? [.emit(.passcodeResetStarted), .emit(.passcodeResetCompleted)]
             : [.emit(.passwordResetRequested(route: .email)), .emit(.temporaryPasswordSent), .emit(.passwordChanged(forced: true))]
         agent.plan = Array(agent.plan[..<agent.planIndex]) + reset + [.attempt(method, succeeds: true, secondFactor: false)]
@@ -253,10 +268,14 @@ struct SignInTraffic {
                 member = Int(kioskMembersAdded[kiosk])
                 kioskMembersAdded[kiosk] += 1
                 let numeric = random.chance(perMille: 800)
-                plan += [.emit(.userAdded(displayName: WorkloadNames.displayName(kiosk: kiosk, member: member),
-                                          subtitle: WorkloadNames.subtitle(kiosk: kiosk, member: member), imageRef: nil,
-                                          passcodePolicy: numeric ? .numeric : .alphanumeric, passcodeMinLength: numeric ? 6 : 8)),
-                         .emit(.passcodeSet)]
+                plan += [
+                    .emit(
+                        .userAdded(
+                            displayName: WorkloadNames.displayName(kiosk: kiosk, member: member),
+                            subtitle: WorkloadNames.subtitle(kiosk: kiosk, member: member), imageRef: nil,
+                            passcodePolicy: numeric ? .numeric : .alphanumeric, passcodeMinLength: numeric ? 6 : 8)),
+                    .emit(.passcodeSet)
+                ]
             }
             agent.user = WorkloadNames.staff(kiosk: kiosk, member: member)
             plan += [.emit(.userSelected), .emit(.signInStarted(method: .passcode))]
@@ -273,13 +292,17 @@ struct SignInTraffic {
             let roll = random.below(1000)
             if roll < 30 {
                 // Forgot the password: the reset flow, then a sign-in with the new one.
-                plan += [.emit(.passwordResetRequested(route: random.chance(perMille: 500) ? .email : .username)),
-                         .emit(.temporaryPasswordSent), .emit(.passwordChanged(forced: true))]
+                plan += [
+                    .emit(.passwordResetRequested(route: random.chance(perMille: 500) ? .email : .username)),
+                    .emit(.temporaryPasswordSent), .emit(.passwordChanged(forced: true))
+                ]
             } else if roll < 40 {
                 // Half-remembers it: several wrong guesses, then the reset flow.
                 plan += Array(repeating: .attempt(.password, succeeds: false, secondFactor: false), count: 2 + random.below(5))
-                plan += [.emit(.passwordResetRequested(route: .email)), .emit(.temporaryPasswordSent),
-                         .emit(.passwordChanged(forced: true))]
+                plan += [
+                    .emit(.passwordResetRequested(route: .email)), .emit(.temporaryPasswordSent),
+                    .emit(.passwordChanged(forced: true))
+                ]
             } else if roll < 140 {
                 plan += Array(repeating: .attempt(.password, succeeds: false, secondFactor: false), count: 1 + random.below(2))
             }

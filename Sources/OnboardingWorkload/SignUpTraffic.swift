@@ -120,8 +120,10 @@ struct SignUpTraffic {
         }
 
         mutating func add(_ payload: Payload, user: String? = nil, _ random: inout WorkloadRandom) {
-            events.append(Event(id: random.uuid(), device: device, at: Timestamp(millisecondsSince1970: at), user: user,
-                                flow: session, payload: payload))
+            events.append(
+                Event(
+                    id: random.uuid(), device: device, at: Timestamp(millisecondsSince1970: at), user: user,
+                    flow: session, payload: payload))
         }
 
         /// The user reads and types before the next step.

@@ -11,10 +11,14 @@ enum WorkloadNames {
     static func signUpDevice(_ index: Int) -> String { "signup-" + padded(index, 6) }
     static let bruteForceDevice = "brute-1"
 
-    static let firstNames = ["Amara", "Bjørn", "Chloé", "Dmitri", "Elif", "François", "Grace", "Hiroshi",
-                             "Inès", "José", "Kwame", "Léa", "Mateo", "Nadia", "Oluwaseun", "Priya"]
-    static let lastNames = ["Andersson", "Baptiste", "Chen", "Dubois", "Eriksen", "Fernández", "García", "Hoffmann",
-                            "Ibrahim", "Jansen", "Kowalski", "Lefèvre", "Müller", "Nakamura", "Okafor", "Pérez"]
+    static let firstNames = [
+        "Amara", "Bjørn", "Chloé", "Dmitri", "Elif", "François", "Grace", "Hiroshi",
+        "Inès", "José", "Kwame", "Léa", "Mateo", "Nadia", "Oluwaseun", "Priya"
+    ]
+    static let lastNames = [
+        "Andersson", "Baptiste", "Chen", "Dubois", "Eriksen", "Fernández", "García", "Hoffmann",
+        "Ibrahim", "Jansen", "Kowalski", "Lefèvre", "Müller", "Nakamura", "Okafor", "Pérez"
+    ]
     static let roles = ["Nurse", "Charge nurse", "Pharmacist", "Physician", "Midwife", "Porter", "Ward clerk", "Therapist"]
 
     static func displayName(kiosk: Int, member: Int) -> String {

@@ -102,10 +102,12 @@ public struct WorkloadSpec: Sendable, Hashable {
     /// way the sign-in traffic is the same event for event (docs/workloads.md § Form events).
     public var formEvents: Bool
 
-    public init(eventCount: Int, seed: UInt64 = 1, scenario: WorkloadScenario = .mixed, userCount: Int = 1000,
-                deviceCount: Int = 200, start: Timestamp = WorkloadSpec.defaultStart,
-                spanMilliseconds: Int64 = WorkloadSpec.defaultSpanMilliseconds,
-                policy: LockoutPolicy = .mediawiki, globalLockout: Bool = false, formEvents: Bool = true) {
+    public init(
+        eventCount: Int, seed: UInt64 = 1, scenario: WorkloadScenario = .mixed, userCount: Int = 1000,
+        deviceCount: Int = 200, start: Timestamp = WorkloadSpec.defaultStart,
+        spanMilliseconds: Int64 = WorkloadSpec.defaultSpanMilliseconds,
+        policy: LockoutPolicy = .mediawiki, globalLockout: Bool = false, formEvents: Bool = true
+    ) {
         precondition(WorkloadSpec.eventCountRange.contains(eventCount), "eventCount must lie in \(WorkloadSpec.eventCountRange)")
         precondition(WorkloadSpec.userCountRange.contains(userCount), "userCount must lie in \(WorkloadSpec.userCountRange)")
         precondition(WorkloadSpec.deviceCountRange.contains(deviceCount), "deviceCount must lie in \(WorkloadSpec.deviceCountRange)")

@@ -19,7 +19,8 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
 
     public init(_ text: String) throws(PostgreSQLError) {
         guard Self.schemes.contains(where: { text.hasPrefix($0) }) else {
-            throw PostgreSQLError(.badURL, "the database URL must start with postgres:// or postgresql:// (for example postgres://onboard@127.0.0.1:5432/onboard)")
+            throw PostgreSQLError(
+                .badURL, "the database URL must start with postgres:// or postgresql:// (for example postgres://onboard@127.0.0.1:5432/onboard)")
         }
         guard !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw PostgreSQLError(.badURL, "the database URL holds a control character; write it on one line")
@@ -38,9 +39,12 @@ public struct DatabaseURL: Sendable, Hashable, CustomStringConvertible {
             option += 1
         }
         // libpq reads the port only when it connects; a typo should fail here, with the others.
-        if let port = parameters["port"], !port.split(separator: ",", omittingEmptySubsequences: false)
-            .allSatisfy({ UInt16($0).map { $0 > 0 } ?? false }) {
-            throw PostgreSQLError(.badURL, "the database URL is not valid: its port must be a number from 1 to 65535; write it as postgres://USER@HOST:PORT/DATABASE")
+        if let port = parameters["port"],
+            !port.split(separator: ",", omittingEmptySubsequences: false)
+                .allSatisfy({ UInt16($0).map { $0 > 0 } ?? false })
+        {
+            throw PostgreSQLError(
+                .badURL, "the database URL is not valid: its port must be a number from 1 to 65535; write it as postgres://USER@HOST:PORT/DATABASE")
         }
         self.text = text
         self.parameters = parameters

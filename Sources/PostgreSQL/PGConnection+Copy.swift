@@ -17,7 +17,9 @@ extension PGConnection {
             let sent = buffer.withUnsafeBufferPointer { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { PQputCopyData(handle, $0.baseAddress, Int32($0.count)) }
             }
-            guard sent == 1 else { throw PostgreSQLError(.unavailable, "the COPY into \(table) failed: \(url.scrubbed(String(cString: PQerrorMessage(handle))))") }
+            guard sent == 1 else {
+                throw PostgreSQLError(.unavailable, "the COPY into \(table) failed: \(url.scrubbed(String(cString: PQerrorMessage(handle))))")
+            }
             buffer.removeAll(keepingCapacity: true)
         }
         for row in rows {

@@ -1,7 +1,7 @@
 import CLibPQ
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One libpq connection. Not for concurrent use: a ``PGPool`` hands it to one thread at a time
@@ -40,7 +40,10 @@ public final class PGConnection: @unchecked Sendable {
     private var prepared: Set<String> = []
 
     public init(url: DatabaseURL, settings: Settings = Settings()) throws(PostgreSQLError) {
-        let plain = { (text: String) in !text.isEmpty && text.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) } }
+        let plain = { (text: String) in
+            !text.isEmpty
+                && text.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        }
         precondition(settings.sessionSettings.allSatisfy { plain($0.key) && plain($0.value) }, "session settings are letters, digits and _ only")
         self.url = url
         self.settings = settings
@@ -49,12 +52,15 @@ public final class PGConnection: @unchecked Sendable {
         let parameters: [(String, String)] = [
             ("connect_timeout", String(max(2, settings.connectTimeout.milliseconds / 1000))),
             ("application_name", settings.applicationName),
-            ("options", (["-c statement_timeout=\(milliseconds)"] + settings.sessionSettings.sorted { $0.key < $1.key }.map { "-c \($0.key)=\($0.value)" })
-                .joined(separator: " ")),
+            (
+                "options",
+                (["-c statement_timeout=\(milliseconds)"] + settings.sessionSettings.sorted { $0.key < $1.key }.map { "-c \($0.key)=\($0.value)" })
+                    .joined(separator: " ")
+            ),
             // A peer that vanished (no FIN, no RST) fails the connection instead of hanging it.
             ("tcp_user_timeout", String(milliseconds + 5000)),
             ("keepalives", "1"),
-            ("dbname", url.text),
+            ("dbname", url.text)
         ]
         let handle = Self.withCStrings(parameters.map(\.0)) { keywords in
             Self.withCStrings(parameters.map(\.1)) { values in PQconnectdbParams(keywords, values, 1) }
@@ -142,7 +148,8 @@ public final class PGConnection: @unchecked Sendable {
     func execute(_ sql: String, expectingCopy: Bool) throws(PostgreSQLError) {
         let handle = try open()
         guard let result = PQexec(handle, sql) else {
-            throw PostgreSQLError(.unavailable, "lost the connection to the database at \(url.redacted): \(url.scrubbed(String(cString: PQerrorMessage(handle))))")
+            throw PostgreSQLError(
+                .unavailable, "lost the connection to the database at \(url.redacted): \(url.scrubbed(String(cString: PQerrorMessage(handle))))")
         }
         if PQresultStatus(result) == PGRES_COPY_IN {
             PQclear(result)
@@ -176,15 +183,17 @@ public final class PGConnection: @unchecked Sendable {
         let status = PQresultStatus(result)
         if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK { return PGRows(result: result) }
         let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-        let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+        let primary =
+            PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
             ?? String(cString: PQresultErrorMessage(result))
         let message = url.scrubbed(primary)
         if let handle, PQstatus(handle) != CONNECTION_OK {
             throw PostgreSQLError(.unavailable, "lost the connection to the database at \(url.redacted): \(message)", sqlState: state)
         }
         if state == "57014" {
-            throw PostgreSQLError(.timeout, "the database cancelled a statement after the \(settings.statementTimeout.milliseconds) ms statement timeout",
-                                  sqlState: state)
+            throw PostgreSQLError(
+                .timeout, "the database cancelled a statement after the \(settings.statementTimeout.milliseconds) ms statement timeout",
+                sqlState: state)
         }
         if let state, Self.meansUnavailable(state) {
             throw PostgreSQLError(.unavailable, "the database at \(url.redacted) is unavailable: \(message) (SQLSTATE \(state))", sqlState: state)
@@ -194,9 +203,13 @@ public final class PGConnection: @unchecked Sendable {
 
     /// Hands libpq the parameters as C arrays: type OIDs, value pointers, lengths, and formats
     /// (all binary), alive for the call.
-    private static func withParameters<R>(_ parameters: [PGValue],
-                                          _ body: (UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?,
-                                                   UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R) -> R {
+    private static func withParameters<R>(
+        _ parameters: [PGValue],
+        _ body: (
+            UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?,
+            UnsafePointer<Int32>?, UnsafePointer<Int32>?
+        ) -> R
+    ) -> R {
         let encoded = parameters.map(\.encoded)
         let types = encoded.map(\.oid)
         let lengths = encoded.map { Int32($0.bytes?.count ?? 0) }

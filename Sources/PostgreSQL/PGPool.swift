@@ -48,7 +48,8 @@ public final class PGPool: Sendable {
     public func withConnection<R>(_ body: (PGConnection) throws -> R) throws -> R {
         let wait = DispatchTime.now() + .milliseconds(max(0, options.checkoutTimeout.milliseconds))
         guard slots.wait(timeout: wait) == .success else {
-            throw PostgreSQLError(.poolExhausted, "all \(options.maximumConnections) database connections stayed busy for \(options.checkoutTimeout.milliseconds) ms")
+            throw PostgreSQLError(
+                .poolExhausted, "all \(options.maximumConnections) database connections stayed busy for \(options.checkoutTimeout.milliseconds) ms")
         }
         defer { slots.signal() }
         checkedOut.add(1, ordering: .relaxed)
@@ -66,7 +67,9 @@ public final class PGPool: Sendable {
 
     /// Closes the idle connections; those in use close when their callers are done.
     public func close() {
-        let connections = idle.withLock { idle in defer { idle = [] }; return idle }
+        let connections = idle.withLock { idle in
+            defer { idle = [] }; return idle
+        }
         for connection in connections { discard(connection) }
     }
 

@@ -97,8 +97,11 @@ public struct PGRows: Sendable, RandomAccessCollection {
         public func uuid(_ column: Int) throws(PostgreSQLError) -> UUID {
             let bytes = try required(column, [PGValue.OID.uuid], "uuid")
             guard bytes.count == 16 else { throw PostgreSQLError(.unexpectedResult, "a uuid of \(bytes.count) bytes") }
-            return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                               bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            return UUID(
+                uuid: (
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                    bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                ))
         }
     }
 }

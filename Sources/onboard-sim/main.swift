@@ -122,7 +122,9 @@ while true {
     let elapsed = Date().timeIntervalSince(runStarted)
     totalSteps += report.stepsRun
     let rate = elapsed > 0 ? Int(Double(report.stepsRun) / elapsed) : 0
-    print("seed \(seed): \(report.stepsRun) steps in \(String(format: "%.1f", elapsed)) s (\(rate) steps/s), trace digest \(String(report.traceDigest, radix: 16)) over \(report.traceLineCount) lines")
+    print(
+        "seed \(seed): \(report.stepsRun) steps in \(String(format: "%.1f", elapsed)) s (\(rate) steps/s), trace digest \(String(report.traceDigest, radix: 16)) over \(report.traceLineCount) lines"
+    )
     print("  \(report.statistics)")
     if arguments.keep { print("  stores kept in \(report.directory)") }
     if let failure = report.failure {

@@ -14,15 +14,16 @@ struct CLIError: Error {
 
     /// The exit status for a store failure.
     init(_ error: StoreError) {
-        let code: Int32 = switch error.code {
-        case .storeMissing: ExitCode.noInput
-        case .notWritable: ExitCode.cannotCreate
-        case .newerFormat, .needsMigration: ExitCode.unavailable
-        case .invalidEvent, .conflict, .seqMismatch, .headMoved, .transactionTooLarge, .pruned: ExitCode.dataError
-        case .closed: ExitCode.software
-        case .invalidQuery: ExitCode.usage
-        default: ExitCode.ioError
-        }
+        let code: Int32 =
+            switch error.code {
+            case .storeMissing: ExitCode.noInput
+            case .notWritable: ExitCode.cannotCreate
+            case .newerFormat, .needsMigration: ExitCode.unavailable
+            case .invalidEvent, .conflict, .seqMismatch, .headMoved, .transactionTooLarge, .pruned: ExitCode.dataError
+            case .closed: ExitCode.software
+            case .invalidQuery: ExitCode.usage
+            default: ExitCode.ioError
+            }
         self.init(code, error.message)
     }
 }

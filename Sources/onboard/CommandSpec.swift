@@ -7,10 +7,12 @@ struct OptionSpec: Sendable {
     let valueName: String?
     let help: String
 
-    static let store = OptionSpec(name: "store", valueName: "PATH",
-                                  help: "the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)")
-    static let durability = OptionSpec(name: "durability", valueName: "full|relaxed",
-                                       help: "full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)")
+    static let store = OptionSpec(
+        name: "store", valueName: "PATH",
+        help: "the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)")
+    static let durability = OptionSpec(
+        name: "durability", valueName: "full|relaxed",
+        help: "full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)")
     static let json = OptionSpec(name: "json", valueName: nil, help: "print JSON instead of text")
     static let at = OptionSpec(name: "at", valueName: "ISO8601", help: "evaluate at this UTC time, e.g. 2026-11-29T16:00:00Z (default: now)")
     static let device = OptionSpec(name: "device", valueName: "ID", help: "the device (default: the store's own device id)")
@@ -47,9 +49,10 @@ struct CommandSpec: Sendable {
         }
         lines.append("")
         lines.append("Options:")
-        let rows = options.map { option in
-            ("--\(option.name)" + (option.valueName.map { " \($0)" } ?? ""), option.help)
-        } + [("-h, --help", "show this help")]
+        let rows =
+            options.map { option in
+                ("--\(option.name)" + (option.valueName.map { " \($0)" } ?? ""), option.help)
+            } + [("-h, --help", "show this help")]
         let width = rows.map(\.0.count).max() ?? 0
         for (left, right) in rows {
             lines.append("  " + left + String(repeating: " ", count: width - left.count + 3) + right)
@@ -102,8 +105,10 @@ struct Invocation: Sendable {
     }
 
     /// Parses `arguments` (after the command name) against `command`.
-    static func parse(_ arguments: [String], for command: CommandSpec,
-                      environment: [String: String]) throws(CLIError) -> Invocation? {
+    static func parse(
+        _ arguments: [String], for command: CommandSpec,
+        environment: [String: String]
+    ) throws(CLIError) -> Invocation? {
         var invocation = Invocation(command: command, environment: environment)
         var index = 0
         var optionsEnded = false

@@ -6,8 +6,10 @@ enum EventText {
         let event = record.event
         let at = event.at.iso8601.replacingOccurrences(of: "T", with: " ").dropLast()
         let seq = String(record.seq)
-        var parts = [String(repeating: " ", count: max(0, 7 - seq.count)) + seq, String(at), event.device,
-                     event.user ?? "-", event.type.rawValue]
+        var parts = [
+            String(repeating: " ", count: max(0, 7 - seq.count)) + seq, String(at), event.device,
+            event.user ?? "-", event.type.rawValue
+        ]
         let fields = details(event)
         if !fields.isEmpty { parts.append(fields) }
         return parts.joined(separator: "  ")

@@ -9,7 +9,8 @@ enum OnboardTool {
     static let commands: [CommandSpec] = [
         RecordCommand.spec, ImportCommand.spec, ExportCommand.spec, LogCommand.spec,
         StatsCommand.spec, VerifyCommand.spec, ForgetUserCommand.spec, LockoutCommand.spec, LabCommand.spec, SessionCommand.spec, UsersCommand.spec,
-        HistoryCommand.spec, PruneCommand.spec, GenerateCommand.spec, SyncCommand.spec, TokenCommand.spec, ServeCommand.spec, EnrollCommand.spec, AuditCommand.spec, MigrateServerCommand.spec, DemoCommand.spec,
+        HistoryCommand.spec, PruneCommand.spec, GenerateCommand.spec, SyncCommand.spec, TokenCommand.spec, ServeCommand.spec, EnrollCommand.spec,
+        AuditCommand.spec, MigrateServerCommand.spec, DemoCommand.spec
     ]
 
     static var overview: String {
@@ -19,7 +20,7 @@ enum OnboardTool {
             "",
             "Usage: onboard COMMAND [ARGUMENTS] [--store PATH]",
             "",
-            "Commands:",
+            "Commands:"
         ]
         for command in commands {
             lines.append("  " + command.name + String(repeating: " ", count: width - command.name.count + 3) + command.summary)
@@ -28,7 +29,7 @@ enum OnboardTool {
             "",
             "Every command takes --help. Store commands take --store PATH (default: $ONBOARD_STORE or",
             "./onboarding.lmdb); server commands take --data PATH (LMDB) or --database URL (PostgreSQL).",
-            "Start with: onboard demo",
+            "Start with: onboard demo"
         ]
         return lines.joined(separator: "\n")
     }
@@ -58,8 +59,11 @@ enum OnboardTool {
             return ExitCode.usage
         }
         do {
-            guard let invocation = try Invocation.parse(Array(arguments.dropFirst()), for: command,
-                                                        environment: environment) else {
+            guard
+                let invocation = try Invocation.parse(
+                    Array(arguments.dropFirst()), for: command,
+                    environment: environment)
+            else {
                 print(command.help)
                 return ExitCode.success
             }
@@ -71,15 +75,17 @@ enum OnboardTool {
     }
 
     /// Opens the invocation's store; reading commands open it read-only and never create it.
-    static func openStore(_ invocation: Invocation, writable: Bool, deviceID: String? = nil,
-                          durability: Durability = .full) throws(CLIError) -> OnboardingStore {
+    static func openStore(
+        _ invocation: Invocation, writable: Bool, deviceID: String? = nil,
+        durability: Durability = .full
+    ) throws(CLIError) -> OnboardingStore {
         var options = OnboardingStore.Options()
         options.readOnly = !writable
         options.createIfMissing = writable
         options.deviceID = deviceID
         options.durability = durability
         #if DEBUG
-        options.storageFaults = TestFaults.injector(invocation.environment)
+            options.storageFaults = TestFaults.injector(invocation.environment)
         #endif
         options.migrationProgress = { done, total in
             // Small stores migrate in a blink; large ones say how far they are.
@@ -87,7 +93,7 @@ enum OnboardTool {
         }
         do {
             return try OnboardingStore.open(at: invocation.storePath, options: options)
-        } catch where error.code == .needsMigration && !writable {
+        } catch  where error.code == .needsMigration && !writable {
             // A reading command on a store of an older format: migrate it once, then read.
             var migrating = options
             migrating.readOnly = false

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Buffered writing to stdout and stderr; export streams millions of lines through it.
@@ -62,8 +62,8 @@ struct Output {
 
 private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
     #if canImport(Glibc)
-    return Glibc.write(descriptor, bytes, count)
+        return Glibc.write(descriptor, bytes, count)
     #else
-    return Darwin.write(descriptor, bytes, count)
+        return Darwin.write(descriptor, bytes, count)
     #endif
 }

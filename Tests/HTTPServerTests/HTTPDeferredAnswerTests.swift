@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Synchronization
 import Testing
@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Answers a handler gives later from another thread (long polls), and bodies sent from files.
@@ -154,8 +154,9 @@ import Glibc
             let tag: String
             func handle(_ request: HTTPRequest) -> HTTPResponse {
                 guard let descriptor = try? HTTPDeferredAnswerTests.unlinkedFile(bytes, tag: tag) else { return .error(status: 500, "no file") }
-                return HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"],
-                                    bodyFile: HTTPBodyFile(descriptor: descriptor, byteCount: bytes.count))
+                return HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/octet-stream"],
+                    bodyFile: HTTPBodyFile(descriptor: descriptor, byteCount: bytes.count))
             }
         }
         try await withServer(handler: FileHandler(bytes: bytes, tag: tag)) { server in

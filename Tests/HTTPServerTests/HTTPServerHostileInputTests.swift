@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What an attacker sends, byte for byte: nothing may trap, hang or leak, and the server keeps
@@ -23,7 +23,10 @@ import Glibc
         ("Content-Length 10^30", Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000000000000000000000\r\n\r\n".utf8), [400, 413]),
         ("Content-Length +5", Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\nhello".utf8), [400]),
         ("two Content-Lengths that disagree", Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 10\r\n\r\nhello".utf8), [400]),
-        ("Content-Length and chunked", Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n".utf8), [400]),
+        (
+            "Content-Length and chunked",
+            Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n".utf8), [400]
+        ),
         ("a chunk size past 2^64", Array("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffffff\r\n".utf8), [400, 413]),
         ("a chunk size that is not hex", Array("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n".utf8), [400, nil]),
         ("a lone CR in the request line", Array("GET / HTTP/1.1\rHost: x\r\n\r\n".utf8), [400]),
@@ -34,14 +37,17 @@ import Glibc
         // Fits the 64 KiB connection pool, so it is a request like any other.
         ("a 60 KB URL", Array(("GET /" + String(repeating: "u", count: 60_000) + " HTTP/1.1\r\nHost: x\r\n\r\n").utf8), [200]),
         ("a 70 KB URL", Array(("GET /" + String(repeating: "u", count: 70_000) + " HTTP/1.1\r\nHost: x\r\n\r\n").utf8), [414, 431, nil]),
-        ("binary garbage", (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }, [400, 505, nil]),
+        ("binary garbage", (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }, [400, 505, nil])
     ]
 
     @Test func hostileRequestsGetA4xxOrACloseNeverATrapOrAHang() async throws {
         let entries = Collected()
-        try await withBlockingServer(handler: healthHandler, accessLog: { entry in
-            entries.append(HTTPAccessLogEntry.escaped(entry.method) + " " + HTTPAccessLogEntry.escaped(entry.rawPath))
-        }) { server in
+        try await withBlockingServer(
+            handler: healthHandler,
+            accessLog: { entry in
+                entries.append(HTTPAccessLogEntry.escaped(entry.method) + " " + HTTPAccessLogEntry.escaped(entry.rawPath))
+            }
+        ) { server in
             for hostile in Self.cases {
                 let clock = ContinuousClock()
                 let start = clock.now
@@ -111,15 +117,18 @@ import Glibc
             #expect(opened == 2000)
             // A leak never drains, however long the wait; 30 s leaves room for a machine loaded by the
             // rest of the suite (alone the drops drain in well under a second).
-            #expect(eventually(within: 30) { server.openConnectionCount == 0 && server.inFlightRequestCount == 0 },
-                    "\(server.openConnectionCount) connections and \(server.inFlightRequestCount) requests still open")
+            #expect(
+                eventually(within: 30) { server.openConnectionCount == 0 && server.inFlightRequestCount == 0 },
+                "\(server.openConnectionCount) connections and \(server.inFlightRequestCount) requests still open")
             // The server holds no socket of a dropped connection (a leaked one sits in CLOSE_WAIT).
-            #expect(eventually(within: 30) { LoopbackSockets.openServerSide(port: server.port) == 0 },
-                    "\(LoopbackSockets.openServerSide(port: server.port)) server-side sockets still open")
+            #expect(
+                eventually(within: 30) { LoopbackSockets.openServerSide(port: server.port) == 0 },
+                "\(LoopbackSockets.openServerSide(port: server.port)) server-side sockets still open")
             // Other tests in this process open descriptors too (pipes, their own servers), so the
             // count is only a coarse check: a leak of one per connection is 2,000.
-            #expect(eventually(within: 30) { HTTPServer.fileDescriptorsInUse() <= descriptorsBefore + 500 },
-                    "descriptors: \(descriptorsBefore) before, \(HTTPServer.fileDescriptorsInUse()) after")
+            #expect(
+                eventually(within: 30) { HTTPServer.fileDescriptorsInUse() <= descriptorsBefore + 500 },
+                "descriptors: \(descriptorsBefore) before, \(HTTPServer.fileDescriptorsInUse()) after")
             #expect(LoopbackClient.status(port: server.port, from: "127.0.0.1", timeout: .seconds(2)) == 200)
         }
     }

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts a server, runs `body` off the cooperative pool (it blocks on sockets), always stops it,
@@ -69,8 +69,10 @@ final class Collected: Sendable {
 
 /// Sends `text` on a new connection from `source` and reads the answer to the end (bounded by
 /// the client's 15 s timeouts), without blocking the caller: the answer arrives in `answers`.
-func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0.0.1",
-                      into answers: Collected, done: DispatchSemaphore) {
+func sendInBackground(
+    port: UInt16, _ text: String, from source: String = "127.0.0.1",
+    into answers: Collected, done: DispatchSemaphore
+) {
     detachThread {
         var answer = ""
         if let socket = LoopbackClient.connect(port: port, from: source, timeout: .seconds(10)) {
@@ -89,47 +91,47 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
 
     @Test func oneAddressCannotExceedItsLimitAndOthersStillGetIn() async throws {
         #if os(Linux)
-        var limits = HTTPServer.Limits()
-        limits.perAddressConnectionLimit = 4
-        try await withBlockingServer(limits: limits) { server in
-            let crowd = SlowClients(port: server.port, count: 6, sources: ["127.0.0.3"])
-            defer { crowd.closeAll() }
-            #expect(eventually { crowd.answers().count == 2 && server.openConnectionCount(from: "127.0.0.3") == 4 })
-            #expect(crowd.openCount == 4)
-            for answer in crowd.answers().map({ String(decoding: $0, as: UTF8.self) }) {
-                #expect(answer.hasPrefix("HTTP/1.1 503 "))
-                #expect(answer.contains("Retry-After: 1\r\n"))
-                #expect(answer.contains("at most 4 at once"))
+            var limits = HTTPServer.Limits()
+            limits.perAddressConnectionLimit = 4
+            try await withBlockingServer(limits: limits) { server in
+                let crowd = SlowClients(port: server.port, count: 6, sources: ["127.0.0.3"])
+                defer { crowd.closeAll() }
+                #expect(eventually { crowd.answers().count == 2 && server.openConnectionCount(from: "127.0.0.3") == 4 })
+                #expect(crowd.openCount == 4)
+                for answer in crowd.answers().map({ String(decoding: $0, as: UTF8.self) }) {
+                    #expect(answer.hasPrefix("HTTP/1.1 503 "))
+                    #expect(answer.contains("Retry-After: 1\r\n"))
+                    #expect(answer.contains("at most 4 at once"))
+                }
+                // Another address is not affected.
+                #expect(LoopbackClient.status(port: server.port, from: "127.0.0.4", timeout: .seconds(2)) == 200)
+                // The places come back when the connections close.
+                crowd.closeAll()
+                #expect(eventually { server.openConnectionCount(from: "127.0.0.3") == 0 })
+                #expect(LoopbackClient.status(port: server.port, from: "127.0.0.3", timeout: .seconds(2)) == 200)
             }
-            // Another address is not affected.
-            #expect(LoopbackClient.status(port: server.port, from: "127.0.0.4", timeout: .seconds(2)) == 200)
-            // The places come back when the connections close.
-            crowd.closeAll()
-            #expect(eventually { server.openConnectionCount(from: "127.0.0.3") == 0 })
-            #expect(LoopbackClient.status(port: server.port, from: "127.0.0.3", timeout: .seconds(2)) == 200)
-        }
         #endif
     }
 
     @Test func theConnectionLimitAnswers503ToTheNextClient() async throws {
         #if os(Linux)
-        var limits = HTTPServer.Limits()
-        limits.connectionLimit = 8
-        limits.perAddressConnectionLimit = 8
-        let warnings = Collected()
-        try await withBlockingServer(limits: limits, warningLog: { warnings.append($0) }) { server in
-            #expect(server.connectionLimit == 8)
-            let crowd = SlowClients(port: server.port, count: 8, sources: ["127.0.0.5"])
-            defer { crowd.closeAll() }
-            #expect(eventually { server.openConnectionCount == 8 })
-            let socket = try #require(LoopbackClient.connect(port: server.port, from: "127.0.0.6"))
-            defer { close(socket) }
-            let answer = String(decoding: LoopbackClient.readToEnd(socket), as: UTF8.self)
-            #expect(answer.hasPrefix("HTTP/1.1 503 "))
-            #expect(answer.contains("connection limit"))
-            #expect(answer.contains("Retry-After: 1\r\n"))
-            #expect(eventually { warnings.all.contains { $0.contains("refused 1 connection with 503: all 8 connections are in use") } })
-        }
+            var limits = HTTPServer.Limits()
+            limits.connectionLimit = 8
+            limits.perAddressConnectionLimit = 8
+            let warnings = Collected()
+            try await withBlockingServer(limits: limits, warningLog: { warnings.append($0) }) { server in
+                #expect(server.connectionLimit == 8)
+                let crowd = SlowClients(port: server.port, count: 8, sources: ["127.0.0.5"])
+                defer { crowd.closeAll() }
+                #expect(eventually { server.openConnectionCount == 8 })
+                let socket = try #require(LoopbackClient.connect(port: server.port, from: "127.0.0.6"))
+                defer { close(socket) }
+                let answer = String(decoding: LoopbackClient.readToEnd(socket), as: UTF8.self)
+                #expect(answer.hasPrefix("HTTP/1.1 503 "))
+                #expect(answer.contains("connection limit"))
+                #expect(answer.contains("Retry-After: 1\r\n"))
+                #expect(eventually { warnings.all.contains { $0.contains("refused 1 connection with 503: all 8 connections are in use") } })
+            }
         #endif
     }
 
@@ -253,10 +255,13 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
             #expect(declared.header("Retry-After") == "1")
             // …and a chunked one when it outgrows what is left.
             let chunk = String(repeating: "c", count: 8000)
-            let chunked = try RawHTTPClient.parse(try RawHTTPClient.exchangeBlocking(port: server.port, [
-                Array("POST /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n".utf8),
-                Array("1f40\r\n\(chunk)\r\n".utf8), Array("1f40\r\n\(chunk)\r\n0\r\n\r\n".utf8),
-            ], halfClose: false))
+            let chunked = try RawHTTPClient.parse(
+                try RawHTTPClient.exchangeBlocking(
+                    port: server.port,
+                    [
+                        Array("POST /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n".utf8),
+                        Array("1f40\r\n\(chunk)\r\n".utf8), Array("1f40\r\n\(chunk)\r\n0\r\n\r\n".utf8)
+                    ], halfClose: false))
             #expect(chunked.status == 503)
             #expect(chunked.header("Retry-After") == "1")
             handler.open(1)
@@ -264,7 +269,9 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
             #expect(answers.all.first?.contains("unblocked 60000") == true)
             #expect(eventually { server.bufferedBodyByteCount == 0 })
             // With the budget back, the same upload fits.
-            let again = try RawHTTPClient.requestBlocking(port: server.port, "POST /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 10000\r\n\r\n" + String(repeating: "d", count: 10_000))
+            let again = try RawHTTPClient.requestBlocking(
+                port: server.port,
+                "POST /fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 10000\r\n\r\n" + String(repeating: "d", count: 10_000))
             #expect(again.status == 200)
         }
     }
@@ -282,9 +289,11 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
         limits.pollingThreadCount = 1
         limits.stopDrainTimeout = .milliseconds(300)
         let handler = GatedHandler()
-        let server = HTTPServer(port: 0, limits: limits, handler: handler, accessLog: { entry in
-            if entry.path == "/busy" { Thread.sleep(forTimeInterval: 1) }
-        })
+        let server = HTTPServer(
+            port: 0, limits: limits, handler: handler,
+            accessLog: { entry in
+                if entry.path == "/busy" { Thread.sleep(forTimeInterval: 1) }
+            })
         try server.start()
         let answers = Collected()
         let busyAnswer = try await onOwnThread { () -> String in
@@ -350,9 +359,9 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
     @Test func raisingTheDescriptorLimitReachesTheHardLimit() throws {
         var limit = rlimit()
         #if canImport(Glibc)
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         #else
-        let resource = RLIMIT_NOFILE
+            let resource = RLIMIT_NOFILE
         #endif
         #expect(getrlimit(resource, &limit) == 0)
         let soft = HTTPServer.raiseFileDescriptorLimit()
@@ -387,7 +396,7 @@ func sendInBackground(port: UInt16, _ text: String, from source: String = "127.0
             ("handlerThreadCount", { $0.handlerThreadCount = 0 }),
             ("maximumQueuedRequests", { $0.maximumQueuedRequests = 0 }),
             ("pollingThreadCount", { $0.pollingThreadCount = 0 }),
-            ("reservedFileDescriptors", { $0.reservedFileDescriptors = -1 }),
+            ("reservedFileDescriptors", { $0.reservedFileDescriptors = -1 })
         ]
         for (name, breakIt) in broken {
             var limits = HTTPServer.Limits()

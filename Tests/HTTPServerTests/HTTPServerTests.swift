@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Synchronization
 import Testing
@@ -11,16 +11,18 @@ import TestSupport
 struct EchoHandler: HTTPHandler {
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let query = request.query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
-        return HTTPResponse(status: 200, headers: [
-            "Content-Type": "application/octet-stream",
-            "X-Echo-Method": request.method,
-            "X-Echo-Path": request.path,
-            "X-Echo-Raw-Path": request.rawPath,
-            "X-Echo-Query": query,
-            "X-Echo-Test-Header": request.headers["x-test-header"] ?? "(none)",
-            "X-Echo-Remote": request.remoteAddress,
-            "X-Echo-Body-Bytes": String(request.body.count),
-        ], body: request.body)
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                "Content-Type": "application/octet-stream",
+                "X-Echo-Method": request.method,
+                "X-Echo-Path": request.path,
+                "X-Echo-Raw-Path": request.rawPath,
+                "X-Echo-Query": query,
+                "X-Echo-Test-Header": request.headers["x-test-header"] ?? "(none)",
+                "X-Echo-Remote": request.remoteAddress,
+                "X-Echo-Body-Bytes": String(request.body.count)
+            ], body: request.body)
     }
 }
 
@@ -240,7 +242,7 @@ final class Flag: Sendable {
                 "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: banana\r\n\r\n",
                 "GET / HTTP/1.1\r\nNo colon here\r\n\r\n",
                 "\u{0}\u{1}\u{2}\r\n\r\n",
-                "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
             ]
             for text in garbage {
                 let bytes = try await RawHTTPClient.exchange(port: server.port, [Array(text.utf8)], halfClose: true)

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import TestSupport
 
@@ -102,9 +102,9 @@ enum RawHTTPClient {
 
     private static func connected(port: UInt16) throws -> Int32 {
         #if canImport(Glibc)
-        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let socketDescriptor = socket(AF_INET, SOCK_STREAM, 0)
+            let socketDescriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard socketDescriptor >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)

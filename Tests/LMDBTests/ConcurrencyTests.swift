@@ -79,8 +79,9 @@ struct ConcurrencyTests {
         await runOnThreads([writer, reader, reader, reader, reader])
 
         let starved = readersGaveUp.load(ordering: .relaxed)
-        #expect(!starved,
-                "the writer made no progress for 30 s while readers ran (map growth starved by readers)")
+        #expect(
+            !starved,
+            "the writer made no progress for 30 s while readers ran (map growth starved by readers)")
         #expect(problems.withLock { $0 } == [])
         #expect(snapshots.load(ordering: .relaxed) >= 20)
         #expect(environment.mapGrowthCount > 0)

@@ -40,7 +40,11 @@ struct EnvironmentTests {
         defer { first.close() }
         let second = try Environment.open(path: directory.path)
         let third = try Environment.open(path: directory.path + "/./")
-        let readOnly = try Environment.open(path: directory.path, options: { var o = Environment.Options(); o.readOnly = true; return o }())
+        let readOnly = try Environment.open(
+            path: directory.path,
+            options: {
+                var o = Environment.Options(); o.readOnly = true; return o
+            }())
         #expect(first === second)
         #expect(first === third)
         #expect(first === readOnly, "a read-only open is served by the writable environment already open")

@@ -45,16 +45,16 @@ func allKeys(_ environment: Environment, _ database: Database) throws -> [UInt64
 /// `nil` where the platform cannot tell.
 func openFiles(under directory: String) -> [String]? {
     #if os(Linux)
-    guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
-    let resolvedDirectory = (try? FileManager.default.destinationOfSymbolicLink(atPath: directory)) ?? directory
-    return descriptors.compactMap { descriptor in
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)") else {
-            return nil
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        let resolvedDirectory = (try? FileManager.default.destinationOfSymbolicLink(atPath: directory)) ?? directory
+        return descriptors.compactMap { descriptor in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)") else {
+                return nil
+            }
+            return target.hasPrefix(resolvedDirectory + "/") ? target : nil
         }
-        return target.hasPrefix(resolvedDirectory + "/") ? target : nil
-    }
     #else
-    return nil
+        return nil
     #endif
 }
 

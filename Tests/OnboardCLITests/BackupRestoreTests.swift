@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// docs/operations.md § Backups and § Restoring: a backup taken while the server runs
@@ -15,8 +15,10 @@ import Glibc
 
     static func record(_ store: String, _ device: String, users: [String]) throws {
         for user in users {
-            let result = try CLI.run(["record", #"{"type":"sign_in_failed","user":"\#(user)","method":"password","reason":"invalid_password"}"#,
-                                      "--store", store, "--device", device])
+            let result = try CLI.run([
+                "record", #"{"type":"sign_in_failed","user":"\#(user)","method":"password","reason":"invalid_password"}"#,
+                "--store", store, "--device", device
+            ])
             guard result.status == 0 else { throw TestFailure("record: \(result.stderr)") }
         }
     }
@@ -44,8 +46,9 @@ import Glibc
             let backup = scratch.appending("backup")
             let script = Self.repository.appendingPathComponent("tools/backup-server.sh").path
             let copied = try CLI.run([script, "--data", data, "--to", backup, "--onboard", CLI.binary.path], executable: URL(fileURLWithPath: "/bin/bash"))
-            #expect(copied.status == 0 && copied.stdout.contains("(2 device replicas)") && copied.stderr.contains("audits clean"),
-                    "\(copied.stdout)\(copied.stderr)")
+            #expect(
+                copied.status == 0 && copied.stdout.contains("(2 device replicas)") && copied.stderr.contains("audits clean"),
+                "\(copied.stdout)\(copied.stderr)")
             #expect(try FileManager.default.attributesOfItem(atPath: backup + "/server/signing.key")[.posixPermissions] as? Int == 0o600)
             // A second backup into the same place is refused and leaves the first intact.
             let again = try CLI.run([script, "--data", data, "--to", backup], executable: URL(fileURLWithPath: "/bin/bash"))
@@ -66,9 +69,12 @@ import Glibc
             url = "http://127.0.0.1:\(server.port)"
             #expect(server.serverKey == serverKey)
             let resent = try Self.sync(scratch.appending("kiosk-1"), url, tokens["kiosk-1"]!)
-            #expect(resent.status == 0 && resent.stdout.contains("1 appended") && resent.stdout.contains("the server holds seq 3"), "\(resent.stdout)\(resent.stderr)")
+            #expect(
+                resent.status == 0 && resent.stdout.contains("1 appended") && resent.stdout.contains("the server holds seq 3"),
+                "\(resent.stdout)\(resent.stderr)")
             let unchanged = try Self.sync(scratch.appending("kiosk-2"), url, tokens["kiosk-2"]!)
-            #expect(unchanged.status == 0 && unchanged.stdout.contains("0 appended") && unchanged.stdout.contains("the server holds seq 2"), "\(unchanged.stdout)")
+            #expect(
+                unchanged.status == 0 && unchanged.stdout.contains("0 appended") && unchanged.stdout.contains("the server holds seq 2"), "\(unchanged.stdout)")
             let admin = try String(contentsOfFile: data + "/admin.token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
             let history = try TLSServeTests.curl(["-H", "Authorization: Bearer \(admin)", "\(url)/v1/users/alice/history"]).stdout
             #expect(history.components(separatedBy: "\"invalid_password\"").count - 1 == 2, "\(history)")
@@ -89,8 +95,9 @@ import Glibc
             for (device, head) in [("kiosk-1", 3), ("kiosk-2", 2)] {
                 let token = try CLI.run(["enroll", "--data", data, "--device", device]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
                 let uploaded = try Self.sync(scratch.appending(device), "http://127.0.0.1:\(fresh.port)", token)
-                #expect(uploaded.status == 0 && uploaded.stdout.contains("\(head) appended") && uploaded.stdout.contains("the server holds seq \(head)"),
-                        "\(device): \(uploaded.stdout)\(uploaded.stderr)")
+                #expect(
+                    uploaded.status == 0 && uploaded.stdout.contains("\(head) appended") && uploaded.stdout.contains("the server holds seq \(head)"),
+                    "\(device): \(uploaded.stdout)\(uploaded.stderr)")
             }
         }
     }
@@ -132,9 +139,14 @@ import Glibc
             defer { _ = node.stop() }
             #expect(node.serverKey == serverKey && !node.banner.contains("created the admin token"), "\(node.banner)")
             let resent = try Self.sync(store, "http://127.0.0.1:\(node.port)", token)
-            #expect(resent.status == 0 && resent.stdout.contains("1 appended") && resent.stdout.contains("the server holds seq 3"), "\(resent.stdout)\(resent.stderr)")
+            #expect(
+                resent.status == 0 && resent.stdout.contains("1 appended") && resent.stdout.contains("the server holds seq 3"),
+                "\(resent.stdout)\(resent.stderr)")
             let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(try TLSServeTests.curl(["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(admin)", "http://127.0.0.1:\(node.port)/v1/devices"]).stdout == "200")
+            #expect(
+                try TLSServeTests.curl([
+                    "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(admin)", "http://127.0.0.1:\(node.port)/v1/devices"
+                ]).stdout == "200")
         }
     }
 }

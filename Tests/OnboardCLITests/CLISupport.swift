@@ -4,7 +4,7 @@ import OnboardingModel
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs the real `onboard` binary built next to the test bundle.
@@ -32,8 +32,10 @@ enum CLI {
 
     /// Runs `onboard` (or `executable`) with `arguments`, feeding `input` on stdin, and waits for it.
     @discardableResult
-    static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
-                    in directory: TemporaryDirectory? = nil, executable: URL? = nil) throws -> Result {
+    static func run(
+        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+        in directory: TemporaryDirectory? = nil, executable: URL? = nil
+    ) throws -> Result {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let outURL = scratch.url.appendingPathComponent("stdout")
@@ -64,8 +66,9 @@ enum CLI {
         try errHandle.close()
         let out = try Data(contentsOf: outURL)
         let err = try Data(contentsOf: errURL)
-        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                      stderr: String(decoding: err, as: UTF8.self), stdoutBytes: out)
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self), stdoutBytes: out)
     }
 }
 
@@ -81,11 +84,19 @@ enum Corpus {
     /// 4,096-byte name, and null users and sessions.
     static func everyType() -> [Event] {
         let payloads: [(String?, Payload)] = [
-            ("zoë", .userAdded(displayName: "Zoë Ångström-Łukasiewicz", subtitle: "Infirmière 👩‍⚕️", imageRef: "avatars/zoë.png",
-                               passcodePolicy: .numeric, passcodeMinLength: 6)),
+            (
+                "zoë",
+                .userAdded(
+                    displayName: "Zoë Ångström-Łukasiewicz", subtitle: "Infirmière 👩‍⚕️", imageRef: "avatars/zoë.png",
+                    passcodePolicy: .numeric, passcodeMinLength: 6)
+            ),
             ("يوسف", .userAdded(displayName: "يوسف الحسن", subtitle: nil, imageRef: nil, passcodePolicy: .alphanumeric, passcodeMinLength: 8)),
-            ("long", .userAdded(displayName: String(repeating: "é", count: 2048), subtitle: String(repeating: "漢", count: 1365),
-                                imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 64)),
+            (
+                "long",
+                .userAdded(
+                    displayName: String(repeating: "é", count: 2048), subtitle: String(repeating: "漢", count: 1365),
+                    imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 64)
+            ),
             ("zoë", .userProfileUpdated(displayName: nil, subtitle: "Cheffe de service \"A\", aile nord\\sud", imageRef: nil)),
             ("zoë", .userProfileUpdated(displayName: "Zoë Å.", subtitle: "slash / back\\slash \"quoted\" ‏שלום‎", imageRef: "x")),
             ("zoë", .userSelected), ("zoë", .userRemoved(reason: .passcodeRetryLimit)),
@@ -115,12 +126,13 @@ enum Corpus {
             (nil, .fieldEdited(field: .email, filled: true, valid: nil)),
             ("zoë", .fieldEdited(field: .passcode, filled: false, valid: false)),
             (nil, .fieldValidated(field: .email, result: .emailInUse)), (nil, .accountCreationSubmitted),
-            (nil, .passwordResetStarted), (nil, .passwordResetFailed(reason: .rateLimited)),
+            (nil, .passwordResetStarted), (nil, .passwordResetFailed(reason: .rateLimited))
         ]
         return payloads.enumerated().map { index, pair in
-            Event(id: uuid(index + 1), device: index % 3 == 0 ? "kiosk-7" : "phone.A_1:x",
-                  at: base.adding(milliseconds: Int64(index) * 1_001),
-                  user: pair.0, flow: index % 4 == 3 ? nil : uuid(1000 + index / 5), payload: pair.1)
+            Event(
+                id: uuid(index + 1), device: index % 3 == 0 ? "kiosk-7" : "phone.A_1:x",
+                at: base.adding(milliseconds: Int64(index) * 1_001),
+                user: pair.0, flow: index % 4 == 3 ? nil : uuid(1000 + index / 5), payload: pair.1)
         }
     }
 
@@ -136,15 +148,17 @@ enum Corpus {
         let methods: [SignInMethod] = [.password, .passcode, .biometric]
         return (0..<count).map { index in
             let user = "user-\(Int.random(in: 0..<500, using: &random))"
-            let payload: Payload = switch Int.random(in: 0..<4, using: &random) {
-            case 0: .signInStarted(method: methods.randomElement(using: &random)!)
-            case 1: .signInFailed(method: .password, reason: .invalidPassword)
-            case 2: .signInSucceeded(method: .password, secondFactor: Bool.random(using: &random))
-            default: .userProfileUpdated(displayName: "Name \(index) — ü", subtitle: nil, imageRef: nil)
-            }
-            return Event(id: UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) }),
-                         device: device, at: base.adding(milliseconds: Int64(index) * 250),
-                         user: user, flow: nil, payload: payload)
+            let payload: Payload =
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: .signInStarted(method: methods.randomElement(using: &random)!)
+                case 1: .signInFailed(method: .password, reason: .invalidPassword)
+                case 2: .signInSucceeded(method: .password, secondFactor: Bool.random(using: &random))
+                default: .userProfileUpdated(displayName: "Name \(index) — ü", subtitle: nil, imageRef: nil)
+                }
+            return Event(
+                id: UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) }),
+                device: device, at: base.adding(milliseconds: Int64(index) * 250),
+                user: user, flow: nil, payload: payload)
         }
     }
 }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The audit console (`/console`) in a real browser: Debian's headless Chromium driven by
@@ -70,7 +70,7 @@ import Glibc
         "empty, loading and error states",
         "every control has a label and the keyboard reaches them",
         "the views fit 1280 and 390 pixels",
-        "no script error and no CSP violation",
+        "no script error and no CSP violation"
     ]
 
     struct Run: Sendable {
@@ -117,10 +117,13 @@ import Glibc
         var tokens: [String: String] = [:]
         tokens["kiosk-7"] = try cli(["enroll"] + place + ["--device", "kiosk-7", "--public-key", hex])
         tokens["phone-2"] = try cli(["enroll"] + place + ["--device", "phone-2"])
-        let spare = [try cli(["enroll"] + place + ["--device", ConsoleScenario.spareDevice]),
-                     try cli(["enroll"] + place + ["--device", ConsoleScenario.spareDevice])]
+        let spare = [
+            try cli(["enroll"] + place + ["--device", ConsoleScenario.spareDevice]),
+            try cli(["enroll"] + place + ["--device", ConsoleScenario.spareDevice])
+        ]
         let auditor = try cli(["enroll"] + place + ["--auditor"])
-        let server = storage == "postgres"
+        let server =
+            storage == "postgres"
             ? try SyncProcessTests.Server(database: database!.url, scratch: directory, name: "console")
             : try SyncProcessTests.Server(data: directory.appending("server-data"), scratch: directory)
         defer { server.stop() }
@@ -131,11 +134,15 @@ import Glibc
             try cli(["sync", "--store", stores[device]!, "--server", server.url, "--token", tokens[device]!])
         }
         // carol forgotten by the server: her records there now read as a pseudonym.
-        let forget = try CLI.run(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(admin)",
-                                  server.url + "/v1/users/carol/forget"], executable: URL(fileURLWithPath: "/usr/bin/curl"))
+        let forget = try CLI.run(
+            [
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(admin)",
+                server.url + "/v1/users/carol/forget"
+            ], executable: URL(fileURLWithPath: "/usr/bin/curl"))
         guard forget.stdout == "200" else { throw TestFailure("forgetting carol answered \(forget.stdout): \(forget.stderr)") }
 
-        let screenshots = storage == "lmdb" && !(ProcessInfo.processInfo.environment["ONBOARD_CONSOLE_SCREENSHOTS"] ?? "").isEmpty
+        let screenshots =
+            storage == "lmdb" && !(ProcessInfo.processInfo.environment["ONBOARD_CONSOLE_SCREENSHOTS"] ?? "").isEmpty
             ? repository.appendingPathComponent("docs/console").path : directory.appending("screenshots")
         let configuration: [String: Any] = [
             "url": server.url,
@@ -150,7 +157,7 @@ import Glibc
             "users": try JSONSerialization.jsonObject(with: JSONEncoder().encode(scenario.users)),
             "screenshots": screenshots,
             "downloads": directory.appending("downloads"),
-            "profile": directory.appending("chromium-profile"),
+            "profile": directory.appending("chromium-profile")
         ]
         let configurationFile = directory.appending("console.json")
         try JSONSerialization.data(withJSONObject: configuration, options: [.sortedKeys]).write(to: URL(fileURLWithPath: configurationFile))
@@ -176,7 +183,8 @@ import Glibc
     /// `python` with `arguments` (a browser script and its own), stopped past `deadline` seconds;
     /// also the lab report's browser test (LabReportBrowserTests).
     static func runScript(arguments: [String], in directory: TemporaryDirectory, deadline deadlineSeconds: TimeInterval) throws -> (Int32, String) {
-        let outputPath = directory.appending(arguments[0] == script ? "console-browser.out" : "\(URL(fileURLWithPath: arguments[0]).deletingPathExtension().lastPathComponent).out")
+        let outputPath = directory.appending(
+            arguments[0] == script ? "console-browser.out" : "\(URL(fileURLWithPath: arguments[0]).deletingPathExtension().lastPathComponent).out")
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         let process = ChildProcess()

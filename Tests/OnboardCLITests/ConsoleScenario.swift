@@ -57,18 +57,24 @@ struct ConsoleScenario {
         func second(_ count: Int64) -> Int64 { count * 1_000 }
 
         add("kiosk-7", start, Self.jose, .userAdded(displayName: "José Álvarez", passcodePolicy: .numeric, passcodeMinLength: 6))
-        add("phone-2", start.adding(milliseconds: second(2)), Self.jose,
+        add(
+            "phone-2", start.adding(milliseconds: second(2)), Self.jose,
             .userAdded(displayName: "José Álvarez", passcodePolicy: .numeric, passcodeMinLength: 6))
-        add("kiosk-7", start.adding(milliseconds: second(4)), Self.carol, .userAdded(displayName: "Carol Ersatz", passcodePolicy: .numeric, passcodeMinLength: 6))
+        add(
+            "kiosk-7", start.adding(milliseconds: second(4)), Self.carol,
+            .userAdded(displayName: "Carol Ersatz", passcodePolicy: .numeric, passcodeMinLength: 6))
         for index in 0..<3 {
-            add("kiosk-7", start.adding(milliseconds: second(15 + 10 * Int64(index))), Self.carol,
+            add(
+                "kiosk-7", start.adding(milliseconds: second(15 + 10 * Int64(index))), Self.carol,
                 .signInFailed(method: .password, reason: .invalidPassword))
         }
-        add("kiosk-7", start.adding(milliseconds: second(10)), Self.mallory,
+        add(
+            "kiosk-7", start.adding(milliseconds: second(10)), Self.mallory,
             .userAdded(displayName: "<img src=x onerror=alert(1)>", passcodePolicy: .numeric, passcodeMinLength: 6))
         add("kiosk-7", start.adding(milliseconds: second(20)), Self.mallory, .signInFailed(method: .password, reason: .invalidPassword))
         add("kiosk-7", start.adding(milliseconds: second(30)), Self.mallory, .signInSucceeded(method: .password, secondFactor: false))
-        add("kiosk-7", start.adding(milliseconds: second(40)), Self.hostileID,
+        add(
+            "kiosk-7", start.adding(milliseconds: second(40)), Self.hostileID,
             .userAdded(displayName: "\"><script>alert(3)</script>", passcodePolicy: .numeric, passcodeMinLength: 6))
         add("kiosk-7", start.adding(milliseconds: second(50)), Self.hostileID, .signInFailed(method: .password, reason: .invalidPassword))
 
@@ -91,7 +97,8 @@ struct ConsoleScenario {
         // Recent enough that the lock (from the first failure, 5 minutes) lasts through the test's
         // first minutes, where it clears it.
         for index in 0..<5 {
-            add("phone-2", now.adding(milliseconds: -second(30) + second(Int64(index))), Self.bob,
+            add(
+                "phone-2", now.adding(milliseconds: -second(30) + second(Int64(index))), Self.bob,
                 .signInFailed(method: .password, reason: .invalidPassword))
         }
 
@@ -104,8 +111,10 @@ struct ConsoleScenario {
                 attempts[user, default: []].append(attempt)
             }
         }
-        let names = [Self.jose: "José Álvarez", Self.bob: "Bob Martin", Self.mallory: "<img src=x onerror=alert(1)>",
-                     Self.hostileID: "\"><script>alert(3)</script>", Self.carol: "Carol Ersatz"]
+        let names = [
+            Self.jose: "José Álvarez", Self.bob: "Bob Martin", Self.mallory: "<img src=x onerror=alert(1)>",
+            Self.hostileID: "\"><script>alert(3)</script>", Self.carol: "Carol Ersatz"
+        ]
         for (user, name) in names {
             users[user] = User(id: user, displayName: name, attempts: (attempts[user] ?? []).sorted { ($0.at, $0.device, $0.seq) < ($1.at, $1.device, $1.seq) })
         }
@@ -120,8 +129,9 @@ struct ConsoleScenario {
         case .signInThrottled(let signIn, _, _): (outcome, factor, method) = ("throttled", "password", signIn)
         default: return nil
         }
-        return Attempt(at: event.at.iso8601, device: event.device, seq: seq, user: user, outcome: outcome, factor: factor,
-                       method: method.rawValue)
+        return Attempt(
+            at: event.at.iso8601, device: event.device, seq: seq, user: user, outcome: outcome, factor: factor,
+            method: method.rawValue)
     }
 
     /// A device's log as canonical JSONL, as `onboard import` reads it.

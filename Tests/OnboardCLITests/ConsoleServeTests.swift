@@ -24,7 +24,8 @@ import TestSupport
         return (status, headers, String(result.stdout[split.upperBound...]))
     }
 
-    static let policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+    static let policy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
     static func expectConsole(_ node: Node) throws {
         let page = try fetch(node.url + "/console/")
@@ -52,8 +53,9 @@ import TestSupport
 
     /// `curl` to a file: the status and the file's path.
     static func download(_ url: String, token: String, to path: String) throws -> Int {
-        let result = try CLI.run(["-s", "--max-time", "120", "-o", path, "-w", "%{http_code}", "-H", "authorization: Bearer \(token)", url],
-                                 executable: URL(fileURLWithPath: "/usr/bin/curl"))
+        let result = try CLI.run(
+            ["-s", "--max-time", "120", "-o", path, "-w", "%{http_code}", "-H", "authorization: Bearer \(token)", url],
+            executable: URL(fileURLWithPath: "/usr/bin/curl"))
         return Int(result.stdout) ?? 0
     }
 
@@ -77,8 +79,13 @@ import TestSupport
 
         let csv = scratch.appending("kiosk-7.csv")
         #expect(try download(node.url + "/v1/devices/kiosk-7/export?format=csv", token: auditor, to: csv) == 200)
-        let count = try CLI.run(["-c", "import csv, sys\nrows = list(csv.reader(open(sys.argv[1], newline='', encoding='utf-8'), strict=True))\nassert all(len(r) == 9 for r in rows)\nprint(len(rows) - 1)", csv],
-                                executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        let count = try CLI.run(
+            [
+                "-c",
+                "import csv, sys\nrows = list(csv.reader(open(sys.argv[1], newline='', encoding='utf-8'), strict=True))\nassert all(len(r) == 9 for r in rows)\nprint(len(rows) - 1)",
+                csv
+            ],
+            executable: URL(fileURLWithPath: "/usr/bin/python3"))
         #expect(count.status == 0 && Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == lines.count, "\(count.stderr)")
 
         // A user's export holds an admin's clear of their lockout among their attempts: in OCSF
@@ -87,9 +94,12 @@ import TestSupport
         let user = try #require(first, "the generated log has a user")
         let admin = try String(contentsOfFile: adminTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let encoded = user.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? user
-        let cleared = try CLI.run(["-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "authorization: Bearer \(admin)",
-                                   "-H", "content-type: application/json", "--data", #"{"factor":"password","reason":"helpdesk ticket 12"}"#,
-                                   node.url + "/v1/users/\(encoded)/lockout/clear"], executable: URL(fileURLWithPath: "/usr/bin/curl"))
+        let cleared = try CLI.run(
+            [
+                "-s", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "authorization: Bearer \(admin)",
+                "-H", "content-type: application/json", "--data", #"{"factor":"password","reason":"helpdesk ticket 12"}"#,
+                node.url + "/v1/users/\(encoded)/lockout/clear"
+            ], executable: URL(fileURLWithPath: "/usr/bin/curl"))
         #expect(cleared.stdout == "200", "the clear answered \(cleared.stdout)")
         let userOCSF = scratch.appending("user.ocsf.json")
         #expect(try download(node.url + "/v1/users/\(encoded)/export?format=ocsf", token: auditor, to: userOCSF) == 200)

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Kills the real `onboard import` with SIGKILL at seeded random moments and checks, after every
@@ -64,8 +64,9 @@ import Glibc
                 let got = exported.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { $0 + "\n" }
                 #expect(got.count <= lines.count, "\(context)")
                 #expect(Array(lines.prefix(got.count)) == got, "\(context): the log is not a prefix of the file")
-                #expect(got.count % CrashTests.commitEvery == 0 || got.count == lines.count,
-                        "\(context): \(got.count) events is not a whole number of \(CrashTests.commitEvery)-event commits")
+                #expect(
+                    got.count % CrashTests.commitEvery == 0 || got.count == lines.count,
+                    "\(context): \(got.count) events is not a whole number of \(CrashTests.commitEvery)-event commits")
                 if got.count == lines.count {
                     // Finished: start a new round on a fresh store so later kills land mid-import again.
                     round += 1
@@ -73,7 +74,9 @@ import Glibc
                 }
             }
             #expect(kills >= CrashTests.requiredKills, "seed \(seed): only \(kills) kills landed in \(attempts) attempts")
-            print("crash test: \(kills) kill -9 in \(attempts) attempts over \(round + 1) stores (seed \(seed), import \(String(format: "%.2f", fullDuration)) s)")
+            print(
+                "crash test: \(kills) kill -9 in \(attempts) attempts over \(round + 1) stores (seed \(seed), import \(String(format: "%.2f", fullDuration)) s)"
+            )
         }
     }
 }

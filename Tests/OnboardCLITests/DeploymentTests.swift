@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The deployment files in deploy/, graded by the tools they are written for: the systemd unit by
@@ -48,8 +48,9 @@ import Glibc
                 .map { $0 == "/etc/onboard/serve.conf" ? Self.deploy.appendingPathComponent("serve.conf").path : String($0) }
             let checked = try CLI.run(Array(arguments) + ["--check-config"], environment: environment)
             #expect(checked.status == 0, "onboard \(arguments.joined(separator: " ")) --check-config: \(checked.stderr)")
-            #expect(checked.stdout.contains("token-lifetime = 90d  (file)") && checked.stdout.contains("data = \(scratch.appending("state"))  (environment)"),
-                    "\(checked.stdout)")
+            #expect(
+                checked.stdout.contains("token-lifetime = 90d  (file)") && checked.stdout.contains("data = \(scratch.appending("state"))  (environment)"),
+                "\(checked.stdout)")
         }
     }
 
@@ -69,15 +70,19 @@ import Glibc
             let temporary = scratch.appending("nginx-temp")
             try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
             var site = try DeploymentTests.file("nginx.conf")
-            for (from, to) in [("server 127.0.0.1:8080;", "server 127.0.0.1:\(upstreamPort);"),
-                               ("listen 443 ssl;", "listen 127.0.0.1:\(httpsPort) ssl;"), ("listen 80;", "listen 127.0.0.1:\(httpPort);"),
-                               ("listen [::]:443 ssl;", ""), ("listen [::]:80;", ""),
-                               ("/etc/onboard/tls/fullchain.pem", certificate), ("/etc/onboard/tls/key.pem", key),
-                               ("/var/log/nginx/onboard.access.log", accessLog)] {
+            for (from, to) in [
+                ("server 127.0.0.1:8080;", "server 127.0.0.1:\(upstreamPort);"),
+                ("listen 443 ssl;", "listen 127.0.0.1:\(httpsPort) ssl;"), ("listen 80;", "listen 127.0.0.1:\(httpPort);"),
+                ("listen [::]:443 ssl;", ""), ("listen [::]:80;", ""),
+                ("/etc/onboard/tls/fullchain.pem", certificate), ("/etc/onboard/tls/key.pem", key),
+                ("/var/log/nginx/onboard.access.log", accessLog)
+            ] {
                 guard site.contains(from) else { throw TestFailure("deploy/nginx.conf lost \(from)") }
                 site = site.replacingOccurrences(of: from, with: to)
             }
-            let main = try scratch.write("nginx-main.conf", """
+            let main = try scratch.write(
+                "nginx-main.conf",
+                """
                 pid \(scratch.appending("nginx.pid"));
                 error_log \(errorLog) warn;
                 worker_processes 1;
@@ -127,8 +132,11 @@ import Glibc
             let token = enrolled.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let store = scratch.appending("kiosk.lmdb")
             for user in ["alice@example.org", "bob"] {
-                #expect(try CLI.run(["record", #"{"type":"sign_in_failed","user":"\#(user)","method":"password","reason":"invalid_password"}"#,
-                                     "--store", store, "--device", "kiosk-7"]).status == 0)
+                #expect(
+                    try CLI.run([
+                        "record", #"{"type":"sign_in_failed","user":"\#(user)","method":"password","reason":"invalid_password"}"#,
+                        "--store", store, "--device", "kiosk-7"
+                    ]).status == 0)
             }
             let synced = try CLI.run(["sync", "--store", store, "--server", https, "--ca-file", certificates.ca, "--token", token])
             #expect(synced.status == 0 && synced.stdout.contains("the server holds seq 2"), "\(synced.stdout)\(synced.stderr)")
@@ -139,8 +147,10 @@ import Glibc
             // The rate limits key on the address nginx appended: one address over its limit gets
             // 429, another (the same proxy) still gets 401, and a good token is still served.
             func status(_ token: String, from address: String) throws -> String {
-                try TLSServeTests.curl(["--cacert", certificates.ca, "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)",
-                                        "-H", "X-Forwarded-For: \(address)", "\(https)/v1/token"]).stdout
+                try TLSServeTests.curl([
+                    "--cacert", certificates.ca, "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)",
+                    "-H", "X-Forwarded-For: \(address)", "\(https)/v1/token"
+                ]).stdout
             }
             let flood = try (0..<5).map { _ in try status("obt_bad", from: "198.51.100.1") }
             #expect(flood.prefix(3) == ["401", "401", "401"] && flood.last == "429", "\(flood)")

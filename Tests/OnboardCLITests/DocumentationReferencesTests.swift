@@ -14,8 +14,10 @@ import TestSupport
 
     /// Where references are looked for, relative to the repository: every file under these
     /// folders, and these files.
-    static let scanned = ["Sources", "Tests", "Benchmarks", "FuzzTesting/Sources", "tools", "docs", ".ci",
-                          "README.md", "Package.swift"]
+    static let scanned = [
+        "Sources", "Tests", "Benchmarks", "FuzzTesting/Sources", "tools", "docs", ".ci",
+        "README.md", "Package.swift"
+    ]
 
     /// What a reader of the repository cannot open, as case-insensitive regular expressions, with
     /// what each is. The names are written in pieces so that this file does not match them itself.
@@ -24,7 +26,7 @@ import TestSupport
         (#"\bSTYLE"# + #"\.md\b"#, "the style notes, which are not in the repository"),
         (#"\bshared"# + #"/seeds\b"#, "the seed briefs, which are not in the repository"),
         (#"\bseed "# + #"00[0-9]\b"#, "a seed brief, which is not in the repository"),
-        (#"\bissues? "# + #"#?[0-9]+"#, "an issue of a tracker the repository does not ship"),
+        (#"\bissues? "# + #"#?[0-9]+"#, "an issue of a tracker the repository does not ship")
     ]
 
     /// Every text file under ``scanned``, relative to the repository, in order (files that are not
@@ -49,7 +51,8 @@ import TestSupport
                 let file = repository.appendingPathComponent(path)
                 var isFolder: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isFolder), !isFolder.boolValue,
-                      let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
+                    let text = try? String(contentsOf: file, encoding: .utf8)
+                else { continue }
                 files.append((path, text))
             }
         }
@@ -79,8 +82,10 @@ import TestSupport
 
     /// The checks see what they look for: each pattern matches the reference it stands for.
     @Test func thePatternsMatchWhatTheyAreFor() throws {
-        let samples = ["see " + "DESIGN" + ".md §5", "STYLE" + ".md", "shared" + "/seed" + "s/002.md", "(seed " + "002)",
-                       "Seed " + "000: Wikipedia", "(issue " + "12)", "issue " + "7's", "Issue " + "#3"]
+        let samples = [
+            "see " + "DESIGN" + ".md §5", "STYLE" + ".md", "shared" + "/seed" + "s/002.md", "(seed " + "002)",
+            "Seed " + "000: Wikipedia", "(issue " + "12)", "issue " + "7's", "Issue " + "#3"
+        ]
         for sample in samples {
             let matched = try Self.unopenable.contains { entry in
                 let regex = try NSRegularExpression(pattern: entry.pattern, options: [.caseInsensitive])
@@ -120,10 +125,11 @@ import TestSupport
     /// A heading's anchor as GitHub makes it: lowercased, everything but letters, digits, spaces,
     /// `-` and `_` dropped, spaces turned into `-`.
     static func anchor(of heading: String) -> String {
-        String(heading.lowercased().compactMap { character -> Character? in
-            if character == " " { return "-" }
-            return character.isLetter || character.isNumber || character == "-" || character == "_" ? character : nil
-        })
+        String(
+            heading.lowercased().compactMap { character -> Character? in
+                if character == " " { return "-" }
+                return character.isLetter || character.isNumber || character == "-" || character == "_" ? character : nil
+            })
     }
 
     @Test func theArchitecturePageLinksToPagesAndSectionsThatExist() throws {
@@ -131,8 +137,10 @@ import TestSupport
         let page = try String(contentsOf: docs.appendingPathComponent("architecture.md"), encoding: .utf8)
         let regex = try NSRegularExpression(pattern: #"\]\(([^)#\s]+)(?:#([^)\s]+))?\)"#)
         let links = regex.matches(in: page, range: NSRange(page.startIndex..., in: page)).map { match in
-            (file: Range(match.range(at: 1), in: page).map { String(page[$0]) } ?? "",
-             anchor: Range(match.range(at: 2), in: page).map { String(page[$0]) })
+            (
+                file: Range(match.range(at: 1), in: page).map { String(page[$0]) } ?? "",
+                anchor: Range(match.range(at: 2), in: page).map { String(page[$0]) }
+            )
         }
         #expect(links.count >= 20, "found only \(links.count) links in docs/architecture.md")
         for link in links where !link.file.contains("://") {

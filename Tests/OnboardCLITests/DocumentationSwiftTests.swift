@@ -70,7 +70,8 @@ import TestSupport
 
     /// The `swift` driver the tests run under (CI puts the toolchain on PATH).
     static func swift() -> String {
-        let candidates = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/swift" }
+        let candidates =
+            (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/swift" }
             + ["/opt/swift/usr/bin/swift"]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/opt/swift/usr/bin/swift"
     }
@@ -113,7 +114,7 @@ import TestSupport
         "_ = try store.appendBlocking(events, claimedSeqs: [nil])",
         "_ = store.observeAppends { _ in }",
         "options.maintainProjections = false",
-        "options.signsHeads = false",
+        "options.signsHeads = false"
     ]
 
     /// Type-checks, as the app's module, a file that uses each piece of ``replicaPlumbing``, and
@@ -124,24 +125,29 @@ import TestSupport
             "import OnboardingStore",
             "func probe(_ store: OnboardingStore, records: [Record], events: [Event], key: SecretKey, head: SignedHead, publicKey: SigningPublicKey) throws {",
             "    var options = OnboardingStore.Options()",
-            "    options.lockoutPolicy = .mediawiki",
+            "    options.lockoutPolicy = .mediawiki"
         ]
         let source = (header + Self.replicaPlumbing.map { "    " + $0 } + ["}", ""]).joined(separator: "\n")
         let file = directory.appending("probe.swift")
         try source.write(toFile: file, atomically: true, encoding: .utf8)
         let swiftc = (Self.swift() as NSString).deletingLastPathComponent + "/swiftc"
-        let result = try Tool.run(swiftc, ["-typecheck", "-I", modules,
-                                           "-I", Self.repository.appendingPathComponent("Sources/CLMDB").path,
-                                           "-I", Self.repository.appendingPathComponent("Sources/CSodium").path,
-                                           "-I", Self.repository.appendingPathComponent("Sources/CTLS/include").path, file])
+        let result = try Tool.run(
+            swiftc,
+            [
+                "-typecheck", "-I", modules,
+                "-I", Self.repository.appendingPathComponent("Sources/CLMDB").path,
+                "-I", Self.repository.appendingPathComponent("Sources/CSodium").path,
+                "-I", Self.repository.appendingPathComponent("Sources/CTLS/include").path, file
+            ])
         #expect(result.status != 0)
         for (index, use) in Self.replicaPlumbing.enumerated() {
             let line = header.count + index + 1
             // Refused for its access (or, for claimed seqs, as an overload an app does not see),
             // not for some other mistake in the probe.
             let errors = result.output.split(separator: "\n").filter { $0.contains("probe.swift:\(line):") && $0.contains("error:") }
-            #expect(!errors.isEmpty && errors.allSatisfy { $0.contains("'package' protection level") || $0.contains("extra argument 'claimedSeqs'") },
-                    "an app can still write `\(use)`:\n\(result.output.suffix(3000))")
+            #expect(
+                !errors.isEmpty && errors.allSatisfy { $0.contains("'package' protection level") || $0.contains("extra argument 'claimedSeqs'") },
+                "an app can still write `\(use)`:\n\(result.output.suffix(3000))")
         }
         // The probe's own setup is public: its first lines type-check.
         for line in 1...header.count {
@@ -155,11 +161,13 @@ import TestSupport
             // README: the manifest and the snippet; store.md, projections.md, lockout.md, sync-protocol.md.
             #expect(blocks.count >= 8, "found only \(blocks.count) swift blocks")
             // The DocC articles (Sources/OnboardingStore/OnboardingStore.docc) are compiled too.
-            #expect(blocks.contains { $0.file.hasPrefix("Sources/OnboardingStore/OnboardingStore.docc/") },
-                    "no swift block found in the OnboardingStore DocC catalog")
+            #expect(
+                blocks.contains { $0.file.hasPrefix("Sources/OnboardingStore/OnboardingStore.docc/") },
+                "no swift block found in the OnboardingStore DocC catalog")
             for block in blocks where !block.isManifest {
-                #expect(block.text.contains("import OnboardingStore"),
-                        "\(block.file):\(block.line): a swift block must be a whole program (import OnboardingStore, open its store)")
+                #expect(
+                    block.text.contains("import OnboardingStore"),
+                    "\(block.file):\(block.line): a swift block must be a whole program (import OnboardingStore, open its store)")
             }
         }
     }
@@ -178,8 +186,9 @@ import TestSupport
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         // `../OnboardingStore` from the app's directory is this repository, whatever its checkout is called.
-        try FileManager.default.createSymbolicLink(atPath: directory.appending("OnboardingStore"),
-                                                   withDestinationPath: Self.repository.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.appending("OnboardingStore"),
+            withDestinationPath: Self.repository.path)
         let app = directory.appending("SigninApp")
         try FileManager.default.createDirectory(atPath: app + "/Sources/SigninApp", withIntermediateDirectories: true)
         try program.text.write(toFile: app + "/Sources/SigninApp/main.swift", atomically: true, encoding: .utf8)
@@ -199,7 +208,9 @@ import TestSupport
         let build = try await OwnThread.run {
             try Tool.run(Self.swift(), ["build", "--package-path", app, "-Xswiftc", "-warnings-as-errors"])
         }
-        #expect(build.status == 0, "a Swift block in the README or docs/ does not build:\n\(Self.mapDiagnostics(String(build.output.suffix(6000)), blocks: targets))")
+        #expect(
+            build.status == 0,
+            "a Swift block in the README or docs/ does not build:\n\(Self.mapDiagnostics(String(build.output.suffix(6000)), blocks: targets))")
         guard build.status == 0 else { return }
 
         try checkReplicaPlumbingIsNotPublic(modules: app + "/.build/debug/Modules", in: directory)

@@ -7,7 +7,7 @@ import TestSupport
     static let lines = [
         #"{"id":"00000000-0000-4000-8000-000000000001","device":"kiosk-7","at":"2026-06-01T10:00:00.000Z","user":"alice@example.org","type":"user_added","display_name":"Alice Quixotic","subtitle":"Ward 3","passcode_policy":"numeric","passcode_min_length":4}"#,
         #"{"id":"00000000-0000-4000-8000-000000000002","device":"kiosk-7","at":"2026-06-01T10:01:00.000Z","user":"bob","type":"user_added","display_name":"Bob Qwerty","passcode_policy":"numeric","passcode_min_length":4}"#,
-        #"{"id":"00000000-0000-4000-8000-000000000003","device":"kiosk-7","at":"2026-06-01T10:02:00.000Z","user":"alice@example.org","type":"sign_in_failed","method":"password","reason":"invalid_password"}"#,
+        #"{"id":"00000000-0000-4000-8000-000000000003","device":"kiosk-7","at":"2026-06-01T10:02:00.000Z","user":"alice@example.org","type":"sign_in_failed","method":"password","reason":"invalid_password"}"#
     ]
 
     @Test func forgetUserErasesExportKeepsVerifyAndLeavesNoTraceInTheFile() async throws {
@@ -28,8 +28,14 @@ import TestSupport
             #expect(export.status == 0)
             let exported = export.stdout.split(separator: "\n").map(String.init)
             #expect(exported.count == 4)
-            #expect(exported[0] == #"{"id":"00000000-0000-4000-8000-000000000001","device":"kiosk-7","seq":1,"at":"2026-06-01T10:00:00.000Z","user":"\#(pseudonym)","session":null,"type":"user_added","display_name":"[erased]","passcode_policy":"numeric","passcode_min_length":4}"#)
-            #expect(exported[1] == #"{"id":"00000000-0000-4000-8000-000000000002","device":"kiosk-7","seq":2,"at":"2026-06-01T10:01:00.000Z","user":"bob","session":null,"type":"user_added","display_name":"Bob Qwerty","passcode_policy":"numeric","passcode_min_length":4}"#)
+            #expect(
+                exported[0]
+                    == #"{"id":"00000000-0000-4000-8000-000000000001","device":"kiosk-7","seq":1,"at":"2026-06-01T10:00:00.000Z","user":"\#(pseudonym)","session":null,"type":"user_added","display_name":"[erased]","passcode_policy":"numeric","passcode_min_length":4}"#
+            )
+            #expect(
+                exported[1]
+                    == #"{"id":"00000000-0000-4000-8000-000000000002","device":"kiosk-7","seq":2,"at":"2026-06-01T10:01:00.000Z","user":"bob","session":null,"type":"user_added","display_name":"Bob Qwerty","passcode_policy":"numeric","passcode_min_length":4}"#
+            )
             #expect(exported[2].contains(#""user":"\#(pseudonym)""#))
             #expect(exported[3].contains(#""user":"\#(pseudonym)","session":null,"type":"user_forgotten"}"#))
             #expect(!export.stdout.contains("alice") && !export.stdout.contains("Quixotic") && !export.stdout.contains("Ward 3"))

@@ -29,8 +29,10 @@ import TestSupport
         try await onOwnThread {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let generated = try CLI.run(["generate", "--events", "2000", "--scenario", scenario, "--policy", "owasp",
-                                         "--users", "50", "--devices", "20"])
+            let generated = try CLI.run([
+                "generate", "--events", "2000", "--scenario", scenario, "--policy", "owasp",
+                "--users", "50", "--devices", "20"
+            ])
             #expect(generated.status == 0, "\(generated.stderr)")
             let imported = try CLI.run(["import", "-", "--store", directory.appending("store")], input: generated.stdoutBytes)
             #expect(imported.status == 0, "\(imported.stderr)")
@@ -70,15 +72,23 @@ import TestSupport
     @Test(arguments: [
         (["generate"], "onboard generate: --events N is required (how many events to write)\n"),
         (["generate", "--events", "0"], "onboard generate: --events needs a whole number above 0, got \"0\"\n"),
-        (["generate", "--events", "10", "--scenario", "ddos"],
-         "onboard generate: --scenario must be one of mixed, honest, brute_force, stuffing, spraying, shared_device, got \"ddos\"\n"),
-        (["generate", "--events", "10", "--seed", "-1"],
-         "onboard generate: --seed needs a whole number from 0 to 18446744073709551615, got \"-1\"\n"),
-        (["generate", "--events", "10", "--policy", "strict"],
-         "onboard generate: --policy strict is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode, fail2ban) nor a file\n"),
+        (
+            ["generate", "--events", "10", "--scenario", "ddos"],
+            "onboard generate: --scenario must be one of mixed, honest, brute_force, stuffing, spraying, shared_device, got \"ddos\"\n"
+        ),
+        (
+            ["generate", "--events", "10", "--seed", "-1"],
+            "onboard generate: --seed needs a whole number from 0 to 18446744073709551615, got \"-1\"\n"
+        ),
+        (
+            ["generate", "--events", "10", "--policy", "strict"],
+            "onboard generate: --policy strict is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode, fail2ban) nor a file\n"
+        ),
         (["generate", "--events", "10", "--json"], "onboard generate: --json only applies to --effectiveness\n"),
-        (["generate", "--effectiveness", "--no-form-events"],
-         "onboard generate: --no-form-events does not apply to --effectiveness (no lockout counts form events: the report is the same)\n"),
+        (
+            ["generate", "--effectiveness", "--no-form-events"],
+            "onboard generate: --no-form-events does not apply to --effectiveness (no lockout counts form events: the report is the same)\n"
+        )
     ])
     func usageErrorsExit64(arguments: [String], message: String) throws {
         let result = try CLI.run(arguments)

@@ -21,7 +21,7 @@ import TestSupport
             Make.event(45, .signInSucceeded(method: .password, secondFactor: false), user: oNeil, device: "phone-1", seconds: 6),
             Make.event(46, .signedOut(reason: .user), user: oNeil, device: "phone-1", seconds: 66),
             Make.event(47, .signInSucceeded(method: .passcode, secondFactor: false), seconds: 400),
-            Make.event(48, .signInSucceeded(method: .biometric, secondFactor: false), device: "phone-1", seconds: 500),
+            Make.event(48, .signInSucceeded(method: .biometric, secondFactor: false), device: "phone-1", seconds: 500)
         ]
     }
 
@@ -56,22 +56,25 @@ import TestSupport
             #expect(try Self.attempts(filtered.stdout).map { $0["seq"] } == [1, 2, 3, 4].map { .number(String($0)) })
             let biometric = try CLI.run(["history", "--store", store, "--user", "alice", "--method", "biometric", "--outcome", "success", "--json"])
             #expect(try Self.attempts(biometric.stdout).map { $0["device"] } == [.string("phone-1")])
-            let ranged = try CLI.run(["history", "--store", store, "--user", "alice", "--since", "2026-11-30T16:00:02Z",
-                                      "--until", "2026-11-30T16:00:04Z", "--json"])
+            let ranged = try CLI.run([
+                "history", "--store", store, "--user", "alice", "--since", "2026-11-30T16:00:02Z",
+                "--until", "2026-11-30T16:00:04Z", "--json"
+            ])
             #expect(try Self.attempts(ranged.stdout).map { $0["seq"] } == [.number("2"), .number("3")])
 
             // A device's history without a user: every user on it, quoted as CSV needs.
             let csv = try CLI.run(["history", "--store", store, "--device", "phone-1", "--format", "csv"])
             #expect(csv.status == 0, "\(csv.stderr)")
-            #expect(csv.stdout == """
-                kind,seq,at,device,factor,method,outcome,reason,start,end,duration_ms,second_factor,end_reason,user
-                attempt,5,2026-11-30T16:00:05.000Z,phone-1,password,password,failed,invalid_password,,,,,,"O""Neil, Jr"
-                attempt,6,2026-11-30T16:00:06.000Z,phone-1,password,password,succeeded,,,,,,,"O""Neil, Jr"
-                attempt,9,2026-11-30T16:08:20.000Z,phone-1,password,biometric,succeeded,,,,,,,alice
-                session,6,,phone-1,,password,,,2026-11-30T16:00:06.000Z,2026-11-30T16:01:06.000Z,60000,false,user,"O""Neil, Jr"
-                session,9,,phone-1,,biometric,,,2026-11-30T16:08:20.000Z,,,false,,alice
+            #expect(
+                csv.stdout == """
+                    kind,seq,at,device,factor,method,outcome,reason,start,end,duration_ms,second_factor,end_reason,user
+                    attempt,5,2026-11-30T16:00:05.000Z,phone-1,password,password,failed,invalid_password,,,,,,"O""Neil, Jr"
+                    attempt,6,2026-11-30T16:00:06.000Z,phone-1,password,password,succeeded,,,,,,,"O""Neil, Jr"
+                    attempt,9,2026-11-30T16:08:20.000Z,phone-1,password,biometric,succeeded,,,,,,,alice
+                    session,6,,phone-1,,password,,,2026-11-30T16:00:06.000Z,2026-11-30T16:01:06.000Z,60000,false,user,"O""Neil, Jr"
+                    session,9,,phone-1,,biometric,,,2026-11-30T16:08:20.000Z,,,false,,alice
 
-                """)
+                    """)
             let table = try CLI.run(["history", "--store", store, "--device", "phone-1"])
             #expect(table.stdout.hasPrefix("attempts: 3\n"))
             #expect(table.stdout.contains("USER"))
@@ -114,13 +117,21 @@ import TestSupport
             let store = try store(directory)
             for (arguments, message) in [
                 (["--outcome", "won"], "onboard history: --outcome: unknown outcome \"won\"; expected one of succeeded, failed, throttled"),
-                (["--method", "retina"], "onboard history: --method: unknown method \"retina\"; expected one of password, passcode, biometric, apple, google, other, totp, sms, email, recovery_code"),
+                (
+                    ["--method", "retina"],
+                    "onboard history: --method: unknown method \"retina\"; expected one of password, passcode, biometric, apple, google, other, totp, sms, email, recovery_code"
+                ),
                 (["--factor", "pin"], "onboard history: --factor: unknown factor \"pin\"; expected one of password, second_factor"),
-                (["--since", "2026-12-01T00:00:00Z", "--until", "2026-11-01T00:00:00Z"],
-                 "onboard history: --until: until (2026-11-01T00:00:00.000Z) is before since (2026-12-01T00:00:00.000Z)"),
-                (["--cursor", "nonsense"], "onboard history: --cursor: cursor \"nonsense\" is not a cursor this server or CLI issued; pass next_cursor from the previous page unchanged"),
+                (
+                    ["--since", "2026-12-01T00:00:00Z", "--until", "2026-11-01T00:00:00Z"],
+                    "onboard history: --until: until (2026-11-01T00:00:00.000Z) is before since (2026-12-01T00:00:00.000Z)"
+                ),
+                (
+                    ["--cursor", "nonsense"],
+                    "onboard history: --cursor: cursor \"nonsense\" is not a cursor this server or CLI issued; pass next_cursor from the previous page unchanged"
+                ),
                 (["--limit", "0"], "onboard history: --limit: limit \"0\" must be a whole number from 1 to 100000"),
-                (["--json", "--format", "csv"], "onboard history: --json and --format csv contradict each other; give one"),
+                (["--json", "--format", "csv"], "onboard history: --json and --format csv contradict each other; give one")
             ] {
                 let result = try CLI.run(["history", "--store", store, "--user", "alice"] + arguments)
                 #expect(result.status == 64, "\(arguments)")

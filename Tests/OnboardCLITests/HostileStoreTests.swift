@@ -41,11 +41,14 @@ import TestSupport
             #expect(export.status == 0 && export.stdout.isEmpty, "\(export.stderr)")
             #expect(export.stderr.contains("the export starts at \(nothingFollows)"), "\(export.stderr)")
             let plan = try CLI.run(["prune", "--before", "2100-01-01", "--dry-run", "--store", store])
-            #expect(plan.status == 0 && plan.stdout.hasPrefix("nothing to prune: the log starts at \(nothingFollows)"), "\(plan.status) \(plan.stdout)\(plan.stderr)")
+            #expect(
+                plan.status == 0 && plan.stdout.hasPrefix("nothing to prune: the log starts at \(nothingFollows)"),
+                "\(plan.status) \(plan.stdout)\(plan.stderr)")
             // A server that confirms the damaged cursor (seq 2^64−1, the zero hash kept at the point).
             let server = try ScriptedHTTPServer { request in
                 let device = request.path.split(separator: "/").dropFirst(2).first.map(String.init) ?? ""
-                return .answer(200, body: Array(#"{"device":"\#(device)","acknowledged_seq":\#(Self.maximum),"head_hash":"\#(String(repeating: "0", count: 64))"}"#.utf8))
+                return .answer(
+                    200, body: Array(#"{"device":"\#(device)","acknowledged_seq":\#(Self.maximum),"head_hash":"\#(String(repeating: "0", count: 64))"}"#.utf8))
             }
             defer { server.stop() }
             let prune = try CLI.run(["prune", "--before", "2100-01-01", "--store", store, "--server", "http://127.0.0.1:\(server.port)", "--token", "t"])

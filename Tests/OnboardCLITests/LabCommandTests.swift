@@ -32,23 +32,24 @@ import TestSupport
         }
     }
 
-    @Test(arguments: [
-        (["lab"], "onboard lab"),
-        (["lab", "judge"], "compare or sweep"),
-        (["lab", "sweep", "x.jsonl"], "--limit LOW..HIGH and --window LOW..HIGH are required"),
-        (["lab", "sweep", "x.jsonl", "--limit", "0..5", "--window", "1m..1h"], "--limit must be LOW..HIGH"),
-        (["lab", "sweep", "x.jsonl", "--limit", "5..3", "--window", "1m..1h"], "--limit must be LOW..HIGH"),
-        (["lab", "sweep", "x.jsonl", "--limit", "-1..3", "--window", "1m..1h"], "--limit must be LOW..HIGH"),
-        (["lab", "sweep", "x.jsonl", "--limit", "3..18446744073709551615", "--window", "1m..1h"], "--limit must be LOW..HIGH"),
-        (["lab", "sweep", "x.jsonl", "--limit", "3..5", "--window", "1m..2y"], "--window must be LOW..HIGH"),
-        (["lab", "sweep", "x.jsonl", "--limit", "3..5", "--window", "1m\u{1b}..1h"], "--window must be LOW..HIGH"),
-        (["lab", "sweep", "x.jsonl", "--limit", "1..1000", "--window", "1s..1d", "--steps", "64"], "at most 10000"),
-        (["lab", "sweep", "x.jsonl", "--limit", "3..5", "--window", "1m..1h", "--honest-minute-weight", "nan"], "--honest-minute-weight"),
-        (["lab", "compare", "x.jsonl", "--limit", "3..5"], "--limit is a sweep option"),
-        (["lab", "sweep", "x.jsonl", "--policies", "nist"], "--policies is a compare option"),
-        (["lab", "compare", "x.jsonl", "--policies", "nist,,owasp"], "empty entry"),
-        (["lab", "compare", "x.jsonl", "--policies", "no-such-policy"], "onboard lab compare: --policies no-such-policy is neither a preset"),
-    ] as [([String], String)])
+    @Test(
+        arguments: [
+            (["lab"], "onboard lab"),
+            (["lab", "judge"], "compare or sweep"),
+            (["lab", "sweep", "x.jsonl"], "--limit LOW..HIGH and --window LOW..HIGH are required"),
+            (["lab", "sweep", "x.jsonl", "--limit", "0..5", "--window", "1m..1h"], "--limit must be LOW..HIGH"),
+            (["lab", "sweep", "x.jsonl", "--limit", "5..3", "--window", "1m..1h"], "--limit must be LOW..HIGH"),
+            (["lab", "sweep", "x.jsonl", "--limit", "-1..3", "--window", "1m..1h"], "--limit must be LOW..HIGH"),
+            (["lab", "sweep", "x.jsonl", "--limit", "3..18446744073709551615", "--window", "1m..1h"], "--limit must be LOW..HIGH"),
+            (["lab", "sweep", "x.jsonl", "--limit", "3..5", "--window", "1m..2y"], "--window must be LOW..HIGH"),
+            (["lab", "sweep", "x.jsonl", "--limit", "3..5", "--window", "1m\u{1b}..1h"], "--window must be LOW..HIGH"),
+            (["lab", "sweep", "x.jsonl", "--limit", "1..1000", "--window", "1s..1d", "--steps", "64"], "at most 10000"),
+            (["lab", "sweep", "x.jsonl", "--limit", "3..5", "--window", "1m..1h", "--honest-minute-weight", "nan"], "--honest-minute-weight"),
+            (["lab", "compare", "x.jsonl", "--limit", "3..5"], "--limit is a sweep option"),
+            (["lab", "sweep", "x.jsonl", "--policies", "nist"], "--policies is a compare option"),
+            (["lab", "compare", "x.jsonl", "--policies", "nist,,owasp"], "empty entry"),
+            (["lab", "compare", "x.jsonl", "--policies", "no-such-policy"], "onboard lab compare: --policies no-such-policy is neither a preset")
+        ] as [([String], String)])
     func usageErrorsExit64(arguments: [String], message: String) async throws {
         try await onOwnThread {
             let result = try CLI.run(arguments)

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `onboard lab compare|sweep --report` in a real browser: the built `onboard` writes reports of
@@ -36,8 +36,9 @@ import Glibc
                 #expect(!html.contains("http://") && !html.contains("https://") && !html.contains("<script"), "\(report)")
             }
 
-            let (status, output) = try ConsoleBrowserTests.runScript(arguments: [Self.script, compare, sweep, hostile], in: directory,
-                                                                     deadline: Self.deadlineSeconds)
+            let (status, output) = try ConsoleBrowserTests.runScript(
+                arguments: [Self.script, compare, sweep, hostile], in: directory,
+                deadline: Self.deadlineSeconds)
             #expect(status == 0, "the browser checks failed:\n\(output)")
             let passed = output.split(separator: "\n").filter { $0.hasPrefix("ok ") }
             #expect(passed.count == 3, "\(output)")
@@ -47,20 +48,25 @@ import Glibc
 
     /// A log whose user names are hostile (device names and addresses are checked on reading).
     static func hostileLog(in directory: TemporaryDirectory) throws -> String {
-        let names = ["<script>alert(1)</script>", "a&b\"c'd", "</svg><img src=x onerror=alert(2)>", "\u{202E}gpj.exe \u{FEFF}",
-                     String(repeating: "x", count: 256)]
+        let names = [
+            "<script>alert(1)</script>", "a&b\"c'd", "</svg><img src=x onerror=alert(2)>", "\u{202E}gpj.exe \u{FEFF}",
+            String(repeating: "x", count: 256)
+        ]
         var lines: [String] = []
         var second = 0
         for name in names {
             for attempt in 0..<7 {
                 second += 7
                 let at = Timestamp(millisecondsSince1970: 1_796_054_400_000 + Int64(second) * 1000).iso8601
-                let type = attempt == 6 ? "\"type\":\"sign_in_succeeded\",\"method\":\"password\",\"second_factor\":false"
+                let type =
+                    attempt == 6
+                    ? "\"type\":\"sign_in_succeeded\",\"method\":\"password\",\"second_factor\":false"
                     : "\"type\":\"sign_in_failed\",\"method\":\"password\",\"reason\":\"invalid_password\""
                 let object: [String: Any] = ["user": name, "device": "host-1"]
                 let fields = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
-                lines.append("{\"id\":\"\(UUID().uuidString.lowercased())\",\"at\":\"\(at)\",\(fields.dropFirst().dropLast()),"
-                             + "\"session\":\"\(UUID().uuidString.lowercased())\",\(type)}")
+                lines.append(
+                    "{\"id\":\"\(UUID().uuidString.lowercased())\",\"at\":\"\(at)\",\(fields.dropFirst().dropLast()),"
+                        + "\"session\":\"\(UUID().uuidString.lowercased())\",\(type)}")
             }
         }
         return try directory.write("hostile.jsonl", lines.joined(separator: "\n") + "\n")

@@ -50,7 +50,8 @@ import TestSupport
             let export = try CLI.run(["export", "--store", store])
             #expect(export.status == 0)
             let first = export.stdout.split(separator: "\n").first { $0.contains("\"sign_in_failed\"") } ?? ""
-            #expect(first.contains("\"device\":\"bastion-1\"") && first.contains("\"user\":\"svc0\"")
+            #expect(
+                first.contains("\"device\":\"bastion-1\"") && first.contains("\"user\":\"svc0\"")
                     && first.contains("\"client_address\":\"203.0.113.9\"") && first.contains("\"reason\":\"unknown_user\"")
                     && first.contains("\"at\":\"2026-11-28T10:00:00.000Z\""), "\(first)")
 
@@ -75,7 +76,8 @@ import TestSupport
             let store = directory.appending("lab.lmdb")
             let imported = try CLI.run(["import", "--from", "sshd", log, "--store", store, "--timezone", "Europe/Berlin"])
             #expect(imported.status == 0, "\(imported.stderr)")
-            #expect(imported.stderr.contains("syslog times read in Europe/Berlin, the first line in 2026 (inferred; give --year to choose)"), "\(imported.stderr)")
+            #expect(
+                imported.stderr.contains("syslog times read in Europe/Berlin, the first line in 2026 (inferred; give --year to choose)"), "\(imported.stderr)")
             let export = try CLI.run(["export", "--store", store])
             #expect(export.stdout.contains("\"at\":\"2026-11-28T10:00:01.000Z\""), "11:00 in Berlin is 10:00 UTC in November: \(export.stdout)")
         }
@@ -87,14 +89,14 @@ import TestSupport
             defer { directory.remove() }
             // 2026-11-28T10:00:00Z and 10:00:05Z, newest first as the admin API answers.
             let array = """
-            [
-              {"time": 1795860005000, "type": "LOGIN", "realmId": "acme", "clientId": "account", "userId": "5e7c",
-               "ipAddress": "198.51.100.20", "details": {"username": "alice", "auth_method": "openid-connect"}},
-              {"time": 1795860000000, "type": "LOGIN_ERROR", "realmId": "acme", "clientId": "account", "userId": "5e7c",
-               "ipAddress": "198.51.100.20", "error": "invalid_user_credentials", "details": {"username": "alice"}},
-              {"time": 1795860001000, "type": "CODE_TO_TOKEN", "realmId": "acme", "clientId": "account", "userId": "5e7c"}
-            ]
-            """
+                [
+                  {"time": 1795860005000, "type": "LOGIN", "realmId": "acme", "clientId": "account", "userId": "5e7c",
+                   "ipAddress": "198.51.100.20", "details": {"username": "alice", "auth_method": "openid-connect"}},
+                  {"time": 1795860000000, "type": "LOGIN_ERROR", "realmId": "acme", "clientId": "account", "userId": "5e7c",
+                   "ipAddress": "198.51.100.20", "error": "invalid_user_credentials", "details": {"username": "alice"}},
+                  {"time": 1795860001000, "type": "CODE_TO_TOKEN", "realmId": "acme", "clientId": "account", "userId": "5e7c"}
+                ]
+                """
             let file = try directory.write("events.json", array)
             let store = directory.appending("lab.lmdb")
             let imported = try CLI.run(["import", "--from", "keycloak", file, "--store", store])
@@ -105,8 +107,10 @@ import TestSupport
             #expect(lines.first?.contains("\"sign_in_failed\"") == true && lines.first?.contains("\"device\":\"acme\"") == true, "oldest first: \(lines)")
             #expect(lines.last?.contains("\"sign_in_succeeded\"") == true)
             // The same events as JSON Lines, in another order, are the same events.
-            let jsonl = try directory.write("events.jsonl", array.split(separator: "\n").dropFirst().dropLast()
-                .joined(separator: " ").replacingOccurrences(of: "}},", with: "}}\n").replacingOccurrences(of: "},", with: "}\n") + "\n")
+            let jsonl = try directory.write(
+                "events.jsonl",
+                array.split(separator: "\n").dropFirst().dropLast()
+                    .joined(separator: " ").replacingOccurrences(of: "}},", with: "}}\n").replacingOccurrences(of: "},", with: "}\n") + "\n")
             let again = try CLI.run(["import", "--from", "keycloak", jsonl, "--store", store])
             #expect(again.status == 0 && again.stdout.contains("nothing new to import"), "\(again.stdout)\(again.stderr)")
         }
@@ -117,7 +121,8 @@ import TestSupport
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let store = directory.appending("lab.lmdb")
-            let cut = try directory.write("cut.json", #"[{"time": 1795860000000, "type": "LOGIN", "realmId": "acme", "details": {"username": "alice"}}, {"time": 17"#)
+            let cut = try directory.write(
+                "cut.json", #"[{"time": 1795860000000, "type": "LOGIN", "realmId": "acme", "details": {"username": "alice"}}, {"time": 17"#)
             let result = try CLI.run(["import", "--from", "keycloak", cut, "--store", store])
             #expect(result.status == 65, "\(result.stderr)")
             #expect(result.stderr.contains("cut.json") && result.stderr.contains("nothing was imported"), "\(result.stderr)")
@@ -131,15 +136,16 @@ import TestSupport
         }
     }
 
-    @Test(arguments: [
-        (["import", "--from", "syslog", "x.log"], "--from must be jsonl, sshd or keycloak"),
-        (["import", "--from", "keycloak", "--year", "2026", "x.json"], "--year applies to --from sshd only"),
-        (["import", "--timezone", "UTC", "x.jsonl"], "--timezone applies to --from sshd only"),
-        (["import", "--from", "sshd", "--year", "-1", "x.log"], "--year must be a year from 1970 to 9999"),
-        (["import", "--from", "sshd", "--year", "18446744073709551615", "x.log"], "--year must be a year"),
-        (["import", "--from", "sshd", "--timezone", "Mars/Olympus", "x.log"], "is not a time zone"),
-        (["import", "--from", "sshd", "--timezone", "UTC\u{1b}[2J", "x.log"], "is not a time zone"),
-    ] as [([String], String)])
+    @Test(
+        arguments: [
+            (["import", "--from", "syslog", "x.log"], "--from must be jsonl, sshd or keycloak"),
+            (["import", "--from", "keycloak", "--year", "2026", "x.json"], "--year applies to --from sshd only"),
+            (["import", "--timezone", "UTC", "x.jsonl"], "--timezone applies to --from sshd only"),
+            (["import", "--from", "sshd", "--year", "-1", "x.log"], "--year must be a year from 1970 to 9999"),
+            (["import", "--from", "sshd", "--year", "18446744073709551615", "x.log"], "--year must be a year"),
+            (["import", "--from", "sshd", "--timezone", "Mars/Olympus", "x.log"], "is not a time zone"),
+            (["import", "--from", "sshd", "--timezone", "UTC\u{1b}[2J", "x.log"], "is not a time zone")
+        ] as [([String], String)])
     func usageErrorsExit64(arguments: [String], message: String) async throws {
         try await onOwnThread {
             let result = try CLI.run(arguments)
@@ -169,9 +175,10 @@ import TestSupport
             let store = directory.appending("lab.lmdb")
             // journalctl -o short-iso: the offset is on every line, so neither the year nor the
             // zone is asked; the year pass still reads stdin first, then the passes read its copy.
-            let text = Self.sprayLog(users: 3).split(separator: "\n").map { line -> String in
-                line.replacingOccurrences(of: "Nov 28 ", with: "2026-11-28T").replacingOccurrences(of: " bastion-1", with: "+0000 bastion-1")
-            }.joined(separator: "\n") + "\n"
+            let text =
+                Self.sprayLog(users: 3).split(separator: "\n").map { line -> String in
+                    line.replacingOccurrences(of: "Nov 28 ", with: "2026-11-28T").replacingOccurrences(of: " bastion-1", with: "+0000 bastion-1")
+                }.joined(separator: "\n") + "\n"
             let imported = try CLI.run(["import", "--from", "sshd", "-", "--store", store], input: Data(text.utf8))
             #expect(imported.status == 0 && imported.stdout.contains("imported 10 events"), "\(imported.stdout)\(imported.stderr)")
             let again = try CLI.run(["import", "--from", "sshd", "-", "--store", store], input: Data(text.utf8))
@@ -191,8 +198,9 @@ import TestSupport
         var figures: [String: Figures] = [:]
         for result in results {
             guard let policy = result["policy"] as? String else { continue }
-            figures[policy] = Figures(guesses: (result["guesses_let_through"] as? Int) ?? -1,
-                                      honestLockedOut: (result["honest_users_locked_out"] as? Int) ?? -1)
+            figures[policy] = Figures(
+                guesses: (result["guesses_let_through"] as? Int) ?? -1,
+                honestLockedOut: (result["honest_users_locked_out"] as? Int) ?? -1)
         }
         return figures
     }

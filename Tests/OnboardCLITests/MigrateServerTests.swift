@@ -29,7 +29,8 @@ struct MigrateServerTests {
             if device == "kiosk-7" {
                 let verified = try CLI.run(["verify", "--store", store])
                 guard let range = verified.stdout.range(of: "(key "),
-                      case let key = verified.stdout[range.upperBound...].prefix(64), key.count == 64 else {
+                    case let key = verified.stdout[range.upperBound...].prefix(64), key.count == 64
+                else {
                     throw TestFailure("verify printed no signing key: \(verified.stdout)")
                 }
                 arguments += ["--public-key", String(key)]
@@ -50,8 +51,13 @@ struct MigrateServerTests {
 
     /// Runs `body` on its own thread with a fresh database (its URL and the URL text), a scratch
     /// directory, and an LMDB server synced there (``syncedServer(in:)``).
-    static func withMigrationSetup(_ body: @escaping @Sendable (DatabaseURL, String, TemporaryDirectory,
-                                                                 (data: String, stores: [String: String], tokens: [String: String])) throws -> Void) async throws {
+    static func withMigrationSetup(
+        _ body:
+            @escaping @Sendable (
+                DatabaseURL, String, TemporaryDirectory,
+                (data: String, stores: [String: String], tokens: [String: String])
+            ) throws -> Void
+    ) async throws {
         try await onOwnThread {
             try withFreshDatabase { url in
                 let scratch = try TemporaryDirectory()
@@ -63,65 +69,70 @@ struct MigrateServerTests {
 
     @Test func aServerMovesToPostgreSQLAndItsDevicesSyncOn() async throws {
         try await Self.withMigrationSetup { url, database, scratch, server in
-                let lmdbAudit = try CLI.run(["audit", "--data", server.data])
-                #expect(lmdbAudit.status == 0, "\(lmdbAudit.stdout)")
+            let lmdbAudit = try CLI.run(["audit", "--data", server.data])
+            #expect(lmdbAudit.status == 0, "\(lmdbAudit.stdout)")
 
-                let migrated = try CLI.run(["migrate-server", "--data", server.data, "--database", database])
-                #expect(migrated.status == 0, "\(migrated.stdout)\(migrated.stderr)")
-                #expect(migrated.stdout.contains("kiosk-7: 700 records, 700 copied now; audit ok"), "\(migrated.stdout)")
-                #expect(migrated.stdout.contains("tablet-2: 300 records, 300 copied now; audit ok"), "\(migrated.stdout)")
-                #expect(migrated.stderr.contains("700/700 records"), "a progress line per device")
-                // The same audit on both sides, signed heads included.
-                let pgAudit = try CLI.run(["audit", "--database", database])
-                #expect(pgAudit.status == 0 && pgAudit.stdout == lmdbAudit.stdout, "\(pgAudit.stdout) vs \(lmdbAudit.stdout)")
+            let migrated = try CLI.run(["migrate-server", "--data", server.data, "--database", database])
+            #expect(migrated.status == 0, "\(migrated.stdout)\(migrated.stderr)")
+            #expect(migrated.stdout.contains("kiosk-7: 700 records, 700 copied now; audit ok"), "\(migrated.stdout)")
+            #expect(migrated.stdout.contains("tablet-2: 300 records, 300 copied now; audit ok"), "\(migrated.stdout)")
+            #expect(migrated.stderr.contains("700/700 records"), "a progress line per device")
+            // The same audit on both sides, signed heads included.
+            let pgAudit = try CLI.run(["audit", "--database", database])
+            #expect(pgAudit.status == 0 && pgAudit.stdout == lmdbAudit.stdout, "\(pgAudit.stdout) vs \(lmdbAudit.stdout)")
 
-                // Idempotent: a second run copies nothing.
-                let again = try CLI.run(["migrate-server", "--data", server.data, "--database", database])
-                #expect(again.status == 0 && again.stdout.contains("kiosk-7: 700 records, 0 copied now; audit ok"), "\(again.stdout)")
+            // Idempotent: a second run copies nothing.
+            let again = try CLI.run(["migrate-server", "--data", server.data, "--database", database])
+            #expect(again.status == 0 && again.stdout.contains("kiosk-7: 700 records, 0 copied now; audit ok"), "\(again.stdout)")
 
-                // The devices sync on against a node on the database, with the same token and key.
-                let node = try PostgresServeTests.Node(database: database, scratch: scratch, name: "pg")
-                defer { node.stop() }
-                let lmdbKey = try OnboardingStoreKeyFile.publicKeyHex(data: server.data)
-                #expect(node.serverKey == lmdbKey, "the database serves under the LMDB server's key")
-                for _ in 0..<5 {
-                    let recorded = try CLI.run(["record", "--store", server.stores["kiosk-7"]!,
-                                                #"{"type":"sign_in_failed","user":"nurse-9","method":"passcode","reason":"invalid_passcode"}"#])
-                    #expect(recorded.status == 0, "\(recorded.stderr)")
-                }
-                let synced = try CLI.run(["sync", "--store", server.stores["kiosk-7"]!, "--server", node.url, "--token", server.tokens["kiosk-7"]!,
-                                          "--server-key", node.serverKey])
-                #expect(synced.status == 0 && synced.stdout.contains("5 appended, 0 already on the server"), "\(synced.stdout)\(synced.stderr)")
-                #expect(try CLI.run(["audit", "--database", database]).stdout.contains("kiosk-7: ok, 705 records"))
+            // The devices sync on against a node on the database, with the same token and key.
+            let node = try PostgresServeTests.Node(database: database, scratch: scratch, name: "pg")
+            defer { node.stop() }
+            let lmdbKey = try OnboardingStoreKeyFile.publicKeyHex(data: server.data)
+            #expect(node.serverKey == lmdbKey, "the database serves under the LMDB server's key")
+            for _ in 0..<5 {
+                let recorded = try CLI.run([
+                    "record", "--store", server.stores["kiosk-7"]!,
+                    #"{"type":"sign_in_failed","user":"nurse-9","method":"passcode","reason":"invalid_passcode"}"#
+                ])
+                #expect(recorded.status == 0, "\(recorded.stderr)")
+            }
+            let synced = try CLI.run([
+                "sync", "--store", server.stores["kiosk-7"]!, "--server", node.url, "--token", server.tokens["kiosk-7"]!,
+                "--server-key", node.serverKey
+            ])
+            #expect(synced.status == 0 && synced.stdout.contains("5 appended, 0 already on the server"), "\(synced.stdout)\(synced.stderr)")
+            #expect(try CLI.run(["audit", "--database", database]).stdout.contains("kiosk-7: ok, 705 records"))
         }
     }
 
     @Test func anInterruptedMigrationResumesWhereItStopped() async throws {
         try await Self.withMigrationSetup { url, database, scratch, server in
-                // Cut short after the first commit of kiosk-7 (the test hook kills the process
-                // as a crash would, after a commit).
-                let cut = try CLI.run(["migrate-server", "--data", server.data, "--database", database],
-                                      environment: ["ONBOARD_TEST_FAULTS": "migrate-exit-after-first-commit"])
-                #expect(cut.status != 0)
-                let connection = try PGConnection(url: url)
-                defer { connection.close() }
-                let partial = try connection.execute("SELECT count(*) FROM events")[0].int64(0)
-                #expect(partial > 0 && partial < 1000, "\(partial) rows after the cut")
-                let resumed = try CLI.run(["migrate-server", "--data", server.data, "--database", database])
-                #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
-                #expect(try connection.execute("SELECT count(*) FROM events")[0].int64(0) == 1000)
-                #expect(try CLI.run(["audit", "--database", database]).status == 0)
+            // Cut short after the first commit of kiosk-7 (the test hook kills the process
+            // as a crash would, after a commit).
+            let cut = try CLI.run(
+                ["migrate-server", "--data", server.data, "--database", database],
+                environment: ["ONBOARD_TEST_FAULTS": "migrate-exit-after-first-commit"])
+            #expect(cut.status != 0)
+            let connection = try PGConnection(url: url)
+            defer { connection.close() }
+            let partial = try connection.execute("SELECT count(*) FROM events")[0].int64(0)
+            #expect(partial > 0 && partial < 1000, "\(partial) rows after the cut")
+            let resumed = try CLI.run(["migrate-server", "--data", server.data, "--database", database])
+            #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+            #expect(try connection.execute("SELECT count(*) FROM events")[0].int64(0) == 1000)
+            #expect(try CLI.run(["audit", "--database", database]).status == 0)
         }
     }
 
     @Test func aDatabaseServingOtherDevicesIsNotOverwritten() async throws {
         try await Self.withMigrationSetup { url, database, scratch, server in
-                #expect(try CLI.run(["enroll", "--database", database, "--device", "other-1"]).status == 0)
-                let refused = try CLI.run(["migrate-server", "--data", server.data, "--database", database])
-                #expect(refused.status == 65 && refused.stderr.contains("already serves devices under another server key"), "\(refused.stderr)")
-                let connection = try PGConnection(url: url)
-                defer { connection.close() }
-                #expect(try connection.execute("SELECT count(*) FROM events")[0].int64(0) == 0)
+            #expect(try CLI.run(["enroll", "--database", database, "--device", "other-1"]).status == 0)
+            let refused = try CLI.run(["migrate-server", "--data", server.data, "--database", database])
+            #expect(refused.status == 65 && refused.stderr.contains("already serves devices under another server key"), "\(refused.stderr)")
+            let connection = try PGConnection(url: url)
+            defer { connection.close() }
+            #expect(try connection.execute("SELECT count(*) FROM events")[0].int64(0) == 0)
         }
     }
 }

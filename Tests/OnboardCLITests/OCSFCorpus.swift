@@ -14,8 +14,10 @@ enum OCSFCorpus {
     /// The `onboard generate` arguments of one scenario: the same log every run, and a seed of
     /// its own (the same seed gives the same event ids in every scenario).
     static func generateArguments(_ scenario: String, seed: Int, output: String) -> [String] {
-        ["generate", "--events", String(eventsPerScenario), "--seed", String(seed), "--scenario", scenario,
-         "--users", "25", "--devices", "6", "--output", output]
+        [
+            "generate", "--events", String(eventsPerScenario), "--seed", String(seed), "--scenario", scenario,
+            "--users", "25", "--devices", "6", "--output", output
+        ]
     }
 
     /// A user who is added (has a profile) and later forgotten, then seen again.
@@ -29,7 +31,7 @@ enum OCSFCorpus {
     static let users: [String?] = [
         nil, profiledForgotten, "bob@example.org", plainForgotten, nil, "Zoë Ångström 👩‍⚕️", "يوسف\u{200F}", pseudonym,
         String(repeating: "é", count: Limits.maximumUserBytes / 2),
-        "quote\"back\\slash/ \u{2028}\u{2029}\u{202E}\u{FEFF}",
+        "quote\"back\\slash/ \u{2028}\u{2029}\u{202E}\u{FEFF}"
     ]
 
     /// Text that must come through escaped or untouched: quotes and backslashes, the Unicode
@@ -40,13 +42,13 @@ enum OCSFCorpus {
         "line\u{2028}separator\u{2029}paragraph\u{00A0}nbsp",
         "\u{202E}desrever\u{202C} \u{200E}mark\u{200F} zero\u{200B}width \u{FEFF}bom",
         "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 👩‍⚕️ 🇫🇷 漢字 ‏שלום‎",
-        String(repeating: "漢", count: Limits.maximumTextBytes / 3),
+        String(repeating: "漢", count: Limits.maximumTextBytes / 3)
     ]
 
     /// The first and last instants the vocabulary takes, the edges of the epoch, and now-ish.
     static let times = [
         Timestamp.minimum, Timestamp.maximum, Timestamp(millisecondsSince1970: -1), Timestamp(millisecondsSince1970: 0),
-        Timestamp(millisecondsSince1970: 1_796_054_400_123),
+        Timestamp(millisecondsSince1970: 1_796_054_400_123)
     ]
 
     static let devices = ["kiosk-7", "phone.A_1:x", String(repeating: "d", count: Limits.maximumDeviceBytes)]
@@ -103,7 +105,7 @@ enum OCSFCorpus {
         var members: [JSONValue.Member] = [
             .init("id", .string(uuid(index))),
             .init("device", .string(devices[index % devices.count])),
-            .init("at", .string(times[index % times.count].iso8601)),
+            .init("at", .string(times[index % times.count].iso8601))
         ]
         if let user { members.append(.init("user", .string(user))) }
         if index % 3 != 0 { members.append(.init("session", .string(uuid(1_000_000 + index / 4)))) }
@@ -115,14 +117,15 @@ enum OCSFCorpus {
         var members: [JSONValue.Member] = []
         for spec in type.fields {
             if spec.isOptional && variant % 2 == 1 { continue }
-            let value: JSONValue = switch spec.kind {
-            case .text where spec.name == ClientAddress.fieldName: .string(["203.0.113.7", "2001:db8::7"][variant % 2])
-            case .text: .string(texts[variant % texts.count])
-            case .choice(let names): .string(names[variant % names.count])
-            case .flag: .bool(variant % 2 == 0)
-            case .instant: .string(times[(variant + 1) % times.count].iso8601)
-            case .count(let range): .number(String([range.lowerBound, range.upperBound][variant % 2]))
-            }
+            let value: JSONValue =
+                switch spec.kind {
+                case .text where spec.name == ClientAddress.fieldName: .string(["203.0.113.7", "2001:db8::7"][variant % 2])
+                case .text: .string(texts[variant % texts.count])
+                case .choice(let names): .string(names[variant % names.count])
+                case .flag: .bool(variant % 2 == 0)
+                case .instant: .string(times[(variant + 1) % times.count].iso8601)
+                case .count(let range): .number(String([range.lowerBound, range.upperBound][variant % 2]))
+                }
             members.append(.init(spec.name, value))
         }
         return members

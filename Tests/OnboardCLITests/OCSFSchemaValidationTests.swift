@@ -37,7 +37,8 @@ import TestSupport
         let export = try onboard(["export", "--store", store])
         let types = try export.stdout.split(separator: "\n").map { line in
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let type = object["type"] as? String else { throw TestFailure("not an event: \(line)") }
+                let type = object["type"] as? String
+            else { throw TestFailure("not an event: \(line)") }
             return type
         }
         return (store, types)
@@ -57,8 +58,10 @@ import TestSupport
             #expect(refused.status == 65 && refused.stderr.contains("control characters"), "\(line): \(refused.stderr)")
         }
 
-        for (name, options, expected) in [("ocsf", [String](), types.filter { !skipped.contains($0) }.count),
-                                          ("ocsf-all", ["--all-events"], types.count)] {
+        for (name, options, expected) in [
+            ("ocsf", [String](), types.filter { !skipped.contains($0) }.count),
+            ("ocsf-all", ["--all-events"], types.count)
+        ] {
             let export = try await OwnThread.run { try CLI.run(["export", "--format", "ocsf"] + options + ["--store", store]) }
             #expect(export.status == 0, "\(export.stderr)")
             let file = directory.appending("\(name).jsonl")
@@ -103,12 +106,16 @@ import TestSupport
             try variant { _ in },
             try variant { $0["user"] = ["type_id": 0, "type": "Unknown"] },
             try variant { $0["type_name"] = "Authentication: CAPTCHA" },
-            try variant { $0["status"] = "Other"; $0["status_id"] = 99 },
+            try variant {
+                $0["status"] = "Other"; $0["status_id"] = 99
+            },
             try variant { $0["time"] = "2026-06-01T10:00:00.000Z" },
             try variant { $0["captcha_answer"] = "x" },
             try variant { $0["device"] = ["type_id": 5, "type": "Unknown", "uid": "kiosk-7"] },
-            try variant { $0["type_uid"] = 300201; $0["type_name"] = "Authentication: Logon" },
-            "{\"class_uid\":3002",
+            try variant {
+                $0["type_uid"] = 300201; $0["type_name"] = "Authentication: Logon"
+            },
+            "{\"class_uid\":3002"
         ]
         let broken = try directory.write("broken.jsonl", lines.joined(separator: "\n") + "\n")
         let report = try await OCSFValidator.validate(broken)
@@ -123,7 +130,7 @@ import TestSupport
             "captcha_answer: unknown attribute", "line 6: $.captcha_answer: not an attribute of Authentication",
             "device.type: not the caption of type_id (first on line 7)",
             "type_uid: not class_uid x 100 + activity_id (first on line 8)",
-            "(line): not JSON (first on line 9)",
+            "(line): not JSON (first on line 9)"
         ] {
             #expect(report.output.contains(expected), "missing \(expected) in:\n\(report.output)")
         }

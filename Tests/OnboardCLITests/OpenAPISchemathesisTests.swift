@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Testing
 import TestSupport
@@ -97,8 +97,9 @@ import TestSupport
         for (pass, outcome) in passes.outcomes {
             #expect(outcome.status == 0, "schemathesis found failures in the \(pass.role) pass (\(outcome.command)):\n\(outcome.failures)")
             #expect(outcome.tested == pass.operations, "the \(pass.role) pass tested \(outcome.tested ?? 0) operations:\n\(outcome.failures)")
-            #expect((outcome.generated ?? 0) >= pass.operations * Self.minimumRequestsPerOperation,
-                    "the \(pass.role) pass generated \(outcome.generated ?? 0) requests:\n\(outcome.failures)")
+            #expect(
+                (outcome.generated ?? 0) >= pass.operations * Self.minimumRequestsPerOperation,
+                "the \(pass.role) pass generated \(outcome.generated ?? 0) requests:\n\(outcome.failures)")
         }
         #expect(passes.outcomes.map(\.0.role) == ["device", "auditor", "admin"])
     }
@@ -118,11 +119,15 @@ import TestSupport
         // is 401, and sends hundreds of them — past the failure limit they are 429 (as documented;
         // RateLimitTests covers the limits).
         let noLimits = ["--rate-per-token", "off", "--rate-failed-auth", "off", "--rate-anonymous", "off"]
-        let server = try database.map { database in
-            try SyncProcessTests.Server(storage: ["--database", database.url, "--admin-token-file", directory.appending("serve-admin.token")] + noLimits,
-                                        scratch: directory, name: "serve")
-        } ?? SyncProcessTests.Server(storage: ["--data", directory.appending("server-data")] + noLimits, scratch: directory,
-                                     name: "serve-\(UUID().uuidString.prefix(6))")
+        let server =
+            try database.map { database in
+                try SyncProcessTests.Server(
+                    storage: ["--database", database.url, "--admin-token-file", directory.appending("serve-admin.token")] + noLimits,
+                    scratch: directory, name: "serve")
+            }
+            ?? SyncProcessTests.Server(
+                storage: ["--data", directory.appending("server-data")] + noLimits, scratch: directory,
+                name: "serve-\(UUID().uuidString.prefix(6))")
         defer { server.stop() }
         let adminFile = database == nil ? directory.appending("server-data/admin.token") : directory.appending("serve-admin.token")
         let admin = try String(contentsOfFile: adminFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -136,8 +141,9 @@ import TestSupport
         passes.nextCursor = page["next_cursor"] as? String
         passes.answers = cursorText + "\n" + pageText
         // Valid generated history requests carry a cursor this server issued (tools/schemathesis_hooks.py).
-        let auditorPass = Pass(role: "auditor", tags: ["auditor"], token: auditor, operations: 14,
-                               environment: passes.nextCursor.map { ["ONBOARD_ISSUED_CURSOR": $0] } ?? [:])
+        let auditorPass = Pass(
+            role: "auditor", tags: ["auditor"], token: auditor, operations: 14,
+            environment: passes.nextCursor.map { ["ONBOARD_ISSUED_CURSOR": $0] } ?? [:])
         passes.outcomes.append((auditorPass, try run(auditorPass, server: server, in: directory)))
         // Last: the admin's examples revoke kiosk-7's tokens, register a key for it and forget alice.
         let adminPass = Pass(role: "admin", tags: ["admin", "health", "console"], token: admin, operations: 13)
@@ -152,12 +158,19 @@ import TestSupport
     }
 
     static func run(_ pass: Pass, server: SyncProcessTests.Server, in directory: TemporaryDirectory) throws -> Outcome {
-        let arguments = ["--config-file", "tools/schemathesis.toml", "run", "docs/openapi.yaml", "--url", server.url,
-                         "--header", "Authorization: Bearer \(pass.token)"] + pass.tags.flatMap { ["--include-tag", $0] }
-            + ["--checks", "all", "--phases", "examples,coverage,fuzzing", "--workers", "1", "--seed", seed,
-               "--max-examples", String(examplesPerOperation), "--request-timeout", String(requestTimeoutSeconds)]
+        let arguments =
+            [
+                "--config-file", "tools/schemathesis.toml", "run", "docs/openapi.yaml", "--url", server.url,
+                "--header", "Authorization: Bearer \(pass.token)"
+            ] + pass.tags.flatMap { ["--include-tag", $0] }
+            + [
+                "--checks", "all", "--phases", "examples,coverage,fuzzing", "--workers", "1", "--seed", seed,
+                "--max-examples", String(examplesPerOperation), "--request-timeout", String(requestTimeoutSeconds)
+            ]
         var outcome = try execute(arguments, environment: pass.environment, in: directory)
-        outcome.command = "schemathesis " + arguments.map { $0.hasPrefix("Authorization") ? "'Authorization: Bearer <\(pass.role) token>'" : $0 }
+        outcome.command =
+            "schemathesis "
+            + arguments.map { $0.hasPrefix("Authorization") ? "'Authorization: Bearer <\(pass.role) token>'" : $0 }
             .joined(separator: " ")
         return outcome
     }
@@ -212,7 +225,8 @@ import TestSupport
         if let error { throw error }
         let text = String(decoding: body ?? Data(), as: UTF8.self)
         guard (response as? HTTPURLResponse)?.statusCode == 200, let body,
-              let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+            let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        else {
             throw TestFailure("GET \(path): \((response as? HTTPURLResponse)?.statusCode ?? 0) \(text)")
         }
         return (object, text)

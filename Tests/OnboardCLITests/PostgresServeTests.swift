@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `onboard serve`, `enroll`, `audit`, `forget-user` and `sync` as real processes on a real
@@ -17,8 +17,9 @@ struct PostgresServeTests {
     typealias Node = SyncProcessTests.Server
 
     static func get(_ url: String, token: String) throws -> (status: Int, body: String) {
-        let result = try CLI.run(["-s", "-w", "\n%{http_code}", "-H", "authorization: Bearer \(token)", url],
-                                 executable: URL(fileURLWithPath: "/usr/bin/curl"))
+        let result = try CLI.run(
+            ["-s", "-w", "\n%{http_code}", "-H", "authorization: Bearer \(token)", url],
+            executable: URL(fileURLWithPath: "/usr/bin/curl"))
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
     }
@@ -161,8 +162,10 @@ struct PostgresServeTests {
                 let first = try Node(database: database, scratch: scratch, name: "first")
                 let sync = ChildProcess()
                 sync.executableURL = CLI.binary
-                sync.arguments = ["sync", "--store", store, "--server", first.url, "--token", token, "--server-key", first.serverKey,
-                                  "--batch", "100", "--max-time", "20"]
+                sync.arguments = [
+                    "sync", "--store", store, "--server", first.url, "--token", token, "--server-key", first.serverKey,
+                    "--batch", "100", "--max-time", "20"
+                ]
                 sync.standardOutput = FileHandle.nullDevice
                 sync.standardError = FileHandle.nullDevice
                 try sync.run()

@@ -7,10 +7,13 @@ import TestSupport
 @Suite(.slow) struct ProjectionCommandsTests {
     static let start = Timestamp(millisecondsSince1970: 1_796_054_400_000) // 2026-11-30T16:00:00.000Z
 
-    static func event(_ index: Int, _ payload: Payload, user: String? = "alice", device: String = "kiosk-7",
-                      seconds: Int64) -> Event {
-        Event(id: Corpus.uuid(9000 + index), device: device, at: start.adding(milliseconds: seconds * 1000),
-              user: user, flow: Corpus.uuid(77), payload: payload)
+    static func event(
+        _ index: Int, _ payload: Payload, user: String? = "alice", device: String = "kiosk-7",
+        seconds: Int64
+    ) -> Event {
+        Event(
+            id: Corpus.uuid(9000 + index), device: device, at: start.adding(milliseconds: seconds * 1000),
+            user: user, flow: Corpus.uuid(77), payload: payload)
     }
 
     /// Five wrong passwords in a minute on kiosk-7, one on phone-1, a network error (not counted).
@@ -41,19 +44,21 @@ import TestSupport
                 return result.stdout
             }
             // The fifth failure (at +40 s) locks alice on kiosk-7 until the window from the first (+0 s) ends: +300 s.
-            #expect(try lockout(at: 60) == """
-                [{"user":"alice","device":"kiosk-7","factor":"password","failures":5,"locked_until":"2026-11-30T16:05:00.000Z","permanent":false},\
-                {"user":"alice","device":"phone-1","factor":"password","failures":1,"locked_until":null,"permanent":false},\
-                {"user":"bob","device":"kiosk-7","factor":"second_factor","failures":1,"locked_until":null,"permanent":false}]
+            #expect(
+                try lockout(at: 60) == """
+                    [{"user":"alice","device":"kiosk-7","factor":"password","failures":5,"locked_until":"2026-11-30T16:05:00.000Z","permanent":false},\
+                    {"user":"alice","device":"phone-1","factor":"password","failures":1,"locked_until":null,"permanent":false},\
+                    {"user":"bob","device":"kiosk-7","factor":"second_factor","failures":1,"locked_until":null,"permanent":false}]
 
-                """)
+                    """)
             #expect(try lockout(at: 299).contains(#""locked_until":"2026-11-30T16:05:00.000Z""#))
             #expect(!(try lockout(at: 300)).contains("2026-11-30T16:05:00.000Z"), "at exactly the window end the key is free")
             // The same log under NIST: five failures are far from 100, nothing is locked.
             #expect(!(try lockout(at: 60, ["--policy", "nist"])).contains(#""locked_until":"2"#))
             // OWASP: every failure locks, doubling; the fourth consecutive one is permanent.
-            #expect(try lockout(at: 60, ["--policy", "owasp"])
-                .hasPrefix(#"[{"user":"alice","device":"kiosk-7","factor":"password","failures":"#))
+            #expect(
+                try lockout(at: 60, ["--policy", "owasp"])
+                    .hasPrefix(#"[{"user":"alice","device":"kiosk-7","factor":"password","failures":"#))
 
             let table = try CLI.run(["lockout", "--store", store, "--at", Self.start.adding(milliseconds: 60_000).iso8601])
             #expect(table.stdout.contains("policy mediawiki, at 2026-11-30T16:01:00.000Z"))
@@ -79,12 +84,17 @@ import TestSupport
             let bad = try directory.write("bad.json", #"{"name":"x","password":{"tiers":[{"limit":0,"window_seconds":60}]}}"#)
             let refused = try CLI.run(["lockout", "--store", store, "--policy", bad])
             #expect(refused.status == 65)
-            #expect(refused.stderr == "onboard lockout: policy file \(bad): policy.password.tiers[0].limit: must be a whole number from 1 to 1000000; see docs/lockout.md for the schema\n")
+            #expect(
+                refused.stderr
+                    == "onboard lockout: policy file \(bad): policy.password.tiers[0].limit: must be a whole number from 1 to 1000000; see docs/lockout.md for the schema\n"
+            )
             let typo = try directory.write("typo.json", #"{"name":"x","passwrd":{}}"#)
             #expect(try CLI.run(["lockout", "--store", store, "--policy", typo]).stderr.contains(#"unknown key "passwrd""#))
             let unknown = try CLI.run(["lockout", "--store", store, "--policy", "lenient"])
             #expect(unknown.status == 64)
-            #expect(unknown.stderr == "onboard lockout: --policy lenient is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode, fail2ban) nor a file\n")
+            #expect(
+                unknown.stderr
+                    == "onboard lockout: --policy lenient is neither a preset (mediawiki, keycloak, owasp, nist, local_passcode, fail2ban) nor a file\n")
             let badTime = try CLI.run(["lockout", "--store", store, "--at", "noon"])
             #expect(badTime.status == 64)
             #expect(badTime.stderr.hasPrefix("onboard lockout: --at: \"noon\" is not an ISO-8601 UTC time"))
@@ -96,24 +106,26 @@ import TestSupport
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             var events = [
-                Self.event(40, .userAdded(displayName: "José Álvarez", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6),
-                           user: "jose", seconds: 0),
+                Self.event(
+                    40, .userAdded(displayName: "José Álvarez", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6),
+                    user: "jose", seconds: 0),
                 Self.event(41, .biometricEnabled(kind: .face), user: "jose", seconds: 1),
                 Self.event(42, .userSelected, user: "jose", seconds: 2),
-                Self.event(43, .fieldEdited(field: .passcode, filled: true, valid: false), user: "jose", seconds: 3),
+                Self.event(43, .fieldEdited(field: .passcode, filled: true, valid: false), user: "jose", seconds: 3)
             ]
             let store = try importLog(events, into: directory)
             let disabled = try CLI.run(["session", "--store", store])
             #expect(disabled.status == 0, "\(disabled.stderr)")
-            #expect(disabled.stdout == """
-                device     kiosk-7
-                signed in  nobody
-                screen     sign_in (partially_filled) for jose
-                fields     passcode filled (invalid)
-                biometric  face (badge on the sign-in button)
-                submit     disabled
+            #expect(
+                disabled.stdout == """
+                    device     kiosk-7
+                    signed in  nobody
+                    screen     sign_in (partially_filled) for jose
+                    fields     passcode filled (invalid)
+                    biometric  face (badge on the sign-in button)
+                    submit     disabled
 
-                """)
+                    """)
             events.append(Self.event(44, .fieldEdited(field: .passcode, filled: true, valid: true), user: "jose", seconds: 4))
             let file = try directory.write("more.jsonl", Corpus.jsonl(events))
             #expect(try CLI.run(["import", file, "--store", store]).status == 0)
@@ -122,8 +134,14 @@ import TestSupport
             #expect(enabled["flow"]?["submit_enabled"] == .bool(true))
             #expect(enabled["flow"]?["biometric"] == .string("face"))
             #expect(enabled["flow"]?["identifier_kind"] == .null)
-            #expect(enabled["flow"]?["fields"] == .array([.object([.init("field", .string("passcode")), .init("filled", .bool(true)),
-                                                                   .init("valid", .bool(true))])]))
+            #expect(
+                enabled["flow"]?["fields"]
+                    == .array([
+                        .object([
+                            .init("field", .string("passcode")), .init("filled", .bool(true)),
+                            .init("valid", .bool(true))
+                        ])
+                    ]))
         }
     }
 
@@ -132,14 +150,17 @@ import TestSupport
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             var events = [
-                Self.event(20, .userAdded(displayName: "José Álvarez", subtitle: "Physician", imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6),
-                           user: "jose", seconds: 0),
-                Self.event(21, .userAdded(displayName: "Åsa Berg", subtitle: "Night nurse", imageRef: "img/asa.png", passcodePolicy: .alphanumeric, passcodeMinLength: 8),
-                           user: "asa", seconds: 1),
+                Self.event(
+                    20, .userAdded(displayName: "José Álvarez", subtitle: "Physician", imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6),
+                    user: "jose", seconds: 0),
+                Self.event(
+                    21,
+                    .userAdded(displayName: "Åsa Berg", subtitle: "Night nurse", imageRef: "img/asa.png", passcodePolicy: .alphanumeric, passcodeMinLength: 8),
+                    user: "asa", seconds: 1),
                 Self.event(22, .userSelected, user: "jose", seconds: 2),
                 Self.event(23, .signInFailed(method: .passcode, reason: .invalidPasscode), user: "jose", seconds: 3),
                 Self.event(24, .signInSucceeded(method: .passcode, secondFactor: false), user: "jose", seconds: 10),
-                Self.event(25, .signedOut(reason: .user), user: "jose", seconds: 70),
+                Self.event(25, .signedOut(reason: .user), user: "jose", seconds: 70)
             ]
             events.append(Self.event(26, .signInSucceeded(method: .biometric, secondFactor: false), user: "jose", device: "phone-1", seconds: 100))
             let store = try importLog(events, into: directory)
@@ -193,10 +214,12 @@ import TestSupport
             defer { directory.remove() }
             let demo = try CLI.run(["demo", "--store", directory.appending("demo")])
             #expect(demo.status == 0, "\(demo.stderr)")
-            for expected in ["screen   ", "lockout  allowed (1 counted failure)", "locked_out (error)",
-                             "You have made too many recent login attempts. Please wait 5 minutes before trying again.",
-                             "lockout  locked until", "event    sign_in_throttled", "Switch or Add User", "(AM) Alice Martin",
-                             "search \"jose\" finds: José Álvarez"] {
+            for expected in [
+                "screen   ", "lockout  allowed (1 counted failure)", "locked_out (error)",
+                "You have made too many recent login attempts. Please wait 5 minutes before trying again.",
+                "lockout  locked until", "event    sign_in_throttled", "Switch or Add User", "(AM) Alice Martin",
+                "search \"jose\" finds: José Álvarez"
+            ] {
                 #expect(demo.stdout.contains(expected), "demo output lacks \(expected)")
             }
         }
@@ -233,7 +256,7 @@ import TestSupport
                 "sign_in (error) · submit enabled · passcode filled · passcode: \"Invalid passcode\" [error]",
                 "sign_in (error) · submit disabled · passcode empty · passcode: \"Invalid passcode\" [error]",
                 "sign_in (partially_filled) · submit enabled · passcode filled",
-                "signed_in (success)",
+                "signed_in (success)"
             ])
             // Alice turned Face ID on: her sign-in screen shows the badge on its button; José's does not.
             #expect(screens.contains("sign_in (empty) · submit disabled · Face ID badge"))
@@ -244,7 +267,7 @@ import TestSupport
                 "forgot_password (partially_filled) · submit enabled · email filled",
                 "forgot_password (loading) · submit disabled · email filled",
                 "forgot_password (error) · submit enabled · email filled · \"No internet connection. Check your connection and try again.\" [error]",
-                "forgot_password (loading) · submit disabled · email filled",
+                "forgot_password (loading) · submit disabled · email filled"
             ])
             #expect(screens.contains { $0.hasPrefix("reset_sent (success) · \"Temporary password sent via email\" [success] · resend from ") })
             #expect(demo.stdout.contains("event    password_reset_failed  reason=network_unavailable"))
@@ -254,7 +277,7 @@ import TestSupport
                 "create_account (partially_filled) · submit disabled · username filled",
                 "create_account (partially_filled) · submit enabled · password filled, username filled",
                 "create_account (loading) · submit disabled · password filled, password_confirmation filled, username filled",
-                "create_account (success) · submit disabled · \"Your account has been created.\" [success]",
+                "create_account (success) · submit disabled · \"Your account has been created.\" [success]"
             ])
         }
     }

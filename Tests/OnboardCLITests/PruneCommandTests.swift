@@ -116,10 +116,14 @@ import TestSupport
             let output = verify.stdout.split(separator: "\n").map(String.init)
             #expect(output.count == 2, "\(verify.stdout)")
             #expect(output.first?.contains("4 signed heads (key ") == true, "\(verify.stdout)")
-            #expect(output.first?.contains("2 checked against the log up to seq 30, 2 below the prune point with only their signature checked") == true,
-                    "\(verify.stdout)")
+            #expect(
+                output.first?.contains("2 checked against the log up to seq 30, 2 below the prune point with only their signature checked") == true,
+                "\(verify.stdout)")
             let note = output.last ?? ""
-            #expect(note.hasPrefix("note: the signed heads at seq 10, 20 are below the prune point (seq 25): their signatures are valid for (device, seq, hash), but their records were pruned"), "\(note)")
+            #expect(
+                note.hasPrefix(
+                    "note: the signed heads at seq 10, 20 are below the prune point (seq 25): their signatures are valid for (device, seq, hash), but their records were pruned"
+                ), "\(note)")
             #expect(note.contains("cannot be compared with any record the store holds"), "\(note)")
             #expect(note.contains("not that the kept log continues from them"), "\(note)")
             #expect(note.contains("to which the first kept record links; a signed head at the prune point vouches for that hash."), "\(note)")
@@ -133,13 +137,17 @@ import TestSupport
             let device = try Device(seed: 12, synced: 400)
             defer { device.setup.directory.remove() }
             try device.sync()
-            let rest = try device.setup.directory.write("rest.jsonl", Corpus.jsonl(Corpus.generated(count: 500, seed: 12)).split(separator: "\n").dropFirst(400).map { $0 + "\n" }.joined())
+            let rest = try device.setup.directory.write(
+                "rest.jsonl", Corpus.jsonl(Corpus.generated(count: 500, seed: 12)).split(separator: "\n").dropFirst(400).map { $0 + "\n" }.joined())
             #expect(try CLI.run(["import", rest, "--store", device.store]).status == 0)
             try acknowledge(device.store, through: 500)
 
             let prune = try device.prune()
             #expect(prune.status == 0, "\(prune.stderr)")
-            #expect(prune.stderr == "onboard prune: the server now holds only seq 1…400 of the 500 it acknowledged before; pruning stops there (the next sync resends the rest)\n")
+            #expect(
+                prune.stderr
+                    == "onboard prune: the server now holds only seq 1…400 of the 500 it acknowledged before; pruning stops there (the next sync resends the rest)\n"
+            )
             #expect(prune.stdout.contains("pruned 400 events (seq 1…400"), "\(prune.stdout)")
             let status = try CLI.run(["sync", "--status", "--store", device.store])
             #expect(status.stdout.contains("acknowledged by the server up to seq 400, 100 pending"), "\(status.stdout)")
@@ -157,22 +165,34 @@ import TestSupport
 
             let missing = try CLI.run(["prune", "--before", "2100-01-01", "--store", device.store])
             #expect(missing.status == 64)
-            #expect(missing.stderr.hasPrefix("onboard prune: --server URL is required: prune asks the sync server what it holds right before deleting"), "\(missing.stderr)")
+            #expect(
+                missing.stderr.hasPrefix("onboard prune: --server URL is required: prune asks the sync server what it holds right before deleting"),
+                "\(missing.stderr)")
 
             // A liar claiming seq 100 with another hash.
             let liar = try ScriptedHTTPServer { _ in
                 .answer(200, body: Array(#"{"device":"kiosk-7","acknowledged_seq":100,"head_hash":"\#(String(repeating: "ab", count: 32))"}"#.utf8))
             }
             defer { liar.stop() }
-            let lied = try CLI.run(["prune", "--before", "2100-01-01", "--store", device.store, "--server", "http://127.0.0.1:\(liar.port)", "--token", device.setup.token])
+            let lied = try CLI.run([
+                "prune", "--before", "2100-01-01", "--store", device.store, "--server", "http://127.0.0.1:\(liar.port)", "--token", device.setup.token
+            ])
             #expect(lied.status == 65, "\(lied.stderr)")
-            #expect(lied.stderr.hasPrefix("onboard prune: nothing pruned: the server did not confirm what it holds: the server's record at seq 100 of device kiosk-7 has hash abab"), "\(lied.stderr)")
+            #expect(
+                lied.stderr.hasPrefix(
+                    "onboard prune: nothing pruned: the server did not confirm what it holds: the server's record at seq 100 of device kiosk-7 has hash abab"),
+                "\(lied.stderr)")
             #expect(lied.stderr.split(separator: "\n").count == 1)
             #expect(try !pruned())
 
-            let unreachable = try CLI.run(["prune", "--before", "2100-01-01", "--store", device.store, "--server", "http://127.0.0.1:9", "--token", device.setup.token])
+            let unreachable = try CLI.run([
+                "prune", "--before", "2100-01-01", "--store", device.store, "--server", "http://127.0.0.1:9", "--token", device.setup.token
+            ])
             #expect(unreachable.status == 69, "\(unreachable.stderr)")
-            #expect(unreachable.stderr.hasPrefix("onboard prune: nothing pruned: the server did not confirm what it holds: reading the server's cursor for device kiosk-7 failed 8 times in a row (last: http://127.0.0.1:9 refused the connection"), "\(unreachable.stderr)")
+            #expect(
+                unreachable.stderr.hasPrefix(
+                    "onboard prune: nothing pruned: the server did not confirm what it holds: reading the server's cursor for device kiosk-7 failed 8 times in a row (last: http://127.0.0.1:9 refused the connection"
+                ), "\(unreachable.stderr)")
             #expect(try !pruned())
         }
     }

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Kills the real `onboard import --commit-every 1000` of a generated file with SIGKILL, resumes
@@ -80,12 +80,17 @@ import Glibc
                 #expect(resumed.status == 0, "\(context): \(resumed.stderr)")
                 let exported = try exportedLines(store)
                 let pseudonymous = exported.filter { $0.contains("\"user\":\"~") }
-                #expect(pseudonymous.count == 0, "\(context): \(pseudonymous.count) events read with a pseudonym after the resume (killed at \(before.count) events), e.g. \(pseudonymous.first ?? "")")
+                #expect(
+                    pseudonymous.count == 0,
+                    "\(context): \(pseudonymous.count) events read with a pseudonym after the resume (killed at \(before.count) events), e.g. \(pseudonymous.first ?? "")"
+                )
                 // The export adds each event's seq; otherwise it is the file, line for line.
                 let withoutSeqs = exported.map(removingSeq)
                 let firstDifference = zip(withoutSeqs, lines).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-                #expect(withoutSeqs.count == lines.count && firstDifference == nil,
-                        "\(context): the resumed store exports \(exported.count) events, not the file's \(lines.count); first difference at line \(firstDifference.map { $0 + 1 } ?? 0)")
+                #expect(
+                    withoutSeqs.count == lines.count && firstDifference == nil,
+                    "\(context): the resumed store exports \(exported.count) events, not the file's \(lines.count); first difference at line \(firstDifference.map { $0 + 1 } ?? 0)"
+                )
                 let verify = try CLI.run(["verify", "--store", store])
                 #expect(verify.status == 0, "\(context): \(verify.stderr)")
                 // The users screens of (a few of) the devices whose users were added after the kill.
@@ -119,7 +124,8 @@ import Glibc
         var devices: [String] = []
         for line in lines where line.contains("\"type\":\"user_added\"") {
             guard let start = line.range(of: "\"device\":\"")?.upperBound,
-                  let end = line[start...].firstIndex(of: "\"") else { continue }
+                let end = line[start...].firstIndex(of: "\"")
+            else { continue }
             let device = String(line[start..<end])
             if !devices.contains(device) { devices.append(device) }
         }

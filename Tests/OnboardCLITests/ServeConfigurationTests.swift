@@ -10,7 +10,9 @@ import TestSupport
             let scratch = try TemporaryDirectory()
             defer { scratch.remove() }
             let data = scratch.appending("data")
-            let file = try scratch.write("serve.conf", """
+            let file = try scratch.write(
+                "serve.conf",
+                """
                 # the sync server
                 port = 1111
                 data = "\(data)"
@@ -43,7 +45,7 @@ import TestSupport
                 ("check-config = yes\n", 64, "unknown setting \"check-config\""),
                 ("port = 99999\n", 64, "--port must be 0…65535"),
                 ("rate-failed-auth = 0\n", 64, "--rate-failed-auth must be off or RATE[/BURST]"),
-                ("tls-cert = /nonexistent/cert.pem\ntls-key = /nonexistent/key.pem\n", 78, "cannot read the certificate file"),
+                ("tls-cert = /nonexistent/cert.pem\ntls-key = /nonexistent/key.pem\n", 78, "cannot read the certificate file")
             ]
             for (text, status, message) in cases {
                 let file = try scratch.write("serve.conf", text)
@@ -60,7 +62,8 @@ import TestSupport
 
     @Test func aDatabasePasswordIsNeverPrinted() async throws {
         try await onOwnThread {
-            let result = try CLI.run(["serve", "--check-config"], environment: ["ONBOARD_SERVE_DATABASE": "postgres://onboard:s3cr3t-pw@127.0.0.1:5432/onboard"])
+            let result = try CLI.run(
+                ["serve", "--check-config"], environment: ["ONBOARD_SERVE_DATABASE": "postgres://onboard:s3cr3t-pw@127.0.0.1:5432/onboard"])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(!result.stdout.contains("s3cr3t-pw") && !result.stderr.contains("s3cr3t-pw"), "\(result.stdout)")
             #expect(result.stdout.contains("database = postgres://onboard"), "\(result.stdout)")
@@ -77,7 +80,8 @@ import TestSupport
             for _ in 0..<6 {
                 statuses.append(try TLSServeTests.curl(["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(server.port)/v1/health"]).stdout)
             }
-            #expect(statuses == ["200", "200", "200", "200", "200", "429"], "the file's rate-anonymous = 0.01/5 (five at once, then one per 100 s): \(statuses)")
+            #expect(
+                statuses == ["200", "200", "200", "200", "200", "429"], "the file's rate-anonymous = 0.01/5 (five at once, then one per 100 s): \(statuses)")
             #expect(server.stop() == 0)
             #expect(server.errors.split(separator: "\n").allSatisfy { $0.hasPrefix("{") }, "the file's log-format = json: \(server.errors)")
         }

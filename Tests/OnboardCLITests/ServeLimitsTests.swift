@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `onboard serve` as a real process under hostile conditions: too few file descriptors, slow and
@@ -80,11 +80,14 @@ import Glibc
 
         /// One request on a new connection (Connection: close); the status, or nil without one
         /// within `timeout`.
-        func request(_ method: String, _ path: String, body: String = "", from source: String = "127.0.0.1",
-                     timeout: Duration = .seconds(5)) -> (status: Int, text: String)? {
+        func request(
+            _ method: String, _ path: String, body: String = "", from source: String = "127.0.0.1",
+            timeout: Duration = .seconds(5)
+        ) -> (status: Int, text: String)? {
             guard let socket = LoopbackClient.connect(port: port, from: source, timeout: timeout) else { return nil }
             defer { close(socket) }
-            let head = "\(method) \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(adminToken)\r\n"
+            let head =
+                "\(method) \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(adminToken)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
             LoopbackClient.send(socket, Array((head + body).utf8))
             let text = String(decoding: LoopbackClient.readToEnd(socket), as: UTF8.self)
@@ -123,94 +126,95 @@ import Glibc
     /// default bound, the same data serves every device.
     @Test func serveOutOfDescriptorsAnswers503WithoutSpinningAndServesAgainWithTheDefaultBound() async throws {
         #if os(Linux)
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let data = directory.appending("data")
-        let report = try await onOwnThread { () -> DescriptorReport in
-            var report = DescriptorReport()
-            let serve = try Serve(data: data, scratch: directory, openFileLimit: 400, arguments: ["--max-open-replicas", "300"])
-            defer { serve.stop() }
-            guard serve.port != 0 else {
-                report.startFailure = serve.stderr
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let data = directory.appending("data")
+            let report = try await onOwnThread { () -> DescriptorReport in
+                var report = DescriptorReport()
+                let serve = try Serve(data: data, scratch: directory, openFileLimit: 400, arguments: ["--max-open-replicas", "300"])
+                defer { serve.stop() }
+                guard serve.port != 0 else {
+                    report.startFailure = serve.stderr
+                    return report
+                }
+                // Enrol until the replicas have taken the descriptors (bounded: 300 devices).
+                for index in 0..<300 {
+                    var answer = serve.request("POST", "/v1/devices", body: #"{"device":"dev-\#(index)"}"#)
+                    // The previous request's connection may not be closed on the server's side yet,
+                    // so this connection found no descriptor (the accept-time 503, Retry-After 1):
+                    // once it is closed, the same enrolment meets the replicas' limit instead.
+                    for _ in 0..<10 where answer?.status == 503 && answer?.text.contains("Retry-After: 1\r\n") == true {
+                        Thread.sleep(forTimeInterval: 0.1)
+                        answer = serve.request("POST", "/v1/devices", body: #"{"device":"dev-\#(index)"}"#)
+                    }
+                    guard answer?.status == 201 else {
+                        report.enrolmentRefusal = answer.map { ($0.status, $0.text) }
+                        break
+                    }
+                    report.enrolled += 1
+                }
+                // Hold idle connections on whatever is left, so the next accept() has no descriptor.
+                let held = SlowClients(port: serve.port, count: 6, sources: ["127.0.0.1"])
+                defer { held.closeAll() }
+                Thread.sleep(forTimeInterval: 0.3)
+                let ticksBefore = serve.cpuTicks
+                let clock = ContinuousClock()
+                let start = clock.now
+                // Two seconds of clients knocking (bounded: 40 probes of at most 2 s each).
+                for _ in 0..<40 where clock.now - start < .seconds(2) {
+                    let probeStart = clock.now
+                    let answer = serve.request("GET", "/v1/health", from: "127.0.0.2", timeout: .seconds(2))
+                    report.probes.append(answer.map { ($0.status, $0.text) })
+                    report.slowestProbe = max(report.slowestProbe, clock.now - probeStart)
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                report.busyTicks = serve.cpuTicks - ticksBefore
+                report.elapsed = clock.now - start
+                held.closeAll()
+                report.healthyAgain = (0..<50).contains { _ in
+                    Thread.sleep(forTimeInterval: 0.1)
+                    return serve.request("GET", "/v1/health", timeout: .seconds(2))?.status == 200
+                }
+                report.stderr = serve.stderr
+                report.stopStatus = serve.stop()
+
+                // The default bound sizes the open replicas to the descriptors: every device serves.
+                let restart = try Serve(data: data, scratch: directory, openFileLimit: 400)
+                defer { restart.stop() }
+                report.restartBanner = restart.stdout
+                for index in 0..<report.enrolled {
+                    let answer = restart.request("GET", "/v1/devices/dev-\(index)/cursor")
+                    if answer?.status == 200 { report.cursorsAfterRestart += 1 }
+                }
+                report.restartStatus = restart.stop()
+                report.restartStderr = restart.stderr
                 return report
             }
-            // Enrol until the replicas have taken the descriptors (bounded: 300 devices).
-            for index in 0..<300 {
-                var answer = serve.request("POST", "/v1/devices", body: #"{"device":"dev-\#(index)"}"#)
-                // The previous request's connection may not be closed on the server's side yet,
-                // so this connection found no descriptor (the accept-time 503, Retry-After 1):
-                // once it is closed, the same enrolment meets the replicas' limit instead.
-                for _ in 0..<10 where answer?.status == 503 && answer?.text.contains("Retry-After: 1\r\n") == true {
-                    Thread.sleep(forTimeInterval: 0.1)
-                    answer = serve.request("POST", "/v1/devices", body: #"{"device":"dev-\#(index)"}"#)
-                }
-                guard answer?.status == 201 else {
-                    report.enrolmentRefusal = answer.map { ($0.status, $0.text) }
-                    break
-                }
-                report.enrolled += 1
-            }
-            // Hold idle connections on whatever is left, so the next accept() has no descriptor.
-            let held = SlowClients(port: serve.port, count: 6, sources: ["127.0.0.1"])
-            defer { held.closeAll() }
-            Thread.sleep(forTimeInterval: 0.3)
-            let ticksBefore = serve.cpuTicks
-            let clock = ContinuousClock()
-            let start = clock.now
-            // Two seconds of clients knocking (bounded: 40 probes of at most 2 s each).
-            for _ in 0..<40 where clock.now - start < .seconds(2) {
-                let probeStart = clock.now
-                let answer = serve.request("GET", "/v1/health", from: "127.0.0.2", timeout: .seconds(2))
-                report.probes.append(answer.map { ($0.status, $0.text) })
-                report.slowestProbe = max(report.slowestProbe, clock.now - probeStart)
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            report.busyTicks = serve.cpuTicks - ticksBefore
-            report.elapsed = clock.now - start
-            held.closeAll()
-            report.healthyAgain = (0..<50).contains { _ in
-                Thread.sleep(forTimeInterval: 0.1)
-                return serve.request("GET", "/v1/health", timeout: .seconds(2))?.status == 200
-            }
-            report.stderr = serve.stderr
-            report.stopStatus = serve.stop()
-
-            // The default bound sizes the open replicas to the descriptors: every device serves.
-            let restart = try Serve(data: data, scratch: directory, openFileLimit: 400)
-            defer { restart.stop() }
-            report.restartBanner = restart.stdout
-            for index in 0..<report.enrolled {
-                let answer = restart.request("GET", "/v1/devices/dev-\(index)/cursor")
-                if answer?.status == 200 { report.cursorsAfterRestart += 1 }
-            }
-            report.restartStatus = restart.stop()
-            report.restartStderr = restart.stderr
-            return report
-        }
-        #expect(report.startFailure == nil, "\(report.startFailure ?? "")")
-        #expect(report.stderr.contains("warning: --max-open-replicas 300 needs about 964 file descriptors, more than half the open-file limit (400)"),
+            #expect(report.startFailure == nil, "\(report.startFailure ?? "")")
+            #expect(
+                report.stderr.contains("warning: --max-open-replicas 300 needs about 964 file descriptors, more than half the open-file limit (400)"),
                 "\(report.stderr.prefix(1000))")
-        #expect(report.enrolled >= 50, "only \(report.enrolled) devices enrolled before descriptors ran out")
-        let refusal = try #require(report.enrolmentRefusal, "300 enrolments never ran out of descriptors")
-        #expect(refusal.status == 503 && refusal.text.lowercased().contains("retry-after: 5\r\n"), "\(refusal.text)")
-        #expect(refusal.text.contains("file descriptors") && !refusal.text.contains(data), "no path, the resource named: \(refusal.text)")
-        #expect(report.probes.count >= 10)
-        #expect(report.probes.allSatisfy { $0 != nil }, "a client got no answer within 2 s")
-        let refusals = report.probes.compactMap { $0 }.filter { $0.status == 503 }
-        #expect(!refusals.isEmpty, "no client was told 503: \(report.probes.compactMap { $0?.status })")
-        #expect(refusals.allSatisfy { $0.text.contains("Retry-After: 1\r\n") && $0.text.contains("out of file descriptors") })
-        #expect(report.slowestProbe < .seconds(2))
-        // 100 ticks a second: a busy-wait would burn about as many ticks as hundredths elapsed.
-        let elapsedTicks = Int(report.elapsed / .milliseconds(10))
-        #expect(report.busyTicks * 4 < elapsedTicks, "the server used \(report.busyTicks) of \(elapsedTicks) ticks while out of descriptors")
-        #expect(report.healthyAgain, "the server did not serve again once descriptors were free")
-        #expect(report.stderr.contains("onboard serve: warning: refused "), "\(report.stderr.suffix(2000))")
-        #expect(report.stderr.contains("with 503: the process is out of file descriptors (RLIMIT_NOFILE 400)"))
-        #expect(report.stderr.contains("503 (file descriptors): "), "the operator's log has the storage failure")
-        #expect(report.stopStatus == 0)
-        #expect(report.restartBanner.contains(" 33 open replicas (open-file limit 400)"), "\(report.restartBanner)")
-        #expect(report.cursorsAfterRestart == report.enrolled, "\(report.cursorsAfterRestart) of \(report.enrolled): \(report.restartStderr.suffix(1000))")
-        #expect(report.restartStatus == 0)
+            #expect(report.enrolled >= 50, "only \(report.enrolled) devices enrolled before descriptors ran out")
+            let refusal = try #require(report.enrolmentRefusal, "300 enrolments never ran out of descriptors")
+            #expect(refusal.status == 503 && refusal.text.lowercased().contains("retry-after: 5\r\n"), "\(refusal.text)")
+            #expect(refusal.text.contains("file descriptors") && !refusal.text.contains(data), "no path, the resource named: \(refusal.text)")
+            #expect(report.probes.count >= 10)
+            #expect(report.probes.allSatisfy { $0 != nil }, "a client got no answer within 2 s")
+            let refusals = report.probes.compactMap { $0 }.filter { $0.status == 503 }
+            #expect(!refusals.isEmpty, "no client was told 503: \(report.probes.compactMap { $0?.status })")
+            #expect(refusals.allSatisfy { $0.text.contains("Retry-After: 1\r\n") && $0.text.contains("out of file descriptors") })
+            #expect(report.slowestProbe < .seconds(2))
+            // 100 ticks a second: a busy-wait would burn about as many ticks as hundredths elapsed.
+            let elapsedTicks = Int(report.elapsed / .milliseconds(10))
+            #expect(report.busyTicks * 4 < elapsedTicks, "the server used \(report.busyTicks) of \(elapsedTicks) ticks while out of descriptors")
+            #expect(report.healthyAgain, "the server did not serve again once descriptors were free")
+            #expect(report.stderr.contains("onboard serve: warning: refused "), "\(report.stderr.suffix(2000))")
+            #expect(report.stderr.contains("with 503: the process is out of file descriptors (RLIMIT_NOFILE 400)"))
+            #expect(report.stderr.contains("503 (file descriptors): "), "the operator's log has the storage failure")
+            #expect(report.stopStatus == 0)
+            #expect(report.restartBanner.contains(" 33 open replicas (open-file limit 400)"), "\(report.restartBanner)")
+            #expect(report.cursorsAfterRestart == report.enrolled, "\(report.cursorsAfterRestart) of \(report.enrolled): \(report.restartStderr.suffix(1000))")
+            #expect(report.restartStatus == 0)
         #endif
     }
 
@@ -236,30 +240,31 @@ import Glibc
     /// addresses) are open. The server with 64 connection places answered none.
     @Test(.heavy) func healthProbesThroughOnboardServeSurviveSlowAndIdleClients() async throws {
         #if os(Linux)
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let outcome = try await onOwnThread { () -> (port: UInt16, probes: [ProbeSeries.Probe], held: Int) in
-            let serve = try Serve(data: directory.appending("data"), scratch: directory)
-            defer { serve.stop() }
-            guard serve.port != 0 else { return (0, [], 0) }
-            let tricklers = SlowClients(port: serve.port, count: 70, sources: ["127.0.0.1"])
-            let idle = SlowClients(port: serve.port, count: 500, sources: (1...10).map { "127.0.1.\($0)" })
-            defer { tricklers.closeAll(); idle.closeAll() }
-            let probes = ProbeSeries(port: serve.port, from: "127.0.0.2", path: "/v1/health", every: .milliseconds(250),
-                                     timeout: .seconds(2), for: .seconds(12))
-            for _ in 0..<12 { // bounded: 12 s of one byte a second
-                tricklers.sendNextByte()
-                Thread.sleep(forTimeInterval: 1)
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let outcome = try await onOwnThread { () -> (port: UInt16, probes: [ProbeSeries.Probe], held: Int) in
+                let serve = try Serve(data: directory.appending("data"), scratch: directory)
+                defer { serve.stop() }
+                guard serve.port != 0 else { return (0, [], 0) }
+                let tricklers = SlowClients(port: serve.port, count: 70, sources: ["127.0.0.1"])
+                let idle = SlowClients(port: serve.port, count: 500, sources: (1...10).map { "127.0.1.\($0)" })
+                defer { tricklers.closeAll(); idle.closeAll() }
+                let probes = ProbeSeries(
+                    port: serve.port, from: "127.0.0.2", path: "/v1/health", every: .milliseconds(250),
+                    timeout: .seconds(2), for: .seconds(12))
+                for _ in 0..<12 { // bounded: 12 s of one byte a second
+                    tricklers.sendNextByte()
+                    Thread.sleep(forTimeInterval: 1)
+                }
+                let held = tricklers.openCount + idle.openCount
+                return (serve.port, probes.results(), held)
             }
-            let held = tricklers.openCount + idle.openCount
-            return (serve.port, probes.results(), held)
-        }
-        #expect(outcome.port != 0, "onboard serve did not start")
-        #expect(outcome.probes.count >= 40)
-        // 64 from the tricklers' address (its limit) and the 500 idle ones were all still held.
-        #expect(outcome.held == 64 + 500)
-        let rate = ProbeSeries.successRate(outcome.probes, in: .zero ..< .seconds(13))
-        #expect(rate >= 0.9, "only \(rate) of the health probes were answered within 2 s")
+            #expect(outcome.port != 0, "onboard serve did not start")
+            #expect(outcome.probes.count >= 40)
+            // 64 from the tricklers' address (its limit) and the 500 idle ones were all still held.
+            #expect(outcome.held == 64 + 500)
+            let rate = ProbeSeries.successRate(outcome.probes, in: .zero ..< .seconds(13))
+            #expect(rate >= 0.9, "only \(rate) of the health probes were answered within 2 s")
         #endif
     }
 
@@ -318,9 +323,11 @@ import Glibc
     static func pythonPseudonym(key: String, user: String) throws -> String {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c",
-                             "import hashlib, sys; k = open(sys.argv[1], 'rb').read(); print(hashlib.blake2b(sys.argv[2].encode(), digest_size=16, key=k).hexdigest()[:16])",
-                             key, user]
+        process.arguments = [
+            "python3", "-c",
+            "import hashlib, sys; k = open(sys.argv[1], 'rb').read(); print(hashlib.blake2b(sys.argv[2].encode(), digest_size=16, key=k).hexdigest()[:16])",
+            key, user
+        ]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

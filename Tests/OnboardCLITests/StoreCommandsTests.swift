@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite(.slow) struct StoreCommandsTests {
@@ -14,8 +14,10 @@ import Glibc
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let store = directory.appending("store")
-            let first = try CLI.run(["record", #"{"type":"sign_in_failed","user":"alice","method":"password","reason":"invalid_password"}"#,
-                                     "--store", store, "--device", "kiosk-7"])
+            let first = try CLI.run([
+                "record", #"{"type":"sign_in_failed","user":"alice","method":"password","reason":"invalid_password"}"#,
+                "--store", store, "--device", "kiosk-7"
+            ])
             #expect(first.status == 0, "\(first.stderr)")
             let stored = try EventJSON.decode(line: first.stdout.trimmingCharacters(in: .newlines))
             #expect(stored.seq == 1)
@@ -43,7 +45,10 @@ import Glibc
             let store = directory.appending("store")
             let secret = try CLI.run(["record", #"{"type":"passcode_set","user":"bob","passcode":"1234"}"#, "--store", store])
             #expect(secret.status == 65)
-            #expect(secret.stderr == "onboard record: field \"passcode\": looks like a secret; OnboardingStore never stores passwords, codes, tokens or answers — remove the field\n")
+            #expect(
+                secret.stderr
+                    == "onboard record: field \"passcode\": looks like a secret; OnboardingStore never stores passwords, codes, tokens or answers — remove the field\n"
+            )
             let broken = try CLI.run(["record", "{", "--store", store])
             #expect(broken.status == 65)
             #expect(broken.stderr == "onboard record: malformed JSON at column 2: expected a quoted key\n")
@@ -59,7 +64,10 @@ import Glibc
             // Missing store, for a reading command.
             let missing = try CLI.run(["export", "--store", directory.appending("nope")])
             #expect(missing.status == 66)
-            #expect(missing.stderr == "onboard export: no store at \(directory.appending("nope")); record or import events to create one, or pass --store with an existing store\n")
+            #expect(
+                missing.stderr
+                    == "onboard export: no store at \(directory.appending("nope")); record or import events to create one, or pass --store with an existing store\n"
+            )
 
             // Not creatable: a parent that is a regular file (root ignores permission bits, not this).
             let file = try directory.write("plain-file", "x")
@@ -113,7 +121,9 @@ import Glibc
 
             let export = try CLI.run(["export", "--store", store])
             #expect(export.status == 74)
-            #expect(export.stderr == "onboard export: record at seq 7 is damaged: hash does not match the record's bytes (the record was modified); run onboard verify\n")
+            #expect(
+                export.stderr
+                    == "onboard export: record at seq 7 is damaged: hash does not match the record's bytes (the record was modified); run onboard verify\n")
             #expect(export.stdout.split(separator: "\n").count == 6, "the records before the damage are still written")
         }
     }
@@ -129,7 +139,10 @@ import Glibc
             let log = try CLI.run(["log", "--store", store])
             let lines = log.stdout.split(separator: "\n")
             #expect(lines.count == 3)
-            #expect(lines[0] == "      1  2026-11-30 16:00:00.123  kiosk-7  zoë  user_added  display_name=\"Zoë Ångström-Łukasiewicz\" subtitle=\"Infirmière 👩‍⚕️\" image_ref=\"avatars/zoë.png\" passcode_policy=numeric passcode_min_length=6")
+            #expect(
+                lines[0]
+                    == "      1  2026-11-30 16:00:00.123  kiosk-7  zoë  user_added  display_name=\"Zoë Ångström-Łukasiewicz\" subtitle=\"Infirmière 👩‍⚕️\" image_ref=\"avatars/zoë.png\" passcode_policy=numeric passcode_min_length=6"
+            )
 
             // --follow prints events appended by another process while it runs.
             let output = directory.appending("follow.out")
@@ -165,9 +178,11 @@ import Glibc
             let store = directory.appending("demo")
             let demo = try CLI.run(["demo", "--store", store])
             #expect(demo.status == 0, "\(demo.stderr)")
-            for expected in ["1. A shared device is set up for two people", "wrong passcode", "2FA", "Verification failed",
-                             "Temporary password sent via email", "Username already in use", "Passwords do not match",
-                             "Wrong code. Please try again.", "hash chain: intact", "onboard log --store \(store)"] {
+            for expected in [
+                "1. A shared device is set up for two people", "wrong passcode", "2FA", "Verification failed",
+                "Temporary password sent via email", "Username already in use", "Passwords do not match",
+                "Wrong code. Please try again.", "hash chain: intact", "onboard log --store \(store)"
+            ] {
                 #expect(demo.stdout.contains(expected), "demo output lacks \(expected)")
             }
             #expect(try CLI.run(["verify", "--store", store]).status == 0)

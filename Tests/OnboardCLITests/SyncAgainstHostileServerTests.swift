@@ -27,16 +27,24 @@ import TestSupport
             defer { redirecting.stop() }
             let redirected = try Self.sync(setup, "http://127.0.0.1:\(redirecting.port)")
             #expect(redirected.status == 78, "\(redirected.stderr)")
-            #expect(redirected.stderr == "onboard sync: the server answered reading the server's cursor with HTTP 308, a redirect to http://198.51.100.7:8443; redirects are never followed, so the device token was sent nowhere else — if that is the sync server, give its address itself (--server)\n")
+            #expect(
+                redirected.stderr
+                    == "onboard sync: the server answered reading the server's cursor with HTTP 308, a redirect to http://198.51.100.7:8443; redirects are never followed, so the device token was sent nowhere else — if that is the sync server, give its address itself (--server)\n"
+            )
             #expect(redirecting.requests.count == 1)
 
-            let dripping = try ScriptedHTTPServer { _ in .drip(Array("HTTP/1.1 200 OK\r\ncontent-length: 500\r\n\r\n".utf8) + [UInt8](repeating: 32, count: 500), interval: .milliseconds(500)) }
+            let dripping = try ScriptedHTTPServer { _ in
+                .drip(Array("HTTP/1.1 200 OK\r\ncontent-length: 500\r\n\r\n".utf8) + [UInt8](repeating: 32, count: 500), interval: .milliseconds(500))
+            }
             defer { dripping.stop() }
             let started = Date()
             let limited = try Self.sync(setup, "http://127.0.0.1:\(dripping.port)", ["--max-time", "2"])
             let took = Date().timeIntervalSince(started)
             #expect(limited.status == 75, "\(limited.stderr)")
-            #expect(limited.stderr == "onboard sync: the sync of device kiosk-7 passed its time limit of 2 s; the server holds seq 0 (kept as acknowledged) — sync again to go on\n")
+            #expect(
+                limited.stderr
+                    == "onboard sync: the sync of device kiosk-7 passed its time limit of 2 s; the server holds seq 0 (kept as acknowledged) — sync again to go on\n"
+            )
             #expect(took >= 2 && took < 15, "took \(took) s")
 
             for bad in ["0", "-1", "18446744073709551615", "soon"] {

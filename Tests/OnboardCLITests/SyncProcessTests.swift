@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `onboard serve` and `onboard sync` as real processes on loopback, killed with SIGKILL at seeded
@@ -149,7 +149,10 @@ import Glibc
                 }
                 previous = held.count
             }
-            #expect(midUpload >= Self.kills, "seed \(Self.seed): only \(midUpload) of \(attempts) kills landed in the middle of an upload (server copy \(previous) of \(setup.lines.count) records)")
+            #expect(
+                midUpload >= Self.kills,
+                "seed \(Self.seed): only \(midUpload) of \(attempts) kills landed in the middle of an upload (server copy \(previous) of \(setup.lines.count) records)"
+            )
             let server = try Server(data: setup.data, scratch: setup.directory)
             let finish = try CLI.run(["sync", "--store", setup.device, "--server", server.url, "--token", setup.token])
             server.stop()
@@ -193,8 +196,10 @@ import Glibc
             #expect(sync.stderr.split(separator: "\n").count == 1)
             // Another device's valid token: forbidden, the same code.
             let other = try CLI.run(["enroll", "--data", setup.data, "--device", "kiosk-8"])
-            let wrong = try CLI.run(["sync", "--store", setup.device, "--server", server.url, "--token",
-                                     other.stdout.trimmingCharacters(in: .whitespacesAndNewlines)])
+            let wrong = try CLI.run([
+                "sync", "--store", setup.device, "--server", server.url, "--token",
+                other.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            ])
             #expect(wrong.status == 77, "\(wrong.stderr)")
             #expect(try setup.replicaLines().isEmpty, "nothing was uploaded")
         }
@@ -275,10 +280,11 @@ import Glibc
             process.waitUntilExit()
             let text = try String(contentsOfFile: output, encoding: .utf8)
             #expect(process.terminationStatus == 0, "\(text)")
-            let lines = Dictionary(text.split(separator: "\n").compactMap { line -> (String, String)? in
-                guard let colon = line.firstIndex(of: ":") else { return nil }
-                return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
-            }, uniquingKeysWith: { first, _ in first })
+            let lines = Dictionary(
+                text.split(separator: "\n").compactMap { line -> (String, String)? in
+                    guard let colon = line.firstIndex(of: ":") else { return nil }
+                    return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+                }, uniquingKeysWith: { first, _ in first })
             #expect(lines["health"] == #"{"status":"ok"}"#)
             #expect(lines["cursor"]?.contains(#""acknowledged_seq":0"#) == true)
             #expect(lines["upload"]?.contains(#"{"seq":1,"outcome":"appended","reason":null},{"seq":2,"outcome":"appended","reason":null}"#) == true)

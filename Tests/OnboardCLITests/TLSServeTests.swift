@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `onboard serve --tls-cert --tls-key` and `onboard sync` over HTTPS, with certificates openssl
@@ -25,24 +25,32 @@ import Glibc
         init(_ directory: TemporaryDirectory, authority: String = "ca") throws {
             self.directory = directory
             self.authority = authority
-            _ = try Self.openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                  "-keyout", directory.appending("\(authority).key"), "-out", directory.appending("\(authority).pem"),
-                                  "-days", "3", "-subj", "/CN=OnboardingStore test CA \(authority)"])
+            _ = try Self.openssl([
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", directory.appending("\(authority).key"), "-out", directory.appending("\(authority).pem"),
+                "-days", "3", "-subj", "/CN=OnboardingStore test CA \(authority)"
+            ])
         }
 
         /// A server certificate `name`.pem / `name`.key for 127.0.0.1 and localhost, signed by the CA.
         func server(_ name: String) throws {
-            let extensions = try directory.write("\(name).ext", """
+            let extensions = try directory.write(
+                "\(name).ext",
+                """
                 subjectAltName = IP:127.0.0.1, DNS:localhost
                 basicConstraints = CA:FALSE
                 keyUsage = digitalSignature
                 extendedKeyUsage = serverAuth
                 """)
-            _ = try Self.openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", directory.appending("\(name).key"),
-                                  "-out", directory.appending("\(name).csr"), "-subj", "/CN=localhost"])
-            _ = try Self.openssl(["x509", "-req", "-in", directory.appending("\(name).csr"), "-CA", directory.appending("\(authority).pem"),
-                                  "-CAkey", directory.appending("\(authority).key"), "-CAcreateserial", "-out", directory.appending("\(name).pem"),
-                                  "-days", "2", "-extfile", extensions])
+            _ = try Self.openssl([
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", directory.appending("\(name).key"),
+                "-out", directory.appending("\(name).csr"), "-subj", "/CN=localhost"
+            ])
+            _ = try Self.openssl([
+                "x509", "-req", "-in", directory.appending("\(name).csr"), "-CA", directory.appending("\(authority).pem"),
+                "-CAkey", directory.appending("\(authority).key"), "-CAcreateserial", "-out", directory.appending("\(name).pem"),
+                "-days", "2", "-extfile", extensions
+            ])
         }
 
         /// `openssl x509 -fingerprint -sha256` of `name`.pem: `AB:CD:…`.
@@ -114,50 +122,50 @@ import Glibc
     /// Python's ssl module (OpenSSL) on a kept-alive connection across a certificate reload:
     /// prints JSON with the certificate fingerprints it saw and the statuses it got.
     static let keepAliveScript = #"""
-    import hashlib, http.client, json, os, signal, ssl, sys, time
-    port, ca, pid, log = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    def fingerprint(connection):
-        der = connection.sock.getpeercert(binary_form=True)
-        return ":".join("%02X" % b for b in hashlib.sha256(der).digest())
-    def connect():
-        context = ssl.create_default_context(cafile=ca)
-        connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=30)
-        connection.connect()
-        return connection
-    def health(connection):
-        connection.request("GET", "/v1/health")
-        answer = connection.getresponse()
-        answer.read()
-        return answer.status
-    kept = connect()
-    before = [fingerprint(kept), health(kept)]
-    with open(sys.argv[5], "rb") as source, open(sys.argv[6], "wb") as target: target.write(source.read())
-    with open(sys.argv[7], "rb") as source, open(sys.argv[8], "wb") as target: target.write(source.read())
-    os.kill(pid, signal.SIGHUP)
-    deadline = time.time() + 60
-    while "reloaded the TLS certificate" not in open(log).read() and time.time() < deadline: time.sleep(0.05)
-    after_kept = health(kept)
-    fresh = connect()
-    print(json.dumps({"before": before, "kept_after_reload": after_kept, "kept_fingerprint": fingerprint(kept),
-                      "fresh": [fingerprint(fresh), health(fresh)], "protocol": fresh.sock.version()}))
-    """#
+        import hashlib, http.client, json, os, signal, ssl, sys, time
+        port, ca, pid, log = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+        def fingerprint(connection):
+            der = connection.sock.getpeercert(binary_form=True)
+            return ":".join("%02X" % b for b in hashlib.sha256(der).digest())
+        def connect():
+            context = ssl.create_default_context(cafile=ca)
+            connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=30)
+            connection.connect()
+            return connection
+        def health(connection):
+            connection.request("GET", "/v1/health")
+            answer = connection.getresponse()
+            answer.read()
+            return answer.status
+        kept = connect()
+        before = [fingerprint(kept), health(kept)]
+        with open(sys.argv[5], "rb") as source, open(sys.argv[6], "wb") as target: target.write(source.read())
+        with open(sys.argv[7], "rb") as source, open(sys.argv[8], "wb") as target: target.write(source.read())
+        os.kill(pid, signal.SIGHUP)
+        deadline = time.time() + 60
+        while "reloaded the TLS certificate" not in open(log).read() and time.time() < deadline: time.sleep(0.05)
+        after_kept = health(kept)
+        fresh = connect()
+        print(json.dumps({"before": before, "kept_after_reload": after_kept, "kept_fingerprint": fingerprint(kept),
+                          "fresh": [fingerprint(fresh), health(fresh)], "protocol": fresh.sock.version()}))
+        """#
 
     /// A handshake limited to one TLS version: prints `ok <version>` or `refused <reason>`.
     static let versionScript = #"""
-    import socket, ssl, sys
-    port, ca, version = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    context = ssl.create_default_context(cafile=ca)
-    chosen = getattr(ssl.TLSVersion, version)
-    context.set_ciphers("DEFAULT:@SECLEVEL=0")
-    context.minimum_version = chosen
-    context.maximum_version = chosen
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
-            with context.wrap_socket(raw, server_hostname="localhost") as tls:
-                print("ok", tls.version())
-    except (ssl.SSLError, OSError) as error:
-        print("refused", error)
-    """#
+        import socket, ssl, sys
+        port, ca, version = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+        context = ssl.create_default_context(cafile=ca)
+        chosen = getattr(ssl.TLSVersion, version)
+        context.set_ciphers("DEFAULT:@SECLEVEL=0")
+        context.minimum_version = chosen
+        context.maximum_version = chosen
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+                with context.wrap_socket(raw, server_hostname="localhost") as tls:
+                    print("ok", tls.version())
+        except (ssl.SSLError, OSError) as error:
+            print("refused", error)
+        """#
 
     @Test func theServerSpeaksTLSOneTwoAndUpOnlyAndReloadsOnSIGHUPWithoutDroppingAConnection() async throws {
         try await onOwnThread {
@@ -192,15 +200,19 @@ import Glibc
 
             // TLS 1.2 and 1.3 are taken; 1.0 and 1.1 are not.
             for (version, taken) in [("TLSv1", false), ("TLSv1_1", false), ("TLSv1_2", true), ("TLSv1_3", true)] {
-                let result = try CLI.run(["-c", Self.versionScript, String(server.port), certificates.ca, version],
-                                         executable: URL(fileURLWithPath: "/usr/bin/python3"))
+                let result = try CLI.run(
+                    ["-c", Self.versionScript, String(server.port), certificates.ca, version],
+                    executable: URL(fileURLWithPath: "/usr/bin/python3"))
                 #expect(result.stdout.hasPrefix(taken ? "ok" : "refused"), "\(version): \(result.stdout) \(result.stderr)")
             }
 
             // A reload: a connection opened before it keeps working; a new one gets the new certificate.
-            let script = try CLI.run(["-c", Self.keepAliveScript, String(server.port), certificates.ca, String(server.process.processIdentifier),
-                                      server.log, scratch.appending("second.pem"), certificate, scratch.appending("second.key"), key],
-                                     executable: URL(fileURLWithPath: "/usr/bin/python3"))
+            let script = try CLI.run(
+                [
+                    "-c", Self.keepAliveScript, String(server.port), certificates.ca, String(server.process.processIdentifier),
+                    server.log, scratch.appending("second.pem"), certificate, scratch.appending("second.key"), key
+                ],
+                executable: URL(fileURLWithPath: "/usr/bin/python3"))
             #expect(script.status == 0, "\(script.stderr)")
             let seen = try JSONSerialization.jsonObject(with: Data(script.stdout.utf8)) as? [String: Any] ?? [:]
             #expect(seen["before"] as? [AnyHashable] == [first as AnyHashable, 200 as AnyHashable], "\(seen)")
@@ -230,8 +242,11 @@ import Glibc
             let server = try Server(["--tls-cert", scratch.appending("server.pem"), "--tls-key", scratch.appending("server.key")], scratch: scratch)
             defer { _ = server.stop() }
             let store = scratch.appending("device")
-            #expect(try CLI.run(["import", try scratch.write("events.jsonl", Corpus.jsonl(Corpus.generated(count: 500, seed: 5))),
-                                 "--store", store, "--device", "kiosk-7"]).status == 0)
+            #expect(
+                try CLI.run([
+                    "import", try scratch.write("events.jsonl", Corpus.jsonl(Corpus.generated(count: 500, seed: 5))),
+                    "--store", store, "--device", "kiosk-7"
+                ]).status == 0)
             let token = try CLI.run(["enroll", "--data", scratch.appending("data"), "--device", "kiosk-7"]).stdout
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             let url = "https://127.0.0.1:\(server.port)"
@@ -247,12 +262,16 @@ import Glibc
             #expect(try CLI.run(["sync", "--status", "--store", store]).stdout.contains("acknowledged by the server up to seq 0"))
 
             // The right CA: the whole log goes over TLS.
-            let synced = try CLI.run(["sync", "--store", store, "--server", url, "--token", token, "--ca-file", certificates.ca,
-                                      "--server-key", server.serverKey])
+            let synced = try CLI.run([
+                "sync", "--store", store, "--server", url, "--token", token, "--ca-file", certificates.ca,
+                "--server-key", server.serverKey
+            ])
             #expect(synced.status == 0, "\(synced.stderr)")
             #expect(synced.stdout.contains("500 appended"), "\(synced.stdout)")
-            let byName = try CLI.run(["sync", "--store", store, "--server", "https://localhost:\(server.port)", "--token", token,
-                                      "--ca-file", certificates.ca])
+            let byName = try CLI.run([
+                "sync", "--store", store, "--server", "https://localhost:\(server.port)", "--token", token,
+                "--ca-file", certificates.ca
+            ])
             #expect(byName.status == 0 && byName.stdout.contains("0 appended"), "\(byName.stderr)")
 
             // A CA file that is not there, and one for a plain http:// server.
@@ -271,8 +290,10 @@ import Glibc
                 #expect(refused.status == 64 && refused.stderr.contains("refusing to send the token"), "\(refused.stderr)")
             }
             // ...unless the user says so (then it is tried: here an address nobody answers, cut short).
-            let insisted = try CLI.run(["sync", "--store", store, "--server", "http://192.0.2.1:8080", "--token", token, "--insecure-http",
-                                        "--max-time", "1"])
+            let insisted = try CLI.run([
+                "sync", "--store", store, "--server", "http://192.0.2.1:8080", "--token", token, "--insecure-http",
+                "--max-time", "1"
+            ])
             #expect(insisted.status != 64 && !insisted.stderr.contains("refusing"), "\(insisted.stderr)")
         }
     }
@@ -291,7 +312,7 @@ import Glibc
                 (["--tls-cert", scratch.appending("missing.pem"), "--tls-key", scratch.appending("a.key")], 78, "cannot read the certificate file"),
                 (["--tls-cert", scratch.appending("a.pem"), "--tls-key", scratch.appending("b.key")], 78, "does not belong to the certificate"),
                 (["--tls-cert", scratch.appending("a.key"), "--tls-key", scratch.appending("a.key")], 78, "no usable PEM certificate"),
-                (["--tls-cert", scratch.appending("a.pem"), "--tls-key", scratch.appending("a.pem")], 78, "no usable unencrypted PEM private key"),
+                (["--tls-cert", scratch.appending("a.pem"), "--tls-key", scratch.appending("a.pem")], 78, "no usable unencrypted PEM private key")
             ]
             let huge = try scratch.write("huge.pem", String(repeating: "A", count: 2 << 20))
             cases.append((["--tls-cert", huge, "--tls-key", scratch.appending("a.key")], 78, "is larger than 1 MiB"))
@@ -301,11 +322,15 @@ import Glibc
                 #expect(result.stderr.split(separator: "\n").count == 1, "one line: \(result.stderr)")
             }
             // Expired: signed by the CA (`openssl ca`, which takes explicit dates) for a day of 2020.
-            _ = try Certificates.openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", scratch.appending("old.key"),
-                                          "-out", scratch.appending("old.csr"), "-subj", "/CN=localhost"])
+            _ = try Certificates.openssl([
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", scratch.appending("old.key"),
+                "-out", scratch.appending("old.csr"), "-subj", "/CN=localhost"
+            ])
             _ = try scratch.write("index.txt", "")
             _ = try scratch.write("serial", "1000\n")
-            let configuration = try scratch.write("ca.cnf", """
+            let configuration = try scratch.write(
+                "ca.cnf",
+                """
                 [ ca ]
                 default_ca = test
                 [ test ]
@@ -317,9 +342,11 @@ import Glibc
                 [ anything ]
                 commonName = supplied
                 """)
-            _ = try Certificates.openssl(["ca", "-batch", "-notext", "-config", configuration, "-cert", certificates.ca, "-keyfile", scratch.appending("ca.key"),
-                                          "-in", scratch.appending("old.csr"), "-out", scratch.appending("old.pem"),
-                                          "-startdate", "20200101000000Z", "-enddate", "20200102000000Z"])
+            _ = try Certificates.openssl([
+                "ca", "-batch", "-notext", "-config", configuration, "-cert", certificates.ca, "-keyfile", scratch.appending("ca.key"),
+                "-in", scratch.appending("old.csr"), "-out", scratch.appending("old.pem"),
+                "-startdate", "20200101000000Z", "-enddate", "20200102000000Z"
+            ])
             let expired = try CLI.run(["serve"] + data + ["--tls-cert", scratch.appending("old.pem"), "--tls-key", scratch.appending("old.key")])
             #expect(expired.status == 78 && expired.stderr.contains("expired at 2020-01-02"), "\(expired.stderr)")
         }
@@ -337,26 +364,34 @@ import Glibc
             _ = try Self.curl(["-o", "/dev/null", "-H", "authorization: Bearer obt_not_a_token", base + "/v1/users/alice/history?since=2026-01-01T00:00:00Z"])
             _ = try Self.curl(["-o", "/dev/null", base + "/v1/health"])
             // A request line with an escape sequence and a line feed encoded in it.
-            let raw = try CLI.run(["-c", """
-                import socket, sys
-                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-                s.sendall(b"GET /v1/users/%1b%5b31m%0abob/lockout HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
-                print(s.recv(100)[:12])
-                """, String(server.port)], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+            let raw = try CLI.run(
+                [
+                    "-c",
+                    """
+                    import socket, sys
+                    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+                    s.sendall(b"GET /v1/users/%1b%5b31m%0abob/lockout HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+                    print(s.recv(100)[:12])
+                    """, String(server.port)
+                ], executable: URL(fileURLWithPath: "/usr/bin/python3"))
             #expect(raw.status == 0, "\(raw.stderr)")
             #expect(server.stop() == 0)
             let admin = try String(contentsOfFile: scratch.appending("data/admin.token"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-            let check = try CLI.run(["-c", """
-                import json, sys
-                kinds = {}
-                for line in open(sys.argv[1], encoding="utf-8"):
-                    entry = json.loads(line)
-                    kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
-                    if entry["kind"] == "access":
-                        assert set(entry) == {"at", "kind", "method", "path", "status", "bytes", "duration_ms"}, entry
-                        assert isinstance(entry["status"], int) and isinstance(entry["duration_ms"], int), entry
-                print(json.dumps(kinds, sort_keys=True))
-                """, server.log], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+            let check = try CLI.run(
+                [
+                    "-c",
+                    """
+                    import json, sys
+                    kinds = {}
+                    for line in open(sys.argv[1], encoding="utf-8"):
+                        entry = json.loads(line)
+                        kinds[entry["kind"]] = kinds.get(entry["kind"], 0) + 1
+                        if entry["kind"] == "access":
+                            assert set(entry) == {"at", "kind", "method", "path", "status", "bytes", "duration_ms"}, entry
+                            assert isinstance(entry["status"], int) and isinstance(entry["duration_ms"], int), entry
+                    print(json.dumps(kinds, sort_keys=True))
+                    """, server.log
+                ], executable: URL(fileURLWithPath: "/usr/bin/python3"))
             #expect(check.status == 0, "not one JSON object per line: \(check.stderr)")
             #expect(check.stdout.contains(#""access": 3"#) && check.stdout.contains(#""notice": 2"#), "\(check.stdout)")
             let log = server.errors

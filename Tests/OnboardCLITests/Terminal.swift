@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs the real `onboard` with its stderr on a pseudo-terminal, for what it shows only to a
@@ -22,7 +22,7 @@ enum Terminal {
         defer { close(master) }
         var unlock: CInt = 0
         var number: CInt = 0
-        let setLock: UInt = 0x4004_5431   // TIOCSPTLCK
+        let setLock: UInt = 0x4004_5431 // TIOCSPTLCK
         let getNumber: UInt = 0x8004_5430 // TIOCGPTN
         guard ioctl(master, setLock, &unlock) == 0, ioctl(master, getNumber, &number) == 0 else {
             throw TestFailure("cannot unlock the pseudo-terminal: \(String(cString: strerror(errno)))")

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Token lifetimes and rotation from the command line, against a running `onboard serve`:
@@ -37,7 +37,8 @@ import Glibc
             let old = Self.line(enrolled.stdout)
             #expect(old.hasPrefix("obt_") && enrolled.stderr.contains("the token expires at "), "\(enrolled.stderr)")
             let shown = try CLI.run(["token", "--server", url, "--token", old])
-            #expect(shown.status == 0 && shown.stdout.contains("device token ") && shown.stdout.contains(" of kiosk-7: expires "), "\(shown.stdout)\(shown.stderr)")
+            #expect(
+                shown.status == 0 && shown.stdout.contains("device token ") && shown.stdout.contains(" of kiosk-7: expires "), "\(shown.stdout)\(shown.stderr)")
             #expect(shown.stdout.contains("(in 90 days)"), "\(shown.stdout)")
 
             // Rotation: the new token alone on stdout; the old one keeps working.
@@ -47,8 +48,11 @@ import Glibc
             #expect(new.hasPrefix("obt_") && new != old && rotated.stdout.split(separator: "\n").count == 1)
             #expect(rotated.stderr.contains("stays valid until"), "\(rotated.stderr)")
             let store = scratch.appending("kiosk.lmdb")
-            #expect(try CLI.run(["record", #"{"type":"sign_in_failed","user":"bob","method":"password","reason":"invalid_password"}"#,
-                                 "--store", store, "--device", "kiosk-7"]).status == 0)
+            #expect(
+                try CLI.run([
+                    "record", #"{"type":"sign_in_failed","user":"bob","method":"password","reason":"invalid_password"}"#,
+                    "--store", store, "--device", "kiosk-7"
+                ]).status == 0)
             let synced = try CLI.run(["sync", "--store", store, "--server", url, "--token", new])
             #expect(synced.status == 0, "\(synced.stderr)")
             #expect(try Self.curlStatus(server.port, "/v1/devices/kiosk-7/cursor", token: old) == "200")
@@ -71,13 +75,16 @@ import Glibc
             for token in [old, new, firstAdmin, secondAdmin] { #expect(!server.errors.contains(token) && !server.banner.contains(token)) }
 
             // Hostile or contradictory options: one line, exit 64, nothing rotated.
-            for arguments in [["--rotate-admin", "--device", "kiosk-7"], ["--rotate-admin", "--token-lifetime", "1d"],
-                              ["--rotate-admin", "--admin-token-file", scratch.appending("x")], ["--auditor", "--token-lifetime", "-1d"],
-                              ["--auditor", "--token-lifetime", "18446744073709551615d"], ["--auditor", "--token-lifetime", "90d\u{1b}[2J"],
-                              ["--device", "kiosk-7", "--revoke", "--token-lifetime", "1d"]] {
+            for arguments in [
+                ["--rotate-admin", "--device", "kiosk-7"], ["--rotate-admin", "--token-lifetime", "1d"],
+                ["--rotate-admin", "--admin-token-file", scratch.appending("x")], ["--auditor", "--token-lifetime", "-1d"],
+                ["--auditor", "--token-lifetime", "18446744073709551615d"], ["--auditor", "--token-lifetime", "90d\u{1b}[2J"],
+                ["--device", "kiosk-7", "--revoke", "--token-lifetime", "1d"]
+            ] {
                 let refused = try CLI.run(["enroll", "--data", data] + arguments)
-                #expect(refused.status == 64 && refused.stderr.split(separator: "\n").count == 1 && refused.stdout.isEmpty,
-                        "\(arguments): \(refused.status) \(refused.stderr)")
+                #expect(
+                    refused.status == 64 && refused.stderr.split(separator: "\n").count == 1 && refused.stdout.isEmpty,
+                    "\(arguments): \(refused.status) \(refused.stderr)")
                 #expect(!refused.stderr.contains("\u{1b}"), "control characters are escaped: \(refused.stderr.debugDescription)")
             }
             #expect(Self.line(try String(contentsOfFile: tokenFile, encoding: .utf8)) == secondAdmin)
@@ -92,8 +99,11 @@ import Glibc
             #expect(enrolled.status == 0, "\(enrolled.stderr)")
             let token = Self.line(enrolled.stdout)
             let store = scratch.appending("kiosk.lmdb")
-            #expect(try CLI.run(["record", #"{"type":"sign_in_failed","user":"bob","method":"password","reason":"invalid_password"}"#,
-                                 "--store", store, "--device", "kiosk-7"]).status == 0)
+            #expect(
+                try CLI.run([
+                    "record", #"{"type":"sign_in_failed","user":"bob","method":"password","reason":"invalid_password"}"#,
+                    "--store", store, "--device", "kiosk-7"
+                ]).status == 0)
             // The command line takes no clock: the lifetime is real time, a second of it.
             Thread.sleep(forTimeInterval: 1.2)
             let synced = try CLI.run(["sync", "--store", store, "--server", url, "--token", token])
@@ -113,12 +123,14 @@ import Glibc
                 let refused = try CLI.run(["serve", "--port", "0", "--data", scratch.appending("d"), "--token-lifetime", value])
                 #expect(refused.status == 64 && refused.stderr.contains("--token-lifetime must be"), "\(value): \(refused.stderr)")
                 guard !value.isEmpty else { continue } // an empty variable is no setting (docs/operations.md § Configuration)
-                let fromEnvironment = try CLI.run(["serve", "--port", "0", "--data", scratch.appending("d"), "--check-config"],
-                                                  environment: ["ONBOARD_SERVE_TOKEN_LIFETIME": value])
+                let fromEnvironment = try CLI.run(
+                    ["serve", "--port", "0", "--data", scratch.appending("d"), "--check-config"],
+                    environment: ["ONBOARD_SERVE_TOKEN_LIFETIME": value])
                 #expect(fromEnvironment.status == 64, "$ONBOARD_SERVE_TOKEN_LIFETIME=\(value): \(fromEnvironment.stderr)")
             }
-            let checked = try CLI.run(["serve", "--port", "0", "--data", scratch.appending("d"), "--check-config"],
-                                      environment: ["ONBOARD_SERVE_TOKEN_LIFETIME": "12h"])
+            let checked = try CLI.run(
+                ["serve", "--port", "0", "--data", scratch.appending("d"), "--check-config"],
+                environment: ["ONBOARD_SERVE_TOKEN_LIFETIME": "12h"])
             #expect(checked.status == 0 && checked.stdout.contains("token-lifetime = 12h  (environment)"), "\(checked.stdout)\(checked.stderr)")
             // A server with a 12-hour lifetime issues tokens that say so.
             let server = try TLSServeTests.Server(["--token-lifetime", "12h"], scratch: scratch, scheme: "http")

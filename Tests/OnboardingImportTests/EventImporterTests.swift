@@ -6,16 +6,18 @@ import OnboardingStore
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite struct EventImporterTests {
     static func events(_ count: Int) -> [Event] {
         (0..<count).map { index in
-            Event(id: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012x", index + 1))!, device: "kiosk-7",
-                  at: Timestamp(millisecondsSince1970: 1_796_054_400_000 + Int64(index) * 1000), user: "user-\(index % 5)", flow: nil,
-                  payload: index % 3 == 0 ? .signInSucceeded(method: .password, secondFactor: false)
-                                          : .signInFailed(method: .password, reason: .invalidPassword))
+            Event(
+                id: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012x", index + 1))!, device: "kiosk-7",
+                at: Timestamp(millisecondsSince1970: 1_796_054_400_000 + Int64(index) * 1000), user: "user-\(index % 5)", flow: nil,
+                payload: index % 3 == 0
+                    ? .signInSucceeded(method: .password, secondFactor: false)
+                    : .signInFailed(method: .password, reason: .invalidPassword))
         }
     }
 
@@ -59,7 +61,8 @@ import Glibc
         defer { directory.remove() }
         let events = Self.events(25)
         // Lines 1…25 with their seqs, then 5 and 1 again (lines 26, 27), then line 6 again with no seq (28).
-        let text = Self.jsonl(events, seqs: (1...25).map { UInt64($0) })
+        let text =
+            Self.jsonl(events, seqs: (1...25).map { UInt64($0) })
             + EventJSON.encode(events[4], seq: 5) + "\n" + EventJSON.encode(events[0], seq: 1) + "\n"
             + EventJSON.encode(events[5], seq: nil) + "\n"
         let file = try directory.write("events.jsonl", text)
@@ -85,14 +88,17 @@ import Glibc
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let events = Self.events(3)
-        let text = [EventJSON.encode(events[0], seq: 1), EventJSON.encode(events[1], seq: 2), EventJSON.encode(events[0], seq: 2),
-                    EventJSON.encode(events[2], seq: nil), EventJSON.encode(events[2], seq: 3)].joined(separator: "\n")
+        let text = [
+            EventJSON.encode(events[0], seq: 1), EventJSON.encode(events[1], seq: 2), EventJSON.encode(events[0], seq: 2),
+            EventJSON.encode(events[2], seq: nil), EventJSON.encode(events[2], seq: 3)
+        ].joined(separator: "\n")
         let file = try directory.write("events.jsonl", text)
         let error = #expect(throws: ImportError.self) { try Self.importer(directory.appending("store")).run(try ImportInput(path: file)) }
-        #expect(error?.message == """
-            \(file): line 3: repeats the event of line 1 but claims seq 2, not its seq 1; nothing was imported (1 more bad line below)
-              line 5: repeats the event of line 4 but claims seq 3, and line 4 claims none; give both the same seq, or neither
-            """)
+        #expect(
+            error?.message == """
+                \(file): line 3: repeats the event of line 1 but claims seq 2, not its seq 1; nothing was imported (1 more bad line below)
+                  line 5: repeats the event of line 4 but claims seq 3, and line 4 claims none; give both the same seq, or neither
+                """)
     }
 
     @Test("an import into a store holding the first part appends the rest: stored events are skipped")
@@ -114,7 +120,10 @@ import Glibc
         let more = Self.events(60).suffix(10)
         let conflicting = try directory.write("conflicting.jsonl", Self.jsonl(Array(more)) + Self.jsonl([changed[40]]))
         let error = #expect(throws: ImportError.self) { try Self.importer(store).run(try ImportInput(path: conflicting)) }
-        #expect(error?.message == "\(conflicting): line 11: event \(changed[40].id.uuidString.lowercased()) is already stored at seq 41 with different content; an event id may only be reused for the identical event")
+        #expect(
+            error?.message
+                == "\(conflicting): line 11: event \(changed[40].id.uuidString.lowercased()) is already stored at seq 41 with different content; an event id may only be reused for the identical event"
+        )
         #expect(try Self.storedEvents(store).count == 50)
     }
 

@@ -112,18 +112,21 @@ import TestSupport
         #expect(Self.failure("[12") == "the array ends inside element 1: the input is cut short")
     }
 
-    @Test("input that is not one array is an error naming the byte",
-          arguments: [(#"{"a":1}"#, "unexpected '{' at byte 1 where the array's '[' should be"),
-                      (#"[,{}]"#, "unexpected ',' at byte 2 where element 1 should begin"),
-                      (#"[{},]"#, "unexpected ']' at byte 5 where element 2 should begin"),
-                      (#"[{}{}]"#, "unexpected '{' at byte 4 after element 1 (expected ',' or ']')"),
-                      (#"[{} {}]"#, "unexpected '{' at byte 5 after element 1 (expected ',' or ']')"),
-                      (#"[1 2]"#, "unexpected '2' at byte 4 after element 1 (expected ',' or ']')"),
-                      (#"[{}] x"#, "unexpected 'x' at byte 6 after the array's closing ']'"),
-                      (#"[{}][{}]"#, "unexpected '[' at byte 5 after the array's closing ']'"),
-                      ("[}]", "unexpected '}' at byte 2 where element 1 should begin"),
-                      ("[1}]", "unexpected '}' at byte 3 after element 1 (expected ',' or ']')"),
-                      ("\u{1}[]", "unexpected byte 0x1 at byte 1 where the array's '[' should be")])
+    @Test(
+        "input that is not one array is an error naming the byte",
+        arguments: [
+            (#"{"a":1}"#, "unexpected '{' at byte 1 where the array's '[' should be"),
+            (#"[,{}]"#, "unexpected ',' at byte 2 where element 1 should begin"),
+            (#"[{},]"#, "unexpected ']' at byte 5 where element 2 should begin"),
+            (#"[{}{}]"#, "unexpected '{' at byte 4 after element 1 (expected ',' or ']')"),
+            (#"[{} {}]"#, "unexpected '{' at byte 5 after element 1 (expected ',' or ']')"),
+            (#"[1 2]"#, "unexpected '2' at byte 4 after element 1 (expected ',' or ']')"),
+            (#"[{}] x"#, "unexpected 'x' at byte 6 after the array's closing ']'"),
+            (#"[{}][{}]"#, "unexpected '[' at byte 5 after the array's closing ']'"),
+            ("[}]", "unexpected '}' at byte 2 where element 1 should begin"),
+            ("[1}]", "unexpected '}' at byte 3 after element 1 (expected ',' or ']')"),
+            ("\u{1}[]", "unexpected byte 0x1 at byte 1 where the array's '[' should be")
+        ])
     func notAnArray(text: String, message: String) {
         #expect(Self.failure(text) == message)
     }
@@ -170,10 +173,13 @@ import TestSupport
         #expect(seen == 2)
     }
 
-    @Test("isArray: the first byte after a byte order mark and whitespace is '['",
-          arguments: [("[", true), (" \n\t\r[{", true), ("\u{FEFF}[", true), ("\u{FEFF} \n[", true),
-                      ("{\"time\":1}", false), ("\n{", false), ("", false), ("   \n", false), ("\u{FEFF}{", false),
-                      ("x[", false)])
+    @Test(
+        "isArray: the first byte after a byte order mark and whitespace is '['",
+        arguments: [
+            ("[", true), (" \n\t\r[{", true), ("\u{FEFF}[", true), ("\u{FEFF} \n[", true),
+            ("{\"time\":1}", false), ("\n{", false), ("", false), ("   \n", false), ("\u{FEFF}{", false),
+            ("x[", false)
+        ])
     func isArray(text: String, expected: Bool) {
         #expect(JSONArraySplitter.isArray(firstBytes: Array(text.utf8)) == expected)
         #expect(JSONArraySplitter.isArray(firstBytes: text.utf8) == expected)

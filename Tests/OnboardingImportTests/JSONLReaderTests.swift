@@ -22,12 +22,15 @@ import OnboardingModel
     static func lines(_ bytes: [UInt8], pieces: Int = Int.max, limit: Int64? = nil) throws -> (lines: [Got], bytes: Int64, count: Int) {
         var offset = 0
         var got: [Got] = []
-        let totals = try JSONLReader.read(byteLimit: limit, from: { buffer in
-            let count = min(buffer.count, pieces, bytes.count - offset)
-            if count > 0 { buffer.copyBytes(from: bytes[offset..<offset + count]) }
-            offset += count
-            return count
-        }) { line in
+        let totals = try JSONLReader.read(
+            byteLimit: limit,
+            from: { buffer in
+                let count = min(buffer.count, pieces, bytes.count - offset)
+                if count > 0 { buffer.copyBytes(from: bytes[offset..<offset + count]) }
+                offset += count
+                return count
+            }
+        ) { line in
             switch line.content {
             case .text(let content): got.append(.text(line.number, line.offset, Array(content)))
             case .tooLong(let valid): got.append(.tooLong(line.number, line.offset, isValidUTF8: valid))
@@ -36,17 +39,19 @@ import OnboardingModel
         return (got, totals.bytes, totals.lines)
     }
 
-    @Test("lines end at \\n, a \\r before it is dropped, blank lines are counted not handed out, the last needs no newline",
-          arguments: [1, 2, 3, 7, 64, Int.max])
+    @Test(
+        "lines end at \\n, a \\r before it is dropped, blank lines are counted not handed out, the last needs no newline",
+        arguments: [1, 2, 3, 7, 64, Int.max])
     func splitting(pieces: Int) throws {
         let text = "{\"a\":1}\r\n\n  \t \r\n{\"b\":2}\n\r\n x\ry \nlast"
         let result = try Self.lines(Array(text.utf8), pieces: pieces)
-        #expect(result.lines == [
-            .text(1, 0, Array("{\"a\":1}".utf8)),
-            .text(4, 16, Array("{\"b\":2}".utf8)),
-            .text(6, 26, Array(" x\ry ".utf8)),
-            .text(7, 32, Array("last".utf8)),
-        ])
+        #expect(
+            result.lines == [
+                .text(1, 0, Array("{\"a\":1}".utf8)),
+                .text(4, 16, Array("{\"b\":2}".utf8)),
+                .text(6, 26, Array(" x\ry ".utf8)),
+                .text(7, 32, Array("last".utf8))
+            ])
         #expect(result.count == 7)
         #expect(result.bytes == Int64(text.utf8.count))
     }
@@ -84,11 +89,12 @@ import OnboardingModel
         broken[size / 2] = 0xFF
         let tail = Array("{}".utf8)
         let result = try Self.lines(blank + text + broken + [0x0A] + [0xE2, 0x82] + [UInt8](repeating: 0x20, count: size), pieces: 100_000)
-        #expect(result.lines == [
-            .tooLong(2, Int64(blank.count), isValidUTF8: true),
-            .tooLong(3, Int64(blank.count + text.count), isValidUTF8: false),
-            .tooLong(4, Int64(blank.count + text.count + broken.count + 1), isValidUTF8: false),
-        ])
+        #expect(
+            result.lines == [
+                .tooLong(2, Int64(blank.count), isValidUTF8: true),
+                .tooLong(3, Int64(blank.count + text.count), isValidUTF8: false),
+                .tooLong(4, Int64(blank.count + text.count + broken.count + 1), isValidUTF8: false)
+            ])
         // A blank line ending in \r is blank; one with \r inside is not.
         let carriage = [UInt8](repeating: 0x20, count: size) + [0x0D, 0x20, 0x0A] + tail
         #expect(try Self.lines(carriage).lines == [.tooLong(1, 0, isValidUTF8: true), .text(2, Int64(size + 3), tail)])
@@ -104,9 +110,11 @@ import OnboardingModel
     @Test("the UTF-8 check agrees with the standard library on random bytes cut anywhere")
     func utf8Validator() {
         var random = SplitMix64(seed: 0x0123_4567)
-        let alphabet: [[UInt8]] = [[0x41], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0x80], [0xBF], [0xC0], [0xC1, 0x80],
-                                   [0xE0, 0x80], [0xE0, 0xA0, 0x80], [0xED, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xF4, 0x8F, 0xBF, 0xBF],
-                                   [0xF4, 0x90, 0x80, 0x80], [0xF5], [0xFF], [0xF0, 0x90], [0xE2]]
+        let alphabet: [[UInt8]] = [
+            [0x41], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80], [0x80], [0xBF], [0xC0], [0xC1, 0x80],
+            [0xE0, 0x80], [0xE0, 0xA0, 0x80], [0xED, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xF4, 0x8F, 0xBF, 0xBF],
+            [0xF4, 0x90, 0x80, 0x80], [0xF5], [0xFF], [0xF0, 0x90], [0xE2]
+        ]
         for _ in 0..<20_000 {
             var bytes: [UInt8] = []
             for _ in 0..<Int(random.next() % 6) { bytes += alphabet[Int(random.next() % UInt64(alphabet.count))] }

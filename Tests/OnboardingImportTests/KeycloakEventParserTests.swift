@@ -37,9 +37,12 @@ import OnboardingModel
 
     @Test("LOGIN: a password sign-in, the realm as device, the typed username, the canonical address")
     func login() {
-        #expect(Self.parse(KeycloakFixtures.login) == .event(AuthLogEvent(
-            at: Timestamp(millisecondsSince1970: 1_796_289_249_640), host: "acme", user: "maria.lopez",
-            payload: .signInSucceeded(method: .password, secondFactor: false, clientAddress: "198.51.100.23"))))
+        #expect(
+            Self.parse(KeycloakFixtures.login)
+                == .event(
+                    AuthLogEvent(
+                        at: Timestamp(millisecondsSince1970: 1_796_289_249_640), host: "acme", user: "maria.lopez",
+                        payload: .signInSucceeded(method: .password, secondFactor: false, clientAddress: "198.51.100.23"))))
     }
 
     @Test("LOGIN with credential_type otp had a second factor; an IPv6 address is made canonical")
@@ -51,8 +54,9 @@ import OnboardingModel
 
     @Test("LOGIN through an identity provider: google and apple by alias, any other provider is other")
     func brokeredLogin() {
-        #expect(Self.event(KeycloakFixtures.brokeredLogin)?.payload
-            == .signInSucceeded(method: .google, secondFactor: false, clientAddress: "198.51.100.23"))
+        #expect(
+            Self.event(KeycloakFixtures.brokeredLogin)?.payload
+                == .signInSucceeded(method: .google, secondFactor: false, clientAddress: "198.51.100.23"))
         let apple = KeycloakFixtures.brokeredLogin.replacingOccurrences(of: #""identity_provider":"google""#, with: #""identity_provider":"Apple""#)
         #expect(Self.event(apple)?.payload == .signInSucceeded(method: .apple, secondFactor: false, clientAddress: "198.51.100.23"))
         let corporate = KeycloakFixtures.brokeredLogin.replacingOccurrences(of: #""identity_provider":"google""#, with: #""identity_provider":"acme-saml""#)
@@ -61,18 +65,24 @@ import OnboardingModel
 
     @Test("LOGIN_ERROR invalid_user_credentials: a wrong password, for the username as typed")
     func invalidPassword() {
-        #expect(Self.parse(KeycloakFixtures.invalidPassword) == .event(AuthLogEvent(
-            at: Timestamp(millisecondsSince1970: 1_796_289_240_118), host: "acme", user: "Maria.Lopez",
-            payload: .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "198.51.100.23"))))
+        #expect(
+            Self.parse(KeycloakFixtures.invalidPassword)
+                == .event(
+                    AuthLogEvent(
+                        at: Timestamp(millisecondsSince1970: 1_796_289_240_118), host: "acme", user: "Maria.Lopez",
+                        payload: .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "198.51.100.23"))))
         let withPasswordType = Self.loginError("invalid_user_credentials", extraDetails: #","credential_type":"password""#)
         #expect(Self.event(withPasswordType)?.payload == .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "203.0.113.77"))
     }
 
     @Test("LOGIN_ERROR user_not_found: an unknown user, named by what was typed (there is no userId)")
     func unknownUser() {
-        #expect(Self.parse(KeycloakFixtures.unknownUser) == .event(AuthLogEvent(
-            at: Self.stufferTime, host: "acme", user: "admin",
-            payload: .signInFailed(method: .password, reason: .unknownUser, clientAddress: "203.0.113.77"))))
+        #expect(
+            Self.parse(KeycloakFixtures.unknownUser)
+                == .event(
+                    AuthLogEvent(
+                        at: Self.stufferTime, host: "acme", user: "admin",
+                        payload: .signInFailed(method: .password, reason: .unknownUser, clientAddress: "203.0.113.77"))))
     }
 
     @Test("a wrong OTP: invalid_user_credentials with credential_type otp, invalid_totp or invalid_otp")
@@ -95,9 +105,12 @@ import OnboardingModel
     @Test("LOGIN_ERROR user_temporarily_disabled: throttled by Keycloak's brute-force detector, retry after the event's own time")
     func temporarilyDisabled() {
         let at = Timestamp(millisecondsSince1970: 1_796_271_132_250)
-        #expect(Self.parse(KeycloakFixtures.temporarilyDisabled) == .event(AuthLogEvent(
-            at: at, host: "acme", user: "alice.nguyen",
-            payload: .signInThrottled(method: .password, retryAfter: at, clientAddress: "203.0.113.77"))))
+        #expect(
+            Self.parse(KeycloakFixtures.temporarilyDisabled)
+                == .event(
+                    AuthLogEvent(
+                        at: at, host: "acme", user: "alice.nguyen",
+                        payload: .signInThrottled(method: .password, retryAfter: at, clientAddress: "203.0.113.77"))))
     }
 
     @Test("LOGIN_ERROR user_disabled is skipped as a disabled account")
@@ -105,9 +118,12 @@ import OnboardingModel
         #expect(Self.parse(KeycloakFixtures.userDisabled) == .skipped(Skip.disabledAccount))
     }
 
-    @Test("a LOGIN_ERROR that checked no credential is skipped",
-          arguments: ["expired_code", "cookie_not_found", "invalid_code", "invalid_client_credentials", "invalid_redirect_uri",
-                      "invalid_request", "identity_provider_login_failure", "Invalid_User_Credentials", ""])
+    @Test(
+        "a LOGIN_ERROR that checked no credential is skipped",
+        arguments: [
+            "expired_code", "cookie_not_found", "invalid_code", "invalid_client_credentials", "invalid_redirect_uri",
+            "invalid_request", "identity_provider_login_failure", "Invalid_User_Credentials", ""
+        ])
     func loginErrorWithoutCredentialCheck(error: String) {
         #expect(Self.parse(Self.loginError(error)) == .skipped(Skip.loginErrorWithoutCredentialCheck))
     }
@@ -125,9 +141,12 @@ import OnboardingModel
 
     @Test("LOGOUT: signed out by the user, named by userId when details has no username")
     func logout() {
-        #expect(Self.parse(KeycloakFixtures.logout) == .event(AuthLogEvent(
-            at: Timestamp(millisecondsSince1970: 1_796_292_137_330), host: "acme",
-            user: "5b8e2f61-0c4d-4a7e-b1f3-9d6a2c0e8b47", payload: .signedOut(reason: .user))))
+        #expect(
+            Self.parse(KeycloakFixtures.logout)
+                == .event(
+                    AuthLogEvent(
+                        at: Timestamp(millisecondsSince1970: 1_796_292_137_330), host: "acme",
+                        user: "5b8e2f61-0c4d-4a7e-b1f3-9d6a2c0e8b47", payload: .signedOut(reason: .user))))
     }
 
     @Test("UPDATE_PASSWORD: a password changed, not forced")
@@ -149,15 +168,21 @@ import OnboardingModel
 
     @Test("REGISTER: an account created")
     func register() {
-        #expect(Self.parse(KeycloakFixtures.register) == .event(AuthLogEvent(
-            at: Timestamp(millisecondsSince1970: 1_796_303_144_210), host: "acme", user: "nadia.rahman", payload: .accountCreated)))
+        #expect(
+            Self.parse(KeycloakFixtures.register)
+                == .event(
+                    AuthLogEvent(
+                        at: Timestamp(millisecondsSince1970: 1_796_303_144_210), host: "acme", user: "nadia.rahman", payload: .accountCreated)))
     }
 
-    @Test("every other type is not authentication",
-          arguments: ["CODE_TO_TOKEN", "REFRESH_TOKEN", "INTROSPECT_TOKEN", "CLIENT_LOGIN", "CLIENT_LOGIN_ERROR", "TOKEN_EXCHANGE",
-                      "SEND_RESET_PASSWORD", "SEND_VERIFY_EMAIL", "VERIFY_EMAIL", "UPDATE_PROFILE", "UPDATE_TOTP", "REGISTER_ERROR",
-                      "LOGOUT_ERROR", "CODE_TO_TOKEN_ERROR", "IDENTITY_PROVIDER_LOGIN", "USER_INFO_REQUEST", "PERMISSION_TOKEN",
-                      "login", "", "LOGIN "])
+    @Test(
+        "every other type is not authentication",
+        arguments: [
+            "CODE_TO_TOKEN", "REFRESH_TOKEN", "INTROSPECT_TOKEN", "CLIENT_LOGIN", "CLIENT_LOGIN_ERROR", "TOKEN_EXCHANGE",
+            "SEND_RESET_PASSWORD", "SEND_VERIFY_EMAIL", "VERIFY_EMAIL", "UPDATE_PROFILE", "UPDATE_TOTP", "REGISTER_ERROR",
+            "LOGOUT_ERROR", "CODE_TO_TOKEN_ERROR", "IDENTITY_PROVIDER_LOGIN", "USER_INFO_REQUEST", "PERMISSION_TOKEN",
+            "login", "", "LOGIN "
+        ])
     func notAuthentication(type: String) {
         let text = #"{"time":1796289249702,"type":"\#(type)","realmId":"acme","userId":"5b8e2f61","ipAddress":"198.51.100.23"}"#
         #expect(Self.parse(text) == .skipped(Skip.notAuthentication))
@@ -207,11 +232,14 @@ import OnboardingModel
         #expect(Self.event(#"{"time":1,"type":"LOGOUT","realmId":"acme","details":{"username":"\#(longest)"}}"#)?.user == longest)
     }
 
-    @Test("ipAddress is made canonical; a missing, empty, listed, bracketed or named address is none",
-          arguments: [("198.51.100.23", "198.51.100.23"), ("::ffff:198.51.100.23", "198.51.100.23"),
-                      ("0:0:0:0:0:0:0:1", "::1"), ("2001:DB8::0:1", "2001:db8::1"),
-                      ("", nil), ("unknown", nil), ("203.0.113.77, 10.0.0.1", nil), ("[2001:db8::1]", nil),
-                      ("203.0.113.77:443", nil), ("portal.acme.example", nil), ("10.0.0.256", nil)] as [(String, String?)])
+    @Test(
+        "ipAddress is made canonical; a missing, empty, listed, bracketed or named address is none",
+        arguments: [
+            ("198.51.100.23", "198.51.100.23"), ("::ffff:198.51.100.23", "198.51.100.23"),
+            ("0:0:0:0:0:0:0:1", "::1"), ("2001:DB8::0:1", "2001:db8::1"),
+            ("", nil), ("unknown", nil), ("203.0.113.77, 10.0.0.1", nil), ("[2001:db8::1]", nil),
+            ("203.0.113.77:443", nil), ("portal.acme.example", nil), ("10.0.0.256", nil)
+        ] as [(String, String?)])
     func address(raw: String, canonical: String?) {
         let text = Self.loginError("user_not_found").replacingOccurrences(of: "203.0.113.77", with: raw)
         #expect(Self.event(text)?.payload == .signInFailed(method: .password, reason: .unknownUser, clientAddress: canonical))
@@ -336,12 +364,13 @@ import OnboardingModel
             }
             return nil
         }.reversed().map(\.payload)
-        #expect(Array(maria) == [
-            .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "198.51.100.23"),
-            .signInSucceeded(method: .password, secondFactor: false, clientAddress: "198.51.100.23"),
-            .passwordChanged(forced: false),
-            .signedOut(reason: .user),
-        ])
+        #expect(
+            Array(maria) == [
+                .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "198.51.100.23"),
+                .signInSucceeded(method: .password, secondFactor: false, clientAddress: "198.51.100.23"),
+                .passwordChanged(forced: false),
+                .signedOut(reason: .user)
+            ])
     }
 
     @Test("the stuffing fixture: the OTP user fails his second factor once, then signs in with it")
@@ -350,10 +379,11 @@ import OnboardingModel
             if case .event(let event) = line, event.user == "tom.becker" { return event.payload }
             return nil
         }
-        #expect(tom.reversed() == [
-            .secondFactorFailed(method: .totp, clientAddress: "2001:db8:4:12::3a"),
-            .signInSucceeded(method: .password, secondFactor: true, clientAddress: "2001:db8:4:12::3a"),
-        ])
+        #expect(
+            tom.reversed() == [
+                .secondFactorFailed(method: .totp, clientAddress: "2001:db8:4:12::3a"),
+                .signInSucceeded(method: .password, secondFactor: true, clientAddress: "2001:db8:4:12::3a")
+            ])
     }
 
     @Test("the JSON Lines fixture: four events, oldest first")

@@ -118,7 +118,8 @@ import TestSupport
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let pseudonym = "~" + String(repeating: "ab", count: 16)
-        let file = try directory.write("auth.log", "Dec  3 09:00:00 bastion-1 sshd[1]: Failed password for invalid user \(pseudonym) from 203.0.113.5 port 22 ssh2\n")
+        let file = try directory.write(
+            "auth.log", "Dec  3 09:00:00 bastion-1 sshd[1]: Failed password for invalid user \(pseudonym) from 203.0.113.5 port 22 ssh2\n")
         let store = directory.appending("store")
         let summary = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc)).run(try ImportInput(path: file))
         #expect(summary.appended == 1)

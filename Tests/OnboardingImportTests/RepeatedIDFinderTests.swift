@@ -15,8 +15,12 @@ import OnboardingModel
             }
             var bytes = [UInt8](repeating: 0x01, count: 6) // one "millisecond" for all: the same high bits
             for _ in 0..<10 { bytes.append(UInt8(truncatingIfNeeded: random.next())) }
-            ids.append(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                                   bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])))
+            ids.append(
+                UUID(
+                    uuid: (
+                        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                        bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                    )))
         }
         return ids
     }
@@ -40,15 +44,17 @@ import OnboardingModel
         var pairs: [[Int]] = []
         try finder.forEachRepeat { first, repeated in
             #expect(first.hasSameID(as: repeated))
-            #expect(first.offset == Int64((Int(first.line) - 1) * 100) && Int(repeated.length) == (Int(repeated.line) - 1) % 50,
-                    "an entry keeps where its line is")
+            #expect(
+                first.offset == Int64((Int(first.line) - 1) * 100) && Int(repeated.length) == (Int(repeated.line) - 1) % 50,
+                "an entry keeps where its line is")
             pairs.append([Int(first.line), Int(repeated.line)])
         }
         return pairs.sorted { $0[1] < $1[1] }
     }
 
-    @Test("in memory and spilled to disk, every repeat is found with its first line, and nothing else",
-          arguments: [RepeatedIDFinder.defaultBufferEntries, 1_000, 97, 1])
+    @Test(
+        "in memory and spilled to disk, every repeat is found with its first line, and nothing else",
+        arguments: [RepeatedIDFinder.defaultBufferEntries, 1_000, 97, 1])
     func findsEveryRepeat(bufferEntries: Int) throws {
         let ids = Self.ids(count: 5_000, seed: UInt64(bufferEntries))
         let expected = Self.expectedPairs(ids)
@@ -63,19 +69,21 @@ import OnboardingModel
         #expect(try Self.foundPairs((0..<300).map { _ in UUID() }, bufferEntries: 64).isEmpty)
     }
 
-    @Test("counted ids (trailing or leading bits alike) spread over the table: about one probe per id",
-          arguments: [RepeatedIDFinder.defaultBufferEntries, 4_096])
+    @Test(
+        "counted ids (trailing or leading bits alike) spread over the table: about one probe per id",
+        arguments: [RepeatedIDFinder.defaultBufferEntries, 4_096])
     func countedIDsDoNotCollide(bufferEntries: Int) throws {
         let count = 100_000
         for pattern in 0..<3 {
             var finder = RepeatedIDFinder(bufferEntries: bufferEntries)
             for index in 0..<count {
                 let value = UInt64(index)
-                let (high, low): (UInt64, UInt64) = switch pattern {
-                case 0: (0x0123_4567_89AB_4DEF, value.bigEndian)        // ...-8000-0000000000aa, counted at the end
-                case 1: (value, 0x8000_0000_0000_0000)                 // counted in the leading (time) bytes
-                default: (0, value << 48)                             // counted in one middle byte pair
-                }
+                let (high, low): (UInt64, UInt64) =
+                    switch pattern {
+                    case 0: (0x0123_4567_89AB_4DEF, value.bigEndian) // ...-8000-0000000000aa, counted at the end
+                    case 1: (value, 0x8000_0000_0000_0000) // counted in the leading (time) bytes
+                    default: (0, value << 48) // counted in one middle byte pair
+                    }
                 let id = withUnsafeBytes(of: (high, low)) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
                 try finder.add(RepeatedIDFinder.Entry(id: id, line: index + 1, offset: 0, length: 0))
             }

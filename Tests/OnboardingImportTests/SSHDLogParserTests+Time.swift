@@ -24,7 +24,8 @@ extension SSHDLogParserTests {
 
     @Test("BSD syslog: the day space-padded, unpadded or zero-padded")
     func bsdTimes() {
-        #expect(Self.times(["Dec  1 15:30:30", "Dec 1 15:30:31", "Dec 01 15:30:32", "Dec 21 15:30:33"].map { $0 + Self.failure })
+        #expect(
+            Self.times(["Dec  1 15:30:30", "Dec 1 15:30:31", "Dec 01 15:30:32", "Dec 21 15:30:33"].map { $0 + Self.failure })
                 == ["2026-12-01T15:30:30.000Z", "2026-12-01T15:30:31.000Z", "2026-12-01T15:30:32.000Z", "2026-12-21T15:30:33.000Z"])
     }
 
@@ -35,12 +36,14 @@ extension SSHDLogParserTests {
         #expect(Self.times(SSHDFixtures.lines(SSHDFixtures.iso), year: 1999, timeZone: Self.berlin) == expected)
     }
 
-    @Test("a time that cannot be read skips the line", arguments: [
-        "Dec  1 24:00:00", "Dec  1 15:30:60", "dec  1 15:30:30", "Dex  1 15:30:30", "Dec   1 15:30:30", "Dec 123 15:30:30",
-        "Dec  0 15:30:30", "Dec  1 15:30", "Dec  1 15:30:30bastion-1", "2026-12-01 15:30:30Z", "2026-12-01T15:30:30",
-        "2026-12-01T15:30:30.+01:00", "2026-12-01T15:30:30+1:00", "2026-12-01T15:30:30+01", "2026-02-29T15:30:30Z",
-        "0000-01-01T00:00:00Z", "0001-01-01T00:30:00+01:00", "26-12-01T15:30:30Z", "1795968000 ",
-    ])
+    @Test(
+        "a time that cannot be read skips the line",
+        arguments: [
+            "Dec  1 24:00:00", "Dec  1 15:30:60", "dec  1 15:30:30", "Dex  1 15:30:30", "Dec   1 15:30:30", "Dec 123 15:30:30",
+            "Dec  0 15:30:30", "Dec  1 15:30", "Dec  1 15:30:30bastion-1", "2026-12-01 15:30:30Z", "2026-12-01T15:30:30",
+            "2026-12-01T15:30:30.+01:00", "2026-12-01T15:30:30+1:00", "2026-12-01T15:30:30+01", "2026-02-29T15:30:30Z",
+            "0000-01-01T00:00:00Z", "0001-01-01T00:30:00+01:00", "26-12-01T15:30:30Z", "1795968000 "
+        ])
     func unreadableTimes(stamp: String) {
         let line = stamp.hasSuffix("bastion-1") ? stamp + " sshd[1]: Invalid user x from 192.0.2.1" : stamp + Self.failure
         #expect(Self.parse(line) == .skipped("unreadable timestamp"))
@@ -54,9 +57,10 @@ extension SSHDLogParserTests {
 
     @Test("BSD syslog times are local times of the time zone, DST included (Europe/Berlin, 2026)")
     func berlinDST() {
-        #expect(Self.times(SSHDFixtures.lines(SSHDFixtures.berlinDST), timeZone: Self.berlin) == [
-            "2026-03-29T00:59:30.000Z", "2026-03-29T01:00:30.000Z", "2026-10-24T23:59:30.000Z", "2026-10-25T02:00:30.000Z",
-        ])
+        #expect(
+            Self.times(SSHDFixtures.lines(SSHDFixtures.berlinDST), timeZone: Self.berlin) == [
+                "2026-03-29T00:59:30.000Z", "2026-03-29T01:00:30.000Z", "2026-10-24T23:59:30.000Z", "2026-10-25T02:00:30.000Z"
+            ])
     }
 
     @Test("a time in the hour the autumn change repeats reads as one of its two instants")
@@ -69,25 +73,31 @@ extension SSHDLogParserTests {
 
     @Test("Dec 31 → Jan 1 moves to the next year")
     func rollover() {
-        #expect(Self.times(SSHDFixtures.lines(SSHDFixtures.rollover)) == [
-            "2026-12-31T23:59:58.000Z", "2027-01-01T00:00:03.000Z", "2027-01-01T00:00:09.000Z", nil,
-        ])
+        #expect(
+            Self.times(SSHDFixtures.lines(SSHDFixtures.rollover)) == [
+                "2026-12-31T23:59:58.000Z", "2027-01-01T00:00:03.000Z", "2027-01-01T00:00:09.000Z", nil
+            ])
     }
 
     @Test("one month back is out of order, not a new year; two months back is one")
     func rolloverMargin() {
-        let lines = ["Feb  1 00:00:00", "Jan 31 23:59:59", "Mar  1 00:00:00", "Dec  1 00:00:00", "Nov 30 23:59:59",
-                     "Dec  2 00:00:00", "Oct  1 00:00:00"]
-        #expect(Self.times(lines.map { $0 + Self.failure }) == [
-            "2026-02-01T00:00:00.000Z", "2026-01-31T23:59:59.000Z", "2026-03-01T00:00:00.000Z",
-            "2026-12-01T00:00:00.000Z", "2026-11-30T23:59:59.000Z", "2026-12-02T00:00:00.000Z", "2027-10-01T00:00:00.000Z",
-        ])
+        let lines = [
+            "Feb  1 00:00:00", "Jan 31 23:59:59", "Mar  1 00:00:00", "Dec  1 00:00:00", "Nov 30 23:59:59",
+            "Dec  2 00:00:00", "Oct  1 00:00:00"
+        ]
+        #expect(
+            Self.times(lines.map { $0 + Self.failure }) == [
+                "2026-02-01T00:00:00.000Z", "2026-01-31T23:59:59.000Z", "2026-03-01T00:00:00.000Z",
+                "2026-12-01T00:00:00.000Z", "2026-11-30T23:59:59.000Z", "2026-12-02T00:00:00.000Z", "2027-10-01T00:00:00.000Z"
+            ])
     }
 
     @Test("every program's BSD line moves the year; lines with an offset neither use nor move it")
     func rolloverSources() {
-        let lines = ["Dec 31 10:00:00" + Self.failure, "Jan 15 10:00:00 bastion-1 CRON[5]: (root) CMD (true)",
-                     "2027-06-01T10:00:00Z" + Self.failure, "Dec  1 10:00:00" + Self.failure]
+        let lines = [
+            "Dec 31 10:00:00" + Self.failure, "Jan 15 10:00:00 bastion-1 CRON[5]: (root) CMD (true)",
+            "2027-06-01T10:00:00Z" + Self.failure, "Dec  1 10:00:00" + Self.failure
+        ]
         #expect(Self.times(lines) == ["2026-12-31T10:00:00.000Z", nil, "2027-06-01T10:00:00.000Z", "2027-12-01T10:00:00.000Z"])
         let isoBetween = ["Dec 31 10:00:00" + Self.failure, "2027-01-02T10:00:00Z" + Self.failure, "Dec 31 11:00:00" + Self.failure]
         #expect(Self.times(isoBetween) == ["2026-12-31T10:00:00.000Z", "2027-01-02T10:00:00.000Z", "2026-12-31T11:00:00.000Z"])
@@ -150,10 +160,11 @@ extension SSHDLogParserTests {
         #expect(events.filter { $0.payload.type == .signInStarted }.count == 10)
 
         let honest = events.filter { ["alice", "bob"].contains($0.user) && $0.payload.type != .signedOut }
-        #expect(honest.map { "\($0.user ?? "") \($0.payload.type.rawValue) \($0.payload.clientAddress ?? "-")" } == [
-            "alice sign_in_failed 198.51.100.20", "alice sign_in_failed 198.51.100.20", "alice sign_in_succeeded 198.51.100.20",
-            "bob sign_in_failed 2001:db8::5", "bob sign_in_succeeded 2001:db8::5",
-        ])
+        #expect(
+            honest.map { "\($0.user ?? "") \($0.payload.type.rawValue) \($0.payload.clientAddress ?? "-")" } == [
+                "alice sign_in_failed 198.51.100.20", "alice sign_in_failed 198.51.100.20", "alice sign_in_succeeded 198.51.100.20",
+                "bob sign_in_failed 2001:db8::5", "bob sign_in_succeeded 2001:db8::5"
+            ])
         #expect(events.last?.payload == .signedOut(reason: .user))
         #expect(parsed.filter { $0 == .skipped("not sshd") }.count == 2)
         #expect(!parsed.contains { if case .skipped(let kind) = $0 { kind.hasPrefix("unreadable") } else { false } })

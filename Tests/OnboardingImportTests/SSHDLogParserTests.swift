@@ -29,8 +29,11 @@ import OnboardingModel
     @Test("Failed password: a valid user is invalid_password, an invalid user unknown_user; address, user, host and time")
     func failedPassword() throws {
         let valid = try #require(Self.event(Self.line("Failed password for root from 203.0.113.77 port 40112 ssh2")))
-        #expect(valid == AuthLogEvent(at: try Self.at("2026-12-03T09:14:05Z"), host: "bastion-1", user: "root",
-                                      payload: .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "203.0.113.77")))
+        #expect(
+            valid
+                == AuthLogEvent(
+                    at: try Self.at("2026-12-03T09:14:05Z"), host: "bastion-1", user: "root",
+                    payload: .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "203.0.113.77")))
         let invalid = try #require(Self.event(Self.line("Failed password for invalid user oracle from 203.0.113.77 port 40154 ssh2")))
         #expect(invalid.user == "oracle")
         #expect(invalid.payload == .signInFailed(method: .password, reason: .unknownUser, clientAddress: "203.0.113.77"))
@@ -55,11 +58,13 @@ import OnboardingModel
         #expect(invalid.payload == .signInFailed(method: .other, reason: .unknownUser, clientAddress: "192.0.2.9"))
     }
 
-    @Test("Failed none is a probe, skipped", arguments: [
-        "Failed none for invalid user admin from 192.0.2.1 port 22 ssh2",
-        "Failed none for root from 192.0.2.1 port 22 ssh2 [preauth]",
-        "Failed none for",
-    ])
+    @Test(
+        "Failed none is a probe, skipped",
+        arguments: [
+            "Failed none for invalid user admin from 192.0.2.1 port 22 ssh2",
+            "Failed none for root from 192.0.2.1 port 22 ssh2 [preauth]",
+            "Failed none for"
+        ])
     func failedNone(message: String) {
         #expect(Self.parse(Self.line(message)) == .skipped("probe (method none)"))
     }
@@ -73,10 +78,12 @@ import OnboardingModel
         }
     }
 
-    @Test("Accepted password and keyboard-interactive are password; publickey, gssapi-with-mic and hostbased are other", arguments: [
-        ("password", SignInMethod.password), ("keyboard-interactive/pam", .password),
-        ("publickey", .other), ("gssapi-with-mic", .other), ("hostbased", .other),
-    ])
+    @Test(
+        "Accepted password and keyboard-interactive are password; publickey, gssapi-with-mic and hostbased are other",
+        arguments: [
+            ("password", SignInMethod.password), ("keyboard-interactive/pam", .password),
+            ("publickey", .other), ("gssapi-with-mic", .other), ("hostbased", .other)
+        ])
     func accepted(method: String, expected: SignInMethod) throws {
         let keyInfo = method == "publickey" ? ": ED25519 SHA256:dGVzdA" : ""
         let event = try #require(Self.event(Self.line("Accepted \(method) for alice from 198.51.100.20 port 52011 ssh2\(keyInfo)")))
@@ -87,23 +94,29 @@ import OnboardingModel
     @Test("maximum authentication attempts exceeded is the throttle, retry after the line's own time")
     func maximumAttempts() throws {
         let at = try Self.at("2026-12-03T09:14:05Z")
-        let valid = try #require(Self.event(Self.line(
-            "error: maximum authentication attempts exceeded for root from 192.0.2.50 port 41000 ssh2 [preauth]")))
+        let valid = try #require(
+            Self.event(
+                Self.line(
+                    "error: maximum authentication attempts exceeded for root from 192.0.2.50 port 41000 ssh2 [preauth]")))
         #expect(valid.user == "root")
         #expect(valid.payload == .signInThrottled(method: .password, retryAfter: at, clientAddress: "192.0.2.50"))
-        let invalid = try #require(Self.event(Self.line(
-            "error: maximum authentication attempts exceeded for invalid user guest from 192.0.2.50 port 41002 ssh2 [preauth]")))
+        let invalid = try #require(
+            Self.event(
+                Self.line(
+                    "error: maximum authentication attempts exceeded for invalid user guest from 192.0.2.50 port 41002 ssh2 [preauth]")))
         #expect(invalid.user == "guest")
         #expect(invalid.payload == .signInThrottled(method: .password, retryAfter: at, clientAddress: "192.0.2.50"))
     }
 
-    @Test("every Disconnecting line, the server's cut included, is a disconnect: the error line before it is the throttle", arguments: [
-        "Disconnecting authenticating user root 192.0.2.50 port 41000: Too many authentication failures [preauth]",
-        "Disconnecting invalid user guest 192.0.2.50 port 41002: Too many authentication failures [preauth]",
-        "Disconnecting user root 192.0.2.50 port 41000: Too many authentication failures [preauth]",
-        "Disconnecting: Too many authentication failures [preauth]",
-        "Disconnecting: Too many authentication failures for root [preauth]",
-    ])
+    @Test(
+        "every Disconnecting line, the server's cut included, is a disconnect: the error line before it is the throttle",
+        arguments: [
+            "Disconnecting authenticating user root 192.0.2.50 port 41000: Too many authentication failures [preauth]",
+            "Disconnecting invalid user guest 192.0.2.50 port 41002: Too many authentication failures [preauth]",
+            "Disconnecting user root 192.0.2.50 port 41000: Too many authentication failures [preauth]",
+            "Disconnecting: Too many authentication failures [preauth]",
+            "Disconnecting: Too many authentication failures for root [preauth]"
+        ])
     func disconnecting(message: String) {
         #expect(Self.parse(Self.line(message)) == .skipped("disconnect"))
     }
@@ -126,60 +139,68 @@ import OnboardingModel
         #expect(spaced.user == "a b")
     }
 
-    @Test("preauth disconnects, closed and reset connections and received disconnects are skipped", arguments: [
-        "Received disconnect from 198.51.100.20 port 52011:11: disconnected by user",
-        "Received disconnect from 203.0.113.77 port 40328:11: Bye Bye [preauth]",
-        "Disconnected from invalid user support 203.0.113.77 port 40328 [preauth]",
-        "Disconnected from authenticating user root 203.0.113.77 port 40112 [preauth]",
-        "Disconnected from 203.0.113.77 port 40328 [preauth]",
-        "Disconnected from user root 203.0.113.77 port 40112 [preauth]",
-        "Connection closed by authenticating user root 203.0.113.77 port 40112 [preauth]",
-        "Connection closed by 203.0.113.77 port 40112 [preauth]",
-        "Connection reset by 203.0.113.77 port 40112 [preauth]",
-        "Connection reset by peer",
-    ])
+    @Test(
+        "preauth disconnects, closed and reset connections and received disconnects are skipped",
+        arguments: [
+            "Received disconnect from 198.51.100.20 port 52011:11: disconnected by user",
+            "Received disconnect from 203.0.113.77 port 40328:11: Bye Bye [preauth]",
+            "Disconnected from invalid user support 203.0.113.77 port 40328 [preauth]",
+            "Disconnected from authenticating user root 203.0.113.77 port 40112 [preauth]",
+            "Disconnected from 203.0.113.77 port 40328 [preauth]",
+            "Disconnected from user root 203.0.113.77 port 40112 [preauth]",
+            "Connection closed by authenticating user root 203.0.113.77 port 40112 [preauth]",
+            "Connection closed by 203.0.113.77 port 40112 [preauth]",
+            "Connection reset by 203.0.113.77 port 40112 [preauth]",
+            "Connection reset by peer"
+        ])
     func disconnects(message: String) {
         #expect(Self.parse(Self.line(message)) == .skipped("disconnect"))
     }
 
-    @Test("PAM's lines are skipped: the sshd line of the same attempt is the event", arguments: [
-        "pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=203.0.113.77  user=root",
-        "PAM 2 more authentication failures; logname= uid=0 euid=0 tty=ssh ruser= rhost=203.0.113.77  user=root",
-        "pam_unix(sshd:auth): check pass; user unknown",
-        "pam_unix(sshd:session): session opened for user alice(uid=1001) by (uid=0)",
-        "pam_unix(sshd:session): session closed for user alice",
-        "PAM service(sshd) ignoring max retries; 6 > 3",
-        "error: PAM: Authentication failure for illegal user x from 203.0.113.77",
-        "pam_faillock(sshd:auth): User unknown",
-    ])
+    @Test(
+        "PAM's lines are skipped: the sshd line of the same attempt is the event",
+        arguments: [
+            "pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=203.0.113.77  user=root",
+            "PAM 2 more authentication failures; logname= uid=0 euid=0 tty=ssh ruser= rhost=203.0.113.77  user=root",
+            "pam_unix(sshd:auth): check pass; user unknown",
+            "pam_unix(sshd:session): session opened for user alice(uid=1001) by (uid=0)",
+            "pam_unix(sshd:session): session closed for user alice",
+            "PAM service(sshd) ignoring max retries; 6 > 3",
+            "error: PAM: Authentication failure for illegal user x from 203.0.113.77",
+            "pam_faillock(sshd:auth): User unknown"
+        ])
     func pam(message: String) {
         #expect(Self.parse(Self.line(message)) == .skipped("pam"))
     }
 
     @Test("pam_faillock's temporary lock is a throttle of the user, without an address")
     func faillock() throws {
-        let event = try #require(Self.event(Self.line(
-            "pam_faillock(sshd:auth): Consecutive login failures for user alice account temporarily locked")))
+        let event = try #require(
+            Self.event(
+                Self.line(
+                    "pam_faillock(sshd:auth): Consecutive login failures for user alice account temporarily locked")))
         #expect(event.user == "alice")
         #expect(event.payload == .signInThrottled(method: .password, retryAfter: try Self.at("2026-12-03T09:14:05Z"), clientAddress: nil))
     }
 
-    @Test("other sshd lines are skipped as other sshd", arguments: [
-        "Server listening on 0.0.0.0 port 22.",
-        "Server listening on :: port 22.",
-        "Connection from 203.0.113.77 port 40112 on 192.0.2.10 port 22 rdomain \"\"",
-        "Postponed keyboard-interactive for bob from 2001:db8::5 port 61022 ssh2 [preauth]",
-        "Starting session: shell on pts/0 for alice from 198.51.100.20 port 52011 id 0",
-        "Received signal 15; terminating.",
-        "error: kex_exchange_identification: Connection closed by remote host",
-        "Unable to negotiate with 203.0.113.77 port 40112: no matching key exchange method found. [preauth]",
-        "banner exchange: Connection from 203.0.113.77 port 40112: invalid format",
-        "Timeout before authentication for 203.0.113.77 port 40112",
-        "Partial publickey for alice from 198.51.100.20 port 52011 ssh2: ED25519 SHA256:dGVzdA",
-        "fatal: Timeout before authentication for 203.0.113.77 port 40112",
-        "Failed",
-        "",
-    ])
+    @Test(
+        "other sshd lines are skipped as other sshd",
+        arguments: [
+            "Server listening on 0.0.0.0 port 22.",
+            "Server listening on :: port 22.",
+            "Connection from 203.0.113.77 port 40112 on 192.0.2.10 port 22 rdomain \"\"",
+            "Postponed keyboard-interactive for bob from 2001:db8::5 port 61022 ssh2 [preauth]",
+            "Starting session: shell on pts/0 for alice from 198.51.100.20 port 52011 id 0",
+            "Received signal 15; terminating.",
+            "error: kex_exchange_identification: Connection closed by remote host",
+            "Unable to negotiate with 203.0.113.77 port 40112: no matching key exchange method found. [preauth]",
+            "banner exchange: Connection from 203.0.113.77 port 40112: invalid format",
+            "Timeout before authentication for 203.0.113.77 port 40112",
+            "Partial publickey for alice from 198.51.100.20 port 52011 ssh2: ED25519 SHA256:dGVzdA",
+            "fatal: Timeout before authentication for 203.0.113.77 port 40112",
+            "Failed",
+            ""
+        ])
     func otherSSHD(message: String) {
         #expect(Self.parse(Self.line(message)) == .skipped("other sshd"))
     }
@@ -209,8 +230,10 @@ import OnboardingModel
     func usersFromTheRight() throws {
         let spaced = try #require(Self.event(Self.line("Invalid user a b from 1.2.3.4 port 22")))
         #expect(spaced.user == "a b")
-        let spoofed = try #require(Self.event(Self.line(
-            "Failed password for invalid user x from 10.0.0.1 port 22 ssh2 from 192.0.2.2 port 22 ssh2")))
+        let spoofed = try #require(
+            Self.event(
+                Self.line(
+                    "Failed password for invalid user x from 10.0.0.1 port 22 ssh2 from 192.0.2.2 port 22 ssh2")))
         #expect(spoofed.user == "x from 10.0.0.1 port 22 ssh2")
         #expect(spoofed.payload == .signInFailed(method: .password, reason: .unknownUser, clientAddress: "192.0.2.2"))
         let named = try #require(Self.event(Self.line("Failed password for invalid from 192.0.2.2 port 22 ssh2")))
@@ -218,10 +241,12 @@ import OnboardingModel
         #expect(named.payload == .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "192.0.2.2"))
     }
 
-    @Test("addresses are canonical; a host name, a zone or garbage gives no address", arguments: [
-        ("::ffff:192.0.2.6", "192.0.2.6"), ("2001:DB8:0::1", "2001:db8::1"), ("192.0.2.4", "192.0.2.4"),
-        ("fe80::1%eth0", nil), ("scanner.example.net", nil), ("10.0.0.256", nil), ("[2001:db8::1]", nil),
-    ] as [(String, String?)])
+    @Test(
+        "addresses are canonical; a host name, a zone or garbage gives no address",
+        arguments: [
+            ("::ffff:192.0.2.6", "192.0.2.6"), ("2001:DB8:0::1", "2001:db8::1"), ("192.0.2.4", "192.0.2.4"),
+            ("fe80::1%eth0", nil), ("scanner.example.net", nil), ("10.0.0.256", nil), ("[2001:db8::1]", nil)
+        ] as [(String, String?)])
     func addresses(address: String, canonical: String?) throws {
         let event = try #require(Self.event(Self.line("Failed password for root from \(address) port 22 ssh2")))
         #expect(event.payload == .signInFailed(method: .password, reason: .invalidPassword, clientAddress: canonical))
@@ -244,13 +269,15 @@ import OnboardingModel
         #expect(Self.event(Self.line("Failed password for invalid user \(String(repeating: "u", count: 256)) from 192.0.2.3 port 22 ssh2")) != nil)
     }
 
-    @Test("an attempt line whose user and address cannot be told apart is an unreadable attempt", arguments: [
-        "Failed password for root", "Failed password for root from 192.0.2.7 po", "Failed password for root from 192.0.2.7",
-        "Failed password for root from  port 22 ssh2", "Failed password for root from 192.0.2.7 port 22 ssh",
-        "Failed password root from 192.0.2.7 port 22 ssh2", "Accepted password for alice",
-        "Invalid user x", "Invalid user x from ", "error: maximum authentication attempts exceeded for root",
-        "Failed password for \u{301}from 192.0.2.10 port 22 ssh2",
-    ])
+    @Test(
+        "an attempt line whose user and address cannot be told apart is an unreadable attempt",
+        arguments: [
+            "Failed password for root", "Failed password for root from 192.0.2.7 po", "Failed password for root from 192.0.2.7",
+            "Failed password for root from  port 22 ssh2", "Failed password for root from 192.0.2.7 port 22 ssh",
+            "Failed password root from 192.0.2.7 port 22 ssh2", "Accepted password for alice",
+            "Invalid user x", "Invalid user x from ", "error: maximum authentication attempts exceeded for root",
+            "Failed password for \u{301}from 192.0.2.10 port 22 ssh2"
+        ])
     func unreadableAttempts(message: String) {
         #expect(Self.parse(Self.line(message)) == .skipped("unreadable attempt"))
     }
@@ -264,13 +291,14 @@ import OnboardingModel
             case .skipped(let kind): kind
             }
         }
-        #expect(kinds == [
-            "event a b -", "event x from 10.0.0.1 port 22 ssh2 192.0.2.2", "unreadable user", "unreadable attempt",
-            "event root 192.0.2.4", "event root 192.0.2.5", "event root 192.0.2.6", "event root -", "event root -",
-            "unreadable attempt", "other sshd", "other sshd", "not sshd", "unreadable timestamp", "unreadable timestamp",
-            "unreadable timestamp", "unreadable user", "not sshd", "unreadable timestamp", "unreadable timestamp",
-            "unreadable timestamp", "unreadable attempt", "unreadable host",
-        ])
+        #expect(
+            kinds == [
+                "event a b -", "event x from 10.0.0.1 port 22 ssh2 192.0.2.2", "unreadable user", "unreadable attempt",
+                "event root 192.0.2.4", "event root 192.0.2.5", "event root 192.0.2.6", "event root -", "event root -",
+                "unreadable attempt", "other sshd", "other sshd", "not sshd", "unreadable timestamp", "unreadable timestamp",
+                "unreadable timestamp", "unreadable user", "not sshd", "unreadable timestamp", "unreadable timestamp",
+                "unreadable timestamp", "unreadable attempt", "unreadable host"
+            ])
     }
 
     @Test("huge lines read in linear time: a 1 MB user, a line of 200,000 froms")

@@ -3,11 +3,13 @@ import Testing
 
 @Suite("Digest: BLAKE2b-256")
 struct DigestTests {
-    @Test("hashes match published BLAKE2b-256 values", arguments: [
-        ("", "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"),
-        ("abc", "bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319"),
-        ("The quick brown fox jumps over the lazy dog", "01718cec35cd3d796dd00020e0bfecb473ad23457d063b75eff29c0ffa2e58a9"),
-    ])
+    @Test(
+        "hashes match published BLAKE2b-256 values",
+        arguments: [
+            ("", "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8"),
+            ("abc", "bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319"),
+            ("The quick brown fox jumps over the lazy dog", "01718cec35cd3d796dd00020e0bfecb473ad23457d063b75eff29c0ffa2e58a9")
+        ])
     func knownVectors(input: String, expected: String) {
         #expect(Digest.hash(Array(input.utf8)).hex == expected)
         #expect(Digest.hash(Array(input.utf8)).description == expected)

@@ -102,16 +102,17 @@ struct EventJSONFastDecodeTests {
         #""0F8FAD5B-D9CB-469F-A165-70867728950E""#, #""0f8fad5bd9cb469fa16570867728950e""#, #""{0f8fad5b-d9cb-469f-a165-70867728950e}""#,
         #""0f8fad5b-d9cb-469f-a165-70867728950g""#, #""0f8fad5b_d9cb-469f-a165-70867728950e""#, #""0f8fad5b-d9cb-469f-a165-70867728950e ""#,
         #""password""#, #""Password""#, #""invalid_password""#, #""numeric""#, #""~0123456789abcdef0123456789abcdef""#,
-        #""~0123456789ABCDEF0123456789ABCDEF""#, #""kiosk-7""#, #""kiosk 7""#, "\"\(String(repeating: "k", count: 65))\"",
+        #""~0123456789ABCDEF0123456789ABCDEF""#, #""kiosk-7""#, #""kiosk 7""#, "\"\(String(repeating: "k", count: 65))\""
     ]
 
     /// Pieces inserted at random places: structure, whitespace, bytes that are not JSON or not UTF-8.
-    static let fragments: [[UInt8]] = [
-        "{", "}", "[", "]", ",", ":", "\"", "\\", " ", "\t", "\r", "\n", "\u{0}", "\u{1F}", "\u{7F}", "-", "e", ".", "0", "9",
-        #","seq":-1"#, #","seq":18446744073709551616"#, #","seq":1e400"#, #","seq":7"#, #","id":"0f8fad5b-d9cb-469f-a165-70867728950e""#,
-        #","type":"captcha_passed""#, #","user":null"#, #","x":1"#, #","password":"hunter2""#, #","at":"0000-01-01T00:00:00Z""#,
-        #","at":"10000-01-01T00:00:00Z""#, #","display_name":"x""#, #","method":"password""#, "\u{FEFF}",
-    ].map { Array($0.utf8) } + [[0x80], [0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xEF, 0xBB, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82]]
+    static let fragments: [[UInt8]] =
+        [
+            "{", "}", "[", "]", ",", ":", "\"", "\\", " ", "\t", "\r", "\n", "\u{0}", "\u{1F}", "\u{7F}", "-", "e", ".", "0", "9",
+            #","seq":-1"#, #","seq":18446744073709551616"#, #","seq":1e400"#, #","seq":7"#, #","id":"0f8fad5b-d9cb-469f-a165-70867728950e""#,
+            #","type":"captcha_passed""#, #","user":null"#, #","x":1"#, #","password":"hunter2""#, #","at":"0000-01-01T00:00:00Z""#,
+            #","at":"10000-01-01T00:00:00Z""#, #","display_name":"x""#, #","method":"password""#, "\u{FEFF}"
+        ].map { Array($0.utf8) } + [[0x80], [0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xEF, 0xBB, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82]]
 
     /// Lines to mutate: canonical lines of every type, and the hand-written base lines.
     static func seeds(_ generator: inout EventGenerator) -> [[UInt8]] {
@@ -175,7 +176,9 @@ struct EventJSONFastDecodeTests {
                 for attempt in 0..<25 {
                     let bytes = Self.mutate(line, &rng)
                     if let problem = Self.disagreement(bytes) {
-                        Issue.record("seed \(seed) (replay with ONBOARDING_TEST_SEED=\(seed)), round \(round), line \(index), attempt \(attempt): \(problem)\nbytes: \(hex(bytes))")
+                        Issue.record(
+                            "seed \(seed) (replay with ONBOARDING_TEST_SEED=\(seed)), round \(round), line \(index), attempt \(attempt): \(problem)\nbytes: \(hex(bytes))"
+                        )
                         return
                     }
                     if Self.fast(bytes) != nil { accepted += 1 }
@@ -189,13 +192,18 @@ struct EventJSONFastDecodeTests {
 
     @Test("members in any order take the fast path; whitespace and escapes fall back and still decode")
     func orderWhitespaceAndEscapes() throws {
-        let reordered = #"{"type":"sign_in_failed","reason":"invalid_password","seq":12,"method":"password","session":null,"user":"alice","at":"2026-11-29T16:00:00.1Z","device":"kiosk-7","id":"0F8FAD5B-D9CB-469F-A165-70867728950E"}"#
+        let reordered =
+            #"{"type":"sign_in_failed","reason":"invalid_password","seq":12,"method":"password","session":null,"user":"alice","at":"2026-11-29T16:00:00.1Z","device":"kiosk-7","id":"0F8FAD5B-D9CB-469F-A165-70867728950E"}"#
         let fast = try #require(Self.fast(Array(reordered.utf8)))
         #expect(fast.seq == 12)
-        #expect(EventJSON.encode(fast.event, seq: fast.seq) ==
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":12,"at":"2026-11-29T16:00:00.100Z","user":"alice","session":null,"type":"sign_in_failed","method":"password","reason":"invalid_password"}"#)
-        for variant in [reordered.replacingOccurrences(of: ",", with: " , "),
-                        reordered.replacingOccurrences(of: "alice", with: #"al\u0069ce"#)] {
+        #expect(
+            EventJSON.encode(fast.event, seq: fast.seq)
+                == #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":12,"at":"2026-11-29T16:00:00.100Z","user":"alice","session":null,"type":"sign_in_failed","method":"password","reason":"invalid_password"}"#
+        )
+        for variant in [
+            reordered.replacingOccurrences(of: ",", with: " , "),
+            reordered.replacingOccurrences(of: "alice", with: #"al\u0069ce"#)
+        ] {
             let bytes = Array(variant.utf8)
             #expect(Self.fast(bytes) == nil)
             #expect(Self.lineBytes(bytes) == .decoded(fast.event, 12))

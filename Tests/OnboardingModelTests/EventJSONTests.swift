@@ -6,18 +6,24 @@ import Testing
 struct EventJSONTests {
     // MARK: Corpus: every event type
 
-    static let longText = String(repeating: "漢", count: 1365) + "x"          // exactly 4096 bytes
-    static let longUser = String(repeating: "é", count: 128)                  // exactly 256 bytes
-    static let longDevice = String(repeating: "kiosk-7.", count: 8)           // exactly 64 bytes
+    static let longText = String(repeating: "漢", count: 1365) + "x" // exactly 4096 bytes
+    static let longUser = String(repeating: "é", count: 128) // exactly 256 bytes
+    static let longDevice = String(repeating: "kiosk-7.", count: 8) // exactly 64 bytes
 
     /// One or more events of every type, with Unicode in every text field, null and long values.
     static let corpus: [Event] = [
-        Samples.event(.userAdded(displayName: "Zoë Ångström", subtitle: "שלום עולם", imageRef: "https://example.org/😀.png",
-                                 passcodePolicy: .numeric, passcodeMinLength: 4)),
-        Samples.event(.userAdded(displayName: longText, subtitle: longText, imageRef: longText,
-                                 passcodePolicy: .alphanumeric, passcodeMinLength: 64), user: longUser, device: longDevice),
-        Samples.event(.userAdded(displayName: "Ana \"the boss\" \\ O'Neil", subtitle: nil, imageRef: nil,
-                                 passcodePolicy: .numeric, passcodeMinLength: 1), user: nil, session: nil),
+        Samples.event(
+            .userAdded(
+                displayName: "Zoë Ångström", subtitle: "שלום עולם", imageRef: "https://example.org/😀.png",
+                passcodePolicy: .numeric, passcodeMinLength: 4)),
+        Samples.event(
+            .userAdded(
+                displayName: longText, subtitle: longText, imageRef: longText,
+                passcodePolicy: .alphanumeric, passcodeMinLength: 64), user: longUser, device: longDevice),
+        Samples.event(
+            .userAdded(
+                displayName: "Ana \"the boss\" \\ O'Neil", subtitle: nil, imageRef: nil,
+                passcodePolicy: .numeric, passcodeMinLength: 1), user: nil, session: nil),
         Samples.event(.userProfileUpdated(displayName: "مرحبا \u{200F}بالعالم", subtitle: nil, imageRef: "img/👩‍💻"), user: "زينب"),
         Samples.event(.userProfileUpdated(displayName: nil, subtitle: nil, imageRef: nil)),
         Samples.event(.userSelected, user: "用户@例子.广告"),
@@ -60,7 +66,7 @@ struct EventJSONTests {
         Samples.event(.fieldEdited(field: .email, filled: false, valid: nil), user: nil),
         Samples.event(.accountCreationSubmitted, user: nil),
         Samples.event(.passwordResetStarted, user: nil),
-        Samples.event(.passwordResetFailed(reason: .unknownAccount), user: nil),
+        Samples.event(.passwordResetFailed(reason: .unknownAccount), user: nil)
     ]
 
     @Test("the corpus covers every event type and is valid")
@@ -72,8 +78,9 @@ struct EventJSONTests {
         #expect(Self.longDevice.utf8.count == Limits.maximumDeviceBytes)
     }
 
-    @Test("every corpus event encodes canonically, decodes to itself and re-encodes byte for byte",
-          arguments: EventJSONTests.corpus.indices)
+    @Test(
+        "every corpus event encodes canonically, decodes to itself and re-encodes byte for byte",
+        arguments: EventJSONTests.corpus.indices)
     func corpusRoundTrip(index: Int) throws {
         let event = Self.corpus[index]
         for seq in [nil, 1, 42, UInt64.max] as [UInt64?] {
@@ -96,8 +103,10 @@ struct EventJSONTests {
     }
 
     func expectedKeys(for event: Event, withSeq: Bool) -> [String] {
-        let envelope = withSeq ? ["id", "device", "seq", "at", "user", "session", "type"]
-                               : ["id", "device", "at", "user", "session", "type"]
+        let envelope =
+            withSeq
+            ? ["id", "device", "seq", "at", "user", "session", "type"]
+            : ["id", "device", "at", "user", "session", "type"]
         let payload = zip(event.type.fields, event.payload.fieldValues).compactMap { $1 == nil ? nil : $0.name }
         return envelope + payload
     }
@@ -106,32 +115,45 @@ struct EventJSONTests {
 
     @Test("golden: exact canonical text of a user_added event")
     func goldenUserAdded() {
-        let event = Samples.event(.userAdded(displayName: "Zoë 😀", subtitle: nil, imageRef: "img/1",
-                                             passcodePolicy: .alphanumeric, passcodeMinLength: 6))
-        #expect(EventJSON.encode(event, seq: 7) ==
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":7,"at":"2026-11-29T16:00:00.123Z","user":"alice","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"user_added","display_name":"Zoë 😀","image_ref":"img/1","passcode_policy":"alphanumeric","passcode_min_length":6}"#)
+        let event = Samples.event(
+            .userAdded(
+                displayName: "Zoë 😀", subtitle: nil, imageRef: "img/1",
+                passcodePolicy: .alphanumeric, passcodeMinLength: 6))
+        #expect(
+            EventJSON.encode(event, seq: 7)
+                == #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":7,"at":"2026-11-29T16:00:00.123Z","user":"alice","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"user_added","display_name":"Zoë 😀","image_ref":"img/1","passcode_policy":"alphanumeric","passcode_min_length":6}"#
+        )
     }
 
     @Test("golden: null user and session, escapes, a time and a flag")
     func goldenNullsAndEscapes() {
-        let throttled = Samples.event(.signInThrottled(method: .passcode, retryAfter: timestamp("1969-12-31T23:59:59.9Z")),
-                                      user: nil, session: nil)
-        #expect(EventJSON.encode(throttled, seq: nil) ==
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","at":"2026-11-29T16:00:00.123Z","user":null,"session":null,"type":"sign_in_throttled","method":"passcode","retry_after":"1969-12-31T23:59:59.900Z"}"#)
+        let throttled = Samples.event(
+            .signInThrottled(method: .passcode, retryAfter: timestamp("1969-12-31T23:59:59.9Z")),
+            user: nil, session: nil)
+        #expect(
+            EventJSON.encode(throttled, seq: nil)
+                == #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","at":"2026-11-29T16:00:00.123Z","user":null,"session":null,"type":"sign_in_throttled","method":"passcode","retry_after":"1969-12-31T23:59:59.900Z"}"#
+        )
         let quoted = Samples.event(.signInSucceeded(method: .apple, secondFactor: true), user: #"a"b\c/שלום"#)
-        #expect(EventJSON.encode(quoted, seq: 3) ==
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":3,"at":"2026-11-29T16:00:00.123Z","user":"a\"b\\c/שלום","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"sign_in_succeeded","method":"apple","second_factor":true}"#)
+        #expect(
+            EventJSON.encode(quoted, seq: 3)
+                == #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":3,"at":"2026-11-29T16:00:00.123Z","user":"a\"b\\c/שלום","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"sign_in_succeeded","method":"apple","second_factor":true}"#
+        )
     }
 
     @Test("encodePayload writes only the payload, in field order, omitting absent optionals")
     func payloadOnly() {
-        #expect(EventJSON.encodePayload(.signInFailed(method: .password, reason: .invalidPassword))
-            == #"{"method":"password","reason":"invalid_password"}"#)
+        #expect(
+            EventJSON.encodePayload(.signInFailed(method: .password, reason: .invalidPassword))
+                == #"{"method":"password","reason":"invalid_password"}"#)
         #expect(EventJSON.encodePayload(.captchaPassed) == "{}")
         #expect(EventJSON.encodePayload(.accountCreationFailed(field: nil, reason: .serverError)) == #"{"reason":"server_error"}"#)
-        #expect(EventJSON.encodePayload(.userAdded(displayName: "Zoë", subtitle: nil, imageRef: nil,
-                                                   passcodePolicy: .numeric, passcodeMinLength: 6))
-            == #"{"display_name":"Zoë","passcode_policy":"numeric","passcode_min_length":6}"#)
+        #expect(
+            EventJSON.encodePayload(
+                .userAdded(
+                    displayName: "Zoë", subtitle: nil, imageRef: nil,
+                    passcodePolicy: .numeric, passcodeMinLength: 6))
+                == #"{"display_name":"Zoë","passcode_policy":"numeric","passcode_min_length":6}"#)
         #expect(EventJSON.encodePayload(.passwordChanged(forced: false)) == #"{"forced":false}"#)
     }
 
@@ -152,7 +174,8 @@ struct EventJSONTests {
                 return
             }
             guard decoded.event == event, decoded.seq == seq,
-                  Array(EventJSON.encode(decoded.event, seq: decoded.seq).utf8) == Array(text.utf8) else {
+                Array(EventJSON.encode(decoded.event, seq: decoded.seq).utf8) == Array(text.utf8)
+            else {
                 Issue.record("\(context): round trip changed the event\n\(text)")
                 return
             }
@@ -165,11 +188,13 @@ struct EventJSONTests {
 
     @Test("the largest valid event, all escapes, still exports within one JSON line and imports back")
     func worstCaseEventFitsOneLine() throws {
-        let escaped = String(repeating: "\\", count: Limits.maximumTextBytes)   // every byte doubles when written
+        let escaped = String(repeating: "\\", count: Limits.maximumTextBytes) // every byte doubles when written
         let quotes = String(repeating: "\"", count: Limits.maximumUserBytes)
-        let event = Samples.event(.userAdded(displayName: escaped, subtitle: escaped, imageRef: escaped,
-                                             passcodePolicy: .alphanumeric, passcodeMinLength: 64),
-                                  user: quotes, device: Self.longDevice)
+        let event = Samples.event(
+            .userAdded(
+                displayName: escaped, subtitle: escaped, imageRef: escaped,
+                passcodePolicy: .alphanumeric, passcodeMinLength: 64),
+            user: quotes, device: Self.longDevice)
         try event.validate()
         let text = EventJSON.encode(event, seq: .max)
         #expect(text.utf8.count <= Limits.maximumJSONLineBytes)
@@ -183,24 +208,30 @@ struct EventJSONTests {
     @Test("members in any order, with whitespace, upper-case UUIDs and short fractions import canonically")
     func nonCanonicalInputNormalises() throws {
         let line = """
-         { "reason" : "invalid_password" , "type":"sign_in_failed","method":"password",
-           "session":"7C9E6679-7425-40DE-944B-E07FC1F90AE7", "user":"alice","at":"2026-11-29T16:00:00.1Z",
-           "seq": 12, "device":"kiosk-7", "id":"0F8FAD5B-D9CB-469F-A165-70867728950E" }
-        """
+             { "reason" : "invalid_password" , "type":"sign_in_failed","method":"password",
+               "session":"7C9E6679-7425-40DE-944B-E07FC1F90AE7", "user":"alice","at":"2026-11-29T16:00:00.1Z",
+               "seq": 12, "device":"kiosk-7", "id":"0F8FAD5B-D9CB-469F-A165-70867728950E" }
+            """
         let decoded = try EventJSON.decode(line: line)
         #expect(decoded.seq == 12)
-        #expect(EventJSON.encode(decoded.event, seq: decoded.seq) ==
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":12,"at":"2026-11-29T16:00:00.100Z","user":"alice","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"sign_in_failed","method":"password","reason":"invalid_password"}"#)
+        #expect(
+            EventJSON.encode(decoded.event, seq: decoded.seq)
+                == #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":12,"at":"2026-11-29T16:00:00.100Z","user":"alice","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"sign_in_failed","method":"password","reason":"invalid_password"}"#
+        )
     }
 
     @Test("seq, user, session and optional payload fields may be omitted or null")
     func omittedOptionals() throws {
-        let minimal = try EventJSON.decode(line:
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","at":"2026-11-29T16:00:00.123Z","type":"account_creation_failed","reason":"captcha_failed"}"#)
+        let minimal = try EventJSON.decode(
+            line:
+                #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","at":"2026-11-29T16:00:00.123Z","type":"account_creation_failed","reason":"captcha_failed"}"#
+        )
         #expect(minimal.seq == nil)
         #expect(minimal.event == Samples.event(.accountCreationFailed(field: nil, reason: .captchaFailed), user: nil, session: nil))
-        let nulls = try EventJSON.decode(line:
-            #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":null,"at":"2026-11-29T16:00:00.123Z","user":null,"session":null,"type":"account_creation_failed","field":null,"reason":"captcha_failed"}"#)
+        let nulls = try EventJSON.decode(
+            line:
+                #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":null,"at":"2026-11-29T16:00:00.123Z","user":null,"session":null,"type":"account_creation_failed","field":null,"reason":"captcha_failed"}"#
+        )
         #expect(nulls.seq == nil)
         #expect(nulls.event == minimal.event)
     }
@@ -210,8 +241,9 @@ struct EventJSONTests {
         let defaults = EventJSON.Defaults(id: Samples.id, device: "kiosk-7", at: Samples.at)
         let decoded = try EventJSON.decode(line: #"{"type":"signed_out","reason":"revoked","user":"alice"}"#, defaults: defaults)
         #expect(decoded.event == Samples.event(.signedOut(reason: .revoked), session: nil))
-        let explicit = try EventJSON.decode(line:
-            #"{"type":"captcha_passed","id":"7c9e6679-7425-40de-944b-e07fc1f90ae7","device":"other","at":"2000-01-01T00:00:00Z"}"#,
+        let explicit = try EventJSON.decode(
+            line:
+                #"{"type":"captcha_passed","id":"7c9e6679-7425-40de-944b-e07fc1f90ae7","device":"other","at":"2000-01-01T00:00:00Z"}"#,
             defaults: defaults)
         #expect(explicit.event.id == Samples.session)
         #expect(explicit.event.device == "other")
@@ -236,7 +268,7 @@ struct EventJSONTests {
     static func line(type: String = "sign_in_failed", _ changes: [(String, String?)] = []) -> String {
         var members: [(String, String)] = [
             ("id", #""0f8fad5b-d9cb-469f-a165-70867728950e""#), ("device", #""kiosk-7""#), ("seq", "5"),
-            ("at", #""2026-11-29T16:00:00.123Z""#), ("user", #""alice""#), ("session", "null"), ("type", "\"\(type)\""),
+            ("at", #""2026-11-29T16:00:00.123Z""#), ("user", #""alice""#), ("session", "null"), ("type", "\"\(type)\"")
         ]
         switch type {
         case "sign_in_failed": members += [("method", #""password""#), ("reason", #""invalid_password""#)]
@@ -296,8 +328,9 @@ struct EventJSONTests {
         Refusal(line(type: "password_changed", [("forced", nil)]), "forced", "is required for password_changed (true or false)"),
         Refusal(line(type: "sign_in_throttled", [("retry_after", nil)]), "retry_after", "is required for sign_in_throttled (ISO-8601 UTC time)"),
         Refusal(line(type: "user_added", [("display_name", nil)]), "display_name", "is required for user_added (text)"),
-        Refusal(line(type: "user_added", [("passcode_min_length", nil)]), "passcode_min_length",
-                "is required for user_added (a whole number 1…64)"),
+        Refusal(
+            line(type: "user_added", [("passcode_min_length", nil)]), "passcode_min_length",
+            "is required for user_added (a whole number 1…64)"),
         // Wrong kinds and values.
         Refusal(line([("method", #""pin""#)]), "method", #""pin" is not one of: \#(methods)"#),
         Refusal(line([("method", #""Password""#)]), "method", #""Password" is not one of: …"#),
@@ -316,12 +349,14 @@ struct EventJSONTests {
         Refusal(line(type: "user_added", [("passcode_min_length", "-1")]), "passcode_min_length", "must be between 1 and 64, got -1"),
         Refusal(line(type: "user_added", [("passcode_min_length", "6.5")]), "passcode_min_length", "must be a whole number, got a number"),
         Refusal(line(type: "user_added", [("passcode_min_length", "6e0")]), "passcode_min_length", "must be a whole number, got a number"),
-        Refusal(line(type: "user_added", [("passcode_min_length", "99999999999999999999")]), "passcode_min_length",
-                "must be a whole number, got a number"),
+        Refusal(
+            line(type: "user_added", [("passcode_min_length", "99999999999999999999")]), "passcode_min_length",
+            "must be a whole number, got a number"),
         Refusal(line(type: "user_added", [("passcode_min_length", #""6""#)]), "passcode_min_length", "must be a whole number, got a string"),
         Refusal(line(type: "user_added", [("passcode_policy", #""pin4""#)]), "passcode_policy", #""pin4" is not one of: numeric, alphanumeric"#),
-        Refusal(line(type: "sign_in_throttled", [("retry_after", #""soon""#)]), "retry_after",
-                #""soon" is not an ISO-8601 UTC time like 2026-11-29T16:00:00.123Z (at most 3 fraction digits, Z suffix)"#),
+        Refusal(
+            line(type: "sign_in_throttled", [("retry_after", #""soon""#)]), "retry_after",
+            #""soon" is not an ISO-8601 UTC time like 2026-11-29T16:00:00.123Z (at most 3 fraction digits, Z suffix)"#),
         // Unknown extra fields list what is allowed.
         Refusal(line([("color", #""red""#)]), "color", "is not a field of sign_in_failed (its payload fields: method, reason, client_address)"),
         Refusal(line(type: "captcha_passed", [("purpose", #""sign_in""#)]), "purpose", "is not a field of captcha_passed (its payload fields: none)"),
@@ -377,7 +412,7 @@ struct EventJSONTests {
         Refusal(line([("seq", "1e3")]), "seq", "must be a whole number ≥ 1, or omitted so the store assigns it"),
         Refusal(line([("seq", #""5""#)]), "seq", "must be a whole number ≥ 1, or omitted so the store assigns it"),
         Refusal(line([("seq", "18446744073709551616")]), "seq", "must be a whole number ≥ 1, or omitted so the store assigns it"),
-        Refusal(line([("seq", "true")]), "seq", "must be a whole number ≥ 1, or omitted so the store assigns it"),
+        Refusal(line([("seq", "true")]), "seq", "must be a whole number ≥ 1, or omitted so the store assigns it")
     ]
 
     @Test("invalid lines are refused with an error naming the field", arguments: EventJSONTests.refusals)
@@ -397,8 +432,9 @@ struct EventJSONTests {
         }
     }
 
-    @Test("the edited base line is itself valid, so each refusal is caused by its edit",
-          arguments: ["sign_in_failed", "sign_in_succeeded", "sign_in_throttled", "user_added", "password_changed", "captcha_passed"])
+    @Test(
+        "the edited base line is itself valid, so each refusal is caused by its edit",
+        arguments: ["sign_in_failed", "sign_in_succeeded", "sign_in_throttled", "user_added", "password_changed", "captcha_passed"])
     func baseLinesAreValid(type: String) throws {
         let decoded = try EventJSON.decode(line: Self.line(type: type))
         #expect(decoded.event.type.rawValue == type)
@@ -408,7 +444,10 @@ struct EventJSONTests {
     @Test("user_added's passcode_policy and passcode_min_length are accepted though they mention passcodes")
     func legitimatePasscodeFields() throws {
         let decoded = try EventJSON.decode(line: Self.line(type: "user_added"))
-        #expect(decoded.event.payload == .userAdded(displayName: "Zoë", subtitle: nil, imageRef: nil,
-                                                    passcodePolicy: .numeric, passcodeMinLength: 6))
+        #expect(
+            decoded.event.payload
+                == .userAdded(
+                    displayName: "Zoë", subtitle: nil, imageRef: nil,
+                    passcodePolicy: .numeric, passcodeMinLength: 6))
     }
 }

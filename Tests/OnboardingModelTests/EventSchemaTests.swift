@@ -69,10 +69,11 @@ struct EventSchemaTests {
         for entry in SchemaGoldenTests.payloads {
             let type = entry.payload.type
             for user in [nil, "alice"] as [String?] {
-                let event = Event(id: uuid("0f8fad5b-d9cb-469f-a165-70867728950e"), device: "kiosk-7",
-                                  at: Timestamp(millisecondsSince1970: 1_795_968_000_123),
-                                  user: type == .userForgotten ? SchemaGoldenTests.forgottenLiteral : user,
-                                  flow: nil, payload: entry.payload)
+                let event = Event(
+                    id: uuid("0f8fad5b-d9cb-469f-a165-70867728950e"), device: "kiosk-7",
+                    at: Timestamp(millisecondsSince1970: 1_795_968_000_123),
+                    user: type == .userForgotten ? SchemaGoldenTests.forgottenLiteral : user,
+                    flow: nil, payload: entry.payload)
                 let body = RecordCodec.body(of: event, seq: 9)
                 let fast = body.withUnsafeBytes { RecordCodec.fastDecodeBody($0, users: TestKeys.directory) }
                 // The documented give-ups: sealed personal fields, and a client address (whose
@@ -107,8 +108,9 @@ struct EventSchemaTests {
             #expect(events.contains("#### `\(name)`"), "docs/events.md has no section for \(name)")
             #expect(events.contains("`\(name)`"), "docs/events.md's summary misses \(name)")
             let hexCode = "0x" + String(repeating: "0", count: 4 - String(type.code, radix: 16).count) + String(type.code, radix: 16)
-            #expect(format.contains("| \(type.code) | `\(hexCode)` | `\(name)` | \(type.schemaVersion) |"),
-                    "docs/format.md's event type table has no row for \(name) (code \(type.code), schema \(type.schemaVersion))")
+            #expect(
+                format.contains("| \(type.code) | `\(hexCode)` | `\(name)` | \(type.schemaVersion) |"),
+                "docs/format.md's event type table has no row for \(name) (code \(type.code), schema \(type.schemaVersion))")
             #expect(openAPI.contains("enum: [\(name)]"), "docs/openapi.yaml has no event schema for \(name)")
         }
     }

@@ -4,10 +4,13 @@ import Testing
 
 @Suite("Event.validate(): limits and character rules")
 struct EventValidationTests {
-    static func added(_ displayName: String = "Ana", subtitle: String? = nil, imageRef: String? = nil,
-                      minimumLength: Int = 6) -> Payload {
-        .userAdded(displayName: displayName, subtitle: subtitle, imageRef: imageRef,
-                   passcodePolicy: .numeric, passcodeMinLength: minimumLength)
+    static func added(
+        _ displayName: String = "Ana", subtitle: String? = nil, imageRef: String? = nil,
+        minimumLength: Int = 6
+    ) -> Payload {
+        .userAdded(
+            displayName: displayName, subtitle: subtitle, imageRef: imageRef,
+            passcodePolicy: .numeric, passcodeMinLength: minimumLength)
     }
 
     static func refusal(_ event: Event) -> EventValidationError? {
@@ -29,27 +32,31 @@ struct EventValidationTests {
 
     // MARK: Device
 
-    @Test("device ids of 1…64 letters, digits and - _ . : are valid", arguments: [
-        "k", "kiosk-7", "KIOSK_7", "host.example.org", "00:1B:44:11:3A:B7", "0f8fad5b-d9cb-469f-a165-70867728950e",
-        String(repeating: "a", count: 64), "-", "_.:",
-    ])
+    @Test(
+        "device ids of 1…64 letters, digits and - _ . : are valid",
+        arguments: [
+            "k", "kiosk-7", "KIOSK_7", "host.example.org", "00:1B:44:11:3A:B7", "0f8fad5b-d9cb-469f-a165-70867728950e",
+            String(repeating: "a", count: 64), "-", "_.:"
+        ])
     func validDevices(device: String) throws {
         try Samples.event(.captchaPassed, device: device).validate()
     }
 
-    @Test("other device ids are refused", arguments: [
-        ("", "must be 1 to 64 bytes long"),
-        (String(repeating: "a", count: 65), "must be 1 to 64 bytes long"),
-        ("kiosk 7", #"may only contain letters, digits and - _ . : (got "kiosk 7")"#),
-        ("kiosk/7", #"may only contain letters, digits and - _ . : (got "kiosk/7")"#),
-        ("kiosk@7", #"may only contain letters, digits and - _ . : (got "kiosk@7")"#),
-        ("kïosk", #"may only contain letters, digits and - _ . : (got "kïosk")"#),
-        ("キオスク", #"may only contain letters, digits and - _ . : (got "キオスク")"#),
-        // Echoed escaped: an error message stays one line whatever the input held.
-        ("kiosk\n", #"may only contain letters, digits and - _ . : (got "kiosk\n")"#),
-        ("kiosk\u{1B}[31m", #"may only contain letters, digits and - _ . : (got "kiosk\u{001B}[31m")"#),
-        (String(repeating: "é", count: 33), "must be 1 to 64 bytes long"), // 66 bytes
-    ])
+    @Test(
+        "other device ids are refused",
+        arguments: [
+            ("", "must be 1 to 64 bytes long"),
+            (String(repeating: "a", count: 65), "must be 1 to 64 bytes long"),
+            ("kiosk 7", #"may only contain letters, digits and - _ . : (got "kiosk 7")"#),
+            ("kiosk/7", #"may only contain letters, digits and - _ . : (got "kiosk/7")"#),
+            ("kiosk@7", #"may only contain letters, digits and - _ . : (got "kiosk@7")"#),
+            ("kïosk", #"may only contain letters, digits and - _ . : (got "kïosk")"#),
+            ("キオスク", #"may only contain letters, digits and - _ . : (got "キオスク")"#),
+            // Echoed escaped: an error message stays one line whatever the input held.
+            ("kiosk\n", #"may only contain letters, digits and - _ . : (got "kiosk\n")"#),
+            ("kiosk\u{1B}[31m", #"may only contain letters, digits and - _ . : (got "kiosk\u{001B}[31m")"#),
+            (String(repeating: "é", count: 33), "must be 1 to 64 bytes long") // 66 bytes
+        ])
     func invalidDevices(device: String, message: String) {
         let error = Self.refusal(Samples.event(.captchaPassed, device: device))
         #expect(error?.field == "device")
@@ -60,21 +67,25 @@ struct EventValidationTests {
 
     @Test("users of 1…256 bytes of any script are valid; null is valid")
     func validUsers() throws {
-        for user in ["a", "alice@example.org", "CN=Alice,OU=People,DC=example,DC=org", "זינב", "👩🏽‍🚀", "用户",
-                     String(repeating: "é", count: 128), String(repeating: "x", count: 256), " spaced \u{200F} "] as [String?] + [nil] {
+        for user in [
+            "a", "alice@example.org", "CN=Alice,OU=People,DC=example,DC=org", "זינב", "👩🏽‍🚀", "用户",
+            String(repeating: "é", count: 128), String(repeating: "x", count: 256), " spaced \u{200F} "
+        ] as [String?] + [nil] {
             try Samples.event(.userSelected, user: user).validate()
         }
     }
 
-    @Test("empty, over-long and control-character users are refused", arguments: [
-        ("", "must be 1 to 256 bytes long (use null when unknown)"),
-        (String(repeating: "x", count: 257), "must be 1 to 256 bytes long (use null when unknown)"),
-        (String(repeating: "é", count: 128) + "x", "must be 1 to 256 bytes long (use null when unknown)"),
-        ("a\tb", "must not contain control characters"),
-        ("a\u{0}", "must not contain control characters"),
-        ("a\u{7F}", "must not contain control characters"),
-        ("a\u{85}", "must not contain control characters"),
-    ])
+    @Test(
+        "empty, over-long and control-character users are refused",
+        arguments: [
+            ("", "must be 1 to 256 bytes long (use null when unknown)"),
+            (String(repeating: "x", count: 257), "must be 1 to 256 bytes long (use null when unknown)"),
+            (String(repeating: "é", count: 128) + "x", "must be 1 to 256 bytes long (use null when unknown)"),
+            ("a\tb", "must not contain control characters"),
+            ("a\u{0}", "must not contain control characters"),
+            ("a\u{7F}", "must not contain control characters"),
+            ("a\u{85}", "must not contain control characters")
+        ])
     func invalidUsers(user: String, message: String) {
         let error = Self.refusal(Samples.event(.userSelected, user: user))
         #expect(error?.field == "user")
@@ -92,8 +103,10 @@ struct EventValidationTests {
             event.at = at
             #expect(Self.refusal(event) == nil)
         }
-        for at in [Timestamp.minimum.adding(milliseconds: -1), Timestamp.maximum.adding(milliseconds: 1),
-                   Timestamp(millisecondsSince1970: .min), Timestamp(millisecondsSince1970: .max)] {
+        for at in [
+            Timestamp.minimum.adding(milliseconds: -1), Timestamp.maximum.adding(milliseconds: 1),
+            Timestamp(millisecondsSince1970: .min), Timestamp(millisecondsSince1970: .max)
+        ] {
             event.at = at
             let error = Self.refusal(event)
             #expect(error?.field == "at")
@@ -120,7 +133,7 @@ struct EventValidationTests {
             (Self.added(subtitle: ""), "subtitle", 0),
             (Self.added(imageRef: String(repeating: "x", count: 4097)), "image_ref", 4097),
             (.userProfileUpdated(displayName: nil, subtitle: nil, imageRef: ""), "image_ref", 0),
-            (.userProfileUpdated(displayName: String(repeating: "漢", count: 1366), subtitle: nil, imageRef: nil), "display_name", 4098),
+            (.userProfileUpdated(displayName: String(repeating: "漢", count: 1366), subtitle: nil, imageRef: nil), "display_name", 4098)
         ]
         for (payload, field, count) in cases {
             let error = Self.refusal(Samples.event(payload))
@@ -129,18 +142,22 @@ struct EventValidationTests {
         }
     }
 
-    @Test("text fields refuse control characters but keep other invisible characters", arguments: [
-        "line\nbreak", "tab\t", "\r", "nul\u{0}", "bell\u{7}", "esc\u{1B}[0m", "del\u{7F}", "c1\u{85}", "c1\u{9F}",
-    ])
+    @Test(
+        "text fields refuse control characters but keep other invisible characters",
+        arguments: [
+            "line\nbreak", "tab\t", "\r", "nul\u{0}", "bell\u{7}", "esc\u{1B}[0m", "del\u{7F}", "c1\u{85}", "c1\u{9F}"
+        ])
     func textControlCharacters(text: String) {
         let error = Self.refusal(Samples.event(Self.added(text)))
         #expect(error?.field == "display_name")
         #expect(error?.message == "must not contain control characters")
     }
 
-    @Test("format characters, separators and marks are not control characters", arguments: [
-        "\u{200F}rtl", "zero\u{200B}width", "\u{FEFF}bom", "line\u{2028}sep", "para\u{2029}sep", "e\u{301}", "\u{202E}override",
-    ])
+    @Test(
+        "format characters, separators and marks are not control characters",
+        arguments: [
+            "\u{200F}rtl", "zero\u{200B}width", "\u{FEFF}bom", "line\u{2028}sep", "para\u{2029}sep", "e\u{301}", "\u{202E}override"
+        ])
     func textInvisibleButAllowed(text: String) {
         #expect(Self.refusal(Samples.event(Self.added(text))) == nil)
     }

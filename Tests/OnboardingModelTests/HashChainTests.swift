@@ -93,8 +93,9 @@ struct HashChainTests {
             var tampered = entries
             let position = rng.int(in: 65...tampered[target].bytes.count - 1)
             tampered[target].bytes[position] ^= 0x01
-            #expect(verifyChain(tampered) == ChainBreak(seq: UInt64(target + 1), reason: Self.hashMismatch),
-                    "flipped body byte \(position) of seq \(target + 1)")
+            #expect(
+                verifyChain(tampered) == ChainBreak(seq: UInt64(target + 1), reason: Self.hashMismatch),
+                "flipped body byte \(position) of seq \(target + 1)")
         }
     }
 
@@ -118,8 +119,12 @@ struct HashChainTests {
         var shifted = entries
         shifted.remove(at: 19)
         for index in 19..<shifted.count { shifted[index].seq -= 1 }
-        #expect(verifyChain(shifted) == ChainBreak(seq: 20, reason: .undecodable(
-            "record says seq 21 but is stored at seq 20 (records were moved)")))
+        #expect(
+            verifyChain(shifted)
+                == ChainBreak(
+                    seq: 20,
+                    reason: .undecodable(
+                        "record says seq 21 but is stored at seq 20 (records were moved)")))
         // The first record deleted.
         #expect(verifyChain(Array(entries.dropFirst())) == ChainBreak(seq: 1, reason: .unexpectedSeq(found: 2)))
     }
@@ -150,8 +155,12 @@ struct HashChainTests {
         var rightLink = entries
         rightLink.insert((20, RecordCodec.encode(forgedEvent, seq: 20, previousHash: RecordBytes.hash(entries[18].bytes))), at: 19)
         for index in 20..<rightLink.count { rightLink[index].seq += 1 }
-        #expect(verifyChain(rightLink) == ChainBreak(seq: 21, reason: .undecodable(
-            "record says seq 20 but is stored at seq 21 (records were moved)")))
+        #expect(
+            verifyChain(rightLink)
+                == ChainBreak(
+                    seq: 21,
+                    reason: .undecodable(
+                        "record says seq 20 but is stored at seq 21 (records were moved)")))
         // Even re-encoding the genuine seq 20 at seq 21 keeps its link to seq 19, not to the forgery.
         rightLink[20].bytes = RecordCodec.encode(events[19], seq: 21, previousHash: RecordBytes.hash(entries[18].bytes))
         #expect(verifyChain(rightLink) == ChainBreak(seq: 21, reason: .brokenLink))
@@ -164,8 +173,12 @@ struct HashChainTests {
         var swappedValues = entries
         swappedValues.swapAt(29, 30)
         for index in 29...30 { swappedValues[index].seq = UInt64(index + 1) }
-        #expect(verifyChain(swappedValues) == ChainBreak(seq: 30, reason: .undecodable(
-            "record says seq 31 but is stored at seq 30 (records were moved)")))
+        #expect(
+            verifyChain(swappedValues)
+                == ChainBreak(
+                    seq: 30,
+                    reason: .undecodable(
+                        "record says seq 31 but is stored at seq 30 (records were moved)")))
         // Keys and values swapped together (a reader seeing keys out of order).
         var swappedEntries = entries
         swappedEntries.swapAt(29, 30)

@@ -14,14 +14,17 @@ struct JSONValueTests {
         #expect(try JSONValue.parse(#""""#) == .string(""))
         #expect(try JSONValue.parse("[]") == .array([]))
         #expect(try JSONValue.parse("{}") == .object([]))
-        #expect(try JSONValue.parse(#"[1,"a",null,[true],{"k":false}]"#)
-            == .array([.number("1"), .string("a"), .null, .array([.bool(true)]), .object([.init("k", .bool(false))])]))
+        #expect(
+            try JSONValue.parse(#"[1,"a",null,[true],{"k":false}]"#)
+                == .array([.number("1"), .string("a"), .null, .array([.bool(true)]), .object([.init("k", .bool(false))])]))
     }
 
-    @Test("numbers keep their exact text, so nothing is rounded", arguments: [
-        "0", "-0", "12", "-12", "1.5", "1.50", "1.5e3", "1.5E3", "-1.25e-2", "1E+2",
-        "12345678901234567890123", "0.1", "18446744073709551615", "3.141592653589793238462643383279",
-    ])
+    @Test(
+        "numbers keep their exact text, so nothing is rounded",
+        arguments: [
+            "0", "-0", "12", "-12", "1.5", "1.50", "1.5e3", "1.5E3", "-1.25e-2", "1E+2",
+            "12345678901234567890123", "0.1", "18446744073709551615", "3.141592653589793238462643383279"
+        ])
     func numbers(text: String) throws {
         #expect(try JSONValue.parse(text) == .number(text))
         #expect(try JSONValue.parse(" \t\r\n\(text)\n ") == .number(text))
@@ -50,22 +53,26 @@ struct JSONValueTests {
 
     // MARK: Strings and escapes
 
-    @Test("every simple escape decodes", arguments: [
-        (#""\"""#, "\""), (#""\\""#, "\\"), (#""\/""#, "/"), (#""\b""#, "\u{08}"), (#""\f""#, "\u{0C}"),
-        (#""\n""#, "\n"), (#""\r""#, "\r"), (#""\t""#, "\t"),
-        (#""\u0041""#, "A"), (#""\u00e9""#, "é"), (#""\u00E9""#, "é"), (#""\u0000""#, "\u{0}"),
-        (#""\u001F""#, "\u{1F}"), (#""\u2028""#, "\u{2028}"), (#""\uFFFF""#, "\u{FFFF}"),
-        (#""\u05e9\u05dc\u05d5\u05dd""#, "שלום"), (#""\u6f22\u5b57""#, "漢字"),
-    ])
+    @Test(
+        "every simple escape decodes",
+        arguments: [
+            (#""\"""#, "\""), (#""\\""#, "\\"), (#""\/""#, "/"), (#""\b""#, "\u{08}"), (#""\f""#, "\u{0C}"),
+            (#""\n""#, "\n"), (#""\r""#, "\r"), (#""\t""#, "\t"),
+            (#""\u0041""#, "A"), (#""\u00e9""#, "é"), (#""\u00E9""#, "é"), (#""\u0000""#, "\u{0}"),
+            (#""\u001F""#, "\u{1F}"), (#""\u2028""#, "\u{2028}"), (#""\uFFFF""#, "\u{FFFF}"),
+            (#""\u05e9\u05dc\u05d5\u05dd""#, "שלום"), (#""\u6f22\u5b57""#, "漢字")
+        ])
     func escapes(json: String, expected: String) throws {
         let value = try JSONValue.parse(json)
         #expect(value.stringValue.map { Array($0.unicodeScalars) } == Array(expected.unicodeScalars))
     }
 
-    @Test("surrogate pairs join into one astral scalar", arguments: [
-        (#""\ud83d\ude00""#, "😀"), (#""\uD834\uDD1E""#, "𝄞"), (#""\uDBFF\uDFFF""#, "\u{10FFFF}"),
-        (#""\uD800\uDC00""#, "\u{10000}"), (#""a\ud83d\udc69\u200d\ud83d\udcbbb""#, "a👩‍💻b"),
-    ])
+    @Test(
+        "surrogate pairs join into one astral scalar",
+        arguments: [
+            (#""\ud83d\ude00""#, "😀"), (#""\uD834\uDD1E""#, "𝄞"), (#""\uDBFF\uDFFF""#, "\u{10FFFF}"),
+            (#""\uD800\uDC00""#, "\u{10000}"), (#""a\ud83d\udc69\u200d\ud83d\udcbbb""#, "a👩‍💻b")
+        ])
     func surrogatePairs(json: String, expected: String) throws {
         let value = try JSONValue.parse(json)
         #expect(value.stringValue.map { Array($0.unicodeScalars) } == Array(expected.unicodeScalars))
@@ -80,52 +87,54 @@ struct JSONValueTests {
 
     // MARK: Refusals, with the column
 
-    @Test("malformed input is refused with the 1-based byte column and a reason", arguments: [
-        (#"{"a":1,"a":2}"#, 8, #"duplicate key "a""#),
-        (#"{"a":{"b":1,"b":2}}"#, 13, #"duplicate key "b""#),
-        ("{} x", 4, "unexpected text after the value"),
-        ("[1,2]]", 6, "unexpected text after the value"),
-        ("1 2", 3, "unexpected text after the value"),
-        ("01", 2, "unexpected text after the value"),
-        ("\"a\tb\"", 3, "control character in string (escape it)"),
-        ("\"a\nb\"", 3, "control character in string (escape it)"),
-        ("\"\u{0}\"", 2, "control character in string (escape it)"),
-        ("", 1, "unexpected end of input"),
-        ("   ", 4, "unexpected end of input"),
-        (#"{"a":"#, 6, "unexpected end of input"),
-        (#""abc"#, 5, "unterminated string"),
-        (#""abc\"#, 6, "unterminated escape"),
-        (#"{"a" 1}"#, 6, "expected ':' after key"),
-        ("{a:1}", 2, "expected a quoted key"),
-        (#"{"a":1,}"#, 8, "expected a quoted key"),
-        ("[1,]", 4, "unexpected character ']'"),
-        ("[1 2]", 4, "expected ',' or ']'"),
-        (#"{"a":1 "b":2}"#, 8, "expected ',' or '}'"),
-        (#"{"a":1"#, 7, "unterminated object"),
-        ("[1", 3, "unterminated array"),
-        ("-", 2, "expected a digit"),
-        ("-a", 2, "expected a digit"),
-        ("1.", 3, "expected a digit after '.'"),
-        ("1.e5", 3, "expected a digit after '.'"),
-        ("1e", 3, "expected an exponent digit"),
-        ("1e+", 4, "expected an exponent digit"),
-        (".5", 1, "unexpected character '.'"),
-        ("+1", 1, "unexpected character '+'"),
-        ("NaN", 1, "unexpected character 'N'"),
-        ("Infinity", 1, "unexpected character 'I'"),
-        ("tru", 1, "expected 'true'"),
-        ("nul", 1, "expected 'null'"),
-        ("falsy", 1, "expected 'false'"),
-        ("'a'", 1, "unexpected character '''"),
-        (#""\x""#, 4, #"invalid escape '\x'"#),
-        (#""\u12""#, 4, #"incomplete \u escape"#),
-        (#""\u12"#, 4, #"incomplete \u escape"#),
-        (#""\u12g4""#, 6, #"invalid hex digit in \u escape"#),
-        (#""\ud83d""#, 8, #"unpaired surrogate in \u escape"#),
-        (#""\ud83dx""#, 8, #"unpaired surrogate in \u escape"#),
-        (#""\ud83d\u0041""#, 14, #"unpaired surrogate in \u escape"#),
-        (#""\ude00""#, 8, #"unpaired surrogate in \u escape"#),
-    ])
+    @Test(
+        "malformed input is refused with the 1-based byte column and a reason",
+        arguments: [
+            (#"{"a":1,"a":2}"#, 8, #"duplicate key "a""#),
+            (#"{"a":{"b":1,"b":2}}"#, 13, #"duplicate key "b""#),
+            ("{} x", 4, "unexpected text after the value"),
+            ("[1,2]]", 6, "unexpected text after the value"),
+            ("1 2", 3, "unexpected text after the value"),
+            ("01", 2, "unexpected text after the value"),
+            ("\"a\tb\"", 3, "control character in string (escape it)"),
+            ("\"a\nb\"", 3, "control character in string (escape it)"),
+            ("\"\u{0}\"", 2, "control character in string (escape it)"),
+            ("", 1, "unexpected end of input"),
+            ("   ", 4, "unexpected end of input"),
+            (#"{"a":"#, 6, "unexpected end of input"),
+            (#""abc"#, 5, "unterminated string"),
+            (#""abc\"#, 6, "unterminated escape"),
+            (#"{"a" 1}"#, 6, "expected ':' after key"),
+            ("{a:1}", 2, "expected a quoted key"),
+            (#"{"a":1,}"#, 8, "expected a quoted key"),
+            ("[1,]", 4, "unexpected character ']'"),
+            ("[1 2]", 4, "expected ',' or ']'"),
+            (#"{"a":1 "b":2}"#, 8, "expected ',' or '}'"),
+            (#"{"a":1"#, 7, "unterminated object"),
+            ("[1", 3, "unterminated array"),
+            ("-", 2, "expected a digit"),
+            ("-a", 2, "expected a digit"),
+            ("1.", 3, "expected a digit after '.'"),
+            ("1.e5", 3, "expected a digit after '.'"),
+            ("1e", 3, "expected an exponent digit"),
+            ("1e+", 4, "expected an exponent digit"),
+            (".5", 1, "unexpected character '.'"),
+            ("+1", 1, "unexpected character '+'"),
+            ("NaN", 1, "unexpected character 'N'"),
+            ("Infinity", 1, "unexpected character 'I'"),
+            ("tru", 1, "expected 'true'"),
+            ("nul", 1, "expected 'null'"),
+            ("falsy", 1, "expected 'false'"),
+            ("'a'", 1, "unexpected character '''"),
+            (#""\x""#, 4, #"invalid escape '\x'"#),
+            (#""\u12""#, 4, #"incomplete \u escape"#),
+            (#""\u12"#, 4, #"incomplete \u escape"#),
+            (#""\u12g4""#, 6, #"invalid hex digit in \u escape"#),
+            (#""\ud83d""#, 8, #"unpaired surrogate in \u escape"#),
+            (#""\ud83dx""#, 8, #"unpaired surrogate in \u escape"#),
+            (#""\ud83d\u0041""#, 14, #"unpaired surrogate in \u escape"#),
+            (#""\ude00""#, 8, #"unpaired surrogate in \u escape"#)
+        ])
     func refusals(json: String, column: Int, message: String) {
         let error = #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(json) }
         #expect(error?.column == column, "column for \(json)")
@@ -150,14 +159,16 @@ struct JSONValueTests {
         #expect(deep?.message == "nested deeper than 16 levels")
     }
 
-    @Test("invalid UTF-8 is refused", arguments: [
-        [0x22, 0xFF, 0x22],             // 0xFF never appears in UTF-8
-        [0x22, 0xC0, 0xAF, 0x22],       // overlong "/"
-        [0x22, 0xE2, 0x82, 0x22],       // truncated sequence
-        [0x22, 0xED, 0xA0, 0x80, 0x22], // encoded surrogate
-        [0x22, 0x80, 0x22],             // lone continuation byte
-        [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], // above U+10FFFF
-    ] as [[UInt8]])
+    @Test(
+        "invalid UTF-8 is refused",
+        arguments: [
+            [0x22, 0xFF, 0x22], // 0xFF never appears in UTF-8
+            [0x22, 0xC0, 0xAF, 0x22], // overlong "/"
+            [0x22, 0xE2, 0x82, 0x22], // truncated sequence
+            [0x22, 0xED, 0xA0, 0x80, 0x22], // encoded surrogate
+            [0x22, 0x80, 0x22], // lone continuation byte
+            [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22] // above U+10FFFF
+        ] as [[UInt8]])
     func invalidUTF8InString(bytes: [UInt8]) {
         let error = #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(bytes: bytes) }
         #expect(error?.message == "string is not valid UTF-8")

@@ -31,64 +31,89 @@ struct OCSFEncoderTests {
 
     static let signInRelated: [Expectation] = [
         .init(payload: .signInStarted(method: .password), activity: 1, typeUID: 300201, status: 99, statusDetail: nil, severity: 1, isMFA: nil),
-        .init(payload: .signInFailed(method: .password, reason: .invalidPassword), activity: 1, typeUID: 300201, status: 2,
-              statusDetail: "INVALID_CREDENTIALS", severity: 2, isMFA: nil),
-        .init(payload: .signInFailed(method: .passcode, reason: .invalidPasscode), activity: 1, typeUID: 300201, status: 2,
-              statusDetail: "INVALID_CREDENTIALS", severity: 2, isMFA: nil),
-        .init(payload: .signInFailed(method: .password, reason: .unknownUser), activity: 1, typeUID: 300201, status: 2,
-              statusDetail: "USER_DOES_NOT_EXIST", severity: 2, isMFA: nil),
-        .init(payload: .signInFailed(method: .biometric, reason: .biometricFailed), activity: 1, typeUID: 300201, status: 2,
-              statusDetail: "INVALID_CREDENTIALS", severity: 2, isMFA: nil),
+        .init(
+            payload: .signInFailed(method: .password, reason: .invalidPassword), activity: 1, typeUID: 300201, status: 2,
+            statusDetail: "INVALID_CREDENTIALS", severity: 2, isMFA: nil),
+        .init(
+            payload: .signInFailed(method: .passcode, reason: .invalidPasscode), activity: 1, typeUID: 300201, status: 2,
+            statusDetail: "INVALID_CREDENTIALS", severity: 2, isMFA: nil),
+        .init(
+            payload: .signInFailed(method: .password, reason: .unknownUser), activity: 1, typeUID: 300201, status: 2,
+            statusDetail: "USER_DOES_NOT_EXIST", severity: 2, isMFA: nil),
+        .init(
+            payload: .signInFailed(method: .biometric, reason: .biometricFailed), activity: 1, typeUID: 300201, status: 2,
+            statusDetail: "INVALID_CREDENTIALS", severity: 2, isMFA: nil),
         // Not guesses: recorded as failures, but only informational.
-        .init(payload: .signInFailed(method: .google, reason: .networkUnavailable), activity: 1, typeUID: 300201, status: 2,
-              statusDetail: "NETWORK_UNAVAILABLE", severity: 1, isMFA: nil),
-        .init(payload: .signInFailed(method: .password, reason: .serverError), activity: 1, typeUID: 300201, status: 2,
-              statusDetail: "SERVER_ERROR", severity: 1, isMFA: nil),
-        .init(payload: .signInFailed(method: .apple, reason: .cancelled), activity: 1, typeUID: 300201, status: 2,
-              statusDetail: "CANCELLED", severity: 1, isMFA: nil),
-        .init(payload: .signInThrottled(method: .password, retryAfter: timestamp("2026-11-29T16:05:00.123Z")), activity: 1,
-              typeUID: 300201, status: 2, statusDetail: "ACCOUNT_LOCKED_OUT", severity: 3, isMFA: nil),
-        .init(payload: .secondFactorRequired(method: .totp), activity: 1, typeUID: 300201, status: 99, statusDetail: nil,
-              severity: 1, isMFA: true),
-        .init(payload: .secondFactorFailed(method: .sms), activity: 1, typeUID: 300201, status: 2, statusDetail: "INVALID_CREDENTIALS",
-              severity: 2, isMFA: true),
-        .init(payload: .secondFactorSucceeded(method: .email), activity: 1, typeUID: 300201, status: 1, statusDetail: nil,
-              severity: 1, isMFA: true),
-        .init(payload: .signInSucceeded(method: .password, secondFactor: true), activity: 1, typeUID: 300201, status: 1,
-              statusDetail: nil, severity: 1, isMFA: true),
-        .init(payload: .signInSucceeded(method: .biometric, secondFactor: false), activity: 1, typeUID: 300201, status: 1,
-              statusDetail: nil, severity: 1, isMFA: false),
-        .init(payload: .signedOut(reason: .user), activity: 2, typeUID: 300202, status: 1, statusDetail: "LOGOFF_USER_INITIATED",
-              severity: 1, isMFA: nil),
-        .init(payload: .signedOut(reason: .sessionExpired), activity: 2, typeUID: 300202, status: 1, statusDetail: "SESSION_EXPIRED",
-              severity: 1, isMFA: nil),
-        .init(payload: .signedOut(reason: .revoked), activity: 2, typeUID: 300202, status: 1, statusDetail: "SESSION_REVOKED",
-              severity: 1, isMFA: nil),
-        .init(payload: .captchaPresented(purpose: .signIn), activity: 99, typeUID: 300299, status: 99, statusDetail: nil,
-              severity: 1, isMFA: nil),
+        .init(
+            payload: .signInFailed(method: .google, reason: .networkUnavailable), activity: 1, typeUID: 300201, status: 2,
+            statusDetail: "NETWORK_UNAVAILABLE", severity: 1, isMFA: nil),
+        .init(
+            payload: .signInFailed(method: .password, reason: .serverError), activity: 1, typeUID: 300201, status: 2,
+            statusDetail: "SERVER_ERROR", severity: 1, isMFA: nil),
+        .init(
+            payload: .signInFailed(method: .apple, reason: .cancelled), activity: 1, typeUID: 300201, status: 2,
+            statusDetail: "CANCELLED", severity: 1, isMFA: nil),
+        .init(
+            payload: .signInThrottled(method: .password, retryAfter: timestamp("2026-11-29T16:05:00.123Z")), activity: 1,
+            typeUID: 300201, status: 2, statusDetail: "ACCOUNT_LOCKED_OUT", severity: 3, isMFA: nil),
+        .init(
+            payload: .secondFactorRequired(method: .totp), activity: 1, typeUID: 300201, status: 99, statusDetail: nil,
+            severity: 1, isMFA: true),
+        .init(
+            payload: .secondFactorFailed(method: .sms), activity: 1, typeUID: 300201, status: 2, statusDetail: "INVALID_CREDENTIALS",
+            severity: 2, isMFA: true),
+        .init(
+            payload: .secondFactorSucceeded(method: .email), activity: 1, typeUID: 300201, status: 1, statusDetail: nil,
+            severity: 1, isMFA: true),
+        .init(
+            payload: .signInSucceeded(method: .password, secondFactor: true), activity: 1, typeUID: 300201, status: 1,
+            statusDetail: nil, severity: 1, isMFA: true),
+        .init(
+            payload: .signInSucceeded(method: .biometric, secondFactor: false), activity: 1, typeUID: 300201, status: 1,
+            statusDetail: nil, severity: 1, isMFA: false),
+        .init(
+            payload: .signedOut(reason: .user), activity: 2, typeUID: 300202, status: 1, statusDetail: "LOGOFF_USER_INITIATED",
+            severity: 1, isMFA: nil),
+        .init(
+            payload: .signedOut(reason: .sessionExpired), activity: 2, typeUID: 300202, status: 1, statusDetail: "SESSION_EXPIRED",
+            severity: 1, isMFA: nil),
+        .init(
+            payload: .signedOut(reason: .revoked), activity: 2, typeUID: 300202, status: 1, statusDetail: "SESSION_REVOKED",
+            severity: 1, isMFA: nil),
+        .init(
+            payload: .captchaPresented(purpose: .signIn), activity: 99, typeUID: 300299, status: 99, statusDetail: nil,
+            severity: 1, isMFA: nil),
         .init(payload: .captchaFailed, activity: 99, typeUID: 300299, status: 2, statusDetail: "CAPTCHA_FAILED", severity: 2, isMFA: nil),
         .init(payload: .captchaPassed, activity: 99, typeUID: 300299, status: 1, statusDetail: nil, severity: 1, isMFA: nil),
-        .init(payload: .passwordResetRequested(route: .email), activity: 99, typeUID: 300299, status: 99, statusDetail: nil,
-              severity: 1, isMFA: nil),
+        .init(
+            payload: .passwordResetRequested(route: .email), activity: 99, typeUID: 300299, status: 99, statusDetail: nil,
+            severity: 1, isMFA: nil),
         .init(payload: .temporaryPasswordSent, activity: 99, typeUID: 300299, status: 1, statusDetail: nil, severity: 1, isMFA: nil),
-        .init(payload: .passwordChanged(forced: true), activity: 99, typeUID: 300299, status: 1,
-              statusDetail: "PASSWORD_CHANGE_REQUIRED", severity: 1, isMFA: nil),
-        .init(payload: .passwordChanged(forced: false), activity: 99, typeUID: 300299, status: 1, statusDetail: nil,
-              severity: 1, isMFA: nil),
+        .init(
+            payload: .passwordChanged(forced: true), activity: 99, typeUID: 300299, status: 1,
+            statusDetail: "PASSWORD_CHANGE_REQUIRED", severity: 1, isMFA: nil),
+        .init(
+            payload: .passwordChanged(forced: false), activity: 99, typeUID: 300299, status: 1, statusDetail: nil,
+            severity: 1, isMFA: nil),
         .init(payload: .passcodeChanged, activity: 99, typeUID: 300299, status: 1, statusDetail: nil, severity: 1, isMFA: nil),
         .init(payload: .passcodeResetStarted, activity: 99, typeUID: 300299, status: 99, statusDetail: nil, severity: 1, isMFA: nil),
         .init(payload: .passcodeResetCompleted, activity: 99, typeUID: 300299, status: 1, statusDetail: nil, severity: 1, isMFA: nil),
-        .init(payload: .lockoutCleared(reason: .admin), activity: 99, typeUID: 300299, status: 1, statusDetail: "ADMIN",
-              severity: 3, isMFA: nil),
-        .init(payload: .lockoutCleared(reason: .passwordReset), activity: 99, typeUID: 300299, status: 1,
-              statusDetail: "PASSWORD_RESET", severity: 3, isMFA: nil),
+        .init(
+            payload: .lockoutCleared(reason: .admin), activity: 99, typeUID: 300299, status: 1, statusDetail: "ADMIN",
+            severity: 3, isMFA: nil),
+        .init(
+            payload: .lockoutCleared(reason: .passwordReset), activity: 99, typeUID: 300299, status: 1,
+            statusDetail: "PASSWORD_RESET", severity: 3, isMFA: nil),
         .init(payload: .passwordResetStarted, activity: 99, typeUID: 300299, status: 99, statusDetail: nil, severity: 1, isMFA: nil),
-        .init(payload: .passwordResetFailed(reason: .unknownAccount), activity: 99, typeUID: 300299, status: 2,
-              statusDetail: "USER_DOES_NOT_EXIST", severity: 1, isMFA: nil),
-        .init(payload: .passwordResetFailed(reason: .rateLimited), activity: 99, typeUID: 300299, status: 2,
-              statusDetail: "RATE_LIMITED", severity: 2, isMFA: nil),
-        .init(payload: .passwordResetFailed(reason: .networkUnavailable), activity: 99, typeUID: 300299, status: 2,
-              statusDetail: "NETWORK_UNAVAILABLE", severity: 1, isMFA: nil),
+        .init(
+            payload: .passwordResetFailed(reason: .unknownAccount), activity: 99, typeUID: 300299, status: 2,
+            statusDetail: "USER_DOES_NOT_EXIST", severity: 1, isMFA: nil),
+        .init(
+            payload: .passwordResetFailed(reason: .rateLimited), activity: 99, typeUID: 300299, status: 2,
+            statusDetail: "RATE_LIMITED", severity: 2, isMFA: nil),
+        .init(
+            payload: .passwordResetFailed(reason: .networkUnavailable), activity: 99, typeUID: 300299, status: 2,
+            statusDetail: "NETWORK_UNAVAILABLE", severity: 1, isMFA: nil)
     ]
 
     /// The OCSF 1.8.0 schema's caption of each `type_uid` the export writes: `type_name` must be
@@ -102,7 +127,7 @@ struct OCSFEncoderTests {
         .fieldValidated(field: .username, result: .usernameInUse), .accountCreationFailed(field: nil, reason: .serverError),
         .accountCreated, .userForgotten,
         // Form input: what the user typed into (never what), not an authentication.
-        .fieldEdited(field: .passcode, filled: true, valid: true), .accountCreationSubmitted,
+        .fieldEdited(field: .passcode, filled: true, valid: true), .accountCreationSubmitted
     ]
 
     @Test func everyTypeIsEitherSignInRelatedOrSkipped() {
@@ -137,7 +162,8 @@ struct OCSFEncoderTests {
 
     @Test func goldenLine() throws {
         let record = Self.record(.signInFailed(method: .password, reason: .invalidPassword))
-        let expected = #"{"activity_id":1,"activity_name":"Logon","category_uid":3,"category_name":"Identity & Access Management","class_uid":3002,"class_name":"Authentication","type_uid":300201,"type_name":"Authentication: Logon","severity_id":2,"severity":"Low","status_id":2,"status":"Failure","status_detail":"INVALID_CREDENTIALS","time":1795968000123,"message":"Sign-in failed: invalid_password (method: password)","metadata":{"version":"1.8.0","product":{"name":"OnboardingStore","vendor_name":"OnboardingStore","version":"9.9.9"},"profiles":["host"],"uid":"0f8fad5b-d9cb-469f-a165-70867728950e","correlation_uid":"7c9e6679-7425-40de-944b-e07fc1f90ae7","event_code":"sign_in_failed","sequence":12},"user":{"name":"alice","uid":"alice"},"device":{"type_id":0,"type":"Unknown","uid":"kiosk-7"},"src_endpoint":{"uid":"kiosk-7"},"service":{"name":"OnboardingStore"},"auth_protocol_id":99,"auth_protocol":"Password","logon_type_id":2,"logon_type":"Interactive","unmapped":{"type":"sign_in_failed","seq":12,"hash":"1111111111111111111111111111111111111111111111111111111111111111","method":"password","reason":"invalid_password"}}"#
+        let expected =
+            #"{"activity_id":1,"activity_name":"Logon","category_uid":3,"category_name":"Identity & Access Management","class_uid":3002,"class_name":"Authentication","type_uid":300201,"type_name":"Authentication: Logon","severity_id":2,"severity":"Low","status_id":2,"status":"Failure","status_detail":"INVALID_CREDENTIALS","time":1795968000123,"message":"Sign-in failed: invalid_password (method: password)","metadata":{"version":"1.8.0","product":{"name":"OnboardingStore","vendor_name":"OnboardingStore","version":"9.9.9"},"profiles":["host"],"uid":"0f8fad5b-d9cb-469f-a165-70867728950e","correlation_uid":"7c9e6679-7425-40de-944b-e07fc1f90ae7","event_code":"sign_in_failed","sequence":12},"user":{"name":"alice","uid":"alice"},"device":{"type_id":0,"type":"Unknown","uid":"kiosk-7"},"src_endpoint":{"uid":"kiosk-7"},"service":{"name":"OnboardingStore"},"auth_protocol_id":99,"auth_protocol":"Password","logon_type_id":2,"logon_type":"Interactive","unmapped":{"type":"sign_in_failed","seq":12,"hash":"1111111111111111111111111111111111111111111111111111111111111111","method":"password","reason":"invalid_password"}}"#
         #expect(Self.line(record) == expected + "\n")
         // Deterministic: the same record gives the same bytes.
         #expect(Self.line(record) == Self.line(record))
@@ -173,8 +199,12 @@ struct OCSFEncoderTests {
     @Test func withoutUserOrSessionTheUserIsUnknownAndThereIsNoCorrelation() throws {
         let line = try #require(Self.line(Self.record(.captchaFailed, user: nil, session: nil)))
         let value = try JSONValue.parse(String(line.dropLast()))
-        #expect(value["user"] == .object([.init("type_id", .number("0")), .init("type", .string("Unknown")),
-                                          .init("uid", .string(""))]))
+        #expect(
+            value["user"]
+                == .object([
+                    .init("type_id", .number("0")), .init("type", .string("Unknown")),
+                    .init("uid", .string(""))
+                ]))
         #expect(value["metadata"]?["correlation_uid"] == nil)
         #expect(value["metadata"]?["uid"] == .string("0f8fad5b-d9cb-469f-a165-70867728950e"))
     }

@@ -6,9 +6,10 @@ import Testing
 /// mishandled; each test is the minimal form of one finding.
 @Suite("RecordCodec: hostile record bytes")
 struct RecordCodecHostileBytesTests {
-    static let event = Event(id: UUID(uuidString: "0f8fad5b-d9cb-469f-a165-70867728950e")!, device: "kiosk-7",
-                             at: Timestamp(millisecondsSince1970: 1_795_968_000_000), user: nil, flow: nil,
-                             payload: .secondFactorSucceeded(method: .totp))
+    static let event = Event(
+        id: UUID(uuidString: "0f8fad5b-d9cb-469f-a165-70867728950e")!, device: "kiosk-7",
+        at: Timestamp(millisecondsSince1970: 1_795_968_000_000), user: nil, flow: nil,
+        payload: .secondFactorSucceeded(method: .totp))
 
     /// Both decoders on `body`: the fast one's answer and the reference one's error, if any.
     static func decodeBody(_ body: [UInt8]) -> (fast: (UInt64, Event)?, referenceError: RecordDecodingError?) {
@@ -46,8 +47,9 @@ struct RecordCodecHostileBytesTests {
 
     @Test("a sealed personal section moved to another record (other id or seq) is refused, though it opens with the user's key")
     func sealedSectionOfAnotherRecordIsRefused() throws {
-        let added = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", flow: nil,
-                          payload: .userAdded(displayName: "Alice", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
+        let added = Event(
+            id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", flow: nil,
+            payload: .userAdded(displayName: "Alice", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
         let original = RecordCodec.encode(added, seq: 5, previousHash: .zero)
         #expect(try RecordCodec.decode(original, users: TestKeys.directory).event == added)
         // The body: type (2) ‖ schema (1) ‖ seq (8) ‖ id (16) …; the section is left as it was.
@@ -85,22 +87,28 @@ struct RecordCodecHostileBytesTests {
 
     @Test("a record of a live user whose sealed personal section was left out is refused: it would read as erased while the key is held")
     func liveUserWithoutSealedSectionIsRefused() throws {
-        let added = Event(id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", flow: nil,
-                          payload: .userAdded(displayName: "Alice", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
+        let added = Event(
+            id: Self.event.id, device: "kiosk-7", at: Self.event.at, user: "alice", flow: nil,
+            payload: .userAdded(displayName: "Alice", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
         guard let live = TestKeys.seal(for: "alice") else { Issue.record("alice has no seal"); return }
         // Written as for a forgotten user: presence 0, no section.
         let bytes = RecordCodec.encode(added, seq: 4, previousHash: .zero, seal: UserSeal(ref: live.ref, key: nil))
         #expect {
             try RecordCodec.decode(bytes, users: TestKeys.directory)
         } throws: { error in
-            (error as? RecordDecodingError)?.message == "the sealed personal fields of seq 4 are missing, but its user's key is held (the record was written for a forgotten user)"
+            (error as? RecordDecodingError)?.message
+                == "the sealed personal fields of seq 4 are missing, but its user's key is held (the record was written for a forgotten user)"
         }
         // For a user the directory does not hold, the same form reads as erased, by the pseudonym.
         let stranger = UserRef(bytes: [UInt8](repeating: 0xAB, count: UserRef.byteCount))
-        let erased = try RecordCodec.decode(RecordCodec.encode(added, seq: 4, previousHash: .zero, seal: UserSeal(ref: stranger, key: nil)),
-                                            users: TestKeys.directory)
+        let erased = try RecordCodec.decode(
+            RecordCodec.encode(added, seq: 4, previousHash: .zero, seal: UserSeal(ref: stranger, key: nil)),
+            users: TestKeys.directory)
         #expect(erased.event.user == stranger.literal)
-        #expect(erased.event.payload == .userAdded(displayName: PersonalData.erasedText, subtitle: nil, imageRef: nil,
-                                                   passcodePolicy: .numeric, passcodeMinLength: 6))
+        #expect(
+            erased.event.payload
+                == .userAdded(
+                    displayName: PersonalData.erasedText, subtitle: nil, imageRef: nil,
+                    passcodePolicy: .numeric, passcodeMinLength: 6))
     }
 }

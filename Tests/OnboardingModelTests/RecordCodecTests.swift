@@ -35,12 +35,12 @@ struct RecordCodecTests {
             }
             let body = RecordCodec.body(of: event, seq: seq)
             guard record.event == event, record.seq == seq, record.previousHash == previous,
-                  record.hash == Digest.hash(Array(bytes[33...])), Array(bytes[1..<33]) == record.hash.bytes,
-                  bytes[0] == RecordCodec.formatVersion, Array(bytes[33..<65]) == previous.bytes,
-                  Array(bytes[65...]) == body,
-                  // Re-encoding the decoded event gives the same bytes, so text survives byte for
-                  // byte (String == alone would accept a differently normalised string).
-                  RecordCodec.encode(record.event, seq: seq, previousHash: previous) == bytes
+                record.hash == Digest.hash(Array(bytes[33...])), Array(bytes[1..<33]) == record.hash.bytes,
+                bytes[0] == RecordCodec.formatVersion, Array(bytes[33..<65]) == previous.bytes,
+                Array(bytes[65...]) == body,
+                // Re-encoding the decoded event gives the same bytes, so text survives byte for
+                // byte (String == alone would accept a differently normalised string).
+                RecordCodec.encode(record.event, seq: seq, previousHash: previous) == bytes
             else {
                 Issue.record("\(context): round trip changed the record: \(event) → \(record)")
                 return
@@ -143,38 +143,41 @@ struct RecordCodecTests {
 
     @Test("golden: the exact bytes of one user_added record")
     func goldenRecord() throws {
-        let event = Samples.event(.userAdded(displayName: "Zoë 😀", subtitle: nil, imageRef: "img/1",
-                                             passcodePolicy: .alphanumeric, passcodeMinLength: 6))
+        let event = Samples.event(
+            .userAdded(
+                displayName: "Zoë 😀", subtitle: nil, imageRef: "img/1",
+                passcodePolicy: .alphanumeric, passcodeMinLength: 6))
         let previous = Digest(bytes: Array(0..<32))
         // Format 2 with the test keys (TestKeys): pseudonym key 32 × 0x5a; the user's key is
         // BLAKE2b-256("test-user-key" ‖ pseudonym); the nonce is keyed BLAKE2b-192 under the user's
         // key of "onboarding-nonce-v2" ‖ id ‖ seq (u64 BE) ‖ plaintext. Computed independently
         // (Python hashlib and a pure-Python XSalsa20-Poly1305 checked against libsodium).
         let expected = [
-            "02",                                                               // record format version
+            "02", // record format version
             "1e98279c121095c2ca2a0da88b4d776b24290204971ed6c81aa177744435c16a", // BLAKE2b-256(previous ‖ body)
             "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", // previous hash
-            "0001",                                                             // type code: user_added
-            "01",                                                               // schema version
-            "0000000000000007",                                                 // seq, big-endian
-            "0f8fad5bd9cb469fa16570867728950e",                                 // id, RFC 4122 byte order
-            "000001a22808e07b",                                                 // at: 1795968000123 ms
-            "07", "6b696f736b2d37",                                             // device "kiosk-7"
-            "01", "0a6aa75016284b39480657ac40453740",                           // user present: pseudonym of "alice"
-            "01", "7c9e6679742540de944be07fc1f90ae7",                           // session present
-            "01", "003c",                                                       // sealed personal fields: 60 bytes
-            "ce9ad35bf05f7257996c82e40f94e0c8b691956b05093fa6",                 //   nonce (24)
-            "272481e50909b8a06e89c9277c82d2d1",                                 //   Poly1305 tag (16)
-            "1aef1b6f57d858209e6032532f3a4673c5dc9579",                         //   secretbox of the 20 bytes below
-            "01",                                                               // passcode_policy: alphanumeric
-            "00000006",                                                         // passcode_min_length: 6
+            "0001", // type code: user_added
+            "01", // schema version
+            "0000000000000007", // seq, big-endian
+            "0f8fad5bd9cb469fa16570867728950e", // id, RFC 4122 byte order
+            "000001a22808e07b", // at: 1795968000123 ms
+            "07", "6b696f736b2d37", // device "kiosk-7"
+            "01", "0a6aa75016284b39480657ac40453740", // user present: pseudonym of "alice"
+            "01", "7c9e6679742540de944be07fc1f90ae7", // session present
+            "01", "003c", // sealed personal fields: 60 bytes
+            "ce9ad35bf05f7257996c82e40f94e0c8b691956b05093fa6", //   nonce (24)
+            "272481e50909b8a06e89c9277c82d2d1", //   Poly1305 tag (16)
+            "1aef1b6f57d858209e6032532f3a4673c5dc9579", //   secretbox of the 20 bytes below
+            "01", // passcode_policy: alphanumeric
+            "00000006" // passcode_min_length: 6
         ].joined()
         // The sealed plaintext: display_name "Zoë 😀", subtitle absent, image_ref "img/1".
         let plaintext = "0009" + "5a6fc3ab20f09f9880" + "00" + "01" + "0005" + "696d672f31"
         let ref = UserRef(user: "alice", pseudonymKey: TestKeys.pseudonymKey)
         #expect(ref.hex == "0a6aa75016284b39480657ac40453740")
         let sealed = bytes(hex: expected).suffix(5 + 60)
-        #expect(sealed.withUnsafeBytes { PersonalData.open(UnsafeRawBufferPointer(rebasing: $0[..<60]), key: TestKeys.key(for: ref)) }.map { hex($0) } == plaintext)
+        #expect(
+            sealed.withUnsafeBytes { PersonalData.open(UnsafeRawBufferPointer(rebasing: $0[..<60]), key: TestKeys.key(for: ref)) }.map { hex($0) } == plaintext)
         let encoded = RecordCodec.encode(event, seq: 7, previousHash: previous)
         #expect(hex(encoded) == expected)
         #expect(!hex(encoded).contains("616c696365"), "the readable user id is not in the record")
@@ -187,15 +190,20 @@ struct RecordCodecTests {
             try RecordCodec.decode(buffer, expectedSeq: 7, users: UserDirectory(pseudonymKey: TestKeys.pseudonymKey))
         }
         #expect(forgotten.event.user == ref.literal)
-        #expect(forgotten.event.payload == .userAdded(displayName: "[erased]", subtitle: nil, imageRef: nil,
-                                                      passcodePolicy: .alphanumeric, passcodeMinLength: 6))
+        #expect(
+            forgotten.event.payload
+                == .userAdded(
+                    displayName: "[erased]", subtitle: nil, imageRef: nil,
+                    passcodePolicy: .alphanumeric, passcodeMinLength: 6))
         #expect(forgotten.hash == record.hash)
     }
 
     static let goldenBodyCases: [(Payload, UInt64, String)] = [
         // sign_in_throttled: choice + instant before 1970, no user, no session.
-        (.signInThrottled(method: .google, retryAfter: Timestamp(millisecondsSince1970: -1000)), 1,
-         "000d 01 0000000000000001 | 04 fffffffffffffc18"),
+        (
+            .signInThrottled(method: .google, retryAfter: Timestamp(millisecondsSince1970: -1000)), 1,
+            "000d 01 0000000000000001 | 04 fffffffffffffc18"
+        ),
         // sign_in_succeeded: flag, largest seq.
         (.signInSucceeded(method: .biometric, secondFactor: true), UInt64.max, "0011 01 ffffffffffffffff | 02 01"),
         (.signInSucceeded(method: .password, secondFactor: false), 2, "0011 01 0000000000000002 | 00 00"),
@@ -224,9 +232,11 @@ struct RecordCodecTests {
         (.passwordResetFailed(reason: .rateLimited), 13, "0023 01 000000000000000d | 03"),
         // Schema 2 of the sign-in types: the client address (in the clear here, with no user).
         (.signInFailed(method: .password, reason: .unknownUser), 14, "000c 01 000000000000000e | 00 02"),
-        (.signInFailed(method: .password, reason: .unknownUser, clientAddress: "192.0.2.7"), 14,
-         "000c 02 000000000000000e | 00 02 01 0009 3139322e302e322e37"),
-        (.secondFactorFailed(method: .sms, clientAddress: "2001:db8::1"), 15, "000f 02 000000000000000f | 01 01 000b 323030313a6462383a3a31"),
+        (
+            .signInFailed(method: .password, reason: .unknownUser, clientAddress: "192.0.2.7"), 14,
+            "000c 02 000000000000000e | 00 02 01 0009 3139322e302e322e37"
+        ),
+        (.secondFactorFailed(method: .sms, clientAddress: "2001:db8::1"), 15, "000f 02 000000000000000f | 01 01 000b 323030313a6462383a3a31")
     ]
 
     @Test("golden: body bytes of events with every other field kind", arguments: goldenBodyCases)
@@ -248,8 +258,10 @@ struct RecordCodecTests {
         #expect(RecordCodec.headerByteCount == 65)
         #expect(try RecordCodec.decode(record, expectedSeq: 1).event == event)
         // Each type's fixed payload size, with user and session absent and a 7-byte device.
-        let payloadSizes: [EventType: Int] = [.signInThrottled: 9, .signInSucceeded: 2, .passwordChanged: 1,
-                                              .fieldValidated: 2, .userRemoved: 1, .accountCreated: 0]
+        let payloadSizes: [EventType: Int] = [
+            .signInThrottled: 9, .signInSucceeded: 2, .passwordChanged: 1,
+            .fieldValidated: 2, .userRemoved: 1, .accountCreated: 0
+        ]
         for (type, size) in payloadSizes {
             var generator = EventGenerator(seed: 5)
             var payload = generator.payload(of: type)
@@ -309,10 +321,13 @@ struct RecordCodecTests {
     func truncation() {
         let records = [
             Self.plain(.captchaPassed),
-            RecordCodec.encode(Samples.event(.userAdded(displayName: "Zoë 😀", subtitle: "שלום", imageRef: nil,
-                                                        passcodePolicy: .numeric, passcodeMinLength: 4)),
-                               seq: 1, previousHash: .zero),
-            Self.plain(.signInThrottled(method: .apple, retryAfter: Samples.at)),
+            RecordCodec.encode(
+                Samples.event(
+                    .userAdded(
+                        displayName: "Zoë 😀", subtitle: "שלום", imageRef: nil,
+                        passcodePolicy: .numeric, passcodeMinLength: 4)),
+                seq: 1, previousHash: .zero),
+            Self.plain(.signInThrottled(method: .apple, retryAfter: Samples.at))
         ]
         for record in records {
             for length in 0..<record.count {
@@ -334,8 +349,9 @@ struct RecordCodecTests {
         var generator = EventGenerator(seed: UInt64(type.code))
         // Keep records small so every position can be tried with several masks.
         // `user_forgotten` names its user by the pseudonym literal, or the record is invalid.
-        var event = Samples.event(generator.payload(of: type),
-                                  user: type == .userForgotten ? UserRef(bytes: [UInt8](repeating: 0xAB, count: 16)).literal : "alice")
+        var event = Samples.event(
+            generator.payload(of: type),
+            user: type == .userForgotten ? UserRef(bytes: [UInt8](repeating: 0xAB, count: 16)).literal : "alice")
         if case .userAdded(_, _, _, let policy, let length) = event.payload {
             event.payload = .userAdded(displayName: "Ana", subtitle: "x", imageRef: nil, passcodePolicy: policy, passcodeMinLength: length)
         } else if case .userProfileUpdated = event.payload {
@@ -351,8 +367,9 @@ struct RecordCodecTests {
                 if position == 0 {
                     #expect(message == "record format version \(2 ^ mask) is not supported (this build reads 2)")
                 } else {
-                    #expect(message == "hash does not match the record's bytes (the record was modified)",
-                            "\(type.rawValue) byte \(position) ^ \(mask)")
+                    #expect(
+                        message == "hash does not match the record's bytes (the record was modified)",
+                        "\(type.rawValue) byte \(position) ^ \(mask)")
                 }
             }
         }
@@ -363,9 +380,12 @@ struct RecordCodecTests {
         let unit = "漢字😀e\u{301}" // 13 bytes
         let long = String(repeating: unit, count: 4096 / 13) + String(repeating: "x", count: 4096 % 13)
         #expect(long.utf8.count == 4096)
-        let record = RecordCodec.encode(Samples.event(.userAdded(displayName: long, subtitle: long, imageRef: long,
-                                                                 passcodePolicy: .numeric, passcodeMinLength: 64)),
-                                        seq: 1, previousHash: .zero)
+        let record = RecordCodec.encode(
+            Samples.event(
+                .userAdded(
+                    displayName: long, subtitle: long, imageRef: long,
+                    passcodePolicy: .numeric, passcodeMinLength: 64)),
+            seq: 1, previousHash: .zero)
         #expect((try? RecordCodec.decode(record, expectedSeq: 1))?.event.payload.fieldValues.first == .text(long))
         var rng = SplitMix64(seed: testSeed(fallback: 4096))
         for _ in 0..<500 {
@@ -417,7 +437,10 @@ struct RecordCodecTests {
             body[2] = 2
             body.append(0) // identifier_kind absent
         }
-        #expect(Self.refusal(widened) == "sign_in_started is written at schema version 2 but holds nothing an older schema cannot; a record is written at the lowest schema that holds its values")
+        #expect(
+            Self.refusal(widened)
+                == "sign_in_started is written at schema version 2 but holds nothing an older schema cannot; a record is written at the lowest schema that holds its values"
+        )
         let relabelled = Self.forged(Self.plain(.fieldValidated(field: .email, result: .usernameAvailable))) { $0[2] = 2 }
         #expect(Self.refusal(relabelled)?.hasPrefix("field_validated is written at schema version 2") == true)
         // And a schema 1 record of a type that has a schema 2 reads as it always did.
@@ -433,8 +456,9 @@ struct RecordCodecTests {
         #expect(Self.refusal(Self.forged(record) { $0.append(0) }) == "1 unexpected bytes after the payload")
         #expect(Self.refusal(Self.forged(record) { $0 += [1, 2, 3] }) == "3 unexpected bytes after the payload")
         // Relabelling a signed_out record as user_selected (no payload) leaves its reason byte over.
-        #expect(Self.refusal(Self.forged(record) { $0[1] = UInt8(EventType.userSelected.code) })
-            == "1 unexpected bytes after the payload")
+        #expect(
+            Self.refusal(Self.forged(record) { $0[1] = UInt8(EventType.userSelected.code) })
+                == "1 unexpected bytes after the payload")
     }
 
     @Test("a seq different from where the record is stored is refused")
@@ -463,8 +487,10 @@ struct RecordCodecTests {
         #expect(Self.refusal(Self.forged(failed) { $0[45] = 2 }) == "presence byte of field is 2, expected 0 or 1")
         #expect(Self.refusal(Self.forged(failed) { $0[46] = 7 }) == "account_creation_failed.reason has unknown code 7")
 
-        let added = Self.plain(.userAdded(displayName: "Ana", subtitle: nil, imageRef: nil,
-                                          passcodePolicy: .numeric, passcodeMinLength: 6))
+        let added = Self.plain(
+            .userAdded(
+                displayName: "Ana", subtitle: nil, imageRef: nil,
+                passcodePolicy: .numeric, passcodeMinLength: 6))
         for (count, bytes) in [(0, [0, 0, 0, 0]), (65, [0, 0, 0, 0x41]), (4_294_967_295, [0xFF, 0xFF, 0xFF, 0xFF])] as [(Int, [UInt8])] {
             let forged = Self.forged(added) { $0.replaceSubrange($0.count - 4..<$0.count, with: bytes) }
             #expect(Self.refusal(forged) == "user_added.passcode_min_length is \(count), outside 1...64")
@@ -474,18 +500,23 @@ struct RecordCodecTests {
 
     @Test("stored text that is not valid UTF-8 or breaks the event rules is refused")
     func badStoredText() {
-        let added = Self.plain(.userAdded(displayName: "Ana", subtitle: nil, imageRef: nil,
-                                          passcodePolicy: .numeric, passcodeMinLength: 6))
+        let added = Self.plain(
+            .userAdded(
+                displayName: "Ana", subtitle: nil, imageRef: nil,
+                passcodePolicy: .numeric, passcodeMinLength: 6))
         // display_name: length at 45…46, text at 47…49.
         #expect(Self.refusal(Self.forged(added) { $0[47] = 0xFF }) == "display_name is not valid UTF-8")
-        #expect(Self.refusal(Self.forged(added) { $0[48] = 0x0A })
-            == "stored event is invalid: field \"display_name\": must not contain control characters")
+        #expect(
+            Self.refusal(Self.forged(added) { $0[48] = 0x0A })
+                == "stored event is invalid: field \"display_name\": must not contain control characters")
         #expect(Self.refusal(Self.forged(added) { $0[36] = 0xC3 }) == "device is not valid UTF-8")
-        #expect(Self.refusal(Self.forged(added) { $0[36] = 0x20 })
-            == "stored event is invalid: field \"device\": may only contain letters, digits and - _ . : (got \" iosk-7\")")
+        #expect(
+            Self.refusal(Self.forged(added) { $0[36] = 0x20 })
+                == "stored event is invalid: field \"device\": may only contain letters, digits and - _ . : (got \" iosk-7\")")
         // at = Int64.max lies past year 9999.
-        #expect(Self.refusal(Self.forged(added) { $0.replaceSubrange(27..<35, with: [0x7F] + Array(repeating: 0xFF, count: 7)) })
-            == "stored event is invalid: field \"at\": time must lie between years 0001 and 9999")
+        #expect(
+            Self.refusal(Self.forged(added) { $0.replaceSubrange(27..<35, with: [0x7F] + Array(repeating: 0xFF, count: 7)) })
+                == "stored event is invalid: field \"at\": time must lie between years 0001 and 9999")
     }
 
     // MARK: Links

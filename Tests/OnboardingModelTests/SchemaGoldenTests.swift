@@ -13,8 +13,12 @@ import Testing
 struct SchemaGoldenTests {
     /// One payload per schema of every type, each the lowest schema that holds it.
     static let payloads: [(name: String, payload: Payload)] = [
-        ("user_added", .userAdded(displayName: "Ann Lee", subtitle: "Nurse", imageRef: "img/ann.png",
-                                  passcodePolicy: .alphanumeric, passcodeMinLength: 6)),
+        (
+            "user_added",
+            .userAdded(
+                displayName: "Ann Lee", subtitle: "Nurse", imageRef: "img/ann.png",
+                passcodePolicy: .alphanumeric, passcodeMinLength: 6)
+        ),
         ("user_added.minimal", .userAdded(displayName: "Bo", passcodePolicy: .numeric, passcodeMinLength: 64)),
         ("user_profile_updated", .userProfileUpdated(displayName: nil, subtitle: "Ward 3", imageRef: nil)),
         ("user_selected", .userSelected),
@@ -30,8 +34,12 @@ struct SchemaGoldenTests {
         ("sign_in_failed.1", .signInFailed(method: .passcode, reason: .invalidPasscode)),
         ("sign_in_failed.2", .signInFailed(method: .password, reason: .unknownUser, clientAddress: "203.0.113.9")),
         ("sign_in_throttled.1", .signInThrottled(method: .google, retryAfter: Timestamp(millisecondsSince1970: 1_795_968_060_000))),
-        ("sign_in_throttled.2", .signInThrottled(method: .password, retryAfter: Timestamp(millisecondsSince1970: -1000),
-                                                 clientAddress: "2001:db8::1")),
+        (
+            "sign_in_throttled.2",
+            .signInThrottled(
+                method: .password, retryAfter: Timestamp(millisecondsSince1970: -1000),
+                clientAddress: "2001:db8::1")
+        ),
         ("second_factor_required", .secondFactorRequired(method: .totp)),
         ("second_factor_failed.1", .secondFactorFailed(method: .sms)),
         ("second_factor_failed.2", .secondFactorFailed(method: .recoveryCode, clientAddress: "192.0.2.7")),
@@ -58,7 +66,7 @@ struct SchemaGoldenTests {
         ("field_edited.minimal", .fieldEdited(field: .username, filled: false)),
         ("account_creation_submitted", .accountCreationSubmitted),
         ("password_reset_started", .passwordResetStarted),
-        ("password_reset_failed", .passwordResetFailed(reason: .unknownAccount)),
+        ("password_reset_failed", .passwordResetFailed(reason: .unknownAccount))
     ]
 
     /// How each payload is written: with a live user (personal fields sealed), without a user
@@ -140,8 +148,9 @@ struct SchemaGoldenTests {
             // The envelope readers agree with the full decode.
             try bytes.withUnsafeBytes { raw in
                 let ref = try RecordCodec.userRef(of: raw)
-                #expect(ref?.literal == (event.user.flatMap { UserRef(literal: $0)?.literal } ?? event.user.map { TestKeys.directory.ref(of: $0).literal }),
-                        "\(key): userRef")
+                #expect(
+                    ref?.literal == (event.user.flatMap { UserRef(literal: $0)?.literal } ?? event.user.map { TestKeys.directory.ref(of: $0).literal }),
+                    "\(key): userRef")
                 let sealed = try RecordCodec.sealedSection(of: raw)
                 let hasSealed = key.hasSuffix("/user") && event.hasPersonalFields
                 #expect((sealed != nil) == hasSealed, "\(key): sealedSection")

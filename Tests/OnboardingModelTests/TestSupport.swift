@@ -51,8 +51,11 @@ func testSeed(fallback: UInt64) -> UInt64 {
 func makeUUID(bytes: [UInt8]) -> UUID {
     precondition(bytes.count == 16)
     let b = bytes
-    return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-                       b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    return UUID(
+        uuid: (
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+            b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
+        ))
 }
 
 func uuid(_ text: String) -> UUID {
@@ -126,7 +129,7 @@ struct EventGenerator {
         "😀", "👩‍💻", "🇫🇷", "👍🏽", "🧑‍🤝‍🧑", "❤️",
         "שלום", "مرحبا", "\u{200F}", "\u{200E}", "\u{202E}", "עברית", "فارسی",
         "漢字", "日本語", "한국어", "中文", "ｱ",
-        "𝄞", "𐍈", "\u{00A0}", "\u{2028}", "\u{2029}", "\u{FEFF}", "\u{FFFD}", "\u{200B}",
+        "𝄞", "𐍈", "\u{00A0}", "\u{2028}", "\u{2029}", "\u{FEFF}", "\u{FFFD}", "\u{200B}"
     ]
 
     static let deviceCharacters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
@@ -190,17 +193,19 @@ struct EventGenerator {
         case 0: return rng.chance(1, in: 2) ? Timestamp.minimum : Timestamp.maximum
         case 1: return Timestamp(millisecondsSince1970: rng.int64(in: -86_400_000 * 365...86_400_000 * 365))
         default:
-            return Timestamp(millisecondsSince1970: rng.int64(
-                in: Timestamp.minimum.millisecondsSince1970...Timestamp.maximum.millisecondsSince1970))
+            return Timestamp(
+                millisecondsSince1970: rng.int64(
+                    in: Timestamp.minimum.millisecondsSince1970...Timestamp.maximum.millisecondsSince1970))
         }
     }
 
     mutating func payload(of type: EventType) -> Payload {
         switch type {
         case .userAdded:
-            return .userAdded(displayName: text(maximumBytes: Limits.maximumTextBytes), subtitle: optionalText(),
-                              imageRef: optionalText(), passcodePolicy: rng.pick(),
-                              passcodeMinLength: rng.chance(1, in: 4) ? rng.element(of: [1, 64]) : rng.int(in: 1...64))
+            return .userAdded(
+                displayName: text(maximumBytes: Limits.maximumTextBytes), subtitle: optionalText(),
+                imageRef: optionalText(), passcodePolicy: rng.pick(),
+                passcodeMinLength: rng.chance(1, in: 4) ? rng.element(of: [1, 64]) : rng.int(in: 1...64))
         case .userProfileUpdated:
             return .userProfileUpdated(displayName: optionalText(), subtitle: optionalText(), imageRef: optionalText())
         case .userSelected: return .userSelected
@@ -245,8 +250,9 @@ struct EventGenerator {
     mutating func event(of type: EventType) -> Event {
         // user_forgotten names its user by the pseudonym literal only.
         let user = type == .userForgotten ? UserRef(bytes: (0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) }).literal : user()
-        return Event(id: rng.uuid(), device: device(), at: instant(), user: user,
-                     flow: rng.chance(1, in: 3) ? nil : rng.uuid(), payload: payload(of: type))
+        return Event(
+            id: rng.uuid(), device: device(), at: instant(), user: user,
+            flow: rng.chance(1, in: 3) ? nil : rng.uuid(), payload: payload(of: type))
     }
 
     mutating func event() -> Event { event(of: rng.pick()) }
@@ -258,8 +264,10 @@ enum Samples {
     static let session = uuid("7c9e6679-7425-40de-944b-e07fc1f90ae7")
     static let at = timestamp("2026-11-29T16:00:00.123Z")
 
-    static func event(_ payload: Payload, user: String? = "alice", session: UUID? = Samples.session,
-                      device: String = "kiosk-7") -> Event {
+    static func event(
+        _ payload: Payload, user: String? = "alice", session: UUID? = Samples.session,
+        device: String = "kiosk-7"
+    ) -> Event {
         Event(id: id, device: device, at: at, user: user, flow: session, payload: payload)
     }
 }

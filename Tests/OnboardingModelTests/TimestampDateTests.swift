@@ -61,8 +61,9 @@ struct TimestampDateTests {
 
     @Test("a far-future or far-past result is still refused where an event is checked")
     func outOfRangeStaysRefused() {
-        let event = Event(id: UUID(), device: "kiosk-7", at: .maximum + .milliseconds(1), user: nil, flow: nil,
-                          payload: .captchaPassed)
+        let event = Event(
+            id: UUID(), device: "kiosk-7", at: .maximum + .milliseconds(1), user: nil, flow: nil,
+            payload: .captchaPassed)
         #expect(throws: EventValidationError.self) { try event.validate() }
     }
 }

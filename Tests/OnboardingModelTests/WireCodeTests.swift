@@ -17,13 +17,13 @@ struct WireCodeTests {
         ("temporary_password_sent", 24), ("password_changed", 25), ("account_creation_started", 26),
         ("field_validated", 27), ("account_creation_failed", 28), ("account_created", 29),
         ("lockout_cleared", 30), ("user_forgotten", 31), ("field_edited", 32), ("account_creation_submitted", 33),
-        ("password_reset_started", 34), ("password_reset_failed", 35),
+        ("password_reset_started", 34), ("password_reset_failed", 35)
     ]
 
     /// The types with a schema 2 (docs/format.md § Event types); every other type is at schema 1.
     static let schemaVersions: [String: UInt8] = [
         "sign_in_started": 2, "field_validated": 2, "account_creation_failed": 2,
-        "sign_in_failed": 2, "sign_in_throttled": 2, "second_factor_failed": 2, "sign_in_succeeded": 2,
+        "sign_in_failed": 2, "sign_in_throttled": 2, "second_factor_failed": 2, "sign_in_succeeded": 2
     ]
 
     @Test("every event type has its pinned code, which is its allCases index + 1")
@@ -53,25 +53,29 @@ struct WireCodeTests {
         #expect(UserRemovalReason.wireNames == ["user_request", "admin", "passcode_retry_limit"])
         #expect(BiometricKind.wireNames == ["face", "touch", "fingerprint"])
         #expect(SignInMethod.wireNames == ["password", "passcode", "biometric", "apple", "google", "other"])
-        #expect(SignInFailureReason.wireNames == [
-            "invalid_password", "invalid_passcode", "unknown_user", "biometric_failed",
-            "network_unavailable", "server_error", "cancelled",
-        ])
+        #expect(
+            SignInFailureReason.wireNames == [
+                "invalid_password", "invalid_passcode", "unknown_user", "biometric_failed",
+                "network_unavailable", "server_error", "cancelled"
+            ])
         #expect(SecondFactorMethod.wireNames == ["totp", "sms", "email", "recovery_code"])
         #expect(SignOutReason.wireNames == ["user", "session_expired", "revoked"])
         #expect(CaptchaPurpose.wireNames == ["sign_in", "create_account"])
         #expect(ResetRoute.wireNames == ["username", "email"])
-        #expect(FormField.wireNames == [
-            "username", "password", "password_confirmation", "email", "captcha", "phone", "passcode", "second_factor_code",
-        ])
-        #expect(ValidationResult.wireNames == [
-            "passwords_match", "passwords_do_not_match", "username_available", "username_in_use",
-            "username_invalid", "password_too_weak", "email_available", "email_in_use", "email_invalid", "phone_invalid",
-        ])
-        #expect(AccountCreationFailureReason.wireNames == [
-            "username_in_use", "username_invalid", "password_too_weak", "passwords_do_not_match",
-            "captcha_failed", "network_unavailable", "server_error", "email_in_use", "email_invalid", "phone_invalid",
-        ])
+        #expect(
+            FormField.wireNames == [
+                "username", "password", "password_confirmation", "email", "captcha", "phone", "passcode", "second_factor_code"
+            ])
+        #expect(
+            ValidationResult.wireNames == [
+                "passwords_match", "passwords_do_not_match", "username_available", "username_in_use",
+                "username_invalid", "password_too_weak", "email_available", "email_in_use", "email_invalid", "phone_invalid"
+            ])
+        #expect(
+            AccountCreationFailureReason.wireNames == [
+                "username_in_use", "username_invalid", "password_too_weak", "passwords_do_not_match",
+                "captcha_failed", "network_unavailable", "server_error", "email_in_use", "email_invalid", "phone_invalid"
+            ])
         #expect(IdentifierKind.wireNames == ["username", "email", "phone"])
         #expect(PasswordResetFailureReason.wireNames == ["unknown_account", "network_unavailable", "server_error", "rate_limited"])
         #expect(LockoutClearReason.wireNames == ["admin", "password_reset", "passcode_reset"])
@@ -154,7 +158,7 @@ struct WireCodeTests {
             .accountCreationFailed: ["field", "reason"],
             .lockoutCleared: ["reason"],
             .fieldEdited: ["field", "filled", "valid"],
-            .passwordResetFailed: ["reason"],
+            .passwordResetFailed: ["reason"]
         ]
         for type in EventType.allCases {
             #expect(type.fields.map(\.name) == expected[type, default: []], "fields of \(type.rawValue)")
@@ -162,13 +166,14 @@ struct WireCodeTests {
         let optional = EventType.allCases.flatMap { type in
             type.fields.filter(\.isOptional).map { "\(type.rawValue).\($0.name)" }
         }
-        #expect(optional == [
-            "user_added.subtitle", "user_added.image_ref",
-            "user_profile_updated.display_name", "user_profile_updated.subtitle", "user_profile_updated.image_ref",
-            "sign_in_started.identifier_kind", "sign_in_failed.client_address", "sign_in_throttled.client_address",
-            "second_factor_failed.client_address", "sign_in_succeeded.client_address",
-            "account_creation_failed.field", "field_edited.valid",
-        ])
+        #expect(
+            optional == [
+                "user_added.subtitle", "user_added.image_ref",
+                "user_profile_updated.display_name", "user_profile_updated.subtitle", "user_profile_updated.image_ref",
+                "sign_in_started.identifier_kind", "sign_in_failed.client_address", "sign_in_throttled.client_address",
+                "second_factor_failed.client_address", "sign_in_succeeded.client_address",
+                "account_creation_failed.field", "field_edited.valid"
+            ])
     }
 
     @Test("schema 1 of the types with a schema 2 is pinned: its fields and how many choice values it knows")

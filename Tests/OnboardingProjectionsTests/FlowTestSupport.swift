@@ -51,8 +51,9 @@ struct FlowScript {
         let seq = UInt64(records.count + 1)
         let hex = String(seq, radix: 16)
         let id = UUID(uuidString: "00000000-0000-4000-9000-" + String(repeating: "0", count: 12 - hex.count) + hex)!
-        let event = Event(id: id,
-                          device: device ?? self.device, at: now, user: user, flow: session, payload: payload)
+        let event = Event(
+            id: id,
+            device: device ?? self.device, at: now, user: user, flow: session, payload: payload)
         let record = Record(seq: seq, event: event, previousHash: .zero, hash: .zero)
         records.append(record)
         state.apply(record)
@@ -74,8 +75,10 @@ struct FlowScript {
 
     /// One golden step: records the event, then compares the device's whole session (and, when
     /// given, the whole user list) with the expected values.
-    mutating func step(_ payload: Payload, user: String?, at time: String, session expected: DeviceState,
-                       users expectedUsers: UsersView? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    mutating func step(
+        _ payload: Payload, user: String?, at time: String, session expected: DeviceState,
+        users expectedUsers: UsersView? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let record = record(payload, user: user, at: time)
         let label = "seq \(record.seq) \(payload.type.rawValue) at \(time)"
         #expect(deviceSession == expected, "\(label)", sourceLocation: sourceLocation)
@@ -87,8 +90,10 @@ struct FlowScript {
 
 extension UserRow {
     /// A row of an expected user list.
-    static func flowRow(_ profile: UserProfile, selected: Bool = false,
-                        lockout: LockoutDecision = .allowed(failures: 0)) -> UserRow {
+    static func flowRow(
+        _ profile: UserProfile, selected: Bool = false,
+        lockout: LockoutDecision = .allowed(failures: 0)
+    ) -> UserRow {
         UserRow(profile: profile, isSelected: selected, lockout: lockout)
     }
 }

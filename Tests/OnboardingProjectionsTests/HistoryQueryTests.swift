@@ -43,8 +43,10 @@ struct HistoryQueryTests {
 
     @Test("pages of every size concatenate to the unpaged history, without duplicates")
     func paging() throws {
-        for parameters in [["user": "alice"], ["user": "alice", "outcome": "succeeded"], ["device": "phone-1"],
-                           ["user": "alice", "since": "2026-11-29T09:00:05Z", "until": "2026-11-29T18:40:00Z"]] {
+        for parameters in [
+            ["user": "alice"], ["user": "alice", "outcome": "succeeded"], ["device": "phone-1"],
+            ["user": "alice", "since": "2026-11-29T09:00:05Z", "until": "2026-11-29T18:40:00Z"]
+        ] {
             let whole = page(try HistoryQuery(parameters: parameters))
             #expect(whole.nextCursor == nil)
             for limit in 1...(whole.attempts.count + 1) {
@@ -78,10 +80,12 @@ struct HistoryQueryTests {
             do { _ = try HistoryQuery(parameters: parameters); return nil } catch { return "\(error.parameter): \(error.message)" }
         }
         #expect(message(["user": "a", "outcome": "won"]) == "outcome: unknown outcome \"won\"; expected one of succeeded, failed, throttled")
-        #expect(message(["user": "a", "method": "retina"])?.hasPrefix("method: unknown method \"retina\"; expected one of password, passcode, biometric") == true)
+        #expect(
+            message(["user": "a", "method": "retina"])?.hasPrefix("method: unknown method \"retina\"; expected one of password, passcode, biometric") == true)
         #expect(message(["user": "a", "factor": "pin"]) == "factor: unknown factor \"pin\"; expected one of password, second_factor")
-        #expect(message(["user": "a", "since": "2026-06-02T00:00:00Z", "until": "2026-06-01T00:00:00Z"])
-            == "until: until (2026-06-01T00:00:00.000Z) is before since (2026-06-02T00:00:00.000Z)")
+        #expect(
+            message(["user": "a", "since": "2026-06-02T00:00:00Z", "until": "2026-06-01T00:00:00Z"])
+                == "until: until (2026-06-01T00:00:00.000Z) is before since (2026-06-02T00:00:00.000Z)")
         #expect(message(["user": "a", "since": "June"])?.hasPrefix("since: since \"June\" is not an ISO 8601") == true)
         #expect(message(["user": "a", "cursor": "abc!"])?.hasPrefix("cursor: cursor \"abc!\" is not a cursor") == true)
         #expect(message(["user": "a", "cursor": Data("h1:x:1:d".utf8).base64EncodedString()])?.hasPrefix("cursor:") == true)

@@ -6,8 +6,10 @@ import OnboardingModel
 /// permanent-after-lockouts, method filters and clearing scopes.
 @Suite("Lockout: custom policies")
 struct LockoutCustomPolicyTests {
-    static func policy(password: LockoutPolicy.FactorRule, secondFactor: LockoutPolicy.FactorRule = .init(),
-                       clearing: LockoutPolicy.Clearing = LockoutPolicy.mediawiki.clearing) -> LockoutPolicy {
+    static func policy(
+        password: LockoutPolicy.FactorRule, secondFactor: LockoutPolicy.FactorRule = .init(),
+        clearing: LockoutPolicy.Clearing = LockoutPolicy.mediawiki.clearing
+    ) -> LockoutPolicy {
         LockoutPolicy(name: "custom", password: password, secondFactor: secondFactor, clearing: clearing)
     }
 
@@ -40,7 +42,7 @@ struct LockoutCustomPolicyTests {
         scenario.play([
             .fail("16:00:00", "allowed (1 failure)"),
             .fail("16:00:01", "allowed (2 failures)"),
-            .fail("16:00:02", "permanently locked (3 failures)"),
+            .fail("16:00:02", "permanently locked (3 failures)")
         ])
     }
 
@@ -55,8 +57,9 @@ struct LockoutCustomPolicyTests {
             scenario.fail(at: start.adding(milliseconds: 1000))
             let decision = scenario.decide(at: start.adding(milliseconds: 1000))
             if lockout < count {
-                #expect(scenario.lockedUntil(at: start.adding(milliseconds: 1000)) == start.adding(milliseconds: 60_000),
-                        "lockout \(lockout + 1) is temporary")
+                #expect(
+                    scenario.lockedUntil(at: start.adding(milliseconds: 1000)) == start.adding(milliseconds: 60_000),
+                    "lockout \(lockout + 1) is temporary")
             } else if case .permanentlyLocked = decision {
             } else {
                 Issue.record("lockout \(lockout + 1) should be permanent: \(lockoutSummary(decision))")
@@ -67,8 +70,9 @@ struct LockoutCustomPolicyTests {
     @Test("one failure that reaches two tiers at once is one lockout, not two")
     func oneFailureOneLockout() {
         // Tiers 2 per minute and 2 per 10 minutes: the second failure reaches both.
-        let rule = LockoutPolicy.FactorRule(tiers: [.init(limit: 2, windowSeconds: 60), .init(limit: 2, windowSeconds: 600)],
-                                            permanentAfterLockouts: 1)
+        let rule = LockoutPolicy.FactorRule(
+            tiers: [.init(limit: 2, windowSeconds: 60), .init(limit: 2, windowSeconds: 600)],
+            permanentAfterLockouts: 1)
         var scenario = LockoutScenario(Self.policy(password: rule))
         scenario.fail(at: LockoutClock.time("16:00:00"))
         scenario.fail(at: LockoutClock.time("16:00:01"))
@@ -99,7 +103,7 @@ struct LockoutCustomPolicyTests {
         scenario.play([
             .fail("16:00:00", "allowed (1 failure)"),
             .fail("16:00:01", "allowed (2 failures)"),
-            .fail("16:00:02", "locked until 16:10:02.000, wait 10 minutes (3 failures)"),
+            .fail("16:00:02", "locked until 16:10:02.000, wait 10 minutes (3 failures)")
         ])
     }
 
@@ -111,7 +115,7 @@ struct LockoutCustomPolicyTests {
             LockoutStep("16:00:00", .fail(.passcode, .invalidPasscode), "allowed (0 failures)"),
             LockoutStep("16:00:01", .fail(.apple, .invalidPassword), "allowed (0 failures)"),
             LockoutStep("16:00:02", .fail(.biometric, .biometricFailed), "allowed (1 failure)"),
-            LockoutStep("16:00:03", .fail(.password, .unknownUser), "permanently locked (2 failures)"),
+            LockoutStep("16:00:03", .fail(.password, .unknownUser), "permanently locked (2 failures)")
         ])
     }
 
@@ -142,14 +146,16 @@ struct LockoutCustomPolicyTests {
 
     @Test("clearing scope counters on a permanent lock keeps the lock and its failure count")
     func countersKeepPermanent() {
-        let counters = LockoutPolicy.Clearing(signInSucceeded: .counters, passwordChanged: .counters, lockoutCleared: .counters,
-                                              passcodeResetCompleted: .counters)
+        let counters = LockoutPolicy.Clearing(
+            signInSucceeded: .counters, passwordChanged: .counters, lockoutCleared: .counters,
+            passcodeResetCompleted: .counters)
         var scenario = LockoutScenario(Self.policy(password: .init(consecutiveLimit: 3), clearing: counters))
         scenario.failRepeatedly(3, from: LockoutClock.origin)
         scenario.clear(.lockoutCleared, at: LockoutClock.seconds(10))
         #expect(scenario.summary(at: LockoutClock.seconds(10)) == "permanently locked (3 failures)")
-        #expect(scenario.decide(at: LockoutClock.seconds(10)).message
-            == "Your account is locked after too many failed attempts. Contact your administrator to unlock it.")
+        #expect(
+            scenario.decide(at: LockoutClock.seconds(10)).message
+                == "Your account is locked after too many failed attempts. Contact your administrator to unlock it.")
     }
 }
 

@@ -79,13 +79,15 @@ struct LockoutDocTimelineTests {
             #expect(document.timelines.contains { $0.policy == preset.name }, "\(preset.name)")
         }
         for timeline in document.timelines { #expect(timeline.rows.count >= 2, "\(timeline.testDescription)") }
-        #expect(try LockoutPolicy.parse(json: try #require(document.policies["bank-app"]))
-            == LockoutPolicy.parse(json: LockoutPolicyJSONTests.docExample))
+        #expect(
+            try LockoutPolicy.parse(json: try #require(document.policies["bank-app"]))
+                == LockoutPolicy.parse(json: LockoutPolicyJSONTests.docExample))
     }
 
     @Test("every row reads what the engine decides", arguments: document.timelines)
     func replay(timeline: Timeline) throws {
-        let policy = try LockoutPolicy.named(timeline.policy)
+        let policy =
+            try LockoutPolicy.named(timeline.policy)
             ?? LockoutPolicy.parse(json: try #require(Self.document.policies[timeline.policy], "no policy \(timeline.policy)"))
         var scenario = LockoutScenario(policy)
         for row in timeline.rows {
@@ -149,7 +151,8 @@ struct LockoutDocTimelineTests {
             } else if rule.hasSuffix(" apart"), let duration = milliseconds(String(rule.dropLast(6))) {
                 spacing = .apart(duration)
             } else if let per = rule.range(of: " per "), let number = Int(rule[..<per.lowerBound]),
-                      let period = milliseconds(String(rule[per.upperBound...])) {
+                let period = milliseconds(String(rule[per.upperBound...]))
+            {
                 spacing = .perPeriod(number, period)
             } else {
                 return nil

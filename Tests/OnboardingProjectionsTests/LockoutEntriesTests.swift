@@ -15,10 +15,11 @@ struct LockoutEntriesTests {
         scenario.fail(at: time, user: "alice", device: "phone-1")
         scenario.fail(at: time, reason: .unknownUser, user: .some(nil), device: "phone-1")
         scenario.fail(at: time, reason: .networkUnavailable, user: "carol", device: "phone-1")
-        #expect(scenario.engine.entries(at: time).map(\.key.description) == [
-            "(unknown user)@phone-1/password", "alice@phone-1/password", "alice@tablet-2/password",
-            "bob@phone-1/password", "bob@phone-1/second_factor",
-        ])
+        #expect(
+            scenario.engine.entries(at: time).map(\.key.description) == [
+                "(unknown user)@phone-1/password", "alice@phone-1/password", "alice@tablet-2/password",
+                "bob@phone-1/password", "bob@phone-1/second_factor"
+            ])
         #expect(scenario.engine.keyCount == 5)
     }
 
@@ -28,11 +29,13 @@ struct LockoutEntriesTests {
         for second in 0..<5 { scenario.fail(at: LockoutClock.seconds(Double(second))) }
         let end = LockoutClock.time("16:05:00")
         let key = LockoutKey(user: "alice", device: "phone-1", factor: .password)
-        #expect(scenario.engine.entries(at: end.adding(milliseconds: -1))
-            == [.init(key: key, failures: 5, lockedUntil: end, permanent: false)])
+        #expect(
+            scenario.engine.entries(at: end.adding(milliseconds: -1))
+                == [.init(key: key, failures: 5, lockedUntil: end, permanent: false)])
         #expect(scenario.engine.entries(at: end) == [.init(key: key, failures: 5, lockedUntil: nil, permanent: false)])
-        #expect(scenario.engine.entries(at: LockoutClock.seconds(-3600)).first?.lockedUntil == end,
-                "asked before the lock began, the state built from the whole log is locked")
+        #expect(
+            scenario.engine.entries(at: LockoutClock.seconds(-3600)).first?.lockedUntil == end,
+            "asked before the lock began, the state built from the whole log is locked")
     }
 
     @Test("a permanent lock: permanent true, lockedUntil nil, at any time")
@@ -49,8 +52,9 @@ struct LockoutEntriesTests {
     func permanentAfterBackoff() {
         var scenario = LockoutScenario(.owasp)
         let last = scenario.failRepeatedly(4, from: LockoutClock.origin)
-        #expect(scenario.engine.entries(at: last).map { "\($0.failures) \($0.lockedUntil.map(\.iso8601) ?? "null") \($0.permanent)" }
-            == ["4 null true"])
+        #expect(
+            scenario.engine.entries(at: last).map { "\($0.failures) \($0.lockedUntil.map(\.iso8601) ?? "null") \($0.permanent)" }
+                == ["4 null true"])
     }
 
     @Test("cleared keys disappear; a key kept by a counters scope stays listed")

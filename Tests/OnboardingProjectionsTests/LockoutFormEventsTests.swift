@@ -16,7 +16,7 @@ struct LockoutFormEventsTests {
             .signInFailed(method: .password, reason: .invalidPassword), .signInFailed(method: .passcode, reason: .invalidPasscode),
             .signInFailed(method: .password, reason: .unknownUser), .signInFailed(method: .password, reason: .networkUnavailable),
             .secondFactorFailed(method: .totp), .signInStarted(method: .password, identifierKind: .email),
-            .signInSucceeded(method: .password, secondFactor: false),
+            .signInSucceeded(method: .password, secondFactor: false)
         ]
         var at = start
         return (0..<3_000).map { index in
@@ -26,17 +26,21 @@ struct LockoutFormEventsTests {
             // Most attempts come from one of two addresses, so the rules by address lock too.
             let address = ["198.51.100.1", "198.51.100.2", nil][Int.random(in: 0...2, using: &random)]
             if case let .signInFailed(method, reason, _) = payload { payload = .signInFailed(method: method, reason: reason, clientAddress: address) }
-            return Event(id: UUID(), device: ["kiosk-7", "phone-1"][Int.random(in: 0...1, using: &random)], at: at,
-                         user: ["ann", "bob", "carol"][Int.random(in: 0...2, using: &random)], flow: nil, payload: payload)
+            return Event(
+                id: UUID(), device: ["kiosk-7", "phone-1"][Int.random(in: 0...1, using: &random)], at: at,
+                user: ["ann", "bob", "carol"][Int.random(in: 0...2, using: &random)], flow: nil, payload: payload)
         }
     }
 
     /// Every form event of schema 2, with every field, flag and reason.
-    static let formPayloads: [Payload] = FormField.allCases.flatMap { field in
-        [Payload.fieldEdited(field: field, filled: true, valid: nil), .fieldEdited(field: field, filled: false, valid: false),
-         .fieldEdited(field: field, filled: true, valid: true)]
-    } + PasswordResetFailureReason.allCases.map { .passwordResetFailed(reason: $0) }
-      + [.accountCreationSubmitted, .passwordResetStarted]
+    static let formPayloads: [Payload] =
+        FormField.allCases.flatMap { field in
+            [
+                Payload.fieldEdited(field: field, filled: true, valid: nil), .fieldEdited(field: field, filled: false, valid: false),
+                .fieldEdited(field: field, filled: true, valid: true)
+            ]
+        } + PasswordResetFailureReason.allCases.map { .passwordResetFailed(reason: $0) }
+        + [.accountCreationSubmitted, .passwordResetStarted]
 
     static func fold(_ events: [Event], _ policy: LockoutPolicy) -> LockoutEngine {
         var engine = LockoutEngine(policy: policy)

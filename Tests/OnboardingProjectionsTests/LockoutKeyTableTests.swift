@@ -25,8 +25,9 @@ struct LockoutKeyTableTests {
         let users: [String?] = (0..<300).map { "user-\($0)" } + [nil, "a user name longer than fifteen bytes"]
         let devices: [String?] = ["kiosk-1", "phone-a", nil]
         func randomKey() -> LockoutKey {
-            LockoutKey(user: users[Int(random.next() % UInt64(users.count))], device: devices[Int(random.next() % 3)],
-                       factor: random.next() % 2 == 0 ? .password : .secondFactor)
+            LockoutKey(
+                user: users[Int(random.next() % UInt64(users.count))], device: devices[Int(random.next() % 3)],
+                factor: random.next() % 2 == 0 ? .password : .secondFactor)
         }
         var table = LockoutKeyTable()
         var model: [LockoutKey: KeyState] = [:]
@@ -43,10 +44,14 @@ struct LockoutKeyTableTests {
             }
             if step % 1000 == 999 {
                 #expect(table.count == model.count, "step \(step)")
-                for user in users { for device in devices { for factor in LockoutFactor.allCases {
-                    let probe = LockoutKey(user: user, device: device, factor: factor)
-                    #expect(table[probe] == model[probe], "step \(step): \(probe)")
-                } } }
+                for user in users {
+                    for device in devices {
+                        for factor in LockoutFactor.allCases {
+                            let probe = LockoutKey(user: user, device: device, factor: factor)
+                            #expect(table[probe] == model[probe], "step \(step): \(probe)")
+                        }
+                    }
+                }
             }
         }
         // The same contents inserted in another order: another layout, the same table.
@@ -68,8 +73,10 @@ struct LockoutKeyTableTests {
     /// Three tiers: 2 per minute, 4 per 10 minutes, 6 per hour; the third is kept outside the inline state.
     static let threeTiers = LockoutPolicy(
         name: "three-tiers",
-        password: .init(tiers: [.init(limit: 2, windowSeconds: 60), .init(limit: 4, windowSeconds: 600),
-                                .init(limit: 6, windowSeconds: 3600)]),
+        password: .init(tiers: [
+            .init(limit: 2, windowSeconds: 60), .init(limit: 4, windowSeconds: 600),
+            .init(limit: 6, windowSeconds: 3600)
+        ]),
         secondFactor: .init(),
         clearing: LockoutPolicy.mediawiki.clearing)
 
@@ -84,7 +91,7 @@ struct LockoutKeyTableTests {
             .fail("16:01:00", "allowed (3 failures)"),
             .fail("16:01:01", "locked until 16:10:00.000, wait 10 minutes (4 failures)"),
             .fail("16:10:00", "allowed (5 failures)"),
-            .fail("16:10:01", "locked until 17:00:00.000, wait 1 hour (6 failures)"),
+            .fail("16:10:01", "locked until 17:00:00.000, wait 1 hour (6 failures)")
         ])
         let data = scenario.engine.snapshotBytes
         let decoded = try LockoutEngine(snapshotBytes: data)
@@ -119,13 +126,15 @@ struct LockoutKeyTableTests {
         #expect(forwardEngine == backwardEngine)
     }
 
-    @Test("a snapshot whose keys do not fit the policy or the scope is refused", arguments: [
-        #"{"user":"alice","device":"kiosk-1","factor":"password","windows":[[0,1],[0,1],[0,1]]}"#,
-        #"{"user":"alice","factor":"password","failures":1}"#,
-        #"{"user":"alice","device":"kiosk-1","factor":"password","lockTier":2}"#,
-        #"{"user":"alice","device":"kiosk-1","factor":"password","failures":-1}"#,
-        #"{"user":"alice","device":"kiosk-1","factor":"password","windows":[[0,0]]}"#,
-    ])
+    @Test(
+        "a snapshot whose keys do not fit the policy or the scope is refused",
+        arguments: [
+            #"{"user":"alice","device":"kiosk-1","factor":"password","windows":[[0,1],[0,1],[0,1]]}"#,
+            #"{"user":"alice","factor":"password","failures":1}"#,
+            #"{"user":"alice","device":"kiosk-1","factor":"password","lockTier":2}"#,
+            #"{"user":"alice","device":"kiosk-1","factor":"password","failures":-1}"#,
+            #"{"user":"alice","device":"kiosk-1","factor":"password","windows":[[0,0]]}"#
+        ])
     func refusedSnapshot(key: String) throws {
         let good = #"{"user":"bob","device":"kiosk-1","factor":"password","failures":1}"#
         var writer = JSONWriter()
@@ -135,8 +144,9 @@ struct LockoutKeyTableTests {
             Array(#"{"policy":\#(policy),"acrossDevices":false,"seq":3,"keys":[\#(keys.joined(separator: ","))]}"#.utf8)
         }
         let decoded = try LockoutEngine(snapshotBytes: snapshot([good]))
-        #expect(decoded.decide(LockoutKey(user: "bob", device: "kiosk-1", factor: .password), at: LockoutClock.origin)
-            == .allowed(failures: 1))
+        #expect(
+            decoded.decide(LockoutKey(user: "bob", device: "kiosk-1", factor: .password), at: LockoutClock.origin)
+                == .allowed(failures: 1))
         #expect(throws: SnapshotDecodingError.self) { try LockoutEngine(snapshotBytes: snapshot([good, key])) }
         #expect(throws: SnapshotDecodingError.self) { try LockoutEngine(snapshotBytes: snapshot([good, good])) }
     }

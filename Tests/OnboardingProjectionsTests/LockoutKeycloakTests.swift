@@ -9,12 +9,18 @@ struct LockoutKeycloakTests {
     func parameters() {
         let policy = LockoutPolicy.keycloak
         for rule in [policy.password, policy.secondFactor] {
-            #expect(rule.backoff == .init(threshold: 30, initialWaitSeconds: 60, growth: .linear, maximumWaitSeconds: 900,
-                                          resetAfterSeconds: 43_200, quickLoginMilliseconds: 1000, quickLoginWaitSeconds: 60))
+            #expect(
+                rule.backoff
+                    == .init(
+                        threshold: 30, initialWaitSeconds: 60, growth: .linear, maximumWaitSeconds: 900,
+                        resetAfterSeconds: 43_200, quickLoginMilliseconds: 1000, quickLoginWaitSeconds: 60))
             #expect(rule.tiers.isEmpty && rule.methods == nil && rule.consecutiveLimit == nil && rule.permanentAfterLockouts == nil)
         }
-        #expect(policy.clearing == .init(signInSucceeded: .counters, passwordChanged: .counters, lockoutCleared: .all,
-                                         passcodeResetCompleted: .counters))
+        #expect(
+            policy.clearing
+                == .init(
+                    signInSucceeded: .counters, passwordChanged: .counters, lockoutCleared: .all,
+                    passcodeResetCompleted: .counters))
     }
 
     /// 29 failures one second apart, 16:00:00 … 16:00:28.
@@ -34,7 +40,7 @@ struct LockoutKeycloakTests {
             .fail("16:01:10", "locked until 16:01:29.000, wait 1 minute (30 failures)"),
             .check("16:01:28.999", "locked until 16:01:29.000, wait 1 minute (30 failures)"),
             .check("16:01:29", "allowed (30 failures)"),
-            .fail("16:01:29", "locked until 16:02:29.000, wait 1 minute (31 failures)"),
+            .fail("16:01:29", "locked until 16:02:29.000, wait 1 minute (31 failures)")
         ])
         // Failures 32 … 59, each as soon as the previous lock ends, wait a minute each.
         for failure in 32...59 {
@@ -44,10 +50,11 @@ struct LockoutKeycloakTests {
         }
         scenario.play([
             .fail("16:30:29", "locked until 16:32:29.000, wait 2 minutes (60 failures)"),
-            .check("16:32:29", "allowed (60 failures)"),
+            .check("16:32:29", "allowed (60 failures)")
         ])
-        #expect(scenario.decide(at: LockoutClock.time("16:30:29")).message
-            == "You have made too many recent login attempts. Please wait 2 minutes before trying again.")
+        #expect(
+            scenario.decide(at: LockoutClock.time("16:30:29")).message
+                == "You have made too many recent login attempts. Please wait 2 minutes before trying again.")
     }
 
     @Test("waits grow by a minute per 30 failures and stop at 15 minutes")
@@ -74,8 +81,9 @@ struct LockoutKeycloakTests {
         for failure in 30...1000 {
             #expect(waits[failure] == min(60_000 * Int64(failure / 30), 900_000), "failure \(failure)")
         }
-        #expect(scenario.decide(at: time.adding(milliseconds: -1000)).message
-            == "You have made too many recent login attempts. Please wait 15 minutes before trying again.")
+        #expect(
+            scenario.decide(at: time.adding(milliseconds: -1000)).message
+                == "You have made too many recent login attempts. Please wait 15 minutes before trying again.")
     }
 
     @Test("worked timeline: two failures less than a second apart lock for a minute (quick-login check)")
@@ -87,7 +95,7 @@ struct LockoutKeycloakTests {
             .fail("16:00:01.999", "locked until 16:01:01.999, wait 1 minute (3 failures)"),
             .check("16:01:01.998", "locked until 16:01:01.999, wait 1 minute (3 failures)"),
             .check("16:01:01.999", "allowed (3 failures)"),
-            .fail("16:01:02.999", "allowed (4 failures)"),
+            .fail("16:01:02.999", "allowed (4 failures)")
         ])
         if case .locked(let lock) = scenario.decide(at: LockoutClock.time("16:00:01.999")) {
             #expect(lock.reason == .quickLogin)

@@ -13,8 +13,11 @@ struct LockoutLocalPasscodeTests {
         let policy = LockoutPolicy.localPasscode
         #expect(policy.password == .init(methods: [.passcode], consecutiveLimit: 10))
         #expect(policy.secondFactor == .init())
-        #expect(policy.clearing == .init(signInSucceeded: .counters, passwordChanged: .counters, lockoutCleared: .all,
-                                         passcodeResetCompleted: .all))
+        #expect(
+            policy.clearing
+                == .init(
+                    signInSucceeded: .counters, passwordChanged: .counters, lockoutCleared: .all,
+                    passcodeResetCompleted: .all))
     }
 
     @Test("worked timeline: only passcode failures count; the 10th disables the passcode until Forgot Passcode")
@@ -22,18 +25,20 @@ struct LockoutLocalPasscodeTests {
         var scenario = LockoutScenario(.localPasscode)
         var steps: [LockoutStep] = [
             LockoutStep("16:00:00", .fail(.password, .invalidPassword), "allowed (0 failures)"),
-            LockoutStep("16:00:10", .fail(.biometric, .biometricFailed), "allowed (0 failures)"),
+            LockoutStep("16:00:10", .fail(.biometric, .biometricFailed), "allowed (0 failures)")
         ]
         for minute in 1...9 {
-            steps.append(LockoutStep(String(format: "16:%02d:00", minute), .fail(.passcode, .invalidPasscode),
-                                     "allowed (\(minute) failure\(minute == 1 ? "" : "s"))"))
+            steps.append(
+                LockoutStep(
+                    String(format: "16:%02d:00", minute), .fail(.passcode, .invalidPasscode),
+                    "allowed (\(minute) failure\(minute == 1 ? "" : "s"))"))
         }
         steps += [
             LockoutStep("16:10:00", .fail(.passcode, .invalidPasscode), "permanently locked (10 failures)"),
             LockoutStep("16:11:00", .succeed(.biometric), "permanently locked (10 failures)"),
             LockoutStep("16:12:00", .clear(.passwordChanged), "permanently locked (10 failures)"),
             LockoutStep("16:13:00", .clear(.passcodeResetCompleted), "allowed (0 failures)"),
-            LockoutStep("16:14:00", .fail(.passcode, .invalidPasscode), "allowed (1 failure)"),
+            LockoutStep("16:14:00", .fail(.passcode, .invalidPasscode), "allowed (1 failure)")
         ]
         scenario.play(steps)
     }
@@ -47,8 +52,9 @@ struct LockoutLocalPasscodeTests {
         #expect(lock.clearedBy == [.lockoutCleared, .passcodeResetCompleted])
     }
 
-    @Test("methods other than passcode never count, whatever the reason",
-          arguments: [SignInMethod.password, .biometric, .apple, .google, .other])
+    @Test(
+        "methods other than passcode never count, whatever the reason",
+        arguments: [SignInMethod.password, .biometric, .apple, .google, .other])
     func otherMethods(method: SignInMethod) {
         var scenario = LockoutScenario(.localPasscode)
         for (index, reason) in [SignInFailureReason.invalidPassword, .invalidPasscode, .unknownUser, .biometricFailed].enumerated() {

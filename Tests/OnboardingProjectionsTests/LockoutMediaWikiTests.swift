@@ -34,7 +34,7 @@ struct LockoutMediaWikiTests {
             .check("16:05:00.000", "allowed (5 failures)"),
             .fail("16:05:00.000", "allowed (6 failures)"),
             .fail("16:06:00", "allowed (7 failures)"),
-            LockoutStep("16:07:00", .succeed(.password), "allowed (0 failures)"),
+            LockoutStep("16:07:00", .succeed(.password), "allowed (0 failures)")
         ])
     }
 
@@ -59,7 +59,7 @@ struct LockoutMediaWikiTests {
             .fail("16:04:58.500", "allowed (3 failures)"),
             .fail("16:04:59", "allowed (4 failures)"),
             .fail("16:04:59.500", "locked until 16:05:00.000, wait 5 minutes (5 failures)"),
-            .check("16:05:00", "allowed (5 failures)"),
+            .check("16:05:00", "allowed (5 failures)")
         ])
         // A failure exactly at the window end opens a new window instead of reaching the limit.
         var edge = LockoutScenario(.mediawiki)
@@ -72,7 +72,7 @@ struct LockoutMediaWikiTests {
             .fail("16:05:01", "allowed (6 failures)"),
             .fail("16:05:02", "allowed (7 failures)"),
             .fail("16:05:03", "allowed (8 failures)"),
-            .fail("16:05:04", "locked until 16:10:00.000, wait 5 minutes (9 failures)"),
+            .fail("16:05:04", "locked until 16:10:00.000, wait 5 minutes (9 failures)")
         ])
     }
 
@@ -91,7 +91,7 @@ struct LockoutMediaWikiTests {
             .fail("19:05:01", "locked until 2026-12-01T16:00:00.000Z, wait 2 days (150 failures)"),
             .fail("2026-11-30T12:00:00Z", "locked until 2026-12-01T16:00:00.000Z, wait 2 days (150 failures)"),
             .check("2026-12-01T15:59:59.999Z", "locked until 2026-12-01T16:00:00.000Z, wait 2 days (150 failures)"),
-            .check("2026-12-01T16:00:00.000Z", "allowed (150 failures)"),
+            .check("2026-12-01T16:00:00.000Z", "allowed (150 failures)")
         ])
         let decision = scenario.decide(at: time(149))
         #expect(decision.message == "You have made too many recent login attempts. Please wait 2 days before trying again.")
@@ -122,11 +122,12 @@ struct LockoutMediaWikiTests {
         steps += [
             LockoutStep("16:00:09", .failSecondFactor, "locked until 16:01:00.000, wait 1 minute (10 failures)"),
             .check("16:00:59.999", "locked until 16:01:00.000, wait 1 minute (10 failures)"),
-            .check("16:01:00", "allowed (10 failures)"),
+            .check("16:01:00", "allowed (10 failures)")
         ]
         perMinute.play(steps, factor: .secondFactor)
-        #expect(perMinute.decide(at: LockoutClock.time("16:00:09"), .secondFactor).message
-            == "You have made too many recent login attempts. Please wait 1 minute before trying again.")
+        #expect(
+            perMinute.decide(at: LockoutClock.time("16:00:09"), .secondFactor).message
+                == "You have made too many recent login attempts. Please wait 1 minute before trying again.")
         #expect(perMinute.decide(at: LockoutClock.time("16:00:09")) == .allowed(failures: 0), "the password factor is apart")
 
         // Nine a minute never reaches 10 per minute; the 20th within 10 minutes locks.
@@ -137,17 +138,20 @@ struct LockoutMediaWikiTests {
             perTenMinutes.failSecondFactor(at: LockoutClock.time(time))
             #expect(perTenMinutes.decide(at: LockoutClock.time(time), .secondFactor) == .allowed(failures: index + 1))
         }
-        perTenMinutes.play([
-            LockoutStep("16:02:01", .failSecondFactor, "locked until 16:10:00.000, wait 10 minutes (20 failures)"),
-            .check("16:09:59.999", "locked until 16:10:00.000, wait 10 minutes (20 failures)"),
-            .check("16:10:00", "allowed (20 failures)"),
-        ], factor: .secondFactor)
-        #expect(perTenMinutes.decide(at: LockoutClock.time("16:02:01"), .secondFactor).message
-            == "You have made too many recent login attempts. Please wait 10 minutes before trying again.")
+        perTenMinutes.play(
+            [
+                LockoutStep("16:02:01", .failSecondFactor, "locked until 16:10:00.000, wait 10 minutes (20 failures)"),
+                .check("16:09:59.999", "locked until 16:10:00.000, wait 10 minutes (20 failures)"),
+                .check("16:10:00", "allowed (20 failures)")
+            ], factor: .secondFactor)
+        #expect(
+            perTenMinutes.decide(at: LockoutClock.time("16:02:01"), .secondFactor).message
+                == "You have made too many recent login attempts. Please wait 10 minutes before trying again.")
     }
 
-    @Test("sign_in_succeeded on that device clears both factors there; password_changed and lockout_cleared everywhere",
-          arguments: [EventType.signInSucceeded, .passwordChanged, .lockoutCleared, .passcodeResetCompleted])
+    @Test(
+        "sign_in_succeeded on that device clears both factors there; password_changed and lockout_cleared everywhere",
+        arguments: [EventType.signInSucceeded, .passwordChanged, .lockoutCleared, .passcodeResetCompleted])
     func clearing(event: EventType) {
         var scenario = LockoutScenario(.mediawiki)
         for second in 0..<10 {
@@ -176,7 +180,7 @@ struct LockoutMediaWikiTests {
             .fail("16:00:40", "locked until 16:05:00.000, wait 5 minutes (5 failures)"),
             .fail("15:01:00", "locked until 16:05:00.000, wait 5 minutes (5 failures)"),
             .check("16:04:59.999", "locked until 16:05:00.000, wait 5 minutes (5 failures)"),
-            .check("16:05:00", "allowed (5 failures)"),
+            .check("16:05:00", "allowed (5 failures)")
         ])
     }
 

@@ -12,8 +12,11 @@ struct LockoutNistTests {
             #expect(rule.consecutiveLimit == 100)
             #expect(rule.tiers.isEmpty && rule.backoff == nil && rule.methods == nil && rule.permanentAfterLockouts == nil)
         }
-        #expect(policy.clearing == .init(signInSucceeded: .counters, passwordChanged: .all, lockoutCleared: .all,
-                                         passcodeResetCompleted: .counters))
+        #expect(
+            policy.clearing
+                == .init(
+                    signInSucceeded: .counters, passwordChanged: .all, lockoutCleared: .all,
+                    passcodeResetCompleted: .counters))
     }
 
     @Test("worked timeline: 99 failures are allowed, the 100th locks until the password is reset")
@@ -31,7 +34,7 @@ struct LockoutNistTests {
             .fail("17:40:00", "permanently locked (100 failures)"),
             .check("2027-11-29T16:00:00Z", "permanently locked (100 failures)"),
             LockoutStep("17:41:00", .succeed(.biometric), "permanently locked (100 failures)"),
-            LockoutStep("17:42:00", .clear(.passwordChanged), "allowed (0 failures)"),
+            LockoutStep("17:42:00", .clear(.passwordChanged), "allowed (0 failures)")
         ])
         #expect(scenario.decide(at: LockoutClock.time("17:41:00")).message == nil)
     }
@@ -40,8 +43,9 @@ struct LockoutNistTests {
     func message() {
         var scenario = LockoutScenario(.nist)
         let last = scenario.failRepeatedly(100, from: LockoutClock.origin)
-        #expect(scenario.decide(at: last).message
-            == "Your account is locked after too many failed attempts. Reset your password to unlock it.")
+        #expect(
+            scenario.decide(at: last).message
+                == "Your account is locked after too many failed attempts. Reset your password to unlock it.")
     }
 
     @Test("consecutive: a success in between restarts the count (99 + success + 99 stays allowed)")

@@ -15,8 +15,11 @@ struct LockoutOwaspTests {
             #expect(rule.permanentAfterLockouts == 3)
             #expect(rule.tiers.isEmpty && rule.methods == nil && rule.consecutiveLimit == nil)
         }
-        #expect(policy.clearing == .init(signInSucceeded: .counters, passwordChanged: .all, lockoutCleared: .all,
-                                         passcodeResetCompleted: .counters))
+        #expect(
+            policy.clearing
+                == .init(
+                    signInSucceeded: .counters, passwordChanged: .all, lockoutCleared: .all,
+                    passcodeResetCompleted: .counters))
     }
 
     @Test("worked timeline: waits of 1 s, 2 s, 4 s, then permanent; only a password change or an admin lifts it")
@@ -34,10 +37,11 @@ struct LockoutOwaspTests {
             LockoutStep("16:00:30", .succeed(.password), "permanently locked (4 failures)"),
             LockoutStep("16:00:40", .clear(.passcodeResetCompleted), "permanently locked (4 failures)"),
             LockoutStep("16:01:00", .clear(.passwordChanged), "allowed (0 failures)"),
-            .fail("16:01:10", "locked until 16:01:11.000, wait 1 second (1 failure)"),
+            .fail("16:01:10", "locked until 16:01:11.000, wait 1 second (1 failure)")
         ])
-        #expect(scenario.decide(at: LockoutClock.time("16:00:01")).message
-            == "You have made too many recent login attempts. Please wait 1 second before trying again.")
+        #expect(
+            scenario.decide(at: LockoutClock.time("16:00:01")).message
+                == "You have made too many recent login attempts. Please wait 1 second before trying again.")
     }
 
     @Test("the permanent lock names the way out: reset the password")
@@ -61,7 +65,7 @@ struct LockoutOwaspTests {
             .fail("16:00:20", "locked until 16:00:21.000, wait 1 second (1 failure)"),
             .fail("16:00:21", "locked until 16:00:23.000, wait 2 seconds (2 failures)"),
             .fail("16:00:23", "locked until 16:00:27.000, wait 4 seconds (3 failures)"),
-            .fail("16:00:27", "permanently locked (4 failures)"),
+            .fail("16:00:27", "permanently locked (4 failures)")
         ])
     }
 

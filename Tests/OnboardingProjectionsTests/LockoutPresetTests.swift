@@ -58,8 +58,9 @@ struct LockoutPresetTests {
         #expect(scenario.engine.entries(at: end).map(\.failures) == [profile.limit + 1])
     }
 
-    @Test("a temporary lock is in force while T < end; at T == end the key is free",
-          arguments: profiles.filter { $0.firstLockEnds != nil })
+    @Test(
+        "a temporary lock is in force while T < end; at T == end the key is free",
+        arguments: profiles.filter { $0.firstLockEnds != nil })
     func exactlyAtTheEnd(profile: LockoutPresetProfile) throws {
         let (scenario, last) = profile.locked()
         let end = LockoutClock.seconds(try #require(profile.firstLockEnds))
@@ -128,8 +129,9 @@ struct LockoutPresetTests {
         #expect(scenario.engine.entries(at: last).map(\.key) == [LockoutKey(user: nil, device: "phone-1", factor: .password)])
     }
 
-    @Test("every counted reason counts: invalid_password, invalid_passcode, unknown_user, biometric_failed",
-          arguments: profiles)
+    @Test(
+        "every counted reason counts: invalid_password, invalid_passcode, unknown_user, biometric_failed",
+        arguments: profiles)
     func countedReasons(profile: LockoutPresetProfile) {
         let reasons: [SignInFailureReason] = [.invalidPassword, .invalidPasscode, .unknownUser, .biometricFailed]
         for reason in reasons {
@@ -139,8 +141,9 @@ struct LockoutPresetTests {
         }
     }
 
-    @Test("network_unavailable, server_error and cancelled are recorded but never counted",
-          arguments: profiles, [SignInFailureReason.networkUnavailable, .serverError, .cancelled])
+    @Test(
+        "network_unavailable, server_error and cancelled are recorded but never counted",
+        arguments: profiles, [SignInFailureReason.networkUnavailable, .serverError, .cancelled])
     func neverCounted(profile: LockoutPresetProfile, reason: SignInFailureReason) {
         var scenario = LockoutScenario(profile.policy)
         for method in SignInMethod.allCases {
@@ -162,7 +165,7 @@ struct LockoutPresetTests {
             .signInStarted(method: .password), .signInThrottled(method: .password, retryAfter: last),
             .secondFactorRequired(method: .totp), .secondFactorSucceeded(method: .totp), .signedOut(reason: .user),
             .captchaFailed, .passwordResetRequested(route: .email), .temporaryPasswordSent, .passcodeResetStarted,
-            .passcodeSet, .passcodeChanged, .userSelected, .userRemoved(reason: .admin), .accountCreated,
+            .passcodeSet, .passcodeChanged, .userSelected, .userRemoved(reason: .admin), .accountCreated
         ]
         for payload in others { scenario.record(payload, at: last) }
         #expect(scenario.engine.keys == before)
@@ -192,8 +195,9 @@ struct LockoutPresetTests {
             Issue.record("unexpected second-factor decision \(lockoutSummary(decision))")
         }
         scenario.failSecondFactor(at: last)
-        #expect(scenario.engine.entries(at: last).map { "\($0.key.factor.rawValue) \($0.failures)" }
-            == ["password \(profile.limit)", "second_factor 1"])
+        #expect(
+            scenario.engine.entries(at: last).map { "\($0.key.factor.rawValue) \($0.failures)" }
+                == ["password \(profile.limit)", "second_factor 1"])
     }
 
     // MARK: Clearing
@@ -219,8 +223,9 @@ struct LockoutPresetTests {
         #expect(locked.decide(at: at).isAllowed == expectCleared, "\(lockoutSummary(locked.decide(at: at)))")
     }
 
-    @Test("sign_in_succeeded and passcode_reset_completed touch only that device; password_changed and lockout_cleared every device",
-          arguments: profiles, [EventType.signInSucceeded, .passcodeResetCompleted, .passwordChanged, .lockoutCleared])
+    @Test(
+        "sign_in_succeeded and passcode_reset_completed touch only that device; password_changed and lockout_cleared every device",
+        arguments: profiles, [EventType.signInSucceeded, .passcodeResetCompleted, .passwordChanged, .lockoutCleared])
     func clearingReach(profile: LockoutPresetProfile, event: EventType) {
         var scenario = LockoutScenario(profile.policy)
         // Below the limit, except OWASP's where one failure already locks for a second.
@@ -234,21 +239,25 @@ struct LockoutPresetTests {
         }
         let time = profile.time(ofFailure: count - 1)
         scenario.clear(event, at: time, device: "phone-1")
-        let scope = switch event {
-        case .signInSucceeded: profile.policy.clearing.signInSucceeded
-        case .passcodeResetCompleted: profile.policy.clearing.passcodeResetCompleted
-        case .passwordChanged: profile.policy.clearing.passwordChanged
-        default: profile.policy.clearing.lockoutCleared
-        }
+        let scope =
+            switch event {
+            case .signInSucceeded: profile.policy.clearing.signInSucceeded
+            case .passcodeResetCompleted: profile.policy.clearing.passcodeResetCompleted
+            case .passwordChanged: profile.policy.clearing.passwordChanged
+            default: profile.policy.clearing.lockoutCleared
+            }
         #expect(scope != .none, "no preset has a clearing event that clears nothing")
         let everyDevice = event == .passwordChanged || event == .lockoutCleared
         let remaining = scenario.engine.entries(at: time).map(\.key.description)
-        #expect(remaining == ["(unknown user)@phone-1/password", "alice@tablet-2/password", "bob@phone-1/password"]
-            .filter { !(everyDevice && $0.hasPrefix("alice@")) }, "other users and, for \(event.rawValue), other devices untouched")
+        #expect(
+            remaining
+                == ["(unknown user)@phone-1/password", "alice@tablet-2/password", "bob@phone-1/password"]
+                .filter { !(everyDevice && $0.hasPrefix("alice@")) }, "other users and, for \(event.rawValue), other devices untouched")
     }
 
-    @Test("password_changed clears a temporary lock on every device (scope counters or all)",
-          arguments: profiles.filter { $0.firstLockEnds != nil })
+    @Test(
+        "password_changed clears a temporary lock on every device (scope counters or all)",
+        arguments: profiles.filter { $0.firstLockEnds != nil })
     func passwordChangedClearsTemporaryLocks(profile: LockoutPresetProfile) {
         var (scenario, at) = profile.locked()
         for index in 0..<profile.limit { scenario.fail(at: profile.time(ofFailure: index), device: "tablet-2") }
@@ -276,19 +285,22 @@ struct LockoutPresetTests {
     // MARK: Permanent locks
 
     /// Presets whose first lock is permanent, plus Keycloak with its permanent lockout switched on.
-    static let permanentProfiles: [LockoutPresetProfile] = profiles.filter { $0.firstLockEnds == nil } + [
-        LockoutPresetProfile(policy: .owasp, limit: 4, spacing: 10, firstLockEnds: nil, secondFactorLimit: nil, secondFactorLockEnds: nil),
-        {
-            var policy = LockoutPolicy.keycloak
-            policy.name = "keycloak-permanent"
-            policy.password.permanentAfterLockouts = 0
-            return LockoutPresetProfile(policy: policy, limit: 30, spacing: 1, firstLockEnds: nil,
-                                        secondFactorLimit: nil, secondFactorLockEnds: nil)
-        }(),
-    ]
+    static let permanentProfiles: [LockoutPresetProfile] =
+        profiles.filter { $0.firstLockEnds == nil } + [
+            LockoutPresetProfile(policy: .owasp, limit: 4, spacing: 10, firstLockEnds: nil, secondFactorLimit: nil, secondFactorLockEnds: nil),
+            {
+                var policy = LockoutPolicy.keycloak
+                policy.name = "keycloak-permanent"
+                policy.password.permanentAfterLockouts = 0
+                return LockoutPresetProfile(
+                    policy: policy, limit: 30, spacing: 1, firstLockEnds: nil,
+                    secondFactorLimit: nil, secondFactorLockEnds: nil)
+            }()
+        ]
 
-    @Test("a permanent lock is lifted only by the events whose scope is all",
-          arguments: permanentProfiles, [EventType.signInSucceeded, .passwordChanged, .lockoutCleared, .passcodeResetCompleted])
+    @Test(
+        "a permanent lock is lifted only by the events whose scope is all",
+        arguments: permanentProfiles, [EventType.signInSucceeded, .passwordChanged, .lockoutCleared, .passcodeResetCompleted])
     func permanentClearedOnlyByAll(profile: LockoutPresetProfile, event: EventType) {
         var (scenario, at) = profile.locked()
         guard case .permanentlyLocked(let lock) = scenario.decide(at: at) else {
@@ -323,12 +335,15 @@ struct LockoutPresetTests {
         func message(_ clearedBy: [EventType]) -> String {
             PermanentLock(since: LockoutClock.origin, clearedBy: clearedBy, failures: 1).message
         }
-        #expect(message([.lockoutCleared, .passcodeResetCompleted])
-            == "Your passcode is disabled after too many failed attempts. Use “Forgot Passcode?” to set a new one.")
-        #expect(message([.passwordChanged, .lockoutCleared])
-            == "Your account is locked after too many failed attempts. Reset your password to unlock it.")
-        #expect(message([.lockoutCleared])
-            == "Your account is locked after too many failed attempts. Contact your administrator to unlock it.")
+        #expect(
+            message([.lockoutCleared, .passcodeResetCompleted])
+                == "Your passcode is disabled after too many failed attempts. Use “Forgot Passcode?” to set a new one.")
+        #expect(
+            message([.passwordChanged, .lockoutCleared])
+                == "Your account is locked after too many failed attempts. Reset your password to unlock it.")
+        #expect(
+            message([.lockoutCleared])
+                == "Your account is locked after too many failed attempts. Contact your administrator to unlock it.")
     }
 
     // MARK: The server's view
@@ -345,8 +360,9 @@ struct LockoutPresetTests {
         // A success on any device clears the user's global key (per the preset's scope) …
         var succeeded = scenario
         succeeded.succeed(at: last, device: "laptop-3")
-        #expect(succeeded.decide(at: last).isAllowed
-            == (profile.firstLockEnds != nil || profile.policy.clearing.signInSucceeded == .all))
+        #expect(
+            succeeded.decide(at: last).isAllowed
+                == (profile.firstLockEnds != nil || profile.policy.clearing.signInSucceeded == .all))
         // … and lockout_cleared always does.
         scenario.clear(.lockoutCleared, at: last, device: "admin-console")
         #expect(scenario.decide(at: last) == .allowed(failures: 0))

@@ -66,51 +66,60 @@ struct LockoutScenario {
     /// Appends an event for `user` (default: the scenario's) on `device` and applies it.
     mutating func record(_ payload: Payload, at time: Timestamp, user: String?? = .none, device: String? = nil) {
         let seq = UInt64(records.count + 1)
-        let event = Event(id: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012llx", seq))!,
-                          device: device ?? self.device, at: time, user: user ?? self.user,
-                          flow: nil, payload: payload)
+        let event = Event(
+            id: UUID(uuidString: String(format: "00000000-0000-4000-8000-%012llx", seq))!,
+            device: device ?? self.device, at: time, user: user ?? self.user,
+            flow: nil, payload: payload)
         let record = Record(seq: seq, event: event, previousHash: .zero, hash: .zero)
         records.append(record)
         engine.apply(record)
     }
 
     /// A counted password-factor failure (with the policy's counted method by default).
-    mutating func fail(at time: Timestamp, method: SignInMethod? = nil, reason: SignInFailureReason = .invalidPassword,
-                       user: String?? = .none, device: String? = nil, address: String? = nil) {
+    mutating func fail(
+        at time: Timestamp, method: SignInMethod? = nil, reason: SignInFailureReason = .invalidPassword,
+        user: String?? = .none, device: String? = nil, address: String? = nil
+    ) {
         let method = method ?? (policy.password.methods?.first ?? .password)
         let reason = method == .passcode && reason == .invalidPassword ? .invalidPasscode : reason
         if let address { self.address = address }
         record(.signInFailed(method: method, reason: reason, clientAddress: address), at: time, user: user, device: device)
     }
 
-    mutating func failSecondFactor(at time: Timestamp, method: SecondFactorMethod = .totp,
-                                   user: String?? = .none, device: String? = nil) {
+    mutating func failSecondFactor(
+        at time: Timestamp, method: SecondFactorMethod = .totp,
+        user: String?? = .none, device: String? = nil
+    ) {
         record(.secondFactorFailed(method: method), at: time, user: user, device: device)
     }
 
-    mutating func succeed(at time: Timestamp, method: SignInMethod = .password, user: String?? = .none, device: String? = nil,
-                          address: String? = nil) {
+    mutating func succeed(
+        at time: Timestamp, method: SignInMethod = .password, user: String?? = .none, device: String? = nil,
+        address: String? = nil
+    ) {
         if let address { self.address = address }
         record(.signInSucceeded(method: method, secondFactor: false, clientAddress: address), at: time, user: user, device: device)
     }
 
     mutating func throttled(at time: Timestamp) {
-        let until: Timestamp = switch decide(at: time) {
-        case .locked(let lock): lock.until
-        default: time
-        }
+        let until: Timestamp =
+            switch decide(at: time) {
+            case .locked(let lock): lock.until
+            default: time
+            }
         record(.signInThrottled(method: .password, retryAfter: until), at: time)
     }
 
     /// One of the four clearing events.
     mutating func clear(_ type: EventType, at time: Timestamp, user: String?? = .none, device: String? = nil) {
-        let payload: Payload = switch type {
-        case .signInSucceeded: .signInSucceeded(method: .password, secondFactor: false)
-        case .passwordChanged: .passwordChanged(forced: false)
-        case .lockoutCleared: .lockoutCleared(reason: .admin)
-        case .passcodeResetCompleted: .passcodeResetCompleted
-        default: preconditionFailure("\(type.rawValue) is not a clearing event")
-        }
+        let payload: Payload =
+            switch type {
+            case .signInSucceeded: .signInSucceeded(method: .password, secondFactor: false)
+            case .passwordChanged: .passwordChanged(forced: false)
+            case .lockoutCleared: .lockoutCleared(reason: .admin)
+            case .passcodeResetCompleted: .passcodeResetCompleted
+            default: preconditionFailure("\(type.rawValue) is not a clearing event")
+            }
         record(payload, at: time, user: user, device: device)
     }
 
@@ -136,8 +145,10 @@ struct LockoutScenario {
     /// attempt at the later of its planned time and the end of a lock in force (the moment an
     /// app would let it through). Returns the time of the last attempt.
     @discardableResult
-    mutating func failRepeatedly(_ count: Int, from start: Timestamp, spacing: Double = 1,
-                                 factor: LockoutFactor = .password) -> Timestamp {
+    mutating func failRepeatedly(
+        _ count: Int, from start: Timestamp, spacing: Double = 1,
+        factor: LockoutFactor = .password
+    ) -> Timestamp {
         var time = start
         for index in 0..<count {
             if index > 0 { time = time.adding(milliseconds: Int64((spacing * 1000).rounded())) }
@@ -162,17 +173,22 @@ struct LockoutPresetProfile: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { policy.name }
 
-    static let mediawiki = LockoutPresetProfile(policy: .mediawiki, limit: 5, spacing: 1, firstLockEnds: 300,
-                                                secondFactorLimit: 10, secondFactorLockEnds: 60)
+    static let mediawiki = LockoutPresetProfile(
+        policy: .mediawiki, limit: 5, spacing: 1, firstLockEnds: 300,
+        secondFactorLimit: 10, secondFactorLockEnds: 60)
     /// Failures 1 s apart: not closer than Keycloak's quick-login interval.
-    static let keycloak = LockoutPresetProfile(policy: .keycloak, limit: 30, spacing: 1, firstLockEnds: 29 + 60,
-                                               secondFactorLimit: 30, secondFactorLockEnds: 29 + 60)
-    static let owasp = LockoutPresetProfile(policy: .owasp, limit: 1, spacing: 1, firstLockEnds: 1,
-                                            secondFactorLimit: 1, secondFactorLockEnds: 1)
-    static let nist = LockoutPresetProfile(policy: .nist, limit: 100, spacing: 1, firstLockEnds: nil,
-                                           secondFactorLimit: 100, secondFactorLockEnds: nil)
-    static let localPasscode = LockoutPresetProfile(policy: .localPasscode, limit: 10, spacing: 1, firstLockEnds: nil,
-                                                    secondFactorLimit: nil, secondFactorLockEnds: nil)
+    static let keycloak = LockoutPresetProfile(
+        policy: .keycloak, limit: 30, spacing: 1, firstLockEnds: 29 + 60,
+        secondFactorLimit: 30, secondFactorLockEnds: 29 + 60)
+    static let owasp = LockoutPresetProfile(
+        policy: .owasp, limit: 1, spacing: 1, firstLockEnds: 1,
+        secondFactorLimit: 1, secondFactorLockEnds: 1)
+    static let nist = LockoutPresetProfile(
+        policy: .nist, limit: 100, spacing: 1, firstLockEnds: nil,
+        secondFactorLimit: 100, secondFactorLockEnds: nil)
+    static let localPasscode = LockoutPresetProfile(
+        policy: .localPasscode, limit: 10, spacing: 1, firstLockEnds: nil,
+        secondFactorLimit: nil, secondFactorLockEnds: nil)
 
     static let all: [LockoutPresetProfile] = [.mediawiki, .keycloak, .owasp, .nist, .localPasscode]
 
@@ -233,8 +249,10 @@ struct LockoutStep: Sendable {
 
 extension LockoutScenario {
     /// Plays `steps` and checks the decision for `factor` after each one.
-    mutating func play(_ steps: [LockoutStep], factor: LockoutFactor = .password,
-                       sourceLocation: SourceLocation = #_sourceLocation) {
+    mutating func play(
+        _ steps: [LockoutStep], factor: LockoutFactor = .password,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         for (index, step) in steps.enumerated() {
             let time = LockoutClock.time(step.time)
             switch step.action {

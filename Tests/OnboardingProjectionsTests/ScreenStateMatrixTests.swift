@@ -44,11 +44,14 @@ struct ScreenStateMatrixTests {
         DeviceState(device: device, signedIn: signedIn, flow: flow)
     }
 
-    static func flow(_ screen: Screen, _ state: ScreenState, user: String? = nil, fieldMessages: [FieldMessage] = [],
-                     system: Message? = nil, resend: ResendInfo? = nil, lockedUntil: Timestamp? = nil,
-                     fields: [FieldInput] = [], identifierKind: IdentifierKind? = nil) -> Flow {
-        Flow(id: flowID, user: user, screen: screen, state: state, fieldMessages: fieldMessages, systemMessage: system,
-             resend: resend, lockedUntil: lockedUntil, fields: fields, identifierKind: identifierKind)
+    static func flow(
+        _ screen: Screen, _ state: ScreenState, user: String? = nil, fieldMessages: [FieldMessage] = [],
+        system: Message? = nil, resend: ResendInfo? = nil, lockedUntil: Timestamp? = nil,
+        fields: [FieldInput] = [], identifierKind: IdentifierKind? = nil
+    ) -> Flow {
+        Flow(
+            id: flowID, user: user, screen: screen, state: state, fieldMessages: fieldMessages, systemMessage: system,
+            resend: resend, lockedUntil: lockedUntil, fields: fields, identifierKind: identifierKind)
     }
 
     static let ann = "ann@example.org"
@@ -58,162 +61,244 @@ struct ScreenStateMatrixTests {
     static let signingIn: [(Payload, String?)] = [
         (.fieldEdited(field: .email, filled: true, valid: nil), nil),
         (.fieldEdited(field: .password, filled: true, valid: nil), nil),
-        (.signInStarted(method: .password, identifierKind: .email), ann),
+        (.signInStarted(method: .password, identifierKind: .email), ann)
     ]
     static let resetting: [(Payload, String?)] = [
         (.passwordResetStarted, nil), (.fieldEdited(field: .email, filled: true, valid: nil), nil),
-        (.passwordResetRequested(route: .email), nil),
+        (.passwordResetRequested(route: .email), nil)
     ]
 
     /// The applicable cells of the matrix, in the table's order.
     static let cells: [Walk] = [
-        Walk(screen: .signIn, state: .empty, steps: [(.userSelected, "ann")],
-             expected: session(flow(.signIn, .empty, user: "ann"))),
-        Walk(screen: .signIn, state: .partiallyFilled,
-             steps: [(.userSelected, "ann"), (.fieldEdited(field: .passcode, filled: true, valid: false), "ann")],
-             expected: session(flow(.signIn, .partiallyFilled, user: "ann",
-                                    fields: [FieldInput(field: .passcode, filled: true, valid: false)]))),
-        Walk(screen: .signIn, state: .error,
-             steps: signingIn + [(.signInFailed(method: .password, reason: .invalidPassword), ann)],
-             expected: session(flow(.signIn, .error, user: ann,
-                                    fieldMessages: [FieldMessage(field: "password", "Invalid password", .error)],
-                                    fields: [email, password], identifierKind: .email))),
-        Walk(screen: .signIn, state: .loading, steps: signingIn,
-             expected: session(flow(.signIn, .loading, user: ann, fields: [email, password], identifierKind: .email))),
-        Walk(screen: .signIn, state: .success, steps: [(.passcodeResetStarted, "ann"), (.passcodeResetCompleted, "ann")],
-             expected: session(flow(.signIn, .success, user: "ann",
-                                    system: Message("Your passcode has been reset. Sign in with your new passcode.", .success)))),
+        Walk(
+            screen: .signIn, state: .empty, steps: [(.userSelected, "ann")],
+            expected: session(flow(.signIn, .empty, user: "ann"))),
+        Walk(
+            screen: .signIn, state: .partiallyFilled,
+            steps: [(.userSelected, "ann"), (.fieldEdited(field: .passcode, filled: true, valid: false), "ann")],
+            expected: session(
+                flow(
+                    .signIn, .partiallyFilled, user: "ann",
+                    fields: [FieldInput(field: .passcode, filled: true, valid: false)]))),
+        Walk(
+            screen: .signIn, state: .error,
+            steps: signingIn + [(.signInFailed(method: .password, reason: .invalidPassword), ann)],
+            expected: session(
+                flow(
+                    .signIn, .error, user: ann,
+                    fieldMessages: [FieldMessage(field: "password", "Invalid password", .error)],
+                    fields: [email, password], identifierKind: .email))),
+        Walk(
+            screen: .signIn, state: .loading, steps: signingIn,
+            expected: session(flow(.signIn, .loading, user: ann, fields: [email, password], identifierKind: .email))),
+        Walk(
+            screen: .signIn, state: .success, steps: [(.passcodeResetStarted, "ann"), (.passcodeResetCompleted, "ann")],
+            expected: session(
+                flow(
+                    .signIn, .success, user: "ann",
+                    system: Message("Your passcode has been reset. Sign in with your new passcode.", .success)))),
 
-        Walk(screen: .secondFactor, state: .empty, steps: [(.secondFactorRequired(method: .totp), ann)],
-             expected: session(flow(.secondFactor, .empty, user: ann))),
-        Walk(screen: .secondFactor, state: .partiallyFilled,
-             steps: [(.secondFactorRequired(method: .totp), ann), (.fieldEdited(field: .secondFactorCode, filled: true, valid: nil), ann)],
-             expected: session(flow(.secondFactor, .partiallyFilled, user: ann,
-                                    fields: [FieldInput(field: .secondFactorCode, filled: true)]))),
-        Walk(screen: .secondFactor, state: .error,
-             steps: [(.secondFactorRequired(method: .totp), ann), (.secondFactorFailed(method: .totp), ann)],
-             expected: session(flow(.secondFactor, .error, user: ann,
-                                    fieldMessages: [FieldMessage(field: "second_factor_code", "Verification failed", .error)]))),
-        Walk(screen: .secondFactor, state: .loading,
-             steps: [(.secondFactorRequired(method: .totp), ann), (.fieldEdited(field: .secondFactorCode, filled: true, valid: nil), ann),
-                     (.signInStarted(method: .password), ann)],
-             expected: session(flow(.secondFactor, .loading, user: ann,
-                                    fields: [FieldInput(field: .secondFactorCode, filled: true)]))),
-        Walk(screen: .secondFactor, state: .success,
-             steps: [(.secondFactorRequired(method: .totp), ann), (.secondFactorSucceeded(method: .totp), ann)],
-             expected: session(flow(.secondFactor, .success, user: ann))),
+        Walk(
+            screen: .secondFactor, state: .empty, steps: [(.secondFactorRequired(method: .totp), ann)],
+            expected: session(flow(.secondFactor, .empty, user: ann))),
+        Walk(
+            screen: .secondFactor, state: .partiallyFilled,
+            steps: [(.secondFactorRequired(method: .totp), ann), (.fieldEdited(field: .secondFactorCode, filled: true, valid: nil), ann)],
+            expected: session(
+                flow(
+                    .secondFactor, .partiallyFilled, user: ann,
+                    fields: [FieldInput(field: .secondFactorCode, filled: true)]))),
+        Walk(
+            screen: .secondFactor, state: .error,
+            steps: [(.secondFactorRequired(method: .totp), ann), (.secondFactorFailed(method: .totp), ann)],
+            expected: session(
+                flow(
+                    .secondFactor, .error, user: ann,
+                    fieldMessages: [FieldMessage(field: "second_factor_code", "Verification failed", .error)]))),
+        Walk(
+            screen: .secondFactor, state: .loading,
+            steps: [
+                (.secondFactorRequired(method: .totp), ann), (.fieldEdited(field: .secondFactorCode, filled: true, valid: nil), ann),
+                (.signInStarted(method: .password), ann)
+            ],
+            expected: session(
+                flow(
+                    .secondFactor, .loading, user: ann,
+                    fields: [FieldInput(field: .secondFactorCode, filled: true)]))),
+        Walk(
+            screen: .secondFactor, state: .success,
+            steps: [(.secondFactorRequired(method: .totp), ann), (.secondFactorSucceeded(method: .totp), ann)],
+            expected: session(flow(.secondFactor, .success, user: ann))),
 
-        Walk(screen: .captcha, state: .empty, steps: [(.captchaPresented(purpose: .signIn), nil)],
-             expected: session(flow(.captcha, .empty))),
-        Walk(screen: .captcha, state: .partiallyFilled,
-             steps: [(.captchaPresented(purpose: .signIn), nil), (.fieldEdited(field: .captcha, filled: true, valid: nil), nil)],
-             expected: session(flow(.captcha, .partiallyFilled, fields: [FieldInput(field: .captcha, filled: true)]))),
-        Walk(screen: .captcha, state: .error, steps: [(.captchaPresented(purpose: .signIn), nil), (.captchaFailed, nil)],
-             expected: session(flow(.captcha, .error,
-                                    fieldMessages: [FieldMessage(field: "captcha", "Wrong code. Please try again.", .error)]))),
+        Walk(
+            screen: .captcha, state: .empty, steps: [(.captchaPresented(purpose: .signIn), nil)],
+            expected: session(flow(.captcha, .empty))),
+        Walk(
+            screen: .captcha, state: .partiallyFilled,
+            steps: [(.captchaPresented(purpose: .signIn), nil), (.fieldEdited(field: .captcha, filled: true, valid: nil), nil)],
+            expected: session(flow(.captcha, .partiallyFilled, fields: [FieldInput(field: .captcha, filled: true)]))),
+        Walk(
+            screen: .captcha, state: .error, steps: [(.captchaPresented(purpose: .signIn), nil), (.captchaFailed, nil)],
+            expected: session(
+                flow(
+                    .captcha, .error,
+                    fieldMessages: [FieldMessage(field: "captcha", "Wrong code. Please try again.", .error)]))),
 
-        Walk(screen: .createAccount, state: .empty, steps: [(.accountCreationStarted, nil)],
-             expected: session(flow(.createAccount, .empty))),
-        Walk(screen: .createAccount, state: .partiallyFilled,
-             steps: [(.accountCreationStarted, nil), (.fieldEdited(field: .email, filled: true, valid: nil), nil)],
-             expected: session(flow(.createAccount, .partiallyFilled, fields: [email], identifierKind: .email))),
-        Walk(screen: .createAccount, state: .error,
-             steps: [(.accountCreationStarted, nil), (.fieldEdited(field: .email, filled: true, valid: nil), nil),
-                     (.fieldValidated(field: .email, result: .emailInUse), nil)],
-             expected: session(flow(.createAccount, .error,
-                                    fieldMessages: [FieldMessage(field: "email", "Email already in use", .error)],
-                                    fields: [email], identifierKind: .email))),
-        Walk(screen: .createAccount, state: .loading,
-             steps: [(.accountCreationStarted, nil), (.fieldEdited(field: .email, filled: true, valid: nil), nil),
-                     (.fieldEdited(field: .password, filled: true, valid: nil), nil), (.accountCreationSubmitted, nil)],
-             expected: session(flow(.createAccount, .loading, fields: [email, password], identifierKind: .email))),
-        Walk(screen: .createAccount, state: .success,
-             steps: [(.accountCreationStarted, nil), (.accountCreationSubmitted, nil), (.accountCreated, "new@example.org")],
-             expected: session(flow(.createAccount, .success, user: "new@example.org",
-                                    system: Message("Your account has been created.", .success)))),
+        Walk(
+            screen: .createAccount, state: .empty, steps: [(.accountCreationStarted, nil)],
+            expected: session(flow(.createAccount, .empty))),
+        Walk(
+            screen: .createAccount, state: .partiallyFilled,
+            steps: [(.accountCreationStarted, nil), (.fieldEdited(field: .email, filled: true, valid: nil), nil)],
+            expected: session(flow(.createAccount, .partiallyFilled, fields: [email], identifierKind: .email))),
+        Walk(
+            screen: .createAccount, state: .error,
+            steps: [
+                (.accountCreationStarted, nil), (.fieldEdited(field: .email, filled: true, valid: nil), nil),
+                (.fieldValidated(field: .email, result: .emailInUse), nil)
+            ],
+            expected: session(
+                flow(
+                    .createAccount, .error,
+                    fieldMessages: [FieldMessage(field: "email", "Email already in use", .error)],
+                    fields: [email], identifierKind: .email))),
+        Walk(
+            screen: .createAccount, state: .loading,
+            steps: [
+                (.accountCreationStarted, nil), (.fieldEdited(field: .email, filled: true, valid: nil), nil),
+                (.fieldEdited(field: .password, filled: true, valid: nil), nil), (.accountCreationSubmitted, nil)
+            ],
+            expected: session(flow(.createAccount, .loading, fields: [email, password], identifierKind: .email))),
+        Walk(
+            screen: .createAccount, state: .success,
+            steps: [(.accountCreationStarted, nil), (.accountCreationSubmitted, nil), (.accountCreated, "new@example.org")],
+            expected: session(
+                flow(
+                    .createAccount, .success, user: "new@example.org",
+                    system: Message("Your account has been created.", .success)))),
 
-        Walk(screen: .forgotPassword, state: .empty, steps: [(.passwordResetStarted, nil)],
-             expected: session(flow(.forgotPassword, .empty))),
-        Walk(screen: .forgotPassword, state: .partiallyFilled,
-             steps: [(.passwordResetStarted, nil), (.fieldEdited(field: .email, filled: true, valid: nil), nil)],
-             expected: session(flow(.forgotPassword, .partiallyFilled, fields: [email], identifierKind: .email))),
-        Walk(screen: .forgotPassword, state: .error,
-             steps: resetting + [(.passwordResetFailed(reason: .networkUnavailable), nil)],
-             expected: session(flow(.forgotPassword, .error, system: noConnection, fields: [email], identifierKind: .email))),
-        Walk(screen: .forgotPassword, state: .loading, steps: resetting,
-             expected: session(flow(.forgotPassword, .loading, fields: [email], identifierKind: .email))),
+        Walk(
+            screen: .forgotPassword, state: .empty, steps: [(.passwordResetStarted, nil)],
+            expected: session(flow(.forgotPassword, .empty))),
+        Walk(
+            screen: .forgotPassword, state: .partiallyFilled,
+            steps: [(.passwordResetStarted, nil), (.fieldEdited(field: .email, filled: true, valid: nil), nil)],
+            expected: session(flow(.forgotPassword, .partiallyFilled, fields: [email], identifierKind: .email))),
+        Walk(
+            screen: .forgotPassword, state: .error,
+            steps: resetting + [(.passwordResetFailed(reason: .networkUnavailable), nil)],
+            expected: session(flow(.forgotPassword, .error, system: noConnection, fields: [email], identifierKind: .email))),
+        Walk(
+            screen: .forgotPassword, state: .loading, steps: resetting,
+            expected: session(flow(.forgotPassword, .loading, fields: [email], identifierKind: .email))),
 
-        Walk(screen: .resetSent, state: .success,
-             steps: [(.passwordResetRequested(route: .email), nil), (.temporaryPasswordSent, ann)],
-             expected: session(flow(.resetSent, .success, user: ann,
-                                    system: Message("Temporary password sent via email", .success),
-                                    resend: ResendInfo(availableAt: FlowTime.at("16:01:01"),
-                                                       help: "Didn't get the email? Check your spam folder. You can send it again when the timer ends."),
-                                    identifierKind: .email))),
-        Walk(screen: .switchUser, state: .success,
-             steps: [(.userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6), "ann")],
-             expected: session(flow(.switchUser, .success, user: "ann"))),
-        Walk(screen: .signedIn, state: .success, steps: [(.signInSucceeded(method: .password, secondFactor: false), ann)],
-             expected: session(flow(.signedIn, .success, user: ann),
-                               signedIn: SignedInUser(user: ann, since: FlowTime.at("16:00:00"), method: .password, secondFactor: false))),
-        Walk(screen: .lockedOut, state: .error,
-             steps: Array(repeating: (.signInFailed(method: .password, reason: .invalidPassword), ann), count: 5),
-             expected: session(flow(.lockedOut, .error, user: ann,
-                                    system: Message("You have made too many recent login attempts. Please wait 5 minutes before trying again.", .error),
-                                    lockedUntil: FlowTime.at("16:05:00")))),
+        Walk(
+            screen: .resetSent, state: .success,
+            steps: [(.passwordResetRequested(route: .email), nil), (.temporaryPasswordSent, ann)],
+            expected: session(
+                flow(
+                    .resetSent, .success, user: ann,
+                    system: Message("Temporary password sent via email", .success),
+                    resend: ResendInfo(
+                        availableAt: FlowTime.at("16:01:01"),
+                        help: "Didn't get the email? Check your spam folder. You can send it again when the timer ends."),
+                    identifierKind: .email))),
+        Walk(
+            screen: .switchUser, state: .success,
+            steps: [(.userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6), "ann")],
+            expected: session(flow(.switchUser, .success, user: "ann"))),
+        Walk(
+            screen: .signedIn, state: .success, steps: [(.signInSucceeded(method: .password, secondFactor: false), ann)],
+            expected: session(
+                flow(.signedIn, .success, user: ann),
+                signedIn: SignedInUser(user: ann, since: FlowTime.at("16:00:00"), method: .password, secondFactor: false))),
+        Walk(
+            screen: .lockedOut, state: .error,
+            steps: Array(repeating: (.signInFailed(method: .password, reason: .invalidPassword), ann), count: 5),
+            expected: session(
+                flow(
+                    .lockedOut, .error, user: ann,
+                    system: Message("You have made too many recent login attempts. Please wait 5 minutes before trying again.", .error),
+                    lockedUntil: FlowTime.at("16:05:00"))))
     ]
 
     /// The brief's errors on every screen where they apply (the matrix's second table).
     static let errors: [Walk] = [
-        Walk(screen: .signIn, state: .error, error: "wrong password",
-             steps: [(.signInFailed(method: .password, reason: .invalidPassword), ann)],
-             expected: session(flow(.signIn, .error, user: ann, fieldMessages: [FieldMessage(field: "password", "Invalid password", .error)]))),
-        Walk(screen: .signIn, state: .error, error: "wrong passcode",
-             steps: [(.signInFailed(method: .passcode, reason: .invalidPasscode), "ann")],
-             expected: session(flow(.signIn, .error, user: "ann", fieldMessages: [FieldMessage(field: "passcode", "Invalid passcode", .error)]))),
-        Walk(screen: .signIn, state: .error, error: "no account",
-             steps: [(.signInStarted(method: .password, identifierKind: .email), ann),
-                     (.signInFailed(method: .password, reason: .unknownUser), ann)],
-             expected: session(flow(.signIn, .error, user: ann,
-                                    fieldMessages: [FieldMessage(field: "email", SessionText.unknownEmail, .error)],
-                                    identifierKind: .email))),
-        Walk(screen: .createAccount, state: .error, error: "email taken",
-             steps: [(.accountCreationStarted, nil), (.accountCreationSubmitted, nil),
-                     (.accountCreationFailed(field: nil, reason: .emailInUse), nil)],
-             expected: session(flow(.createAccount, .error, fieldMessages: [FieldMessage(field: "email", "Email already in use", .error)]))),
-        Walk(screen: .createAccount, state: .error, error: "email invalid",
-             steps: [(.accountCreationStarted, nil), (.fieldValidated(field: .email, result: .emailInvalid), nil)],
-             expected: session(flow(.createAccount, .error, fieldMessages: [FieldMessage(field: "email", SessionText.emailInvalid, .error)]))),
-        Walk(screen: .createAccount, state: .error, error: "phone invalid",
-             steps: [(.accountCreationStarted, nil), (.fieldValidated(field: .phone, result: .phoneInvalid), nil)],
-             expected: session(flow(.createAccount, .error, fieldMessages: [FieldMessage(field: "phone", SessionText.phoneInvalid, .error)]))),
-        Walk(screen: .signIn, state: .error, error: "no network",
-             steps: [(.signInStarted(method: .password), ann), (.signInFailed(method: .password, reason: .networkUnavailable), ann)],
-             expected: session(flow(.signIn, .error, user: ann, system: noConnection))),
-        Walk(screen: .createAccount, state: .error, error: "no network",
-             steps: [(.accountCreationStarted, nil), (.accountCreationSubmitted, nil),
-                     (.accountCreationFailed(field: nil, reason: .networkUnavailable), nil)],
-             expected: session(flow(.createAccount, .error, system: noConnection))),
-        Walk(screen: .forgotPassword, state: .error, error: "no network",
-             steps: [(.passwordResetRequested(route: .email), nil), (.passwordResetFailed(reason: .networkUnavailable), nil)],
-             expected: session(flow(.forgotPassword, .error, system: noConnection, identifierKind: .email))),
-        Walk(screen: .forgotPassword, state: .error, error: "unknown account",
-             steps: [(.passwordResetRequested(route: .email), nil), (.passwordResetFailed(reason: .unknownAccount), nil)],
-             expected: session(flow(.forgotPassword, .error, fieldMessages: [FieldMessage(field: "email", SessionText.unknownEmail, .error)],
-                                    identifierKind: .email))),
-        Walk(screen: .forgotPassword, state: .error, error: "too many requests",
-             steps: [(.passwordResetRequested(route: .username), nil), (.passwordResetFailed(reason: .rateLimited), nil)],
-             expected: session(flow(.forgotPassword, .error, system: Message(SessionText.tooManyResetRequests, .error),
-                                    identifierKind: .username))),
-        Walk(screen: .signIn, state: .error, error: "server error",
-             steps: [(.signInFailed(method: .password, reason: .serverError), ann)],
-             expected: session(flow(.signIn, .error, user: ann, system: Message(SessionText.serverError, .error)))),
-        Walk(screen: .createAccount, state: .error, error: "server error",
-             steps: [(.accountCreationFailed(field: nil, reason: .serverError), nil)],
-             expected: session(flow(.createAccount, .error, system: Message(SessionText.serverError, .error)))),
-        Walk(screen: .forgotPassword, state: .error, error: "server error",
-             steps: [(.passwordResetFailed(reason: .serverError), nil)],
-             expected: session(flow(.forgotPassword, .error, system: Message(SessionText.serverError, .error)))),
+        Walk(
+            screen: .signIn, state: .error, error: "wrong password",
+            steps: [(.signInFailed(method: .password, reason: .invalidPassword), ann)],
+            expected: session(flow(.signIn, .error, user: ann, fieldMessages: [FieldMessage(field: "password", "Invalid password", .error)]))),
+        Walk(
+            screen: .signIn, state: .error, error: "wrong passcode",
+            steps: [(.signInFailed(method: .passcode, reason: .invalidPasscode), "ann")],
+            expected: session(flow(.signIn, .error, user: "ann", fieldMessages: [FieldMessage(field: "passcode", "Invalid passcode", .error)]))),
+        Walk(
+            screen: .signIn, state: .error, error: "no account",
+            steps: [
+                (.signInStarted(method: .password, identifierKind: .email), ann),
+                (.signInFailed(method: .password, reason: .unknownUser), ann)
+            ],
+            expected: session(
+                flow(
+                    .signIn, .error, user: ann,
+                    fieldMessages: [FieldMessage(field: "email", SessionText.unknownEmail, .error)],
+                    identifierKind: .email))),
+        Walk(
+            screen: .createAccount, state: .error, error: "email taken",
+            steps: [
+                (.accountCreationStarted, nil), (.accountCreationSubmitted, nil),
+                (.accountCreationFailed(field: nil, reason: .emailInUse), nil)
+            ],
+            expected: session(flow(.createAccount, .error, fieldMessages: [FieldMessage(field: "email", "Email already in use", .error)]))),
+        Walk(
+            screen: .createAccount, state: .error, error: "email invalid",
+            steps: [(.accountCreationStarted, nil), (.fieldValidated(field: .email, result: .emailInvalid), nil)],
+            expected: session(flow(.createAccount, .error, fieldMessages: [FieldMessage(field: "email", SessionText.emailInvalid, .error)]))),
+        Walk(
+            screen: .createAccount, state: .error, error: "phone invalid",
+            steps: [(.accountCreationStarted, nil), (.fieldValidated(field: .phone, result: .phoneInvalid), nil)],
+            expected: session(flow(.createAccount, .error, fieldMessages: [FieldMessage(field: "phone", SessionText.phoneInvalid, .error)]))),
+        Walk(
+            screen: .signIn, state: .error, error: "no network",
+            steps: [(.signInStarted(method: .password), ann), (.signInFailed(method: .password, reason: .networkUnavailable), ann)],
+            expected: session(flow(.signIn, .error, user: ann, system: noConnection))),
+        Walk(
+            screen: .createAccount, state: .error, error: "no network",
+            steps: [
+                (.accountCreationStarted, nil), (.accountCreationSubmitted, nil),
+                (.accountCreationFailed(field: nil, reason: .networkUnavailable), nil)
+            ],
+            expected: session(flow(.createAccount, .error, system: noConnection))),
+        Walk(
+            screen: .forgotPassword, state: .error, error: "no network",
+            steps: [(.passwordResetRequested(route: .email), nil), (.passwordResetFailed(reason: .networkUnavailable), nil)],
+            expected: session(flow(.forgotPassword, .error, system: noConnection, identifierKind: .email))),
+        Walk(
+            screen: .forgotPassword, state: .error, error: "unknown account",
+            steps: [(.passwordResetRequested(route: .email), nil), (.passwordResetFailed(reason: .unknownAccount), nil)],
+            expected: session(
+                flow(
+                    .forgotPassword, .error, fieldMessages: [FieldMessage(field: "email", SessionText.unknownEmail, .error)],
+                    identifierKind: .email))),
+        Walk(
+            screen: .forgotPassword, state: .error, error: "too many requests",
+            steps: [(.passwordResetRequested(route: .username), nil), (.passwordResetFailed(reason: .rateLimited), nil)],
+            expected: session(
+                flow(
+                    .forgotPassword, .error, system: Message(SessionText.tooManyResetRequests, .error),
+                    identifierKind: .username))),
+        Walk(
+            screen: .signIn, state: .error, error: "server error",
+            steps: [(.signInFailed(method: .password, reason: .serverError), ann)],
+            expected: session(flow(.signIn, .error, user: ann, system: Message(SessionText.serverError, .error)))),
+        Walk(
+            screen: .createAccount, state: .error, error: "server error",
+            steps: [(.accountCreationFailed(field: nil, reason: .serverError), nil)],
+            expected: session(flow(.createAccount, .error, system: Message(SessionText.serverError, .error)))),
+        Walk(
+            screen: .forgotPassword, state: .error, error: "server error",
+            steps: [(.passwordResetFailed(reason: .serverError), nil)],
+            expected: session(flow(.forgotPassword, .error, system: Message(SessionText.serverError, .error))))
     ]
 
     @Test("every applicable cell is reached by its events and shows exactly what the table says", arguments: cells)
@@ -229,8 +314,9 @@ struct ScreenStateMatrixTests {
     @Test("\"Sign In\" on a shared device: disabled until the passcode is filled and valid under the user's policy")
     func signInButtonFollowsThePasscode() {
         var script = FlowScript(policy: .localPasscode, device: Self.device, session: Self.flowID)
-        script.record(.userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6),
-                      user: "ann", at: "16:00:00")
+        script.record(
+            .userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6),
+            user: "ann", at: "16:00:00")
         script.record(.userSelected, user: "ann", at: "16:00:01")
         #expect(!script.deviceSession.flow.submitEnabled)
         // Three digits of six: filled, but not yet valid under a numeric policy of length 6.
@@ -243,13 +329,19 @@ struct ScreenStateMatrixTests {
         // Wrong passcode: the app clears the field; the red message stays until Ann types again.
         script.record(.signInFailed(method: .passcode, reason: .invalidPasscode), user: "ann", at: "16:00:05")
         script.record(.fieldEdited(field: .passcode, filled: false, valid: false), user: "ann", at: "16:00:06")
-        #expect(script.deviceSession.flow == Flow(id: Self.flowID, user: "ann", screen: .signIn, state: .error,
-                                                  fieldMessages: [FieldMessage(field: "passcode", "Invalid passcode", .error)],
-                                                  fields: [FieldInput(field: .passcode, filled: false, valid: false)]))
+        #expect(
+            script.deviceSession.flow
+                == Flow(
+                    id: Self.flowID, user: "ann", screen: .signIn, state: .error,
+                    fieldMessages: [FieldMessage(field: "passcode", "Invalid passcode", .error)],
+                    fields: [FieldInput(field: .passcode, filled: false, valid: false)]))
         #expect(!script.deviceSession.flow.submitEnabled)
         script.record(.fieldEdited(field: .passcode, filled: true, valid: true), user: "ann", at: "16:00:07")
-        #expect(script.deviceSession.flow == Flow(id: Self.flowID, user: "ann", screen: .signIn, state: .partiallyFilled,
-                                                  fields: [FieldInput(field: .passcode, filled: true, valid: true)]))
+        #expect(
+            script.deviceSession.flow
+                == Flow(
+                    id: Self.flowID, user: "ann", screen: .signIn, state: .partiallyFilled,
+                    fields: [FieldInput(field: .passcode, filled: true, valid: true)]))
         #expect(script.deviceSession.flow.submitEnabled)
     }
 
@@ -368,15 +460,19 @@ extension ScreenStateMatrixTests {
     func fieldBitsRoundTrip() {
         #expect(FormField.allCases.count <= 16, "FieldInputs keeps one bit of a UInt16 per field")
         let all = FormField.allCases.flatMap { field in
-            [FieldInput(field: field, filled: true, valid: nil), FieldInput(field: field, filled: false, valid: false),
-             FieldInput(field: field, filled: true, valid: true)]
+            [
+                FieldInput(field: field, filled: true, valid: nil), FieldInput(field: field, filled: false, valid: false),
+                FieldInput(field: field, filled: true, valid: true)
+            ]
         }
         for input in all {
             #expect(FieldInputs([input]).list == [input])
         }
         // The list is sorted by field name; a later report of a field replaces the earlier one.
-        let list = FieldInputs([FieldInput(field: .username, filled: true), FieldInput(field: .captcha, filled: false),
-                                FieldInput(field: .username, filled: false, valid: false)]).list
+        let list = FieldInputs([
+            FieldInput(field: .username, filled: true), FieldInput(field: .captcha, filled: false),
+            FieldInput(field: .username, filled: false, valid: false)
+        ]).list
         #expect(list == [FieldInput(field: .captcha, filled: false), FieldInput(field: .username, filled: false, valid: false)])
     }
 }

@@ -13,7 +13,7 @@ struct SessionCellPropertyTests {
     /// Each screen's form, as the table lists it (not read from `Screen.formFields`).
     static let forms: [Screen: Set<FormField>] = [
         .signIn: [.username, .email, .phone, .password, .passcode], .secondFactor: [.secondFactorCode], .captcha: [.captcha],
-        .createAccount: [.username, .email, .phone, .password, .passwordConfirmation], .forgotPassword: [.username, .email, .phone],
+        .createAccount: [.username, .email, .phone, .password, .passwordConfirmation], .forgotPassword: [.username, .email, .phone]
     ]
     static let identifiers: Set<FormField> = [.username, .email, .phone]
 
@@ -74,10 +74,13 @@ struct SessionCellPropertyTests {
             let users: [String?] = [nil, "ann", "bob", "carol@example.org"]
             let user = weighted == .userForgotten ? "~0123456789abcdef0123456789abcdef" : users[rng.int(in: 0...users.count - 1)]
             // Mostly forward in time, sometimes far, sometimes back (a device clock is not to be trusted).
-            now = now.adding(milliseconds: Int64([rng.int(in: 0...5_000), rng.int(in: 0...4_000_000), -rng.int(in: 0...60_000)][rng.int(in: 0...9) < 8 ? 0 : rng.int(in: 1...2)]))
-            let event = Event(id: UUID(), device: ["phone-1", "kiosk-7"][rng.int(in: 0...1)], at: now, user: user,
-                              flow: rng.int(in: 0...5) == 0 ? nil : FlowID.make(rng.int(in: 1...3)),
-                              payload: Payload(type: weighted, fieldValues: values))
+            now = now.adding(
+                milliseconds: Int64(
+                    [rng.int(in: 0...5_000), rng.int(in: 0...4_000_000), -rng.int(in: 0...60_000)][rng.int(in: 0...9) < 8 ? 0 : rng.int(in: 1...2)]))
+            let event = Event(
+                id: UUID(), device: ["phone-1", "kiosk-7"][rng.int(in: 0...1)], at: now, user: user,
+                flow: rng.int(in: 0...5) == 0 ? nil : FlowID.make(rng.int(in: 1...3)),
+                payload: Payload(type: weighted, fieldValues: values))
             return Record(seq: seq, event: event, previousHash: .zero, hash: .zero)
         }
     }
@@ -85,7 +88,8 @@ struct SessionCellPropertyTests {
     @Test("random logs under every preset: each flow in a cell, submit_enabled by the rule", arguments: LockoutPolicy.presets)
     func everyFlowIsInACell(policy: LockoutPolicy) {
         // ONBOARDING_TEST_SEED replays a failure printed in CI.
-        let seed = ProcessInfo.processInfo.environment["ONBOARDING_TEST_SEED"].flatMap { UInt64($0) }
+        let seed =
+            ProcessInfo.processInfo.environment["ONBOARDING_TEST_SEED"].flatMap { UInt64($0) }
             ?? 0x5E55_10CE_11 &+ UInt64(policy.name.utf8.count)
         var events = Events(rng: SplitMix64(seed: seed))
         var cells: Set<String> = []

@@ -11,33 +11,39 @@ struct SessionProjectionTests {
 
     @Test("a device never seen shows the empty sign-in screen")
     func unseenDevice() {
-        #expect(SessionProjection().session(device: "nowhere") ==
-                DeviceState(device: "nowhere", signedIn: nil,
-                              flow: Flow(id: nil, user: nil, screen: .signIn, state: .empty, fieldMessages: [],
-                                         systemMessage: nil, resend: nil, lockedUntil: nil)))
+        #expect(
+            SessionProjection().session(device: "nowhere")
+                == DeviceState(
+                    device: "nowhere", signedIn: nil,
+                    flow: Flow(
+                        id: nil, user: nil, screen: .signIn, state: .empty, fieldMessages: [],
+                        systemMessage: nil, resend: nil, lockedUntil: nil)))
     }
 
     @Test("an unknown username is explained under the username field and counts as a guess")
     func unknownUser() {
         var script = FlowScript(device: Self.device)
         script.record(.signInFailed(method: .password, reason: .unknownUser), user: "nobody", at: "10:00:00")
-        #expect(script.deviceSession.flow == Flow(
-            id: FlowID.make(1), user: "nobody", screen: .signIn, state: .error,
-            fieldMessages: [FieldMessage(field: "username", "No account with this username. Check the spelling or create an account.", .error)]))
+        #expect(
+            script.deviceSession.flow
+                == Flow(
+                    id: FlowID.make(1), user: "nobody", screen: .signIn, state: .error,
+                    fieldMessages: [FieldMessage(field: "username", "No account with this username. Check the spelling or create an account.", .error)]))
         #expect(script.decision("nobody") == .allowed(failures: 1))
     }
 
     @Test("events that do not change the sign-in flow leave it as it is (biometrics change only the badge)")
     func ignoredEvents() {
         var script = FlowScript(device: Self.device)
-        script.record(.userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4),
-                      user: "ann", at: "10:00:00")
+        script.record(
+            .userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4),
+            user: "ann", at: "10:00:00")
         script.record(.signInFailed(method: .passcode, reason: .invalidPasscode), user: "ann", at: "10:00:05")
         let before = script.deviceSession
         script.session = FlowID.make(7)
         let ignored: [Payload] = [
             .userProfileUpdated(displayName: "Ann B. Lee", subtitle: "Ward 3", imageRef: nil), .passcodeSet, .passcodeChanged,
-            .biometricEnabled(kind: .touch), .biometricDisabled, .userRemoved(reason: .userRequest),
+            .biometricEnabled(kind: .touch), .biometricDisabled, .userRemoved(reason: .userRequest)
         ]
         // Only the badge on the sign-in button follows biometric sign-in being switched on and off.
         var badged = before
@@ -59,8 +65,11 @@ struct SessionProjectionTests {
         script.record(.lockoutCleared(reason: .admin), user: "bob", at: "10:01:00")
         #expect(script.deviceSession == locked)
         script.record(.lockoutCleared(reason: .admin), user: "alice", at: "10:01:10")
-        #expect(script.deviceSession == DeviceState(device: Self.device, signedIn: nil,
-                                                      flow: Flow(id: FlowID.make(1), user: "alice", screen: .signIn, state: .empty)))
+        #expect(
+            script.deviceSession
+                == DeviceState(
+                    device: Self.device, signedIn: nil,
+                    flow: Flow(id: FlowID.make(1), user: "alice", screen: .signIn, state: .empty)))
         #expect(script.decision("alice") == .allowed(failures: 0))
         // Anywhere else it changes nothing on the screen.
         script.record(.signInStarted(method: .password), user: "alice", at: "10:01:20")
@@ -74,14 +83,19 @@ struct SessionProjectionTests {
         var script = FlowScript(device: "phone-1")
         script.record(.signInSucceeded(method: .password, secondFactor: false), user: "alice", at: "10:00:00", device: "phone-1")
         script.record(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "10:00:05", device: "tablet-2")
-        #expect(script.state.session.session(device: "phone-1") == DeviceState(
-            device: "phone-1",
-            signedIn: SignedInUser(user: "alice", since: FlowTime.at("10:00:00"), method: .password, secondFactor: false),
-            flow: Flow(id: FlowID.make(1), user: "alice", screen: .signedIn, state: .success)))
-        #expect(script.state.session.session(device: "tablet-2") == DeviceState(
-            device: "tablet-2", signedIn: nil,
-            flow: Flow(id: FlowID.make(1), user: "alice", screen: .signIn, state: .error,
-                       fieldMessages: [FieldMessage(field: "password", "Invalid password", .error)])))
+        #expect(
+            script.state.session.session(device: "phone-1")
+                == DeviceState(
+                    device: "phone-1",
+                    signedIn: SignedInUser(user: "alice", since: FlowTime.at("10:00:00"), method: .password, secondFactor: false),
+                    flow: Flow(id: FlowID.make(1), user: "alice", screen: .signedIn, state: .success)))
+        #expect(
+            script.state.session.session(device: "tablet-2")
+                == DeviceState(
+                    device: "tablet-2", signedIn: nil,
+                    flow: Flow(
+                        id: FlowID.make(1), user: "alice", screen: .signIn, state: .error,
+                        fieldMessages: [FieldMessage(field: "password", "Invalid password", .error)])))
     }
 
     @Test("a new flow forgets the previous flow's user and inline messages")
@@ -92,9 +106,11 @@ struct SessionProjectionTests {
         script.record(.temporaryPasswordSent, user: "alice", at: "10:00:02")
         script.session = FlowID.make(2)
         script.record(.fieldValidated(field: .passwordConfirmation, result: .passwordsMatch), user: nil, at: "10:00:03")
-        #expect(script.deviceSession.flow == Flow(
-            id: FlowID.make(2), user: nil, screen: .createAccount, state: .empty,
-            fieldMessages: [FieldMessage(field: "password_confirmation", "Passwords match", .success)]))
+        #expect(
+            script.deviceSession.flow
+                == Flow(
+                    id: FlowID.make(2), user: nil, screen: .createAccount, state: .empty,
+                    fieldMessages: [FieldMessage(field: "password_confirmation", "Passwords match", .success)]))
     }
 
     @Test("submitting the form with an invalid username or mismatching passwords names the field in red")
@@ -104,11 +120,15 @@ struct SessionProjectionTests {
         script.record(.accountCreationFailed(field: nil, reason: .usernameInvalid), user: nil, at: "10:00:01")
         script.record(.accountCreationFailed(field: nil, reason: .passwordsDoNotMatch), user: nil, at: "10:00:02")
         script.record(.accountCreationFailed(field: nil, reason: .captchaFailed), user: nil, at: "10:00:03")
-        #expect(script.deviceSession.flow == Flow(
-            id: FlowID.make(1), user: nil, screen: .createAccount, state: .error,
-            fieldMessages: [FieldMessage(field: "captcha", "Wrong code. Please try again.", .error),
-                            FieldMessage(field: "password_confirmation", "Passwords do not match", .error),
-                            FieldMessage(field: "username", "This username can't be used. Choose another one.", .error)]))
+        #expect(
+            script.deviceSession.flow
+                == Flow(
+                    id: FlowID.make(1), user: nil, screen: .createAccount, state: .error,
+                    fieldMessages: [
+                        FieldMessage(field: "captcha", "Wrong code. Please try again.", .error),
+                        FieldMessage(field: "password_confirmation", "Passwords do not match", .error),
+                        FieldMessage(field: "username", "This username can't be used. Choose another one.", .error)
+                    ]))
         script.record(.fieldValidated(field: .username, result: .usernameInvalid), user: nil, at: "10:00:04")
         #expect(script.deviceSession.flow.fieldMessages.last == FieldMessage(field: "username", "This username can't be used. Choose another one.", .error))
     }
@@ -119,8 +139,9 @@ struct SessionProjectionTests {
             let lock = TemporaryLock(until: FlowTime.at("10:00:00"), reason: .backoff, durationMilliseconds: milliseconds, failures: 1)
             #expect(SessionText.tooManyAttempts(waitMilliseconds: milliseconds) == lock.message)
         }
-        #expect(SessionText.tooManyAttempts(waitMilliseconds: 300_000) ==
-                "You have made too many recent login attempts. Please wait 5 minutes before trying again.")
+        #expect(
+            SessionText.tooManyAttempts(waitMilliseconds: 300_000) == "You have made too many recent login attempts. Please wait 5 minutes before trying again."
+        )
     }
 
     @Test("a sign-out ends the session; a newer sign-in replaces it")
@@ -136,8 +157,9 @@ struct SessionProjectionTests {
     @Test("the whole state survives a snapshot and folding again gives the same state")
     func snapshotAndDeterminism() throws {
         var script = FlowScript(policy: .localPasscode, device: Self.device)
-        script.record(.userAdded(displayName: "Ann Lee", subtitle: "Ward 3", imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4),
-                      user: "ann", at: "10:00:00")
+        script.record(
+            .userAdded(displayName: "Ann Lee", subtitle: "Ward 3", imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4),
+            user: "ann", at: "10:00:00")
         script.record(.captchaPresented(purpose: .createAccount), user: nil, at: "10:00:01")
         script.record(.signInFailed(method: .passcode, reason: .invalidPasscode), user: "ann", at: "10:00:02")
         script.record(.temporaryPasswordSent, user: "ann", at: "10:00:03")
@@ -150,8 +172,9 @@ struct SessionProjectionTests {
 
         // A CAPTCHA shown before the snapshot still returns to account creation after it.
         var resumed = decoded
-        let event = Event(id: FlowID.make(99), device: Self.device, at: FlowTime.at("10:00:04"), user: nil,
-                          flow: FlowID.make(1), payload: .captchaPassed)
+        let event = Event(
+            id: FlowID.make(99), device: Self.device, at: FlowTime.at("10:00:04"), user: nil,
+            flow: FlowID.make(1), payload: .captchaPassed)
         resumed.apply(Record(seq: 5, event: event, previousHash: .zero, hash: .zero))
         #expect(resumed.session.session(device: Self.device).flow.screen == .createAccount)
     }

@@ -9,60 +9,65 @@ import OnboardingModel
 struct UserListTests {
     static let device = "kiosk-7"
 
-    @Test("initials: first letter of the first and last word, uppercased", arguments: [
-        ("Alice Martin", "AM"),
-        ("alice", "A"),
-        ("Alice van der Berg", "AB"),
-        ("  alice \t  martin  ", "AM"),
-        ("Jean-Luc Picard", "JP"),
-        ("élodie durand", "ÉD"),
-        ("José Álvarez", "JÁ"),
-        ("анна каренина", "АК"),
-        ("محمد علي", "مع"),
-        ("山田太郎", "山"),
-        ("山田 太郎", "山太"),
-        ("김민준", "김"),
-        ("🎉 Zoë Saldaña", "ZS"),
-        ("😀Anna", "A"),
-        ("Ann 🚀", "A"),
-        ("R2 D2", "RD"),
-        ("007", "?"),
-        ("😀", "?"),
-        ("", "?"),
-        ("   ", "?"),
-    ])
+    @Test(
+        "initials: first letter of the first and last word, uppercased",
+        arguments: [
+            ("Alice Martin", "AM"),
+            ("alice", "A"),
+            ("Alice van der Berg", "AB"),
+            ("  alice \t  martin  ", "AM"),
+            ("Jean-Luc Picard", "JP"),
+            ("élodie durand", "ÉD"),
+            ("José Álvarez", "JÁ"),
+            ("анна каренина", "АК"),
+            ("محمد علي", "مع"),
+            ("山田太郎", "山"),
+            ("山田 太郎", "山太"),
+            ("김민준", "김"),
+            ("🎉 Zoë Saldaña", "ZS"),
+            ("😀Anna", "A"),
+            ("Ann 🚀", "A"),
+            ("R2 D2", "RD"),
+            ("007", "?"),
+            ("😀", "?"),
+            ("", "?"),
+            ("   ", "?")
+        ])
     func initials(name: String, expected: String) {
         #expect(UserProfile.initials(of: name) == expected)
     }
 
     static func profile(_ id: String, _ name: String, _ subtitle: String?) -> UserProfile {
-        UserProfile(id: id, displayName: name, subtitle: subtitle, imageRef: nil, initials: UserProfile.initials(of: name),
-                    passcodePolicy: .numeric, passcodeMinimumLength: 4, hasPasscode: false, biometric: nil, lastSignIn: nil,
-                    addedAt: FlowTime.at("10:00:00"))
+        UserProfile(
+            id: id, displayName: name, subtitle: subtitle, imageRef: nil, initials: UserProfile.initials(of: name),
+            passcodePolicy: .numeric, passcodeMinimumLength: 4, hasPasscode: false, biometric: nil, lastSignIn: nil,
+            addedAt: FlowTime.at("10:00:00"))
     }
 
     static let people = [
         profile("jose", "José Álvarez", "Night shift"),
         profile("asa", "åsa lind", "Pharmacy"),
         profile("chloe", "Chloé Dubois", "Front desk"),
-        profile("noor", "نور حسن", nil),
+        profile("noor", "نور حسن", nil)
     ]
 
-    @Test("search ignores case and diacritics, matches name or subtitle, every word", arguments: [
-        ("jose", ["jose"]),
-        ("JOSÉ", ["jose"]),
-        ("alvarez", ["jose"]),
-        ("ÅSA", ["asa"]),
-        ("Asa", ["asa"]),
-        ("pharm", ["asa"]),
-        ("DESK", ["chloe"]),
-        ("chloe front", ["chloe"]),
-        ("chloe night", []),
-        ("نور", ["noor"]),
-        ("zzz", []),
-        ("", ["jose", "asa", "chloe", "noor"]),
-        ("  \t ", ["jose", "asa", "chloe", "noor"]),
-    ])
+    @Test(
+        "search ignores case and diacritics, matches name or subtitle, every word",
+        arguments: [
+            ("jose", ["jose"]),
+            ("JOSÉ", ["jose"]),
+            ("alvarez", ["jose"]),
+            ("ÅSA", ["asa"]),
+            ("Asa", ["asa"]),
+            ("pharm", ["asa"]),
+            ("DESK", ["chloe"]),
+            ("chloe front", ["chloe"]),
+            ("chloe night", []),
+            ("نور", ["noor"]),
+            ("zzz", []),
+            ("", ["jose", "asa", "chloe", "noor"]),
+            ("  \t ", ["jose", "asa", "chloe", "noor"])
+        ])
     func search(query: String, expected: [String]) {
         let search = UserSearch(query)
         #expect(Self.people.filter(search.matches).map(\.id) == expected)
@@ -114,29 +119,36 @@ struct UserListTests {
     @Test("profile updates change the given fields and the initials; other devices are separate")
     func profileUpdates() {
         var script = FlowScript(policy: .localPasscode, device: Self.device)
-        script.record(.userAdded(displayName: "Ann Lee", subtitle: "Ward 3", imageRef: nil, passcodePolicy: .alphanumeric,
-                                 passcodeMinLength: 6), user: "ann", at: "10:00:00")
+        script.record(
+            .userAdded(
+                displayName: "Ann Lee", subtitle: "Ward 3", imageRef: nil, passcodePolicy: .alphanumeric,
+                passcodeMinLength: 6), user: "ann", at: "10:00:00")
         script.record(.userProfileUpdated(displayName: "Ann Okafor", subtitle: nil, imageRef: "ann.png"), user: "ann", at: "10:01:00")
         script.record(.biometricEnabled(kind: .fingerprint), user: "ann", at: "10:02:00")
         script.record(.passcodeResetStarted, user: "ann", at: "10:03:00")
         // Events for users not on this device, and on another device, change nothing here.
         script.record(.passcodeSet, user: "zed", at: "10:04:00")
         script.record(Self.added("Ann Other"), user: "ann", at: "10:05:00", device: "kiosk-8")
-        #expect(script.state.users.devices[Self.device]?.users == [
-            UserProfile(id: "ann", displayName: "Ann Okafor", subtitle: "Ward 3", imageRef: "ann.png", initials: "AO",
-                        passcodePolicy: .alphanumeric, passcodeMinimumLength: 6, hasPasscode: false, biometric: .fingerprint,
-                        lastSignIn: nil, addedAt: FlowTime.at("10:00:00")),
-        ])
+        #expect(
+            script.state.users.devices[Self.device]?.users == [
+                UserProfile(
+                    id: "ann", displayName: "Ann Okafor", subtitle: "Ward 3", imageRef: "ann.png", initials: "AO",
+                    passcodePolicy: .alphanumeric, passcodeMinimumLength: 6, hasPasscode: false, biometric: .fingerprint,
+                    lastSignIn: nil, addedAt: FlowTime.at("10:00:00"))
+            ])
         script.record(.biometricDisabled, user: "ann", at: "10:06:00")
         script.record(.passcodeChanged, user: "ann", at: "10:07:00")
         // Re-onboarding a listed user updates them in place.
-        script.record(.userAdded(displayName: "Ann O.", subtitle: "Ward 4", imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4),
-                      user: "ann", at: "10:08:00")
-        #expect(script.state.users.devices[Self.device]?.users == [
-            UserProfile(id: "ann", displayName: "Ann O.", subtitle: "Ward 4", imageRef: nil, initials: "AO",
-                        passcodePolicy: .numeric, passcodeMinimumLength: 4, hasPasscode: true, biometric: nil,
-                        lastSignIn: nil, addedAt: FlowTime.at("10:00:00")),
-        ])
+        script.record(
+            .userAdded(displayName: "Ann O.", subtitle: "Ward 4", imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4),
+            user: "ann", at: "10:08:00")
+        #expect(
+            script.state.users.devices[Self.device]?.users == [
+                UserProfile(
+                    id: "ann", displayName: "Ann O.", subtitle: "Ward 4", imageRef: nil, initials: "AO",
+                    passcodePolicy: .numeric, passcodeMinimumLength: 4, hasPasscode: true, biometric: nil,
+                    lastSignIn: nil, addedAt: FlowTime.at("10:00:00"))
+            ])
         #expect(script.state.users.devices["kiosk-8"]?.users.map(\.displayName) == ["Ann Other"])
     }
 
@@ -163,7 +175,7 @@ struct UserListTests {
         #expect(!numeric.canSubmit(passcode: "123"))
         #expect(numeric.canSubmit(passcode: "1234"))
         #expect(!numeric.canSubmit(passcode: "12a4"))
-        #expect(!numeric.canSubmit(passcode: "١٢٣٤"))  // Arabic-Indic digits are not on a numeric keypad
+        #expect(!numeric.canSubmit(passcode: "١٢٣٤")) // Arabic-Indic digits are not on a numeric keypad
         var alphanumeric = numeric
         alphanumeric.passcodePolicy = .alphanumeric
         #expect(alphanumeric.canSubmit(passcode: "ab12"))

@@ -21,102 +21,140 @@ struct WikipediaLoginFlowTests {
     func wrongPasswordFiveTimes() {
         var script = FlowScript(policy: .mediawiki, device: Self.device)
         let login = FlowID.make(1)
-        let locked = Flow(id: login, user: "alice", screen: .lockedOut, state: .error,
-                          systemMessage: Message(Self.throttleMessage, .error), lockedUntil: FlowTime.at("16:05:02"))
+        let locked = Flow(
+            id: login, user: "alice", screen: .lockedOut, state: .error,
+            systemMessage: Message(Self.throttleMessage, .error), lockedUntil: FlowTime.at("16:05:02"))
 
-        script.step(.signInStarted(method: .password), user: "alice", at: "16:00:00",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
-        script.step(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:00:02",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .error,
-                                               fieldMessages: Self.invalidPassword)))
-        script.step(.signInStarted(method: .password), user: "alice", at: "16:00:10",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
+        script.step(
+            .signInStarted(method: .password), user: "alice", at: "16:00:00",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
+        script.step(
+            .signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:00:02",
+            session: Self.session(
+                Flow(
+                    id: login, user: "alice", screen: .signIn, state: .error,
+                    fieldMessages: Self.invalidPassword)))
+        script.step(
+            .signInStarted(method: .password), user: "alice", at: "16:00:10",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
         for time in ["16:00:12", "16:00:20", "16:00:30"] {
-            script.step(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: time,
-                        session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .error,
-                                                   fieldMessages: Self.invalidPassword)))
+            script.step(
+                .signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: time,
+                session: Self.session(
+                    Flow(
+                        id: login, user: "alice", screen: .signIn, state: .error,
+                        fieldMessages: Self.invalidPassword)))
         }
         // The fifth counted failure within 300 s of the first (16:00:02) locks until 16:05:02.
-        script.step(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:01:00",
-                    session: Self.session(locked))
+        script.step(
+            .signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:01:00",
+            session: Self.session(locked))
         // A refused attempt and a failure the app let through while locked: still the lock screen,
         // and the lock does not grow.
-        script.step(.signInThrottled(method: .password, retryAfter: FlowTime.at("16:05:02")), user: "alice", at: "16:01:30",
-                    session: Self.session(locked))
-        script.step(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:03:00",
-                    session: Self.session(locked))
+        script.step(
+            .signInThrottled(method: .password, retryAfter: FlowTime.at("16:05:02")), user: "alice", at: "16:01:30",
+            session: Self.session(locked))
+        script.step(
+            .signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:03:00",
+            session: Self.session(locked))
         // At exactly the end of the window the key is free again.
-        #expect(script.state.lockout.decide(LockoutKey(user: "alice", device: Self.device, factor: .password),
-                                            at: FlowTime.at("16:05:02")) == .allowed(failures: 5))
-        script.step(.signInStarted(method: .password), user: "alice", at: "16:05:02",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
+        #expect(
+            script.state.lockout.decide(
+                LockoutKey(user: "alice", device: Self.device, factor: .password),
+                at: FlowTime.at("16:05:02")) == .allowed(failures: 5))
+        script.step(
+            .signInStarted(method: .password), user: "alice", at: "16:05:02",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
         let alice = SignedInUser(user: "alice", since: FlowTime.at("16:05:03"), method: .password, secondFactor: false)
-        script.step(.signInSucceeded(method: .password, secondFactor: false), user: "alice", at: "16:05:03",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signedIn, state: .success), signedIn: alice))
-        script.step(.signedOut(reason: .user), user: "alice", at: "16:30:00",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .empty)))
+        script.step(
+            .signInSucceeded(method: .password, secondFactor: false), user: "alice", at: "16:05:03",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signedIn, state: .success), signedIn: alice))
+        script.step(
+            .signedOut(reason: .user), user: "alice", at: "16:30:00",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .empty)))
     }
 
     @Test("a throttle the device's engine does not know words the wait the app recorded")
     func throttleFromElsewhere() {
         var script = FlowScript(policy: .mediawiki, device: Self.device)
-        script.step(.signInThrottled(method: .password, retryAfter: FlowTime.at("16:02:00")), user: "alice", at: "16:00:00",
-                    session: Self.session(Flow(id: FlowID.make(1), user: "alice", screen: .lockedOut, state: .error,
-                                               systemMessage: Message("You have made too many recent login attempts. Please wait 2 minutes before trying again.", .error),
-                                               lockedUntil: FlowTime.at("16:02:00"))))
+        script.step(
+            .signInThrottled(method: .password, retryAfter: FlowTime.at("16:02:00")), user: "alice", at: "16:00:00",
+            session: Self.session(
+                Flow(
+                    id: FlowID.make(1), user: "alice", screen: .lockedOut, state: .error,
+                    systemMessage: Message("You have made too many recent login attempts. Please wait 2 minutes before trying again.", .error),
+                    lockedUntil: FlowTime.at("16:02:00"))))
     }
 
     @Test("two-factor sign-in: \"Verification failed\" under the code field, then success")
     func twoFactor() {
         var script = FlowScript(policy: .mediawiki, device: Self.device, session: FlowID.make(2))
         let login = FlowID.make(2)
-        script.step(.signInStarted(method: .password), user: "bob", at: "16:00:00",
-                    session: Self.session(Flow(id: login, user: "bob", screen: .signIn, state: .loading)))
-        script.step(.secondFactorRequired(method: .totp), user: "bob", at: "16:00:01",
-                    session: Self.session(Flow(id: login, user: "bob", screen: .secondFactor, state: .empty)))
-        script.step(.secondFactorFailed(method: .totp), user: "bob", at: "16:00:20",
-                    session: Self.session(Flow(id: login, user: "bob", screen: .secondFactor, state: .error,
-                                               fieldMessages: [FieldMessage(field: "second_factor_code", "Verification failed", .error)])))
+        script.step(
+            .signInStarted(method: .password), user: "bob", at: "16:00:00",
+            session: Self.session(Flow(id: login, user: "bob", screen: .signIn, state: .loading)))
+        script.step(
+            .secondFactorRequired(method: .totp), user: "bob", at: "16:00:01",
+            session: Self.session(Flow(id: login, user: "bob", screen: .secondFactor, state: .empty)))
+        script.step(
+            .secondFactorFailed(method: .totp), user: "bob", at: "16:00:20",
+            session: Self.session(
+                Flow(
+                    id: login, user: "bob", screen: .secondFactor, state: .error,
+                    fieldMessages: [FieldMessage(field: "second_factor_code", "Verification failed", .error)])))
         // Submitting the next code in the same flow stays on the code screen.
-        script.step(.signInStarted(method: .password), user: "bob", at: "16:00:30",
-                    session: Self.session(Flow(id: login, user: "bob", screen: .secondFactor, state: .loading)))
-        script.step(.secondFactorSucceeded(method: .totp), user: "bob", at: "16:00:31",
-                    session: Self.session(Flow(id: login, user: "bob", screen: .secondFactor, state: .success)))
+        script.step(
+            .signInStarted(method: .password), user: "bob", at: "16:00:30",
+            session: Self.session(Flow(id: login, user: "bob", screen: .secondFactor, state: .loading)))
+        script.step(
+            .secondFactorSucceeded(method: .totp), user: "bob", at: "16:00:31",
+            session: Self.session(Flow(id: login, user: "bob", screen: .secondFactor, state: .success)))
         let bob = SignedInUser(user: "bob", since: FlowTime.at("16:00:32"), method: .password, secondFactor: true)
-        script.step(.signInSucceeded(method: .password, secondFactor: true), user: "bob", at: "16:00:32",
-                    session: Self.session(Flow(id: login, user: "bob", screen: .signedIn, state: .success), signedIn: bob))
-        script.step(.signedOut(reason: .sessionExpired), user: "bob", at: "20:00:32",
-                    session: Self.session(Flow(id: login, user: "bob", screen: .signIn, state: .empty,
-                                               systemMessage: Message("Your session has expired. Please sign in again.", .info))))
+        script.step(
+            .signInSucceeded(method: .password, secondFactor: true), user: "bob", at: "16:00:32",
+            session: Self.session(Flow(id: login, user: "bob", screen: .signedIn, state: .success), signedIn: bob))
+        script.step(
+            .signedOut(reason: .sessionExpired), user: "bob", at: "20:00:32",
+            session: Self.session(
+                Flow(
+                    id: login, user: "bob", screen: .signIn, state: .empty,
+                    systemMessage: Message("Your session has expired. Please sign in again.", .info))))
     }
 
     @Test("too many 2FA codes lock with the same sentence, worded with the tier's window")
     func twoFactorThrottle() {
         var script = FlowScript(policy: .mediawiki, device: Self.device)
         let login = FlowID.make(1)
-        let verificationFailed = Flow(id: login, user: "bob", screen: .secondFactor, state: .error,
-                                      fieldMessages: [FieldMessage(field: "second_factor_code", "Verification failed", .error)])
+        let verificationFailed = Flow(
+            id: login, user: "bob", screen: .secondFactor, state: .error,
+            fieldMessages: [FieldMessage(field: "second_factor_code", "Verification failed", .error)])
         script.record(.signInStarted(method: .password), user: "bob", at: "16:00:00")
-        script.step(.secondFactorRequired(method: .totp), user: "bob", at: "16:00:01",
-                    session: Self.session(Flow(id: login, user: "bob", screen: .secondFactor, state: .empty)))
+        script.step(
+            .secondFactorRequired(method: .totp), user: "bob", at: "16:00:01",
+            session: Self.session(Flow(id: login, user: "bob", screen: .secondFactor, state: .empty)))
         // Tier 1 of MediaWiki's 2FA throttle: 10 per 60 s, from the first failure at 16:00:10.
         for second in stride(from: 10, through: 26, by: 2) {
             script.step(.secondFactorFailed(method: .totp), user: "bob", at: "16:00:\(second)", session: Self.session(verificationFailed))
         }
-        let oneMinute = Flow(id: login, user: "bob", screen: .lockedOut, state: .error,
-                             systemMessage: Message("You have made too many recent login attempts. Please wait 1 minute before trying again.", .error),
-                             lockedUntil: FlowTime.at("16:01:10"))
+        let oneMinute = Flow(
+            id: login, user: "bob", screen: .lockedOut, state: .error,
+            systemMessage: Message("You have made too many recent login attempts. Please wait 1 minute before trying again.", .error),
+            lockedUntil: FlowTime.at("16:01:10"))
         script.step(.secondFactorFailed(method: .totp), user: "bob", at: "16:00:28", session: Self.session(oneMinute))
-        script.step(.signInThrottled(method: .password, retryAfter: FlowTime.at("16:01:10")), user: "bob", at: "16:00:40",
-                    session: Self.session(oneMinute))
+        script.step(
+            .signInThrottled(method: .password, retryAfter: FlowTime.at("16:01:10")), user: "bob", at: "16:00:40",
+            session: Self.session(oneMinute))
         // Tier 2: 20 per 600 s from 16:00:10. Ten more after the first lock ends reach it.
         for second in stride(from: 10, through: 26, by: 2) {
             script.step(.secondFactorFailed(method: .totp), user: "bob", at: "16:01:\(second)", session: Self.session(verificationFailed))
         }
-        script.step(.secondFactorFailed(method: .totp), user: "bob", at: "16:01:28",
-                    session: Self.session(Flow(id: login, user: "bob", screen: .lockedOut, state: .error,
-                                               systemMessage: Message("You have made too many recent login attempts. Please wait 10 minutes before trying again.", .error),
-                                               lockedUntil: FlowTime.at("16:10:10"))))
+        script.step(
+            .secondFactorFailed(method: .totp), user: "bob", at: "16:01:28",
+            session: Self.session(
+                Flow(
+                    id: login, user: "bob", screen: .lockedOut, state: .error,
+                    systemMessage: Message("You have made too many recent login attempts. Please wait 10 minutes before trying again.", .error),
+                    lockedUntil: FlowTime.at("16:10:10"))))
         // The password factor was never touched.
         #expect(script.decision("bob") == .allowed(failures: 0))
     }
@@ -127,30 +165,43 @@ struct WikipediaLoginFlowTests {
         let reset = FlowID.make(3)
         let help = "Didn't get the email? Check your spam folder. You can send it again when the timer ends."
         // The account is not known until the server finds it.
-        script.step(.passwordResetRequested(route: .email), user: nil, at: "16:00:00",
-                    session: Self.session(Flow(id: reset, user: nil, screen: .forgotPassword, state: .loading, identifierKind: .email)))
-        script.step(.temporaryPasswordSent, user: "alice", at: "16:00:02",
-                    session: Self.session(Flow(id: reset, user: "alice", screen: .resetSent, state: .success,
-                                               systemMessage: Message("Temporary password sent via email", .success),
-                                               resend: ResendInfo(availableAt: FlowTime.at("16:01:02"), help: help), identifierKind: .email)))
+        script.step(
+            .passwordResetRequested(route: .email), user: nil, at: "16:00:00",
+            session: Self.session(Flow(id: reset, user: nil, screen: .forgotPassword, state: .loading, identifierKind: .email)))
+        script.step(
+            .temporaryPasswordSent, user: "alice", at: "16:00:02",
+            session: Self.session(
+                Flow(
+                    id: reset, user: "alice", screen: .resetSent, state: .success,
+                    systemMessage: Message("Temporary password sent via email", .success),
+                    resend: ResendInfo(availableAt: FlowTime.at("16:01:02"), help: help), identifierKind: .email)))
         // The mail did not come: once the timer ends, ask again (the flow still knows whose reset it is).
-        script.step(.passwordResetRequested(route: .email), user: nil, at: "16:01:02",
-                    session: Self.session(Flow(id: reset, user: "alice", screen: .forgotPassword, state: .loading, identifierKind: .email)))
-        script.step(.temporaryPasswordSent, user: "alice", at: "16:01:04",
-                    session: Self.session(Flow(id: reset, user: "alice", screen: .resetSent, state: .success,
-                                               systemMessage: Message("Temporary password sent via email", .success),
-                                               resend: ResendInfo(availableAt: FlowTime.at("16:02:04"), help: help), identifierKind: .email)))
+        script.step(
+            .passwordResetRequested(route: .email), user: nil, at: "16:01:02",
+            session: Self.session(Flow(id: reset, user: "alice", screen: .forgotPassword, state: .loading, identifierKind: .email)))
+        script.step(
+            .temporaryPasswordSent, user: "alice", at: "16:01:04",
+            session: Self.session(
+                Flow(
+                    id: reset, user: "alice", screen: .resetSent, state: .success,
+                    systemMessage: Message("Temporary password sent via email", .success),
+                    resend: ResendInfo(availableAt: FlowTime.at("16:02:04"), help: help), identifierKind: .email)))
         script.session = FlowID.make(4)
         let login = FlowID.make(4)
-        script.step(.signInStarted(method: .password), user: "alice", at: "16:05:00",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
+        script.step(
+            .signInStarted(method: .password), user: "alice", at: "16:05:00",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
         let alice = SignedInUser(user: "alice", since: FlowTime.at("16:05:01"), method: .password, secondFactor: false)
-        script.step(.signInSucceeded(method: .password, secondFactor: false), user: "alice", at: "16:05:01",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signedIn, state: .success), signedIn: alice))
-        script.step(.passwordChanged(forced: true), user: "alice", at: "16:05:30",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signedIn, state: .success,
-                                               systemMessage: Message("Your password has been changed.", .success)),
-                                          signedIn: alice))
+        script.step(
+            .signInSucceeded(method: .password, secondFactor: false), user: "alice", at: "16:05:01",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signedIn, state: .success), signedIn: alice))
+        script.step(
+            .passwordChanged(forced: true), user: "alice", at: "16:05:30",
+            session: Self.session(
+                Flow(
+                    id: login, user: "alice", screen: .signedIn, state: .success,
+                    systemMessage: Message("Your password has been changed.", .success)),
+                signedIn: alice))
     }
 
     @Test("a password reset lifts the throttle")
@@ -158,31 +209,46 @@ struct WikipediaLoginFlowTests {
         var script = FlowScript(policy: .mediawiki, device: Self.device)
         let login = FlowID.make(1)
         for second in 0..<4 {
-            script.step(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:00:0\(second)",
-                        session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .error,
-                                                   fieldMessages: Self.invalidPassword)))
+            script.step(
+                .signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:00:0\(second)",
+                session: Self.session(
+                    Flow(
+                        id: login, user: "alice", screen: .signIn, state: .error,
+                        fieldMessages: Self.invalidPassword)))
         }
-        script.step(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:00:04",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .lockedOut, state: .error,
-                                               systemMessage: Message(Self.throttleMessage, .error),
-                                               lockedUntil: FlowTime.at("16:05:00"))))
+        script.step(
+            .signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:00:04",
+            session: Self.session(
+                Flow(
+                    id: login, user: "alice", screen: .lockedOut, state: .error,
+                    systemMessage: Message(Self.throttleMessage, .error),
+                    lockedUntil: FlowTime.at("16:05:00"))))
         script.session = FlowID.make(2)
         let reset = FlowID.make(2)
-        script.step(.passwordResetRequested(route: .username), user: "alice", at: "16:00:30",
-                    session: Self.session(Flow(id: reset, user: "alice", screen: .forgotPassword, state: .loading, identifierKind: .username)))
-        script.step(.temporaryPasswordSent, user: "alice", at: "16:00:32",
-                    session: Self.session(Flow(id: reset, user: "alice", screen: .resetSent, state: .success,
-                                               systemMessage: Message("Temporary password sent via email", .success),
-                                               resend: ResendInfo(availableAt: FlowTime.at("16:01:32"),
-                                                                  help: "Didn't get the email? Check your spam folder. You can send it again when the timer ends."),
-                                               identifierKind: .username)))
-        script.step(.passwordChanged(forced: false), user: "alice", at: "16:02:00",
-                    session: Self.session(Flow(id: reset, user: "alice", screen: .signIn, state: .success,
-                                               systemMessage: Message("Your password has been changed.", .success),
-                                               identifierKind: .username)))
+        script.step(
+            .passwordResetRequested(route: .username), user: "alice", at: "16:00:30",
+            session: Self.session(Flow(id: reset, user: "alice", screen: .forgotPassword, state: .loading, identifierKind: .username)))
+        script.step(
+            .temporaryPasswordSent, user: "alice", at: "16:00:32",
+            session: Self.session(
+                Flow(
+                    id: reset, user: "alice", screen: .resetSent, state: .success,
+                    systemMessage: Message("Temporary password sent via email", .success),
+                    resend: ResendInfo(
+                        availableAt: FlowTime.at("16:01:32"),
+                        help: "Didn't get the email? Check your spam folder. You can send it again when the timer ends."),
+                    identifierKind: .username)))
+        script.step(
+            .passwordChanged(forced: false), user: "alice", at: "16:02:00",
+            session: Self.session(
+                Flow(
+                    id: reset, user: "alice", screen: .signIn, state: .success,
+                    systemMessage: Message("Your password has been changed.", .success),
+                    identifierKind: .username)))
         #expect(script.decision("alice") == .allowed(failures: 0))
-        script.step(.signInStarted(method: .password), user: "alice", at: "16:02:10",
-                    session: Self.session(Flow(id: reset, user: "alice", screen: .signIn, state: .loading, identifierKind: .username)))
+        script.step(
+            .signInStarted(method: .password), user: "alice", at: "16:02:10",
+            session: Self.session(Flow(id: reset, user: "alice", screen: .signIn, state: .loading, identifierKind: .username)))
     }
 
     @Test("account creation: inline validation in the design's colours, CAPTCHA and its alternatives")
@@ -200,47 +266,63 @@ struct WikipediaLoginFlowTests {
         script.step(.fieldValidated(field: .username, result: .usernameInUse), user: nil, at: "16:00:05", session: form(.error, [inUse]))
         script.step(.fieldValidated(field: .username, result: .usernameAvailable), user: nil, at: "16:00:09", session: form(.empty, []))
         // Yellow while the confirmation does not match yet: a hint, not an error.
-        script.step(.fieldValidated(field: .passwordConfirmation, result: .passwordsDoNotMatch), user: nil, at: "16:00:15",
-                    session: form(.empty, [doNotMatch]))
-        script.step(.fieldValidated(field: .passwordConfirmation, result: .passwordsMatch), user: nil, at: "16:00:17",
-                    session: form(.empty, [match]))
+        script.step(
+            .fieldValidated(field: .passwordConfirmation, result: .passwordsDoNotMatch), user: nil, at: "16:00:15",
+            session: form(.empty, [doNotMatch]))
+        script.step(
+            .fieldValidated(field: .passwordConfirmation, result: .passwordsMatch), user: nil, at: "16:00:17",
+            session: form(.empty, [match]))
         // Messages accumulate, one per field, sorted by field name.
         script.step(.fieldValidated(field: .username, result: .usernameInUse), user: nil, at: "16:00:20", session: form(.error, [match, inUse]))
         script.step(.fieldValidated(field: .username, result: .usernameAvailable), user: nil, at: "16:00:25", session: form(.empty, [match]))
         // Someone took the name between the check and the submit.
-        script.step(.accountCreationFailed(field: .username, reason: .usernameInUse), user: nil, at: "16:00:30",
-                    session: form(.error, [match, inUse]))
+        script.step(
+            .accountCreationFailed(field: .username, reason: .usernameInUse), user: nil, at: "16:00:30",
+            session: form(.error, [match, inUse]))
         script.step(.fieldValidated(field: .username, result: .usernameAvailable), user: nil, at: "16:00:40", session: form(.empty, [match]))
 
-        script.step(.captchaPresented(purpose: .createAccount), user: nil, at: "16:00:45",
-                    session: Self.session(Flow(id: signUp, screen: .captcha, state: .empty)))
+        script.step(
+            .captchaPresented(purpose: .createAccount), user: nil, at: "16:00:45",
+            session: Self.session(Flow(id: signUp, screen: .captcha, state: .empty)))
         let wrongCode = [FieldMessage(field: "captcha", "Wrong code. Please try again.", .error)]
-        script.step(.captchaFailed, user: nil, at: "16:00:55",
-                    session: Self.session(Flow(id: signUp, screen: .captcha, state: .error, fieldMessages: wrongCode)))
-        script.step(.captchaAlternativesViewed, user: nil, at: "16:01:05",
-                    session: Self.session(Flow(id: signUp, screen: .captcha, state: .error, fieldMessages: wrongCode,
-                                               systemMessage: Message("Can't complete the CAPTCHA? You can also create an account on the website, or ask an administrator to create one for you.", .info))))
-        script.step(.captchaFailed, user: nil, at: "16:01:20",
-                    session: Self.session(Flow(id: signUp, screen: .captcha, state: .error, fieldMessages: wrongCode)))
+        script.step(
+            .captchaFailed, user: nil, at: "16:00:55",
+            session: Self.session(Flow(id: signUp, screen: .captcha, state: .error, fieldMessages: wrongCode)))
+        script.step(
+            .captchaAlternativesViewed, user: nil, at: "16:01:05",
+            session: Self.session(
+                Flow(
+                    id: signUp, screen: .captcha, state: .error, fieldMessages: wrongCode,
+                    systemMessage: Message(
+                        "Can't complete the CAPTCHA? You can also create an account on the website, or ask an administrator to create one for you.", .info))))
+        script.step(
+            .captchaFailed, user: nil, at: "16:01:20",
+            session: Self.session(Flow(id: signUp, screen: .captcha, state: .error, fieldMessages: wrongCode)))
         script.step(.captchaPassed, user: nil, at: "16:01:30", session: form(.success, []))
-        script.step(.accountCreated, user: "bob", at: "16:01:32",
-                    session: form(.success, [], system: Message("Your account has been created.", .success), user: "bob"))
+        script.step(
+            .accountCreated, user: "bob", at: "16:01:32",
+            session: form(.success, [], system: Message("Your account has been created.", .success), user: "bob"))
         let bob = SignedInUser(user: "bob", since: FlowTime.at("16:01:33"), method: .password, secondFactor: false)
-        script.step(.signInSucceeded(method: .password, secondFactor: false), user: "bob", at: "16:01:33",
-                    session: Self.session(Flow(id: signUp, user: "bob", screen: .signedIn, state: .success), signedIn: bob))
+        script.step(
+            .signInSucceeded(method: .password, secondFactor: false), user: "bob", at: "16:01:33",
+            session: Self.session(Flow(id: signUp, user: "bob", screen: .signedIn, state: .success), signedIn: bob))
     }
 
     @Test("a CAPTCHA on the login form returns to it when passed")
     func captchaOnLogin() {
         var script = FlowScript(policy: .mediawiki, device: Self.device)
         let login = FlowID.make(1)
-        script.step(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:00:00",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .error, fieldMessages: Self.invalidPassword)))
-        script.step(.captchaPresented(purpose: .signIn), user: "alice", at: "16:00:01",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .captcha, state: .empty)))
-        script.step(.captchaPassed, user: "alice", at: "16:00:09",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .success)))
-        script.step(.signInStarted(method: .password), user: "alice", at: "16:00:12",
-                    session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
+        script.step(
+            .signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:00:00",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .error, fieldMessages: Self.invalidPassword)))
+        script.step(
+            .captchaPresented(purpose: .signIn), user: "alice", at: "16:00:01",
+            session: Self.session(Flow(id: login, user: "alice", screen: .captcha, state: .empty)))
+        script.step(
+            .captchaPassed, user: "alice", at: "16:00:09",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .success)))
+        script.step(
+            .signInStarted(method: .password), user: "alice", at: "16:00:12",
+            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))
     }
 }

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The access-log form of a request: no user id in clear, no query, nothing a client can use to
@@ -33,7 +33,7 @@ import Glibc
             ("/v1/users", "/v1/users"),
             ("/v1/devices/kiosk-7/cursor", "/v1/devices/kiosk-7/cursor"),
             ("/v2/users/alice/history", "/v2/users/alice/history"),
-            ("", "-"),
+            ("", "-")
         ]
         for (raw, expected) in cases {
             #expect(log.loggablePath(raw) == expected, "\(raw)")
@@ -42,16 +42,19 @@ import Glibc
 
     @Test func everyFieldIsEscapedSoALineStaysOneLineOfSixFields() {
         let log = SyncServer.AccessLog(key: Self.key)
-        #expect(log.loggablePath("/v1/devices/a\nb c\\d\u{0}\u{7f}é\u{202e}/cursor")
-            == "/v1/devices/a\\x0ab\\x20c\\x5cd\\x00\\x7f\\xc3\\xa9\\xe2\\x80\\xae/cursor")
+        #expect(
+            log.loggablePath("/v1/devices/a\nb c\\d\u{0}\u{7f}é\u{202e}/cursor")
+                == "/v1/devices/a\\x0ab\\x20c\\x5cd\\x00\\x7f\\xc3\\xa9\\xe2\\x80\\xae/cursor")
         #expect(HTTPAccessLogEntry.escaped("-") == "\\x2d")
-        let entry = HTTPAccessLogEntry(method: "G\tET\r\nX", path: "ignored", status: 200, requestBodyBytes: 0, responseBodyBytes: 15,
-                                       duration: .milliseconds(1234), completed: true, rawPath: "/v1/health?x=1\n2")
+        let entry = HTTPAccessLogEntry(
+            method: "G\tET\r\nX", path: "ignored", status: 200, requestBodyBytes: 0, responseBodyBytes: 15,
+            duration: .milliseconds(1234), completed: true, rawPath: "/v1/health?x=1\n2")
         let line = log.line(for: entry, at: "2026-12-01T10:00:00.000Z")
         #expect(line == "2026-12-01T10:00:00.000Z G\\x09ET\\x0d\\x0aX /v1/health 200 15B 1234ms")
         // An entry made without a raw path logs its (decoded) path, escaped the same way.
-        let decoded = HTTPAccessLogEntry(method: "GET", path: "/a\nb", status: 404, requestBodyBytes: 0, responseBodyBytes: 0,
-                                         duration: .zero, completed: true)
+        let decoded = HTTPAccessLogEntry(
+            method: "GET", path: "/a\nb", status: 404, requestBodyBytes: 0, responseBodyBytes: 0,
+            duration: .zero, completed: true)
         #expect(log.line(for: decoded, at: "t").split(separator: " ").count == 6)
         #expect(!log.line(for: decoded, at: "t").contains("\n"))
     }
@@ -66,8 +69,9 @@ import Glibc
             #expect(kept.hasSuffix("\\x0a"), "\(padding): \(kept.suffix(8))")
             #expect(path.hasSuffix("...(\(raw.utf8.count)B)"))
         }
-        let entry = HTTPAccessLogEntry(method: String(repeating: "M", count: 5000), path: "/", status: 400, requestBodyBytes: 0,
-                                       responseBodyBytes: 0, duration: .zero, completed: true)
+        let entry = HTTPAccessLogEntry(
+            method: String(repeating: "M", count: 5000), path: "/", status: 400, requestBodyBytes: 0,
+            responseBodyBytes: 0, duration: .zero, completed: true)
         #expect(log.line(for: entry, at: "t").utf8.count < 100)
     }
 
@@ -82,8 +86,9 @@ import Glibc
         #expect(info.st_size == 32)
         let second = try SyncServer.AccessLog(dataDirectory: directory.path)
         #expect(first.pseudonym(forUser: "alice") == second.pseudonym(forUser: "alice"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [SyncServer.AccessLog.keyFileName],
-                "no temporary file left behind")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path) == [SyncServer.AccessLog.keyFileName],
+            "no temporary file left behind")
         // The key is what the pseudonyms are made with.
         let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(SyncServer.AccessLog(key: SecretKey(bytes: bytes)).pseudonym(forUser: "alice") == first.pseudonym(forUser: "alice"))

@@ -92,14 +92,20 @@ final class ConsoleFixture: @unchecked Sendable {
     func upload(_ device: String, token: String? = nil, through node: SyncServer? = nil) throws -> SyncResponse {
         let (store, storedToken) = try self.device(device)
         let server = node ?? self.server
-        let cursor = try SyncWire.cursor(from: server.handle(SyncRequest(method: "GET", path: SyncPaths.cursor(device: device),
-                                                                         headers: ["authorization": "Bearer \(token ?? storedToken)"])).body)
+        let cursor = try SyncWire.cursor(
+            from: server.handle(
+                SyncRequest(
+                    method: "GET", path: SyncPaths.cursor(device: device),
+                    headers: ["authorization": "Bearer \(token ?? storedToken)"])
+            ).body)
         let head = try store.head().seq
         guard head > cursor.acknowledgedSeq else { return SyncResponse(status: 200) }
         let records = try store.records(in: (cursor.acknowledgedSeq + 1)...head)
-        let response = server.handle(SyncRequest(method: "POST", path: SyncPaths.events(device: device),
-                                                 headers: ["authorization": "Bearer \(token ?? storedToken)", "content-type": SyncWire.contentType],
-                                                 body: SyncWire.uploadBody(device: device, records: records, keys: try store.syncKeys(for: records))))
+        let response = server.handle(
+            SyncRequest(
+                method: "POST", path: SyncPaths.events(device: device),
+                headers: ["authorization": "Bearer \(token ?? storedToken)", "content-type": SyncWire.contentType],
+                body: SyncWire.uploadBody(device: device, records: records, keys: try store.syncKeys(for: records))))
         #expect(response.status == 200, "upload of \(device): \(String(decoding: response.body, as: UTF8.self))")
         return response
     }
@@ -123,8 +129,10 @@ final class ConsoleFixture: @unchecked Sendable {
         return (response.status, SyncWire.error(from: response.body)?.message)
     }
 
-    static func event(_ device: String, _ second: Int, user: String? = "alice",
-                      _ payload: Payload = .signInFailed(method: .password, reason: .invalidPassword)) -> Event {
+    static func event(
+        _ device: String, _ second: Int, user: String? = "alice",
+        _ payload: Payload = .signInFailed(method: .password, reason: .invalidPassword)
+    ) -> Event {
         Event(id: UUID(), device: device, at: start.adding(milliseconds: Int64(second) * 1000), user: user, flow: nil, payload: payload)
     }
 

@@ -13,9 +13,14 @@ import TestSupport
     @Test func theConsolesViewsSurviveAMoveToPostgreSQL() async throws {
         let fixture = try ConsoleFixture(storage: "lmdb")
         defer { fixture.close() }
-        try await fixture.record((0..<5).map { ConsoleFixture.event("a", $0, user: "josé",
-                                                                       $0 == 0 ? .userAdded(displayName: "José Ávila", passcodePolicy: .numeric, passcodeMinLength: 6)
-                                                                           : .signInFailed(method: .password, reason: .invalidPassword)) })
+        try await fixture.record(
+            (0..<5).map {
+                ConsoleFixture.event(
+                    "a", $0, user: "josé",
+                    $0 == 0
+                        ? .userAdded(displayName: "José Ávila", passcodePolicy: .numeric, passcodeMinLength: 6)
+                        : .signInFailed(method: .password, reason: .invalidPassword))
+            })
         try await fixture.record([ConsoleFixture.event("b", 10, user: "josé")])
         #expect(ServerActionTests.clear(fixture, "josé", factor: "password", reason: "ticket 1").status == 200)
         let (_, token) = try fixture.device("a")
@@ -36,11 +41,13 @@ import TestSupport
                 // Twice: nothing is copied again.
                 _ = try PostgresMigration.run(dataDirectory: data, into: storage)
                 storage.close()
-                let server = try SyncServer(databaseURL: try TestDatabase.url(database: url.parameters["dbname"]!), options: SyncServer.Options(),
-                                            createsAdminToken: false)
+                let server = try SyncServer(
+                    databaseURL: try TestDatabase.url(database: url.parameters["dbname"]!), options: SyncServer.Options(),
+                    createsAdminToken: false)
                 defer { server.close() }
                 func get(_ path: String) throws -> JSONValue {
-                    try JSONValue.parse(bytes: server.handle(SyncRequest(method: "GET", path: path, headers: ["authorization": "Bearer \(fixture.auditor)"])).body)
+                    try JSONValue.parse(
+                        bytes: server.handle(SyncRequest(method: "GET", path: path, headers: ["authorization": "Bearer \(fixture.auditor)"])).body)
                 }
                 #expect(ConsoleFixture.array(try get("/v1/actions")["actions"]) == actions, "the same actions, ids and order")
                 #expect(try server.globalLockoutEntries(user: "josé", at: ConsoleFixture.start.adding(milliseconds: 600_000)).isEmpty, "the clear still holds")
@@ -53,7 +60,8 @@ import TestSupport
                     #expect(after["enrolled_at"] == before["enrolled_at"])
                 }
                 #expect(ConsoleFixture.array(try get("/v1/users?search=avila")["users"]).first?["devices"] == .number("2"))
-                #expect(server.handle(SyncRequest(method: "GET", path: SyncPaths.cursor(device: "a"), headers: ["authorization": "Bearer \(token)"])).status == 200)
+                #expect(
+                    server.handle(SyncRequest(method: "GET", path: SyncPaths.cursor(device: "a"), headers: ["authorization": "Bearer \(token)"])).status == 200)
             }
         }
     }

@@ -22,7 +22,8 @@ import TestSupport
             var isDirectory: ObjCBool = false
             let path = (sourceDirectory as NSString).appendingPathComponent(relative)
             guard !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
-                  FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+                FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
+            else { continue }
             files[relative] = Array(try #require(FileManager.default.contents(atPath: path)))
         }
         return files
@@ -35,7 +36,10 @@ import TestSupport
     }
 
     @Test func thePolicyIsTheDocumentedOneWithoutUnsafeInline() {
-        #expect(SyncServer.contentSecurityPolicy == "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
+        #expect(
+            SyncServer.contentSecurityPolicy
+                == "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+        )
         #expect(!SyncServer.contentSecurityPolicy.contains("unsafe"))
     }
 
@@ -80,7 +84,7 @@ import TestSupport
         "/console/%2E%2E%2F%2E%2E%2FPackage.swift", "/console//etc/passwd", "/console/%2Fetc%2Fpasswd", "/console/.",
         "/console/./index.html", "/console/index.html/", "/console/index.html%00", "/console/%00", "/console/%ff", "/console/%",
         "/console/\u{1}", "/console/" + String(repeating: "a/", count: 200), "/console/INDEX.HTML", "/console/index.html%20",
-        "/consoles", "/console.html",
+        "/consoles", "/console.html"
     ])
     func anythingButAFileOfTheConsoleIs404(path: String) throws {
         let fixture = try Fixture()
@@ -116,7 +120,7 @@ import TestSupport
             ("403", fixture.call("GET", SyncPaths.history(user: "alice"), token: token)),
             ("404", fixture.call("GET", "/v1/nothing", token: nil)),
             ("405", fixture.call("PUT", SyncPaths.health, token: nil)),
-            ("400", fixture.call("GET", SyncPaths.history(user: "alice") + "?limit=0", token: fixture.admin)),
+            ("400", fixture.call("GET", SyncPaths.history(user: "alice") + "?limit=0", token: fixture.admin))
         ]
         for (what, response) in answers {
             Self.expectSecurityHeaders(response, what)
@@ -148,8 +152,10 @@ import TestSupport
         let api = try await transport.send(SyncRequest(method: "GET", path: SyncPaths.health))
         Self.expectSecurityHeaders(api, "health")
         #expect(api.headers["cache-control"] == "no-store")
-        let tooLarge = try await transport.send(SyncRequest(method: "POST", path: SyncPaths.devices, headers: ["content-type": "application/json"],
-                                                            body: [UInt8](repeating: 0x20, count: 4096)))
+        let tooLarge = try await transport.send(
+            SyncRequest(
+                method: "POST", path: SyncPaths.devices, headers: ["content-type": "application/json"],
+                body: [UInt8](repeating: 0x20, count: 4096)))
         #expect(tooLarge.status == 413)
         Self.expectSecurityHeaders(tooLarge, "the HTTP layer's 413")
         #expect(tooLarge.headers["cache-control"] == "no-store")

@@ -12,19 +12,25 @@ import TestSupport
     /// Alice: 120 attempts over 2 minutes on two devices, every third succeeded, every fifth throttled.
     static func scenario(_ fixture: ConsoleFixture) async throws {
         for device in ["a", "b"] {
-            try await fixture.record((0..<60).map { index -> Event in
-                let second = index * 2 + (device == "a" ? 0 : 1)
-                let payload: Payload = index % 3 == 0 ? .signInSucceeded(method: .password, secondFactor: false)
-                    : index % 5 == 0 ? .signInThrottled(method: .password, retryAfter: ConsoleFixture.start) : .signInFailed(method: .password, reason: .invalidPassword)
-                return ConsoleFixture.event(device, second, payload)
-            } + [ConsoleFixture.event(device, 0, .signedOut(reason: .user))])
+            try await fixture.record(
+                (0..<60).map { index -> Event in
+                    let second = index * 2 + (device == "a" ? 0 : 1)
+                    let payload: Payload =
+                        index % 3 == 0
+                        ? .signInSucceeded(method: .password, secondFactor: false)
+                        : index % 5 == 0
+                            ? .signInThrottled(method: .password, retryAfter: ConsoleFixture.start) : .signInFailed(method: .password, reason: .invalidPassword)
+                    return ConsoleFixture.event(device, second, payload)
+                } + [ConsoleFixture.event(device, 0, .signedOut(reason: .user))])
         }
     }
 
     static func totals(_ buckets: [JSONValue]) -> (succeeded: Int, failed: Int, throttled: Int) {
         buckets.reduce((0, 0, 0)) { sum, bucket in
-            (sum.0 + (ConsoleFixture.integer(bucket["succeeded"]) ?? 0), sum.1 + (ConsoleFixture.integer(bucket["failed"]) ?? 0),
-             sum.2 + (ConsoleFixture.integer(bucket["throttled"]) ?? 0))
+            (
+                sum.0 + (ConsoleFixture.integer(bucket["succeeded"]) ?? 0), sum.1 + (ConsoleFixture.integer(bucket["failed"]) ?? 0),
+                sum.2 + (ConsoleFixture.integer(bucket["throttled"]) ?? 0)
+            )
         }
     }
 
@@ -61,7 +67,9 @@ import TestSupport
         #expect(ConsoleFixture.integer(onA["bucket_ms"]) == 300_000)
         #expect(Self.totals(ConsoleFixture.array(onA["buckets"])).succeeded == 20)
         let (_, onlyB) = try fixture.get("/v1/users/alice/counts?device=b&outcome=throttled")
-        #expect(Self.totals(ConsoleFixture.array(onlyB["buckets"])).throttled == history.filter { $0["device"] == .string("b") && $0["outcome"] == .string("throttled") }.count)
+        #expect(
+            Self.totals(ConsoleFixture.array(onlyB["buckets"])).throttled
+                == history.filter { $0["device"] == .string("b") && $0["outcome"] == .string("throttled") }.count)
     }
 
     @Test(arguments: TestDatabase.storages) func noAttemptsIsNoBucketsAndAGivenRangeIsZeros(storage: String) async throws {
@@ -93,10 +101,15 @@ import TestSupport
             ("buckets=%0A", "query parameter buckets: buckets \"\\n\" must be a whole number from 1 to 500"),
             ("limit=5", "unknown query parameter limit; this endpoint takes device, since, until, outcome, factor, method, buckets"),
             ("cursor=x", "unknown query parameter cursor; this endpoint takes device, since, until, outcome, factor, method, buckets"),
-            ("since=0001-01-01T00:00:00Z&until=9999-12-31T23:59:59.999Z",
-             "query parameters since, until, buckets: 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z needs more than 100 buckets of 7 days, the largest size; narrow since and until, or ask for more buckets (at most 500)"),
-            ("since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z", "query parameter until: until (2026-11-01T00:00:00.000Z) is before since (2026-12-01T00:00:00.000Z)"),
-            ("outcome=won", "query parameter outcome: unknown outcome \"won\"; expected one of succeeded, failed, throttled"),
+            (
+                "since=0001-01-01T00:00:00Z&until=9999-12-31T23:59:59.999Z",
+                "query parameters since, until, buckets: 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z needs more than 100 buckets of 7 days, the largest size; narrow since and until, or ask for more buckets (at most 500)"
+            ),
+            (
+                "since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z",
+                "query parameter until: until (2026-11-01T00:00:00.000Z) is before since (2026-12-01T00:00:00.000Z)"
+            ),
+            ("outcome=won", "query parameter outcome: unknown outcome \"won\"; expected one of succeeded, failed, throttled")
         ] {
             let (status, text) = fixture.refusal("/v1/users/alice/counts?" + query)
             #expect(status == 400, "\(query)")
@@ -104,8 +117,12 @@ import TestSupport
         }
         // The far past and the far future are times like others: an attempt dated year 1 makes a
         // span no bucket size fits — said so, not trapped.
-        try await fixture.record([ConsoleFixture.event("a", 0, user: "ancient"), Event(id: UUID(), device: "a", at: .minimum, user: "ancient", flow: nil,
-                                                                                         payload: .signInFailed(method: .password, reason: .invalidPassword))])
+        try await fixture.record([
+            ConsoleFixture.event("a", 0, user: "ancient"),
+            Event(
+                id: UUID(), device: "a", at: .minimum, user: "ancient", flow: nil,
+                payload: .signInFailed(method: .password, reason: .invalidPassword))
+        ])
         let (status, _) = fixture.refusal("/v1/users/ancient/counts?buckets=500")
         #expect(status == 400)
         let (_, recent) = try fixture.get("/v1/users/ancient/counts?since=2026-11-30T00:00:00Z")

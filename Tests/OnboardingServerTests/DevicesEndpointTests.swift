@@ -69,9 +69,11 @@ import TestSupport
         let enrolled = fixture.call("POST", SyncPaths.devices, token: fixture.admin, body: SyncWire.enrolBody(device: "kiosk-7", publicKey: publicKey))
         let token = try SyncWire.token(from: enrolled.body)
         let records = try store.records(in: 1...3)
-        let upload = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                  body: SyncWire.uploadBody(device: "kiosk-7", records: records, signedHead: try store.signHead(through: 3),
-                                                            keys: try store.syncKeys(for: records)))
+        let upload = fixture.call(
+            "POST", SyncPaths.events(device: "kiosk-7"), token: token,
+            body: SyncWire.uploadBody(
+                device: "kiosk-7", records: records, signedHead: try store.signHead(through: 3),
+                keys: try store.syncKeys(for: records)))
         #expect(upload.status == 200)
         var entry = try #require(try Self.devices(fixture).devices.first)
         #expect(entry["signed_head_status"] == .string("current") && entry["public_key"] == .bool(true))
@@ -107,10 +109,13 @@ import TestSupport
         #expect(fixture.call("DELETE", "/v1/devices/kiosk-7/tokens/" + TokenStore.tokenID(of: other), token: fixture.admin).status == 404)
         #expect(fixture.call("GET", SyncPaths.cursor(device: "kiosk-8"), token: other).status == 200)
         let action = try #require(ConsoleFixture.array(try fixture.get("/v1/actions").body["actions"]).first)
-        #expect(action["action"] == .string("token_revoked") && action["device"] == .string("kiosk-7") && action["token"] == .string(TokenStore.tokenID(of: first)))
+        #expect(
+            action["action"] == .string("token_revoked") && action["device"] == .string("kiosk-7") && action["token"] == .string(TokenStore.tokenID(of: first)))
         #expect(action["user"] == .null && action["actor"]?.stringValue == "admin:" + TokenStore.tokenID(of: fixture.admin))
-        for id in ["", "0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF", "0123456789abcdeg", "%00%00%00%00%00%00%00%00",
-                   "0123456789abcde%0A", String(repeating: "a", count: 5_000), "18446744073709551615", "-1"] {
+        for id in [
+            "", "0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF", "0123456789abcdeg", "%00%00%00%00%00%00%00%00",
+            "0123456789abcde%0A", String(repeating: "a", count: 5_000), "18446744073709551615", "-1"
+        ] {
             let response = fixture.call("DELETE", "/v1/devices/kiosk-7/tokens/" + id, token: fixture.admin)
             #expect(response.status == (id.isEmpty ? 404 : 400), "\(id.prefix(20)): \(response.status)")
         }
@@ -148,7 +153,7 @@ import TestSupport
             ("after=a%2Fb", nil),
             ("after=" + String(repeating: "x", count: 65), nil),
             ("after=%01", nil),
-            ("cursor=x", "unknown query parameter cursor; this endpoint takes limit, after"),
+            ("cursor=x", "unknown query parameter cursor; this endpoint takes limit, after")
         ] {
             let (status, text) = fixture.refusal("/v1/devices?" + query)
             #expect(status == 400, "\(query)")

@@ -18,10 +18,13 @@ import TestSupport
         let server = fixture.server
         let (store, token) = try await fixture.device("kiosk-7", events: 6, user: "alice")
         defer { store.close() }
-        _ = try await store.append(Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", flow: nil,
-                                         payload: .signInSucceeded(method: .passcode, secondFactor: false)))
-        let client = SyncClient(store: store, transport: InMemoryTransport { server.handle($0) }, token: token,
-                                serverKey: server.signingKey.publicKey)
+        _ = try await store.append(
+            Event(
+                id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", flow: nil,
+                payload: .signInSucceeded(method: .passcode, secondFactor: false)))
+        let client = SyncClient(
+            store: store, transport: InMemoryTransport { server.handle($0) }, token: token,
+            serverKey: server.signingKey.publicKey)
         #expect(try await client.run().acknowledgedSeq == 7)
 
         // The server's log reads the readable ids with the keys the device sent.
@@ -50,9 +53,12 @@ import TestSupport
         let server = fixture.server
         let (store, token) = try await fixture.device("kiosk-7", events: 0)
         defer { store.close() }
-        _ = try await store.append(Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "alice", flow: nil,
-                                         payload: .userAdded(displayName: "Alice Liddell", subtitle: "Night nurse", imageRef: nil,
-                                                             passcodePolicy: .numeric, passcodeMinLength: 4)))
+        _ = try await store.append(
+            Event(
+                id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "alice", flow: nil,
+                payload: .userAdded(
+                    displayName: "Alice Liddell", subtitle: "Night nurse", imageRef: nil,
+                    passcodePolicy: .numeric, passcodeMinLength: 4)))
         // Forgotten before its first sync: the record's sealed section can no longer be opened
         // by anyone, so the upload carries it as it is.
         let (pseudonym, _) = try await store.forgetUser("alice", at: SyncServerTests.start.adding(milliseconds: 1_000))
@@ -62,12 +68,14 @@ import TestSupport
         // A changed section does not hash to the record's hash: refused, nothing stored.
         var forged = keys
         forged.sealed[1]![30] ^= 1
-        let refused = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                   body: SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...2), keys: forged))
+        let refused = fixture.call(
+            "POST", SyncPaths.events(device: "kiosk-7"), token: token,
+            body: SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...2), keys: forged))
         #expect(refused.status == 409)
         #expect(SyncServerTests.errorCode(refused) == "chain_broken")
-        let client = SyncClient(store: store, transport: InMemoryTransport { server.handle($0) }, token: token,
-                                serverKey: server.signingKey.publicKey)
+        let client = SyncClient(
+            store: store, transport: InMemoryTransport { server.handle($0) }, token: token,
+            serverKey: server.signingKey.publicKey)
         #expect(try await client.run().acknowledgedSeq == 2)
         #expect(try server.heldRecords(of: "kiosk-7", in: 1...2) == (try store.records(in: 1...2)))
         #expect(try server.heldRecord(of: "kiosk-7", at: 1)?.event.user == pseudonym)
@@ -80,8 +88,9 @@ import TestSupport
         let server = fixture.server
         let (store, token) = try await fixture.device("kiosk-7", events: 2, user: "alice")
         defer { store.close() }
-        let response = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                    body: SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...2)))
+        let response = fixture.call(
+            "POST", SyncPaths.events(device: "kiosk-7"), token: token,
+            body: SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...2)))
         #expect(response.status == 409)
         #expect(SyncWire.error(from: response.body)?.code == .chainBroken)
         #expect(SyncWire.error(from: response.body)?.message.contains("body.keys") == true)
@@ -96,13 +105,16 @@ import TestSupport
         defer { kiosk.close() }
         let (tablet, tabletToken) = try await fixture.device("tablet-2", events: 3, user: "alice")
         defer { tablet.close() }
-        let bob = Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", flow: nil,
-                        payload: .userAdded(displayName: "Bob Porter", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4))
+        let bob = Event(
+            id: UUID(), device: "kiosk-7", at: SyncServerTests.start, user: "bob", flow: nil,
+            payload: .userAdded(displayName: "Bob Porter", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 4))
         _ = try await kiosk.append(bob)
-        let kioskClient = SyncClient(store: kiosk, transport: InMemoryTransport { server.handle($0) }, token: kioskToken,
-                                     serverKey: server.signingKey.publicKey)
-        let tabletClient = SyncClient(store: tablet, transport: InMemoryTransport { server.handle($0) }, token: tabletToken,
-                                      serverKey: server.signingKey.publicKey)
+        let kioskClient = SyncClient(
+            store: kiosk, transport: InMemoryTransport { server.handle($0) }, token: kioskToken,
+            serverKey: server.signingKey.publicKey)
+        let tabletClient = SyncClient(
+            store: tablet, transport: InMemoryTransport { server.handle($0) }, token: tabletToken,
+            serverKey: server.signingKey.publicKey)
         #expect(try await kioskClient.run().acknowledgedSeq == 5)
         #expect(try await tabletClient.run().acknowledgedSeq == 3)
 
@@ -130,8 +142,9 @@ import TestSupport
 
         // The device, not told yet, records a profile change for alice (sealed with the key it
         // still holds). The server stores it as the device sealed it, and it reads as erased.
-        let profile = Event(id: UUID(), device: "kiosk-7", at: at, user: "alice", flow: nil,
-                            payload: .userProfileUpdated(displayName: "Alice Liddell", subtitle: "Night nurse", imageRef: nil))
+        let profile = Event(
+            id: UUID(), device: "kiosk-7", at: at, user: "alice", flow: nil,
+            payload: .userProfileUpdated(displayName: "Alice Liddell", subtitle: "Night nurse", imageRef: nil))
         _ = try await kiosk.append(profile)
         let summary = try await kioskClient.run()
         #expect(summary.forgottenOnRequest == [kioskPseudonym])
@@ -150,14 +163,19 @@ import TestSupport
         #expect(try SyncWire.cursor(from: cursor.body).forgetUsers == [tabletPseudonym])
         // A device that uploads before it heard (it still holds alice's key and sends it): the
         // server seals with the key for this upload only and keeps nothing readable.
-        _ = try await tablet.append(Event(id: UUID(), device: "tablet-2", at: at, user: "alice", flow: nil,
-                                          payload: .userProfileUpdated(displayName: "Alice L.", subtitle: nil, imageRef: "img/a")))
+        _ = try await tablet.append(
+            Event(
+                id: UUID(), device: "tablet-2", at: at, user: "alice", flow: nil,
+                payload: .userProfileUpdated(displayName: "Alice L.", subtitle: nil, imageRef: "img/a")))
         let early = try fixture.upload(tablet, 4...4, token: tabletToken)
         #expect(early.status == 200, "\(String(decoding: early.body, as: UTF8.self))")
         #expect(try SyncWire.cursor(from: early.body).forgetUsers == [tabletPseudonym])
-        #expect(try server.heldRecord(of: "tablet-2", at: 4)?.event == Event(id: try #require(try tablet.storedRecord(at: 4)).event.id, device: "tablet-2",
-                                                                       at: at, user: tabletPseudonym, flow: nil,
-                                                                       payload: .userProfileUpdated(displayName: nil, subtitle: nil, imageRef: nil)))
+        #expect(
+            try server.heldRecord(of: "tablet-2", at: 4)?.event
+                == Event(
+                    id: try #require(try tablet.storedRecord(at: 4)).event.id, device: "tablet-2",
+                    at: at, user: tabletPseudonym, flow: nil,
+                    payload: .userProfileUpdated(displayName: nil, subtitle: nil, imageRef: nil)))
         #expect(try server.holdsForgotten("alice", on: "tablet-2"))
         #expect(try server.audit(of: "tablet-2").isValid)
         #expect(try await tabletClient.run().forgottenOnRequest == [tabletPseudonym])
@@ -188,8 +206,10 @@ import TestSupport
         }
         for (store, token) in [(kiosk, kioskToken), (tablet, tabletToken), (phone, phoneToken)] { _ = try await client(store, token).run() }
         // The tablet records alice offline; the server forgets her before that syncs.
-        _ = try await tablet.append(Event(id: UUID(), device: "tablet-2", at: SyncServerTests.start.adding(milliseconds: 9_000),
-                                          user: "alice", flow: nil, payload: .signInFailed(method: .password, reason: .invalidPassword)))
+        _ = try await tablet.append(
+            Event(
+                id: UUID(), device: "tablet-2", at: SyncServerTests.start.adding(milliseconds: 9_000),
+                user: "alice", flow: nil, payload: .signInFailed(method: .password, reason: .invalidPassword)))
         _ = try server.forgetUser("alice")
         #expect(try server.heldForgetRequests(of: "kiosk-7").count == 1)
         #expect(try server.heldForgetRequests(of: "tablet-2").isEmpty)

@@ -18,9 +18,10 @@ import TestSupport
 
     static func scenario(_ fixture: ConsoleFixture, clock: Clock) async throws {
         try await fixture.record(users.enumerated().map { ConsoleFixture.event("a", $0.offset * 2, user: $0.element) })
-        try await fixture.record(users.enumerated().map {
-            ConsoleFixture.event("b", $0.offset * 2 + 1, user: $0.element, .signInSucceeded(method: .password, secondFactor: false))
-        })
+        try await fixture.record(
+            users.enumerated().map {
+                ConsoleFixture.event("b", $0.offset * 2 + 1, user: $0.element, .signInSucceeded(method: .password, secondFactor: false))
+            })
         for device in ["a", "b"] {
             try await fixture.record((0..<750).map { ConsoleFixture.event(device, 100 + $0 / 5, user: "alice") })
         }
@@ -36,8 +37,11 @@ import TestSupport
         let output = directory.appending("rows-\(UUID().uuidString.prefix(6)).json")
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import csv, json, sys\nwith open(sys.argv[1], newline='', encoding='utf-8') as f:\n    rows = list(csv.reader(f, strict=True))\njson.dump(rows, open(sys.argv[2], 'w'))",
-                             file, output]
+        process.arguments = [
+            "-c",
+            "import csv, json, sys\nwith open(sys.argv[1], newline='', encoding='utf-8') as f:\n    rows = list(csv.reader(f, strict=True))\njson.dump(rows, open(sys.argv[2], 'w'))",
+            file, output
+        ]
         process.standardInput = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
@@ -79,9 +83,14 @@ import TestSupport
         let history = try HistoryConsoleTests.allPages(fixture, SyncPaths.history(user: "alice"), limit: 400).attempts
         let attempts = rows.dropFirst().filter { $0.last == "attempt" }
         #expect(attempts.count == history.count && history.count == 1_502)
-        #expect(attempts.map { [$0[0], $0[1], $0[2], $0[6]] } == history.map {
-            [$0["at"]?.stringValue ?? "", $0["device"]?.stringValue ?? "", String(ConsoleFixture.integer($0["seq"]) ?? 0), $0["outcome"]?.stringValue ?? ""]
-        })
+        #expect(
+            attempts.map { [$0[0], $0[1], $0[2], $0[6]] }
+                == history.map {
+                    [
+                        $0["at"]?.stringValue ?? "", $0["device"]?.stringValue ?? "", String(ConsoleFixture.integer($0["seq"]) ?? 0),
+                        $0["outcome"]?.stringValue ?? ""
+                    ]
+                })
         let actions = rows.filter { $0.last == "action:lockout_cleared" }
         #expect(actions.count == 1)
         #expect(actions.first?[7] == "'=HYPERLINK(\"http://x\",\"a, b\")", "the guard's quote, then the reason as written")
@@ -114,7 +123,9 @@ import TestSupport
         #expect(values.count == 1_502)
         // A name that is no file name goes as _ in filename and exactly in filename*.
         let other = Self.export(fixture, "/v1/users/\(SyncPaths.percentEncoded("josé, \"the\" one"))/export?format=jsonl")
-        #expect(other.response.headers["content-disposition"] == "attachment; filename=\"jos____the__one-history.jsonl\"; filename*=UTF-8''jos%C3%A9%2C%20%22the%22%20one-history.jsonl")
+        #expect(
+            other.response.headers["content-disposition"]
+                == "attachment; filename=\"jos____the__one-history.jsonl\"; filename*=UTF-8''jos%C3%A9%2C%20%22the%22%20one-history.jsonl")
     }
 
     @Test(arguments: TestDatabase.storages) func aBadExportIs400BeforeAnyByte(storage: String) async throws {
@@ -129,8 +140,11 @@ import TestSupport
             ("format=CSV", "query parameter format: format \"CSV\" must be csv, jsonl or ocsf"),
             ("format=csv%00", "query parameter format: format \"csv\\u{0000}\" must be csv, jsonl or ocsf"),
             ("format=csv&limit=10", "unknown query parameter limit; this endpoint takes device, since, until, outcome, factor, method, format"),
-            ("format=csv&since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z", "query parameter until: until (2026-11-01T00:00:00.000Z) is before since (2026-12-01T00:00:00.000Z)"),
-            ("format=csv&device=a%2Fb", nil),
+            (
+                "format=csv&since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z",
+                "query parameter until: until (2026-11-01T00:00:00.000Z) is before since (2026-12-01T00:00:00.000Z)"
+            ),
+            ("format=csv&device=a%2Fb", nil)
         ] {
             let answer = Self.export(fixture, "/v1/users/alice/export?" + query)
             #expect(answer.response.status == 400 && answer.file == nil, "\(query)")

@@ -13,8 +13,9 @@ import TestSupport
     static let start = SyncServerTests.start
 
     static func failure(_ device: String, _ index: Int, user: String = "alice") -> Event {
-        Event(id: UUID(), device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user, flow: nil,
-              payload: .signInFailed(method: .password, reason: .invalidPassword))
+        Event(
+            id: UUID(), device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user, flow: nil,
+            payload: .signInFailed(method: .password, reason: .invalidPassword))
     }
 
     static func body(_ store: OnboardingStore, _ range: ClosedRange<UInt64>) throws -> [UInt8] {
@@ -69,8 +70,10 @@ import TestSupport
         let (phone, phoneToken) = try await fixture.device("phone-1", events: 3)
         defer { phone.close() }
         #expect(try fixture.upload(phone, 1...3, token: phoneToken).status == 200)
-        _ = try await kiosk.append(Event(id: UUID(), device: "kiosk-7", at: Self.start.adding(milliseconds: 4_000), user: "alice",
-                                         flow: nil, payload: .signInSucceeded(method: .password, secondFactor: false)))
+        _ = try await kiosk.append(
+            Event(
+                id: UUID(), device: "kiosk-7", at: Self.start.adding(milliseconds: 4_000), user: "alice",
+                flow: nil, payload: .signInSucceeded(method: .password, secondFactor: false)))
         #expect(try fixture.upload(kiosk, 2...2, token: kioskToken).status == 200)
 
         #expect(try fixture.server.globalLockoutMatchesRebuild())
@@ -107,8 +110,9 @@ import TestSupport
         defer { store.close() }
         _ = try await store.append(Self.failure("kiosk-7", 0))
         let token = try fixture.server.issueToken(role: .device, device: "kiosk-7")
-        let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
-                                serverKey: fixture.server.signingKey.publicKey)
+        let client = SyncClient(
+            store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
+            serverKey: fixture.server.signingKey.publicKey)
         #expect(try await client.run().acknowledgedSeq == 1)
         _ = try fixture.server.forgetUser("alice")
         let summary = try await client.run()
@@ -130,13 +134,18 @@ import TestSupport
         func device(_ name: String) throws -> (OnboardingStore, String) {
             var storeOptions = OnboardingStore.Options()
             storeOptions.deviceID = name
-            return (try OnboardingStore.open(at: directory.appending(name), options: storeOptions),
-                    try server.issueToken(role: .device, device: name))
+            return (
+                try OnboardingStore.open(at: directory.appending(name), options: storeOptions),
+                try server.issueToken(role: .device, device: name)
+            )
         }
         func upload(_ store: OnboardingStore, _ token: String, from first: UInt64 = 1) throws -> Int {
-            server.handle(SyncRequest(method: "POST", path: SyncPaths.events(device: store.deviceID),
-                                      headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
-                                      body: try Self.body(store, first...(try store.head().seq)))).status
+            server.handle(
+                SyncRequest(
+                    method: "POST", path: SyncPaths.events(device: store.deviceID),
+                    headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
+                    body: try Self.body(store, first...(try store.head().seq)))
+            ).status
         }
         let (kiosk, kioskToken) = try device("kiosk-7")
         let (phone, phoneToken) = try device("phone-1")

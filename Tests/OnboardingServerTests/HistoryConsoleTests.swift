@@ -18,12 +18,13 @@ import TestSupport
     static func scenario(_ fixture: ConsoleFixture) async throws {
         for (device, offset) in [("a", 0), ("b", 1)] {
             var events = (0..<14).map { index -> Event in
-                let payload: Payload = switch index % 4 {
-                case 0: .signInFailed(method: .password, reason: .invalidPassword)
-                case 1: .signInSucceeded(method: .passcode, secondFactor: false)
-                case 2: .secondFactorFailed(method: .totp)
-                default: index % 8 == 3 ? .signedOut(reason: .user) : .signInSucceeded(method: .password, secondFactor: true)
-                }
+                let payload: Payload =
+                    switch index % 4 {
+                    case 0: .signInFailed(method: .password, reason: .invalidPassword)
+                    case 1: .signInSucceeded(method: .passcode, secondFactor: false)
+                    case 2: .secondFactorFailed(method: .totp)
+                    default: index % 8 == 3 ? .signedOut(reason: .user) : .signInSucceeded(method: .password, secondFactor: true)
+                    }
                 return ConsoleFixture.event(device, index * 2 + offset, payload)
             }
             if device == "b" {
@@ -69,8 +70,10 @@ import TestSupport
         let fixture = try ConsoleFixture(storage: storage)
         defer { fixture.close() }
         try await Self.scenario(fixture)
-        for path in [SyncPaths.history(user: "alice"), SyncPaths.history(user: "alice") + "?device=b", SyncPaths.history(device: "b"),
-                     SyncPaths.history(user: "alice") + "?outcome=succeeded,throttled", SyncPaths.history(user: "alice") + "?factor=password&since=2026-11-30T16:00:05Z"] {
+        for path in [
+            SyncPaths.history(user: "alice"), SyncPaths.history(user: "alice") + "?device=b", SyncPaths.history(device: "b"),
+            SyncPaths.history(user: "alice") + "?outcome=succeeded,throttled", SyncPaths.history(user: "alice") + "?factor=password&since=2026-11-30T16:00:05Z"
+        ] {
             let oldest = try Self.allPages(fixture, path, limit: 10_000)
             #expect(!oldest.attempts.isEmpty, "\(path)")
             for limit in [1, 2, 3, 7, 10_000] {
@@ -119,7 +122,8 @@ import TestSupport
         let every = fixture.call("POST", "/v1/users/alice/lockout/clear", token: fixture.admin, body: Array(#"{"factor":null,"reason":"ticket 7"}"#.utf8))
         #expect(every.status == 200, "\(String(decoding: every.body, as: UTF8.self))")
         clock.set(ConsoleFixture.start.adding(milliseconds: 20_500))
-        let password = fixture.call("POST", "/v1/users/alice/lockout/clear", token: fixture.admin, body: Array(#"{"factor":"password","reason":"ticket 8"}"#.utf8))
+        let password = fixture.call(
+            "POST", "/v1/users/alice/lockout/clear", token: fixture.admin, body: Array(#"{"factor":"password","reason":"ticket 8"}"#.utf8))
         #expect(password.status == 200)
         clock.set(ConsoleFixture.start.adding(milliseconds: 90_000))
         let path = SyncPaths.history(user: "alice")
@@ -146,7 +150,8 @@ import TestSupport
         let fixture = try ConsoleFixture(storage: storage)
         defer { fixture.close() }
         try await Self.scenario(fixture)
-        let cursor = try #require(ConsoleFixture.array(try fixture.get(SyncPaths.history(user: "alice") + "?order=newest&limit=1").body["attempts"]).first?["cursor"]?.stringValue)
+        let cursor = try #require(
+            ConsoleFixture.array(try fixture.get(SyncPaths.history(user: "alice") + "?order=newest&limit=1").body["attempts"]).first?["cursor"]?.stringValue)
         for path in [SyncPaths.history(user: "alice"), SyncPaths.history(device: "a")] {
             for (query, message) in [
                 ("order=NEWEST", "query parameter order: order \"NEWEST\" must be oldest or newest"),
@@ -160,8 +165,10 @@ import TestSupport
                 ("wait=%01", "query parameter wait: wait \"\\u{0001}\" must be a whole number of seconds from 0 to 30"),
                 ("wait=5", "query parameter wait: a poll needs a cursor (the next_cursor of the newest attempt shown, or of a page read to its end)"),
                 ("wait=5&order=newest&cursor=\(cursor)", "query parameter wait: a poll waits for newer attempts, so it needs order=oldest"),
-                ("since=0001-01-01T00:00:00Z&until=9999-12-31T23:59:59.999Z&order=newest&limit=18446744073709551615",
-                 "query parameter limit: limit \"18446744073709551615\" must be a whole number from 1 to 10000"),
+                (
+                    "since=0001-01-01T00:00:00Z&until=9999-12-31T23:59:59.999Z&order=newest&limit=18446744073709551615",
+                    "query parameter limit: limit \"18446744073709551615\" must be a whole number from 1 to 10000"
+                )
             ] {
                 let (status, text) = fixture.refusal(path + "?" + query)
                 #expect(status == 400, "\(path)?\(query.prefix(60))")
@@ -232,7 +239,8 @@ import TestSupport
         let fixture = try ConsoleFixture(storage: storage)
         defer { fixture.close() }
         try await Self.scenario(fixture)
-        let cursor = try #require(ConsoleFixture.array(try fixture.get(SyncPaths.history(user: "bob") + "?order=newest&limit=1").body["attempts"]).first?["cursor"]?.stringValue)
+        let cursor = try #require(
+            ConsoleFixture.array(try fixture.get(SyncPaths.history(user: "bob") + "?order=newest&limit=1").body["attempts"]).first?["cursor"]?.stringValue)
         let started = ContinuousClock.now
         let answer = Self.poll(fixture.server, SyncPaths.history(user: "bob") + "?cursor=\(cursor)&wait=1", token: fixture.auditor)
         let response = try #require(try await onOwnThread { answer.wait(seconds: 10) })
@@ -248,7 +256,8 @@ import TestSupport
         let fixture = try ConsoleFixture(storage: storage)
         defer { fixture.close() }
         try await Self.scenario(fixture)
-        let cursor = try #require(ConsoleFixture.array(try fixture.get(SyncPaths.history(user: "bob") + "?order=newest&limit=1").body["attempts"]).first?["cursor"]?.stringValue)
+        let cursor = try #require(
+            ConsoleFixture.array(try fixture.get(SyncPaths.history(user: "bob") + "?order=newest&limit=1").body["attempts"]).first?["cursor"]?.stringValue)
         let path = SyncPaths.history(user: "bob") + "?cursor=\(cursor)&wait=30"
         let answers = (0..<SyncLimits.maximumWaitingPolls).map { _ in Self.poll(fixture.server, path, token: fixture.auditor) }
         #expect(fixture.server.polls.count == SyncLimits.maximumWaitingPolls)
@@ -274,13 +283,17 @@ import TestSupport
         try http.start()
         defer { http.stop() }
         let transport = try HTTPTransport(baseURL: URL(string: "http://127.0.0.1:\(http.port)")!, timeout: .seconds(60))
-        let cursor = try #require(ConsoleFixture.array(try fixture.get(SyncPaths.history(user: "bob") + "?order=newest&limit=1").body["attempts"]).first?["cursor"]?.stringValue)
+        let cursor = try #require(
+            ConsoleFixture.array(try fixture.get(SyncPaths.history(user: "bob") + "?order=newest&limit=1").body["attempts"]).first?["cursor"]?.stringValue)
         let auditor = fixture.auditor
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<SyncLimits.maximumWaitingPolls {
                 group.addTask {
-                    try await transport.send(SyncRequest(method: "GET", path: SyncPaths.history(user: "bob") + "?cursor=\(cursor)&wait=30",
-                                                         headers: ["authorization": "Bearer \(auditor)"])).status
+                    try await transport.send(
+                        SyncRequest(
+                            method: "GET", path: SyncPaths.history(user: "bob") + "?cursor=\(cursor)&wait=30",
+                            headers: ["authorization": "Bearer \(auditor)"])
+                    ).status
                 }
             }
             let deadline = ContinuousClock.now + .seconds(60)
@@ -288,14 +301,18 @@ import TestSupport
             #expect(fixture.server.polls.count == SyncLimits.maximumWaitingPolls)
             let (store, token) = try fixture.device("a")
             _ = try await store.append([ConsoleFixture.event("a", 200)])
-            let cursorAnswer = try await transport.send(SyncRequest(method: "GET", path: SyncPaths.cursor(device: "a"), headers: ["authorization": "Bearer \(token)"]))
+            let cursorAnswer = try await transport.send(
+                SyncRequest(method: "GET", path: SyncPaths.cursor(device: "a"), headers: ["authorization": "Bearer \(token)"]))
             let records = try store.records(in: (try SyncWire.cursor(from: cursorAnswer.body).acknowledgedSeq + 1)...(try store.head().seq))
-            let upload = try await transport.send(SyncRequest(method: "POST", path: SyncPaths.events(device: "a"),
-                                                              headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
-                                                              body: SyncWire.uploadBody(device: "a", records: records, keys: try store.syncKeys(for: records))))
+            let upload = try await transport.send(
+                SyncRequest(
+                    method: "POST", path: SyncPaths.events(device: "a"),
+                    headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
+                    body: SyncWire.uploadBody(device: "a", records: records, keys: try store.syncKeys(for: records))))
             #expect(upload.status == 200)
             #expect(fixture.server.polls.count == SyncLimits.maximumWaitingPolls, "bob's polls still wait")
-            let read = try await transport.send(SyncRequest(method: "GET", path: SyncPaths.history(user: "alice") + "?limit=1", headers: ["authorization": "Bearer \(auditor)"]))
+            let read = try await transport.send(
+                SyncRequest(method: "GET", path: SyncPaths.history(user: "alice") + "?limit=1", headers: ["authorization": "Bearer \(auditor)"]))
             #expect(read.status == 200)
             // A newer attempt of bob answers all of them.
             let (bobStore, bobToken) = try fixture.device("b")

@@ -18,17 +18,21 @@ import TestSupport
             let (store, token) = try await fixture.device(name, events: 0)
             defer { store.close() }
             var events = (0..<12).map { index -> Event in
-                let payload: Payload = switch index % 3 {
-                case 0: .signInFailed(method: name == "a" ? .password : .passcode, reason: .invalidPassword)
-                case 1: .signInSucceeded(method: name == "a" ? .password : .passcode, secondFactor: false)
-                default: .signedOut(reason: .user)
-                }
-                return Event(id: UUID(), device: name, at: SyncServerTests.start.adding(milliseconds: Int64(index * 2 + offset) * 1000),
-                             user: "alice", flow: nil, payload: payload)
+                let payload: Payload =
+                    switch index % 3 {
+                    case 0: .signInFailed(method: name == "a" ? .password : .passcode, reason: .invalidPassword)
+                    case 1: .signInSucceeded(method: name == "a" ? .password : .passcode, secondFactor: false)
+                    default: .signedOut(reason: .user)
+                    }
+                return Event(
+                    id: UUID(), device: name, at: SyncServerTests.start.adding(milliseconds: Int64(index * 2 + offset) * 1000),
+                    user: "alice", flow: nil, payload: payload)
             }
             if name == "b" {
-                events.append(Event(id: UUID(), device: name, at: SyncServerTests.start.adding(milliseconds: 100_000), user: "bob",
-                                    flow: nil, payload: .signInThrottled(method: .password, retryAfter: SyncServerTests.start)))
+                events.append(
+                    Event(
+                        id: UUID(), device: name, at: SyncServerTests.start.adding(milliseconds: 100_000), user: "bob",
+                        flow: nil, payload: .signInThrottled(method: .password, retryAfter: SyncServerTests.start)))
             }
             _ = try await store.append(events)
             #expect(try fixture.upload(store, 1...UInt64(events.count), token: token).status == 200)
@@ -110,16 +114,28 @@ import TestSupport
         let path = SyncPaths.history(user: "alice")
         for (query, message) in [
             ("outcome=won", "query parameter outcome: unknown outcome \"won\"; expected one of succeeded, failed, throttled"),
-            ("method=retina", "query parameter method: unknown method \"retina\"; expected one of password, passcode, biometric, apple, google, other, totp, sms, email, recovery_code"),
-            ("since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z", "query parameter until: until (2026-11-01T00:00:00.000Z) is before since (2026-12-01T00:00:00.000Z)"),
-            ("cursor=nonsense", "query parameter cursor: cursor \"nonsense\" is not a cursor this server or CLI issued; pass next_cursor from the previous page unchanged"),
+            (
+                "method=retina",
+                "query parameter method: unknown method \"retina\"; expected one of password, passcode, biometric, apple, google, other, totp, sms, email, recovery_code"
+            ),
+            (
+                "since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z",
+                "query parameter until: until (2026-11-01T00:00:00.000Z) is before since (2026-12-01T00:00:00.000Z)"
+            ),
+            (
+                "cursor=nonsense",
+                "query parameter cursor: cursor \"nonsense\" is not a cursor this server or CLI issued; pass next_cursor from the previous page unchanged"
+            ),
             // The server's own maximum, whatever the number (the query type alone allows more).
             ("limit=20000", "query parameter limit: limit \"20000\" must be a whole number from 1 to 10000"),
             ("limit=200000", "query parameter limit: limit \"200000\" must be a whole number from 1 to 10000"),
             ("limit=0", "query parameter limit: limit \"0\" must be a whole number from 1 to 10000"),
             ("limit=-1", "query parameter limit: limit \"-1\" must be a whole number from 1 to 10000"),
             ("limit=18446744073709551615", "query parameter limit: limit \"18446744073709551615\" must be a whole number from 1 to 10000"),
-            ("outcomes=failed", "unknown query parameter outcomes; this endpoint takes device, since, until, outcome, factor, method, limit, cursor, order, wait"),
+            (
+                "outcomes=failed",
+                "unknown query parameter outcomes; this endpoint takes device, since, until, outcome, factor, method, limit, cursor, order, wait"
+            )
         ] {
             let response = fixture.call("GET", path + "?" + query, token: auditor)
             #expect(response.status == 400, "\(query)")

@@ -19,8 +19,11 @@ import TestSupport
         defer { store.close() }
         _ = try await store.append([Hardening.event("kiosk-7", at: Hardening.start, user: "alice")])
         let token = try server.issueToken(role: .device, device: "kiosk-7")
-        #expect(Hardening.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                               body: try Hardening.uploadBody(store, 1...1)).status == 200)
+        #expect(
+            Hardening.call(
+                server, "POST", SyncPaths.events(device: "kiosk-7"), token: token,
+                body: try Hardening.uploadBody(store, 1...1)
+            ).status == 200)
 
         let other = try Hardening.openStore("kiosk-7", in: directory)
         defer { other.close() }

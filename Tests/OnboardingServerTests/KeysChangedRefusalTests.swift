@@ -27,8 +27,10 @@ struct KeysChangedRefusalTests {
         // A replaced device store: another pseudonym key, so another user entry for alice.
         let replaced = try Hardening.openStore("kiosk-7", in: directory)
         defer { replaced.close() }
-        _ = try await replaced.append([Hardening.event("kiosk-7", at: Hardening.start, user: "alice"),
-                                       Hardening.event("kiosk-7", at: Hardening.start.adding(milliseconds: 1), user: "alice")])
+        _ = try await replaced.append([
+            Hardening.event("kiosk-7", at: Hardening.start, user: "alice"),
+            Hardening.event("kiosk-7", at: Hardening.start.adding(milliseconds: 1), user: "alice")
+        ])
         let refused = Hardening.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token, body: try Hardening.uploadBody(replaced, 2...2))
         let text = Hardening.text(refused)
         #expect(refused.status == 409 && SyncServerTests.errorCode(refused) == "keys_changed", "\(text)")

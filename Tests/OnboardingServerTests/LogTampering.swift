@@ -59,10 +59,15 @@ final class LogTampering {
             let hash = Array(bytes[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)])
             // The columns derived from a record that reads: its time and type.
             let event = (try? RecordCodec.decode(bytes))?.event
-            let changed = try connection.execute("""
+            let changed = try connection.execute(
+                """
                 UPDATE events SET record = $3, hash = $4, at_ms = coalesce($5, at_ms), type = coalesce($6::int2, type) WHERE device = $1 AND seq = $2
-                """, [.text(device), .int64(Int64(seq)), .bytes(bytes), .bytes(hash), event.map { .int64($0.at.millisecondsSince1970) } ?? .null,
-                      event.map { .int64(Int64($0.type.code)) } ?? .null]).affectedRows
+                """,
+                [
+                    .text(device), .int64(Int64(seq)), .bytes(bytes), .bytes(hash), event.map { .int64($0.at.millisecondsSince1970) } ?? .null,
+                    event.map { .int64(Int64($0.type.code)) } ?? .null
+                ]
+            ).affectedRows
             guard changed == 1 else { throw TestFailure("\(device) has no row at seq \(seq)") }
             return
         }
@@ -85,8 +90,9 @@ final class LogTampering {
     /// Sets where the log says it ends.
     func setHead(_ seq: UInt64, _ hash: Digest) throws {
         if let connection {
-            try connection.execute("UPDATE devices SET head_seq = $2, head_hash = $3 WHERE device = $1",
-                                   [.text(device), .int64(Int64(seq)), .bytes(hash.bytes)])
+            try connection.execute(
+                "UPDATE devices SET head_seq = $2, head_hash = $3 WHERE device = $1",
+                [.text(device), .int64(Int64(seq)), .bytes(hash.bytes)])
             return
         }
         let environment = environment!

@@ -11,13 +11,13 @@ import TestSupport
 @Suite struct MetricsEndpointTests {
     /// Parses the exposition on stdin with prometheus_client and prints every sample as JSON.
     static let parser = #"""
-    import json, sys
-    from prometheus_client.parser import text_string_to_metric_families
-    families = {}
-    for family in text_string_to_metric_families(open(sys.argv[1], encoding="utf-8").read()):
-        families[family.name] = {"type": family.type, "samples": [[s.name, s.labels, s.value] for s in family.samples]}
-    print(json.dumps(families))
-    """#
+        import json, sys
+        from prometheus_client.parser import text_string_to_metric_families
+        families = {}
+        for family in text_string_to_metric_families(open(sys.argv[1], encoding="utf-8").read()):
+            families[family.name] = {"type": family.type, "samples": [[s.name, s.labels, s.value] for s in family.samples]}
+        print(json.dumps(families))
+        """#
 
     struct Sample {
         let name: String
@@ -70,10 +70,12 @@ import TestSupport
         let store = try OnboardingStore.open(at: directory.appending("device"), options: options)
         defer { store.close() }
         let start = Timestamp(millisecondsSince1970: 1_796_054_400_000)
-        _ = try await store.append((0..<250).map { index in
-            Event(id: UUID(), device: "kiosk-7", at: start.adding(milliseconds: Int64(index) * 900), user: "user-\(index % 7)", flow: nil,
-                  payload: .signInFailed(method: .password, reason: .invalidPassword))
-        })
+        _ = try await store.append(
+            (0..<250).map { index in
+                Event(
+                    id: UUID(), device: "kiosk-7", at: start.adding(milliseconds: Int64(index) * 900), user: "user-\(index % 7)", flow: nil,
+                    payload: .signInFailed(method: .password, reason: .invalidPassword))
+            })
         let token = try server.issueToken(role: .device, device: "kiosk-7")
         let summary = try await SyncClient(store: store, transport: transport, token: token, batchEvents: 100).run()
         #expect(summary.appended == 250 && summary.batches == 3)

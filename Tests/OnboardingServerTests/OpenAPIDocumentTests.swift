@@ -72,10 +72,11 @@ import Testing
         }
         #expect(actual == expected, "docs/openapi.yaml's event schemas differ from the vocabulary; replace the block with:\n\(expected)")
         // The generator writes instants as references, which OpenAPI 3.0 cannot make nullable.
-        #expect(EventType.allCases.flatMap(\.fields).allSatisfy { field in
-            if case .instant = field.kind { return !field.isOptional }
-            return true
-        })
+        #expect(
+            EventType.allCases.flatMap(\.fields).allSatisfy { field in
+                if case .instant = field.kind { return !field.isOptional }
+                return true
+            })
     }
 
     // MARK: Patterns against the parsers
@@ -97,8 +98,10 @@ import Testing
                 for suffix in ["Z", "z", "", "+00:00", "Z\n", "ZZ", " Z"] { samples.append("2026-11-29T" + time + fraction + suffix) }
             }
         }
-        samples += ["", "2026-11-29", "2026-11-29 16:00:00Z", "+2026-11-29T16:00:00Z", "2026-1-29T16:00:00Z", "10000-01-01T00:00:00Z",
-                    "２０２６-11-29T16:00:00Z", "2026-11-29T16:00:00.١٢٣Z", "\n2026-11-29T16:00:00Z"]
+        samples += [
+            "", "2026-11-29", "2026-11-29 16:00:00Z", "+2026-11-29T16:00:00Z", "2026-1-29T16:00:00Z", "10000-01-01T00:00:00Z",
+            "２０２６-11-29T16:00:00Z", "2026-11-29T16:00:00.١٢٣Z", "\n2026-11-29T16:00:00Z"
+        ]
         for sample in samples {
             let parses = (try? Timestamp(iso8601: sample)) != nil
             #expect(Self.matches(pattern, sample) == parses, "\(sample.debugDescription): the parser says \(parses)")
@@ -137,8 +140,9 @@ import Testing
         let text = OpenAPIEventSchemas.boundedText(bytes: Limits.maximumTextBytes)
         #expect(document.contains("pattern: " + text), "the text fields' pattern is generated")
         let pattern = try NSRegularExpression(pattern: String(text.dropFirst().dropLast().dropLast()) + #"\z"#)
-        let probe = Event(id: UUID(), device: "kiosk-7", at: Timestamp(millisecondsSince1970: 0), user: nil, flow: nil,
-                          payload: .userProfileUpdated(displayName: nil, subtitle: nil, imageRef: nil))
+        let probe = Event(
+            id: UUID(), device: "kiosk-7", at: Timestamp(millisecondsSince1970: 0), user: nil, flow: nil,
+            payload: .userProfileUpdated(displayName: nil, subtitle: nil, imageRef: nil))
         try Self.checkBoundedText(pattern, bytes: Limits.maximumTextBytes) { text in
             var event = probe
             event.payload = .userProfileUpdated(displayName: text, subtitle: nil, imageRef: nil)
@@ -152,9 +156,11 @@ import Testing
             #expect(matches(pattern, sample) == valid(sample), "\(sample.debugDescription)")
         }
         let characters = bytes / OpenAPIEventSchemas.maximumBytesPerScalar
-        for (sample, exact) in [("", true), (String(repeating: "x", count: bytes), true), (String(repeating: "x", count: bytes + 1), true),
-                                (String(repeating: "😀", count: characters), true), (String(repeating: "😀", count: characters + 1), true),
-                                (String(repeating: "é", count: characters + 1), false), ("é" + String(repeating: "x", count: bytes - 2), false)] {
+        for (sample, exact) in [
+            ("", true), (String(repeating: "x", count: bytes), true), (String(repeating: "x", count: bytes + 1), true),
+            (String(repeating: "😀", count: characters), true), (String(repeating: "😀", count: characters + 1), true),
+            (String(repeating: "é", count: characters + 1), false), ("é" + String(repeating: "x", count: bytes - 2), false)
+        ] {
             let matched = matches(pattern, sample)
             if exact {
                 #expect(matched == valid(sample), "\(sample.utf8.count) bytes, \(sample.count) characters")
@@ -168,9 +174,11 @@ import Testing
     @Test func theUUIDPatternIsExactlyTheEventDecoder() throws {
         let pattern = try Self.pattern(of: "UUID")
         let valid = "0f8fad5b-d9cb-469f-a165-70867728950e"
-        var samples = [valid, valid.uppercased(), "0F8fad5b-D9cb-469f-a165-70867728950E", "", "{\(valid)}", valid + " ", " " + valid,
-                       valid.replacingOccurrences(of: "-", with: ""), String(valid.dropLast()), valid + "0", valid + "\n",
-                       "0f8fad5bd-9cb-469f-a165-70867728950e", "00000000-0000-0000-0000-000000000000"]
+        var samples = [
+            valid, valid.uppercased(), "0F8fad5b-D9cb-469f-a165-70867728950E", "", "{\(valid)}", valid + " ", " " + valid,
+            valid.replacingOccurrences(of: "-", with: ""), String(valid.dropLast()), valid + "0", valid + "\n",
+            "0f8fad5bd-9cb-469f-a165-70867728950e", "00000000-0000-0000-0000-000000000000"
+        ]
         samples += Self.allScalars.prefix(0x3100).map { valid.replacingOccurrences(of: "0e", with: "0" + String($0)) }
         for sample in samples {
             let event = #"{"id":"\#(sample)","device":"kiosk-7","at":"2026-11-29T16:00:00Z","type":"user_selected"}"#
@@ -193,12 +201,16 @@ import Testing
 
     /// `outcome`, `factor`, `method`: comma lists whose items the server trims of white space
     /// (Foundation's set, tried character by character); empty is no filter.
-    @Test(arguments: [("HistoryOutcome", "outcome", "failed", "throttled"), ("HistoryFactor", "factor", "password", "second_factor"),
-                      ("HistoryMethod", "method", "totp", "recovery_code")])
+    @Test(arguments: [
+        ("HistoryOutcome", "outcome", "failed", "throttled"), ("HistoryFactor", "factor", "password", "second_factor"),
+        ("HistoryMethod", "method", "totp", "recovery_code")
+    ])
     func theListPatternsAreExactlyTheQueryParser(component: String, parameter: String, first: String, second: String) throws {
         let pattern = try Self.pattern(of: component)
-        var samples = ["", ",", " ", first, second, "\(first),\(second)", "\(first),", ",\(first)", "\(first),,\(second)", "\(first) \(second)",
-                       first.uppercased(), first + first, "\(first);\(second)", "\(first), \(second) ", "  \(first)\t,\t\(second)  "]
+        var samples = [
+            "", ",", " ", first, second, "\(first),\(second)", "\(first),", ",\(first)", "\(first),,\(second)", "\(first) \(second)",
+            first.uppercased(), first + first, "\(first);\(second)", "\(first), \(second) ", "  \(first)\t,\t\(second)  "
+        ]
         samples += (HistoryQuery.outcomeNames + ["success"] + LockoutFactor.wireNames + HistoryQuery.methodNames).map { "\(first),\($0)" }
         samples += Self.allScalars.flatMap { scalar in ["\(scalar)\(first)", "\(first),\(scalar)\(second)\(scalar)", "\(first)\(scalar)"] }
         for sample in samples {
@@ -218,8 +230,13 @@ import Testing
             ("HistoryDevice", device, ["", "kiosk-7", "a b", String(repeating: "x", count: 64), String(repeating: "x", count: 65), "é", "a/b"]),
             ("HistorySince", { query("since", $0) }, ["", "2026-11-29T16:00:00Z", "2024-02-29T00:00:00.5Z", "2025-02-29T00:00:00Z", "2026-11-29", " "]),
             ("HistoryUntil", { query("until", $0) }, ["", "9999-12-31T23:59:59.999Z", "2026-11-29T16:00:00.1234Z", "0000-01-01T00:00:00Z"]),
-            ("HistoryCursor", { query("cursor", $0) }, ["", HistoryCursor(at: Timestamp(millisecondsSince1970: 0), device: "kiosk-7", seq: 1).token,
-                                                        HistoryCursor(at: Timestamp.maximum, device: String(repeating: "x", count: 64), seq: UInt64.max).token]),
+            (
+                "HistoryCursor", { query("cursor", $0) },
+                [
+                    "", HistoryCursor(at: Timestamp(millisecondsSince1970: 0), device: "kiosk-7", seq: 1).token,
+                    HistoryCursor(at: Timestamp.maximum, device: String(repeating: "x", count: 64), seq: UInt64.max).token
+                ]
+            )
         ] as [(String, (String) -> Bool, [String])] {
             let pattern = try Self.pattern(of: component)
             for sample in samples {

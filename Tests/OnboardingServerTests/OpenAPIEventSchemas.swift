@@ -78,7 +78,7 @@ enum OpenAPIEventSchemas {
             "        One event in its JSON form (docs/events.md): the envelope `id`, `device`, `seq`, `at`,",
             "        `user`, `session`, `type` and exactly the payload fields of the type; an optional field",
             "        may be null or absent. Members in any order; a key at most once.",
-            "      oneOf:",
+            "      oneOf:"
         ]
         lines += EventType.allCases.map { "        - " + reference(schemaName($0)) }
         lines += ["      discriminator:", "        propertyName: type", "        mapping:"]
@@ -90,7 +90,8 @@ enum OpenAPIEventSchemas {
 
     static func schema(_ type: EventType) -> [String] {
         let forgotten = type == .userForgotten
-        let required = ["id", "device", "seq", "at"] + (forgotten ? ["user"] : []) + ["type"]
+        let required =
+            ["id", "device", "seq", "at"] + (forgotten ? ["user"] : []) + ["type"]
             + type.fields.filter { !$0.isOptional }.map(\.name)
         var lines = [
             "    \(schemaName(type)):",
@@ -105,7 +106,7 @@ enum OpenAPIEventSchemas {
             "        at:", "          " + reference("Timestamp"),
             "        user:", "          " + reference(forgotten ? "ForgottenUser" : "EventUser"),
             "        session:", "          " + reference("EventSession"),
-            "        type:", "          type: string", "          enum: [\(type.rawValue)]",
+            "        type:", "          type: string", "          enum: [\(type.rawValue)]"
         ]
         for field in type.fields {
             lines.append("        \(field.name):")
@@ -123,11 +124,15 @@ enum OpenAPIEventSchemas {
             // Canonical IPv4 exactly (no leading zeros); canonical IPv6, which the server accepts
             // too, has no regular expression short enough to be worth writing here.
             let octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-            return ["type: string"] + nullable + ["pattern: '^\(octet)(?:\\.\(octet)){3}$'",
-                                                  "description: The client's address in canonical form (docs/events.md § Client address). The pattern is IPv4's; canonical IPv6 (RFC 5952) is accepted as well."]
+            return ["type: string"] + nullable + [
+                "pattern: '^\(octet)(?:\\.\(octet)){3}$'",
+                "description: The client's address in canonical form (docs/events.md § Client address). The pattern is IPv4's; canonical IPv6 (RFC 5952) is accepted as well."
+            ]
         case .text:
-            return ["type: string"] + nullable + ["pattern: \(boundedText(bytes: Limits.maximumTextBytes))",
-                                                  "description: 1–\(Limits.maximumTextBytes) bytes of UTF-8 without a control character (see UserID on bytes and characters)."]
+            return ["type: string"] + nullable + [
+                "pattern: \(boundedText(bytes: Limits.maximumTextBytes))",
+                "description: 1–\(Limits.maximumTextBytes) bytes of UTF-8 without a control character (see UserID on bytes and characters)."
+            ]
         case .choice(let names):
             return ["type: string"] + nullable + ["enum: \(flowList(names + (field.isOptional ? ["null"] : [])))"]
         case .flag:

@@ -17,10 +17,12 @@ import TestSupport
         let answer = Mutex<SyncResponse?>(nil)
 
         func poll(deadline: Duration, seenGeneration: UInt64) -> HistoryPoll {
-            HistoryPoll(deadline: .now + deadline, seenGeneration: seenGeneration, check: { [self] in
-                looks.add(1, ordering: .relaxed)
-                return ready.load(ordering: .acquiring) ? SyncResponse(status: 200, body: Array("new".utf8)) : nil
-            }, timeout: { SyncResponse(status: 200, body: Array("empty".utf8)) })
+            HistoryPoll(
+                deadline: .now + deadline, seenGeneration: seenGeneration,
+                check: { [self] in
+                    looks.add(1, ordering: .relaxed)
+                    return ready.load(ordering: .acquiring) ? SyncResponse(status: 200, body: Array("new".utf8)) : nil
+                }, timeout: { SyncResponse(status: 200, body: Array("empty".utf8)) })
         }
 
         func record(_ response: SyncResponse) {
@@ -49,9 +51,9 @@ import TestSupport
         #expect(waiters.add(early.poll(deadline: .seconds(600), seenGeneration: waiters.generation)) { early.record($0) })
 
         let late = Probe()
-        let seen = waiters.generation            // the late poll's first read starts: nothing new
+        let seen = waiters.generation // the late poll's first read starts: nothing new
         late.ready.store(true, ordering: .releasing)
-        waiters.notice()                          // the upload commits and is noticed
+        waiters.notice() // the upload commits and is noticed
         try await Self.eventually { early.looks.load(ordering: .relaxed) >= 1 }
         #expect(early.looks.load(ordering: .relaxed) >= 1, "the waiting poll looked again after the upload")
 

@@ -15,8 +15,9 @@ struct PostgresUsersCacheTests {
     static let start = SyncServerTests.start
 
     static func failure(_ index: Int, user: String) -> Event {
-        Event(id: UUID(), device: "kiosk-7", at: start.adding(milliseconds: Int64(index) * 1000), user: user, flow: nil,
-              payload: .signInFailed(method: .password, reason: .invalidPassword))
+        Event(
+            id: UUID(), device: "kiosk-7", at: start.adding(milliseconds: Int64(index) * 1000), user: user, flow: nil,
+            payload: .signInFailed(method: .password, reason: .invalidPassword))
     }
 
     struct TwoNodes {
@@ -43,9 +44,11 @@ struct PostgresUsersCacheTests {
 
         func upload(_ range: ClosedRange<UInt64>, through server: SyncServer) throws -> SyncResponse {
             let records = try store.records(in: range)
-            return server.handle(SyncRequest(method: "POST", path: SyncPaths.events(device: "kiosk-7"),
-                                             headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
-                                             body: SyncWire.uploadBody(device: "kiosk-7", records: records, keys: try store.syncKeys(for: records))))
+            return server.handle(
+                SyncRequest(
+                    method: "POST", path: SyncPaths.events(device: "kiosk-7"),
+                    headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
+                    body: SyncWire.uploadBody(device: "kiosk-7", records: records, keys: try store.syncKeys(for: records))))
         }
 
         func close() {
@@ -102,9 +105,11 @@ struct PostgresUsersCacheTests {
         #expect(try nodes.upload(1...3, through: nodes.first).status == 200)
         _ = try await nodes.store.append([Self.failure(3, user: "carol")])
         let forged = try SyncServerTests.recordReusingID(of: 1, at: 4, in: nodes.store)
-        let refused = nodes.first.handle(SyncRequest(method: "POST", path: SyncPaths.events(device: "kiosk-7"),
-                                                     headers: ["authorization": "Bearer \(nodes.token)", "content-type": SyncWire.contentType],
-                                                     body: SyncWire.uploadBody(device: "kiosk-7", records: [forged], keys: try nodes.store.syncKeys(for: [forged]))))
+        let refused = nodes.first.handle(
+            SyncRequest(
+                method: "POST", path: SyncPaths.events(device: "kiosk-7"),
+                headers: ["authorization": "Bearer \(nodes.token)", "content-type": SyncWire.contentType],
+                body: SyncWire.uploadBody(device: "kiosk-7", records: [forged], keys: try nodes.store.syncKeys(for: [forged]))))
         #expect(refused.status == 409)
         #expect(SyncServerTests.errorCode(refused) == "fork")
         #expect(try nodes.second.withDeviceLog(of: "kiosk-7") { try $0.head().seq } == 3)
@@ -134,9 +139,11 @@ struct PostgresUsersCacheTests {
         #expect(try restarted.history(HistoryQuery(user: "alice")).attempts.count == 3)
         _ = try await nodes.store.append([Self.failure(3, user: "bob")])
         let records = try nodes.store.records(in: 4...4)
-        let answer = restarted.handle(SyncRequest(method: "POST", path: SyncPaths.events(device: "kiosk-7"),
-                                                  headers: ["authorization": "Bearer \(nodes.token)", "content-type": SyncWire.contentType],
-                                                  body: SyncWire.uploadBody(device: "kiosk-7", records: records, keys: try nodes.store.syncKeys(for: records))))
+        let answer = restarted.handle(
+            SyncRequest(
+                method: "POST", path: SyncPaths.events(device: "kiosk-7"),
+                headers: ["authorization": "Bearer \(nodes.token)", "content-type": SyncWire.contentType],
+                body: SyncWire.uploadBody(device: "kiosk-7", records: records, keys: try nodes.store.syncKeys(for: records))))
         #expect(answer.status == 200)
         #expect(try restarted.history(HistoryQuery(user: "bob")).attempts.count == 1)
     }

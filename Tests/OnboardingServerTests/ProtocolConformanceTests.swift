@@ -24,7 +24,7 @@ import TestSupport
             ("POST", "/v1/audit", "GET"), ("PUT", "/v1/devices/kiosk-7/tokens", "POST, DELETE"),
             ("TRACE", "/v1/devices/kiosk-7/cursor", "GET"), ("GET", "/v1/devices/kiosk-7/events", "POST"),
             ("POST", "/v1/devices/kiosk-7/history", "GET"), ("DELETE", "/v1/users/alice/history", "GET"),
-            ("PATCH", "/v1/users/alice/lockout?at=2026-11-29T16:00:00Z", "GET"), ("GET", "/v1/users/alice/forget", "POST"),
+            ("PATCH", "/v1/users/alice/lockout?at=2026-11-29T16:00:00Z", "GET"), ("GET", "/v1/users/alice/forget", "POST")
         ] {
             let response = fixture.call(method, path, token: fixture.admin)
             #expect(response.status == 405, "\(method) \(path)")
@@ -44,11 +44,15 @@ import TestSupport
         defer { fixture.close() }
         let auditor = try fixture.server.issueToken(role: .auditor)
         let longest = String(repeating: "é", count: Limits.maximumUserBytes / 2)
-        for (user, valid) in [("alice", true), (longest, true), (longest + "x", false), ("a\u{1B}b", false),
-                              ("a\u{85}", false), ("a\u{7F}", false), ("a\nb", false), ("\u{9F}", false)] {
+        for (user, valid) in [
+            ("alice", true), (longest, true), (longest + "x", false), ("a\u{1B}b", false),
+            ("a\u{85}", false), ("a\u{7F}", false), ("a\nb", false), ("\u{9F}", false)
+        ] {
             let encoded = SyncPaths.percentEncoded(user)
-            for (method, path, token) in [("GET", "/v1/users/\(encoded)/history", auditor), ("GET", "/v1/users/\(encoded)/lockout", auditor),
-                                          ("POST", "/v1/users/\(encoded)/forget", fixture.admin)] {
+            for (method, path, token) in [
+                ("GET", "/v1/users/\(encoded)/history", auditor), ("GET", "/v1/users/\(encoded)/lockout", auditor),
+                ("POST", "/v1/users/\(encoded)/forget", fixture.admin)
+            ] {
                 let response = fixture.call(method, path, token: token)
                 #expect(response.status == (valid ? 200 : 400), "\(method) \(path)")
                 if !valid { #expect(SyncWire.error(from: response.body)?.message.hasPrefix("user must ") == true) }
@@ -75,7 +79,8 @@ import TestSupport
         func attempts(_ query: String) throws -> Int? {
             let response = fixture.call("GET", path + query, token: auditor)
             guard response.status == 200, case .object(let members) = try JSONValue.parse(bytes: response.body),
-                  case .array(let attempts)? = members.first(where: { $0.key == "attempts" })?.value else { return nil }
+                case .array(let attempts)? = members.first(where: { $0.key == "attempts" })?.value
+            else { return nil }
             return attempts.count
         }
         #expect(try attempts("?device=tablet-9") == 0, "a valid id that was never enrolled: an empty page")

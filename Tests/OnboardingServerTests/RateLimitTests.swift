@@ -62,8 +62,10 @@ import TestSupport
     @Test func aTokenOverItsRateGets429WithRetryAfterAndOtherTokensDoNot() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let server = try Self.server(.init(perToken: RequestRate(perSecond: 0.5, burst: 5), failedAuthenticationPerAddress: nil,
-                                           anonymousPerAddress: nil), in: directory)
+        let server = try Self.server(
+            .init(
+                perToken: RequestRate(perSecond: 0.5, burst: 5), failedAuthenticationPerAddress: nil,
+                anonymousPerAddress: nil), in: directory)
         defer { server.close() }
         let auditor = try server.issueToken(role: .auditor)
         let admin = try #require(server.createdAdminToken)
@@ -80,8 +82,10 @@ import TestSupport
     @Test func failedAuthenticationsAndAnonymousRequestsArePerAddress() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let server = try Self.server(.init(perToken: nil, failedAuthenticationPerAddress: RequestRate(perSecond: 0.01, burst: 4),
-                                           anonymousPerAddress: RequestRate(perSecond: 0.01, burst: 4)), in: directory)
+        let server = try Self.server(
+            .init(
+                perToken: nil, failedAuthenticationPerAddress: RequestRate(perSecond: 0.01, burst: 4),
+                anonymousPerAddress: RequestRate(perSecond: 0.01, burst: 4)), in: directory)
         defer { server.close() }
         let auditor = try server.issueToken(role: .auditor)
         let bad = String(repeating: "f", count: 64)
@@ -134,10 +138,12 @@ import TestSupport
             options.durability = .relaxed
             let store = try OnboardingStore.open(at: directory.appending(name), options: options)
             let start = Timestamp(millisecondsSince1970: 1_796_054_400_000)
-            _ = try await store.append((0..<3_000).map { index in
-                Event(id: UUID(), device: name, at: start.adding(milliseconds: Int64(index) * 700), user: "user-\(index % 9)", flow: nil,
-                      payload: index % 3 == 0 ? .signInStarted(method: .password) : .signInFailed(method: .password, reason: .invalidPassword))
-            })
+            _ = try await store.append(
+                (0..<3_000).map { index in
+                    Event(
+                        id: UUID(), device: name, at: start.adding(milliseconds: Int64(index) * 700), user: "user-\(index % 9)", flow: nil,
+                        payload: index % 3 == 0 ? .signInStarted(method: .password) : .signInFailed(method: .password, reason: .invalidPassword))
+                })
             return (store, try server.issueToken(role: .device, device: name))
         }
         func sync(_ store: OnboardingStore, _ token: String) async throws -> (Duration, SyncSummary) {
@@ -166,9 +172,10 @@ import TestSupport
                 // Bounded in count and in time.
                 while !done.load(ordering: .relaxed), sent < 5_000, ContinuousClock.now < deadline {
                     sent += 1
-                    let request = SyncRequest(method: "POST", path: SyncPaths.events(device: "flooded"),
-                                              headers: ["authorization": "Bearer obt_guess_\(thread)_\(sent)", "content-type": SyncWire.contentType],
-                                              body: Array(#"{"device":"flooded","records":[]}"#.utf8))
+                    let request = SyncRequest(
+                        method: "POST", path: SyncPaths.events(device: "flooded"),
+                        headers: ["authorization": "Bearer obt_guess_\(thread)_\(sent)", "content-type": SyncWire.contentType],
+                        body: Array(#"{"device":"flooded","records":[]}"#.utf8))
                     let status = runBlockingForTest { (try? await transport?.send(request))?.status ?? 0 }
                     statuses.withLock { $0[status, default: 0] += 1 }
                 }

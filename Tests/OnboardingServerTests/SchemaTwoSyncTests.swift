@@ -26,14 +26,17 @@ import TestSupport
             (nil, .accountCreationStarted), (nil, .fieldValidated(field: .phone, result: .phoneInvalid)),
             (nil, .accountCreationSubmitted), (nil, .accountCreationFailed(field: nil, reason: .emailInUse)),
             // And the old form of a type with a schema 2, next to the new one.
-            ("ann@example.org", .signInStarted(method: .passcode)),
+            ("ann@example.org", .signInStarted(method: .passcode))
         ]
-        _ = try await store.append(payloads.enumerated().map { index, pair in
-            Event(id: UUID(), device: "kiosk-7", at: SyncServerTests.start.adding(milliseconds: Int64(index) * 1000),
-                  user: pair.0, flow: flow, payload: pair.1)
-        })
-        let client = SyncClient(store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
-                                serverKey: fixture.server.signingKey.publicKey)
+        _ = try await store.append(
+            payloads.enumerated().map { index, pair in
+                Event(
+                    id: UUID(), device: "kiosk-7", at: SyncServerTests.start.adding(milliseconds: Int64(index) * 1000),
+                    user: pair.0, flow: flow, payload: pair.1)
+            })
+        let client = SyncClient(
+            store: store, transport: InMemoryTransport { fixture.server.handle($0) }, token: token,
+            serverKey: fixture.server.signingKey.publicKey)
         #expect(try await client.run().acknowledgedSeq == UInt64(payloads.count))
 
         let replica = try fixture.server.replicas.pinnedStore(for: "kiosk-7")

@@ -13,18 +13,26 @@ import TestSupport
 @Suite struct ServerActionTests {
     typealias Clock = ServerHardeningTests.ManualServerClock
 
-    static func clear(_ fixture: ConsoleFixture, _ user: String = "alice", factor: String? = nil, reason: String = "helpdesk ticket 4711",
-                      through node: SyncServer? = nil) -> SyncResponse {
+    static func clear(
+        _ fixture: ConsoleFixture, _ user: String = "alice", factor: String? = nil, reason: String = "helpdesk ticket 4711",
+        through node: SyncServer? = nil
+    ) -> SyncResponse {
         let factorText = factor.map { "\"\($0)\"" } ?? "null"
-        return fixture.call("POST", "/v1/users/\(SyncPaths.percentEncoded(user))/lockout/clear", token: fixture.admin,
-                            body: Array(#"{"factor":\#(factorText),"reason":\#(String(decoding: SyncWire.encode(.string(reason)), as: UTF8.self))}"#.utf8),
-                            through: node)
+        return fixture.call(
+            "POST", "/v1/users/\(SyncPaths.percentEncoded(user))/lockout/clear", token: fixture.admin,
+            body: Array(#"{"factor":\#(factorText),"reason":\#(String(decoding: SyncWire.encode(.string(reason)), as: UTF8.self))}"#.utf8),
+            through: node)
     }
 
     static func lockout(_ fixture: ConsoleFixture, _ user: String = "alice", through node: SyncServer? = nil) throws -> [String: Int] {
         var failures: [String: Int] = [:]
-        for entry in ConsoleFixture.array(try JSONValue.parse(bytes: fixture.call("GET", SyncPaths.lockout(user: user) + "?at=2026-11-30T16:10:00Z",
-                                                                                    token: fixture.auditor, through: node).body)) {
+        for entry in ConsoleFixture.array(
+            try JSONValue.parse(
+                bytes: fixture.call(
+                    "GET", SyncPaths.lockout(user: user) + "?at=2026-11-30T16:10:00Z",
+                    token: fixture.auditor, through: node
+                ).body))
+        {
             failures[entry["factor"]?.stringValue ?? ""] = ConsoleFixture.integer(entry["failures"])
         }
         return failures
@@ -106,7 +114,7 @@ import TestSupport
             ("limit=18446744073709551615", "query parameter limit: limit \"18446744073709551615\" must be a whole number from 1 to 1000"),
             ("cursor=nonsense", "query parameter cursor: cursor \"nonsense\" is not one this server issued; pass next_cursor from the previous page unchanged"),
             ("cursor=\(HistoryCursor(at: ConsoleFixture.start, device: "a", seq: 1).token)", nil),
-            ("before=x", "unknown query parameter before; this endpoint takes limit, cursor"),
+            ("before=x", "unknown query parameter before; this endpoint takes limit, cursor")
         ] {
             let (status, text) = fixture.refusal("/v1/actions?" + query)
             #expect(status == 400, "\(query)")
@@ -130,16 +138,21 @@ import TestSupport
             ("{\"reason\":\"\(String(repeating: "é", count: 201))\"}", "body.reason must be 1 to 200 characters, got 201"),
             (#"{"reason":"line\nbreak"}"#, "body.reason must not contain control characters"),
             (#"{"reason":"bell\u0007"}"#, "body.reason must not contain control characters"),
-            (#"{"reason":"x","reason":"y"}"#, nil),
+            (#"{"reason":"x","reason":"y"}"#, nil)
         ] {
             let response = fixture.call("POST", path, token: fixture.admin, body: Array(body.utf8))
             #expect(response.status == 400, "\(body.prefix(40))")
-            if let message { #expect(SyncWire.error(from: response.body)?.message.hasPrefix(message.prefix(30)) == true, "\(SyncWire.error(from: response.body)?.message ?? "")") }
+            if let message {
+                #expect(
+                    SyncWire.error(from: response.body)?.message.hasPrefix(message.prefix(30)) == true, "\(SyncWire.error(from: response.body)?.message ?? "")")
+            }
         }
         let huge = fixture.call("POST", path, token: fixture.admin, body: Array("{\"reason\":\"\(String(repeating: "x", count: 9 << 20))\"}".utf8))
         #expect([400, 413].contains(huge.status))
-        let plain = fixture.server.handle(SyncRequest(method: "POST", path: path, headers: ["authorization": "Bearer \(fixture.admin)", "content-type": "text/plain"],
-                                                      body: Array(#"{"reason":"x"}"#.utf8)))
+        let plain = fixture.server.handle(
+            SyncRequest(
+                method: "POST", path: path, headers: ["authorization": "Bearer \(fixture.admin)", "content-type": "text/plain"],
+                body: Array(#"{"reason":"x"}"#.utf8)))
         #expect(plain.status == 415)
         #expect(fixture.call("POST", path, token: fixture.auditor, body: Array(#"{"reason":"x"}"#.utf8)).status == 403)
         let (_, device) = try fixture.device("a")

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What hostile clients sent the server, and what it must answer: never a trap, never a path,
@@ -31,8 +31,10 @@ import Glibc
     }
 
     /// A server on `storage` (opened again on the same data after a close: a restart).
-    static func server(on storage: TestServerStorage, clock: ManualServerClock, maximumOpenReplicas: Int = 1024,
-                       failures: LogLines? = nil) throws -> SyncServer {
+    static func server(
+        on storage: TestServerStorage, clock: ManualServerClock, maximumOpenReplicas: Int = 1024,
+        failures: LogLines? = nil
+    ) throws -> SyncServer {
         var options = SyncServer.Options()
         options.clock = { clock.now }
         options.maximumOpenReplicas = maximumOpenReplicas
@@ -54,8 +56,10 @@ import Glibc
 
     static func text(_ response: SyncResponse) -> String { String(decoding: response.body, as: UTF8.self) }
 
-    static func event(_ device: String, at: Timestamp, user: String? = "alice",
-                      payload: Payload = .signInFailed(method: .password, reason: .invalidPassword)) -> Event {
+    static func event(
+        _ device: String, at: Timestamp, user: String? = "alice",
+        payload: Payload = .signInFailed(method: .password, reason: .invalidPassword)
+    ) -> Event {
         Event(id: UUID(), device: device, at: at, user: user, flow: nil, payload: payload)
     }
 
@@ -77,15 +81,18 @@ import Glibc
     /// A record with any seq: the seq is not covered by anything the decoder checks first.
     static func crafted(seqs: [UInt64], device: String = "kiosk-7") -> [UInt8] {
         let records = seqs.map { seq in
-            Record(seq: seq, event: event(device, at: start, user: nil, payload: .captchaPassed),
-                   previousHash: Digest(bytes: [UInt8](repeating: 0, count: 32)), hash: Digest(bytes: [UInt8](repeating: 1, count: 32)))
+            Record(
+                seq: seq, event: event(device, at: start, user: nil, payload: .captchaPassed),
+                previousHash: Digest(bytes: [UInt8](repeating: 0, count: 32)), hash: Digest(bytes: [UInt8](repeating: 1, count: 32)))
         }
         return SyncWire.uploadBody(device: device, records: records)
     }
 
-    @Test(arguments: TestDatabase.storages, [
-        [UInt64.max], [UInt64.max, 0], [UInt64.max - 1, UInt64.max], [UInt64.max, UInt64.max], [0], [0, 1], [5, 4], [1, 3],
-    ])
+    @Test(
+        arguments: TestDatabase.storages,
+        [
+            [UInt64.max], [UInt64.max, 0], [UInt64.max - 1, UInt64.max], [UInt64.max, UInt64.max], [0], [0, 1], [5, 4], [1, 3]
+        ])
     func seqsAtTheEdgesAreRefusedWithoutATrap(storage name: String, seqs: [UInt64]) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -141,8 +148,10 @@ import Glibc
             Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         }
-        let cursors = ["h1:9223372036854775807:18446744073709551615:kiosk-7", "h1:-9223372036854775808:0:kiosk-7",
-                       "h1:0:18446744073709551615:\u{7}", "h1:1:1:" + String(repeating: "z", count: 300)].map(encoded)
+        let cursors = [
+            "h1:9223372036854775807:18446744073709551615:kiosk-7", "h1:-9223372036854775808:0:kiosk-7",
+            "h1:0:18446744073709551615:\u{7}", "h1:1:1:" + String(repeating: "z", count: 300)
+        ].map(encoded)
         for path in [SyncPaths.history(user: "alice"), SyncPaths.history(device: "kiosk-7")] {
             for cursor in cursors {
                 let response = Self.call(server, "GET", path + "?cursor=" + cursor, token: auditor)
@@ -166,8 +175,10 @@ import Glibc
         defer { storage.remove() }
         let server = try Self.server(on: storage, clock: ManualServerClock(Self.start))
         defer { server.close() }
-        for path in [SyncPaths.lockout(user: "alice") + "?bogus=1", SyncPaths.lockout(user: "alice") + "?at=yesterday",
-                     SyncPaths.history(user: "alice") + "?bogus=1"] {
+        for path in [
+            SyncPaths.lockout(user: "alice") + "?bogus=1", SyncPaths.lockout(user: "alice") + "?at=yesterday",
+            SyncPaths.history(user: "alice") + "?bogus=1"
+        ] {
             #expect(Self.call(server, "GET", path, token: nil).status == 401, "\(path)")
             #expect(Self.call(server, "GET", path, token: "obt_nobody").status == 401, "\(path)")
         }
@@ -193,7 +204,7 @@ import Glibc
             for (method, path, token) in [
                 ("POST", "/v1/devices/\(invalid)/tokens", admin), ("DELETE", "/v1/devices/\(invalid)/tokens", admin),
                 ("GET", "/v1/devices/\(invalid)/cursor", admin), ("GET", "/v1/devices/\(invalid)/cursor", auditor),
-                ("GET", "/v1/devices/\(invalid)/history", auditor),
+                ("GET", "/v1/devices/\(invalid)/history", auditor)
             ] {
                 let response = Self.call(server, method, path, token: token)
                 #expect(response.status == 400, "\(method) \(path): \(response.status) \(Self.text(response))")
@@ -247,8 +258,10 @@ import Glibc
         let store = try Self.openStore("kiosk-7", in: directory)
         defer { store.close() }
         // Within the skew: accepted. One millisecond past it: refused, naming the seq.
-        _ = try await store.append([Self.event("kiosk-7", at: Self.start.adding(milliseconds: skew)),
-                                    Self.event("kiosk-7", at: Self.start.adding(milliseconds: skew + 1))])
+        _ = try await store.append([
+            Self.event("kiosk-7", at: Self.start.adding(milliseconds: skew)),
+            Self.event("kiosk-7", at: Self.start.adding(milliseconds: skew + 1))
+        ])
         let token = try server.issueToken(role: .device, device: "kiosk-7")
         let first = Self.call(server, "POST", SyncPaths.events(device: "kiosk-7"), token: token, body: try Self.uploadBody(store, 1...1))
         #expect(first.status == 200, "\(Self.text(first))")
@@ -256,7 +269,9 @@ import Glibc
         #expect(second.status == 400)
         let error = try #require(SyncWire.error(from: second.body))
         #expect(error.code == .futureEvent)
-        #expect(error.message.hasPrefix("seq 2 is dated \(Self.start.adding(milliseconds: skew + 1).iso8601), more than 300 s after the server's clock (\(Self.start.iso8601))"))
+        #expect(
+            error.message.hasPrefix(
+                "seq 2 is dated \(Self.start.adding(milliseconds: skew + 1).iso8601), more than 300 s after the server's clock (\(Self.start.iso8601))"))
         #expect(try server.heldHead(of: "kiosk-7").seq == 1)
         // A millisecond later on the server, the same batch is accepted.
         clock.set(Self.start.adding(milliseconds: 1))
@@ -306,10 +321,14 @@ import Glibc
         defer { server.close() }
         let store = try Self.openStore("kiosk-7", in: directory)
         defer { store.close() }
-        _ = try await store.append([Self.event("kiosk-7", at: Self.start, user: nil, payload: .captchaPresented(purpose: .signIn)),
-                                    Self.event("kiosk-7", at: Self.start.adding(milliseconds: 1), user: nil, payload: .captchaPassed)])
-        _ = try await store.append([Self.event("kiosk-7", at: Self.start.adding(milliseconds: 2), user: "alice"),
-                                    Self.event("kiosk-7", at: Self.start.adding(milliseconds: 3), user: "bob")])
+        _ = try await store.append([
+            Self.event("kiosk-7", at: Self.start, user: nil, payload: .captchaPresented(purpose: .signIn)),
+            Self.event("kiosk-7", at: Self.start.adding(milliseconds: 1), user: nil, payload: .captchaPassed)
+        ])
+        _ = try await store.append([
+            Self.event("kiosk-7", at: Self.start.adding(milliseconds: 2), user: "alice"),
+            Self.event("kiosk-7", at: Self.start.adding(milliseconds: 3), user: "bob")
+        ])
         let token = try server.issueToken(role: .device, device: "kiosk-7")
         let keyless = SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...2))
         #expect(!Self.text(SyncResponse(status: 0, body: keyless)).contains("keys"))
@@ -381,14 +400,17 @@ import Glibc
         for device in devices {
             let store = try Self.openStore(device, in: directory)
             stores.append(store)
-            let payloads: [Payload] = [.signInFailed(method: .password, reason: .invalidPassword), .secondFactorFailed(method: .totp),
-                                       .signInSucceeded(method: .password, secondFactor: true), .lockoutCleared(reason: .admin),
-                                       .passwordChanged(forced: false), .signInFailed(method: .passcode, reason: .cancelled)]
+            let payloads: [Payload] = [
+                .signInFailed(method: .password, reason: .invalidPassword), .secondFactorFailed(method: .totp),
+                .signInSucceeded(method: .password, secondFactor: true), .lockoutCleared(reason: .admin),
+                .passwordChanged(forced: false), .signInFailed(method: .passcode, reason: .cancelled)
+            ]
             // Each device's clock wanders: times are not in seq order, and overlap the others'.
             let events = (0..<120).map { index in
                 let jitter = Int64(random.next() % 60_000)
-                return Self.event(device, at: Self.start.adding(milliseconds: Int64(index) * 20_000 + jitter),
-                                  user: ["alice", "bob", nil][Int(random.next() % 3)], payload: payloads[Int(random.next() % UInt64(payloads.count))])
+                return Self.event(
+                    device, at: Self.start.adding(milliseconds: Int64(index) * 20_000 + jitter),
+                    user: ["alice", "bob", nil][Int(random.next() % 3)], payload: payloads[Int(random.next() % UInt64(payloads.count))])
             }
             _ = try await store.append(events)
         }
@@ -398,8 +420,9 @@ import Glibc
             let index = Int(random.next() % UInt64(devices.count))
             guard next[index] <= 120 else { continue }
             let end = min(next[index] + random.next() % 40, 120)
-            let response = Self.call(server, "POST", SyncPaths.events(device: devices[index]), token: tokens[index],
-                                     body: try Self.uploadBody(stores[index], next[index]...end))
+            let response = Self.call(
+                server, "POST", SyncPaths.events(device: devices[index]), token: tokens[index],
+                body: try Self.uploadBody(stores[index], next[index]...end))
             #expect(response.status == 200, "\(Self.text(response))")
             next[index] = end + 1
             #expect(try server.globalLockoutMatchesRebuild(), "seed \(seed): after \(devices[index]) up to \(end)")
@@ -412,8 +435,9 @@ import Glibc
             }
             for user in ["alice", "bob"] {
                 for at in [Self.start.adding(milliseconds: 1_200_000), Self.start.adding(milliseconds: 2_500_000)] {
-                    #expect(Set(try server.globalLockoutEntries(user: user, at: at)) == Set(reference.entries(ofUser: user, at: at)),
-                            "seed \(seed): \(user) at \(at.iso8601) after \(devices[index]) up to \(end)")
+                    #expect(
+                        Set(try server.globalLockoutEntries(user: user, at: at)) == Set(reference.entries(ofUser: user, at: at)),
+                        "seed \(seed): \(user) at \(at.iso8601) after \(devices[index]) up to \(end)")
                 }
             }
         }

@@ -19,8 +19,9 @@ import TestSupport
         let store = try openStore(fixture.directory.appending("device-\(name)"), device: name)
         _ = try await store.append(events(device: name, count: count))
         let publicKey: SigningPublicKey = try #require(try store.signingPublicKey())
-        let response = fixture.call("POST", SyncPaths.devices, token: fixture.admin,
-                                    body: SyncWire.enrolBody(device: name, publicKey: publicKey))
+        let response = fixture.call(
+            "POST", SyncPaths.devices, token: fixture.admin,
+            body: SyncWire.enrolBody(device: name, publicKey: publicKey))
         #expect(response.status == 201)
         return (store, try SyncWire.token(from: response.body))
     }
@@ -33,21 +34,27 @@ import TestSupport
 
     static func events(device: String, count: Int, user: String = "alice", from first: Int = 0) -> [Event] {
         (first..<(first + count)).map { index in
-            Event(id: UUID(), device: device, at: SyncServerTests.start.adding(milliseconds: Int64(index) * 1000),
-                  user: user, flow: nil, payload: .signInFailed(method: .password, reason: .invalidPassword))
+            Event(
+                id: UUID(), device: device, at: SyncServerTests.start.adding(milliseconds: Int64(index) * 1000),
+                user: user, flow: nil, payload: .signInFailed(method: .password, reason: .invalidPassword))
         }
     }
 
     /// POSTs `range` of `store` with `signedHead` (default: the store's own signature of its last record).
-    static func upload(_ fixture: Fixture, _ store: OnboardingStore, _ range: ClosedRange<UInt64>, token: String,
-                       signedHead: SignedHead?? = .none) throws -> SyncResponse {
-        let head: SignedHead? = switch signedHead {
-        case .none: try store.signHead(through: range.upperBound)
-        case .some(let given): given
-        }
-        return fixture.call("POST", SyncPaths.events(device: store.deviceID), token: token,
-                            body: SyncWire.uploadBody(device: store.deviceID, records: try store.records(in: range), signedHead: head,
-                                                          keys: try store.syncKeys(for: store.records(in: range))))
+    static func upload(
+        _ fixture: Fixture, _ store: OnboardingStore, _ range: ClosedRange<UInt64>, token: String,
+        signedHead: SignedHead?? = .none
+    ) throws -> SyncResponse {
+        let head: SignedHead? =
+            switch signedHead {
+            case .none: try store.signHead(through: range.upperBound)
+            case .some(let given): given
+            }
+        return fixture.call(
+            "POST", SyncPaths.events(device: store.deviceID), token: token,
+            body: SyncWire.uploadBody(
+                device: store.deviceID, records: try store.records(in: range), signedHead: head,
+                keys: try store.syncKeys(for: store.records(in: range))))
     }
 
     @Test(arguments: TestDatabase.storages) func theServerKeepsTheSignedHeadOfEveryAcceptedBatch(storage: String) async throws {
@@ -113,8 +120,9 @@ import TestSupport
         #expect(try fixture.server.heldHead(of: "kiosk-7").seq == 0)
 
         // Re-enrolling with another key is refused; the registered key stays.
-        let other = fixture.call("POST", SyncPaths.devices, token: fixture.admin,
-                                 body: SyncWire.enrolBody(device: "kiosk-7", publicKey: SigningKeyPair.generate().publicKey))
+        let other = fixture.call(
+            "POST", SyncPaths.devices, token: fixture.admin,
+            body: SyncWire.enrolBody(device: "kiosk-7", publicKey: SigningKeyPair.generate().publicKey))
         #expect(other.status == 409)
         #expect(SyncServerTests.errorCode(other) == "key_mismatch")
         #expect(try Self.upload(fixture, store, 1...3, token: token).status == 200)
@@ -200,7 +208,8 @@ import TestSupport
         #expect(audits[1].firstProblem?.kind == .modified)
         #expect(audits[1].firstProblem?.message.contains("rewritten after it was signed") == true, "\(audits[1].problems)")
         if let offline {
-            #expect(offline.map(\.firstProblem?.seq) == audits.map(\.firstProblem?.seq) && offline.map(\.firstProblem?.kind) == audits.map(\.firstProblem?.kind))
+            #expect(
+                offline.map(\.firstProblem?.seq) == audits.map(\.firstProblem?.seq) && offline.map(\.firstProblem?.kind) == audits.map(\.firstProblem?.kind))
         }
 
         // The same report over HTTP, for an auditor.
@@ -314,8 +323,9 @@ import TestSupport
         let bodies = try stride(from: 1, through: Self.concurrentAuditEvents, by: Self.concurrentAuditBatch).map { first in
             let range = UInt64(first)...UInt64(first + Self.concurrentAuditBatch - 1)
             let records = try store.records(in: range)
-            return SyncWire.uploadBody(device: "kiosk-7", records: records, signedHead: try store.signHead(through: range.upperBound),
-                                       keys: try store.syncKeys(for: records))
+            return SyncWire.uploadBody(
+                device: "kiosk-7", records: records, signedHead: try store.signHead(through: range.upperBound),
+                keys: try store.syncKeys(for: records))
         }
         let server = fixture.server
         let (problems, audits, statuses) = try await onOwnThread { () throws -> ([String], Int, [Int]) in
@@ -324,8 +334,10 @@ import TestSupport
             detachThread {
                 defer { uploaded.signal() }
                 for body in bodies {
-                    let response = server.handle(SyncRequest(method: "POST", path: SyncPaths.events(device: "kiosk-7"),
-                                                             headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType], body: body))
+                    let response = server.handle(
+                        SyncRequest(
+                            method: "POST", path: SyncPaths.events(device: "kiosk-7"),
+                            headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType], body: body))
                     statuses.withLock { $0.append(response.status) }
                 }
             }

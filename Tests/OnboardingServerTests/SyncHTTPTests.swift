@@ -26,8 +26,10 @@ import TestSupport
             transport = try HTTPTransport(baseURL: URL(string: "http://127.0.0.1:\(http.port)")!, timeout: .seconds(20))
         }
 
-        func send(_ method: String, _ path: String, token: String?, body: [UInt8] = [],
-                  contentType: String? = "application/json") async throws -> SyncResponse {
+        func send(
+            _ method: String, _ path: String, token: String?, body: [UInt8] = [],
+            contentType: String? = "application/json"
+        ) async throws -> SyncResponse {
             var headers: [String: String] = [:]
             if let token { headers["authorization"] = "Bearer \(token)" }
             if let contentType, !body.isEmpty { headers["content-type"] = contentType }
@@ -41,11 +43,15 @@ import TestSupport
             let store = try OnboardingStore.open(at: directory.appending("device-\(name)"), options: options)
             let start = Timestamp(millisecondsSince1970: 1_796_054_400_000)
             if events > 0 {
-                _ = try await store.append((0..<events).map { index in
-                    Event(id: UUID(), device: name, at: start.adding(milliseconds: Int64(index) * 700), user: "user-\(index % 9)",
-                          flow: nil, payload: index % 3 == 0 ? .signInStarted(method: .password)
-                              : .signInFailed(method: .password, reason: .invalidPassword))
-                })
+                _ = try await store.append(
+                    (0..<events).map { index in
+                        Event(
+                            id: UUID(), device: name, at: start.adding(milliseconds: Int64(index) * 700), user: "user-\(index % 9)",
+                            flow: nil,
+                            payload: index % 3 == 0
+                                ? .signInStarted(method: .password)
+                                : .signInFailed(method: .password, reason: .invalidPassword))
+                    })
             }
             return (store, try server.issueToken(role: .device, device: name))
         }
@@ -83,11 +89,13 @@ import TestSupport
         #expect(gap.status == 409 && SyncWire.error(from: gap.body)?.expectedSeq == 5)
         var forkRecords = try store.records(in: 2...2)
         forkRecords[0].event.user = "someone-else"
-        let fork = try await running.send("POST", path, token: token, body: SyncWire.uploadBody(device: "kiosk-7", records: forkRecords, keys: store.syncKeys(for: forkRecords)))
+        let fork = try await running.send(
+            "POST", path, token: token, body: SyncWire.uploadBody(device: "kiosk-7", records: forkRecords, keys: store.syncKeys(for: forkRecords)))
         #expect(fork.status == 409 && code(fork) == "fork")
         var forged = try store.records(in: 5...5)
         forged[0].event.at = forged[0].event.at.adding(milliseconds: 1)
-        let chain = try await running.send("POST", path, token: token, body: SyncWire.uploadBody(device: "kiosk-7", records: forged, keys: store.syncKeys(for: forged)))
+        let chain = try await running.send(
+            "POST", path, token: token, body: SyncWire.uploadBody(device: "kiosk-7", records: forged, keys: store.syncKeys(for: forged)))
         #expect(chain.status == 409 && code(chain) == "chain_broken")
         let tooLarge = try await running.send("POST", path, token: token, body: [UInt8](repeating: 0x20, count: SyncLimits.maximumBodyBytes + 10))
         #expect(tooLarge.status == 413)
@@ -118,10 +126,12 @@ import TestSupport
         let (store, token) = try await running.device("kiosk-7", events: 0)
         defer { store.close() }
         let start = Timestamp(millisecondsSince1970: 1_796_054_400_000)
-        _ = try await store.append(["corp/alice", "José", "corp/alice"].enumerated().map { index, user in
-            Event(id: UUID(), device: "kiosk-7", at: start.adding(milliseconds: Int64(index) * 1000), user: user, flow: nil,
-                  payload: .signInFailed(method: .password, reason: .invalidPassword))
-        })
+        _ = try await store.append(
+            ["corp/alice", "José", "corp/alice"].enumerated().map { index, user in
+                Event(
+                    id: UUID(), device: "kiosk-7", at: start.adding(milliseconds: Int64(index) * 1000), user: user, flow: nil,
+                    payload: .signInFailed(method: .password, reason: .invalidPassword))
+            })
         let client = SyncClient(store: store, transport: running.transport, token: token)
         #expect(try await client.run().acknowledgedSeq == 3)
         let admin = try #require(running.server.createdAdminToken)

@@ -26,22 +26,27 @@ import TestSupport
             admin = try #require(server.createdAdminToken)
         }
 
-        func device(_ name: String, events: Int, user: String = "alice",
-                    payload: Payload = .signInFailed(method: .password, reason: .invalidPassword)) async throws -> (OnboardingStore, String) {
+        func device(
+            _ name: String, events: Int, user: String = "alice",
+            payload: Payload = .signInFailed(method: .password, reason: .invalidPassword)
+        ) async throws -> (OnboardingStore, String) {
             var options = OnboardingStore.Options()
             options.deviceID = name
             let store = try OnboardingStore.open(at: directory.appending("device-\(name)"), options: options)
             let events = (0..<events).map { index in
-                Event(id: UUID(), device: name, at: SyncServerTests.start.adding(milliseconds: Int64(index) * 1000),
-                      user: user, flow: nil, payload: payload)
+                Event(
+                    id: UUID(), device: name, at: SyncServerTests.start.adding(milliseconds: Int64(index) * 1000),
+                    user: user, flow: nil, payload: payload)
             }
             if !events.isEmpty { _ = try await store.append(events) }
             let token = try server.issueToken(role: .device, device: name)
             return (store, token)
         }
 
-        func call(_ method: String, _ path: String, token: String?, body: [UInt8] = [],
-                  contentType: String? = "application/json") -> SyncResponse {
+        func call(
+            _ method: String, _ path: String, token: String?, body: [UInt8] = [],
+            contentType: String? = "application/json"
+        ) -> SyncResponse {
             var headers: [String: String] = [:]
             if let token { headers["authorization"] = "Bearer \(token)" }
             if let contentType, !body.isEmpty { headers["content-type"] = contentType }
@@ -49,8 +54,10 @@ import TestSupport
         }
 
         func upload(_ store: OnboardingStore, _ range: ClosedRange<UInt64>, token: String) throws -> SyncResponse {
-            call("POST", SyncPaths.events(device: store.deviceID), token: token,
-                 body: SyncWire.uploadBody(device: store.deviceID, records: try store.records(in: range), keys: try store.syncKeys(for: store.records(in: range))))
+            call(
+                "POST", SyncPaths.events(device: store.deviceID), token: token,
+                body: SyncWire.uploadBody(
+                    device: store.deviceID, records: try store.records(in: range), keys: try store.syncKeys(for: store.records(in: range))))
         }
 
         func close() {
@@ -67,8 +74,9 @@ import TestSupport
     static func recordReusingID(of original: UInt64, at seq: UInt64, in store: OnboardingStore) throws -> Record {
         let record = try #require(try store.storedRecord(at: seq))
         let id = try #require(try store.storedRecord(at: original)).event.id
-        let event = Event(id: id, device: record.event.device, at: record.event.at, user: record.event.user, flow: record.event.flow,
-                          payload: record.event.payload)
+        let event = Event(
+            id: id, device: record.event.device, at: record.event.at, user: record.event.user, flow: record.event.flow,
+            payload: record.event.payload)
         precondition(!event.hasPersonalFields, "the forged record is re-hashed without a user key")
         let seal = event.user.map { UserSeal(ref: store.userRef(of: $0), key: nil) }
         let bytes = RecordCodec.encode(event, seq: seq, previousHash: record.previousHash, seal: seal)
@@ -84,8 +92,9 @@ import TestSupport
         defer { store.close() }
         #expect(try fixture.upload(store, 1...3, token: token).status == 200)
         let forged = try Self.recordReusingID(of: 2, at: 4, in: store)
-        let refused = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                   body: SyncWire.uploadBody(device: "kiosk-7", records: [forged], keys: try store.syncKeys(for: [forged])))
+        let refused = fixture.call(
+            "POST", SyncPaths.events(device: "kiosk-7"), token: token,
+            body: SyncWire.uploadBody(device: "kiosk-7", records: [forged], keys: try store.syncKeys(for: [forged])))
         #expect(refused.status == 409)
         #expect(Self.errorCode(refused) == "fork")
         #expect(try fixture.server.withDeviceLog(of: "kiosk-7") { try $0.head().seq } == 3)
@@ -134,16 +143,18 @@ import TestSupport
         // A fork: another record at seq 3 (valid on its own, different event).
         var forked = try store.records(in: 3...3)
         forked[0].event.at = forked[0].event.at.adding(milliseconds: 1)
-        let fork = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                body: try SyncWire.uploadBody(device: "kiosk-7", records: forked, keys: store.syncKeys(for: forked)))
+        let fork = fixture.call(
+            "POST", SyncPaths.events(device: "kiosk-7"), token: token,
+            body: try SyncWire.uploadBody(device: "kiosk-7", records: forked, keys: store.syncKeys(for: forked)))
         #expect(fork.status == 409)
         #expect(Self.errorCode(fork) == "fork")
 
         // A forgery: valid JSON at the next seq whose hash does not follow from its content.
         var forged = try store.records(in: 5...6)
         forged[1].event.user = "mallory"
-        let forgery = fixture.call("POST", SyncPaths.events(device: "kiosk-7"), token: token,
-                                   body: try SyncWire.uploadBody(device: "kiosk-7", records: forged, keys: store.syncKeys(for: forged)))
+        let forgery = fixture.call(
+            "POST", SyncPaths.events(device: "kiosk-7"), token: token,
+            body: try SyncWire.uploadBody(device: "kiosk-7", records: forged, keys: store.syncKeys(for: forged)))
         #expect(forgery.status == 409)
         #expect(Self.errorCode(forgery) == "chain_broken")
         let outcomes = try SyncWire.outcomes(from: forgery.body)
@@ -211,8 +222,10 @@ import TestSupport
         }
         defer { stores.forEach { $0.close() } }
         let auditor = try SyncWire.token(from: fixture.call("POST", SyncPaths.auditorTokens, token: fixture.admin).body)
-        let lockout = fixture.server.handle(SyncRequest(method: "GET", path: SyncPaths.lockout(user: "alice") + "?at=2026-11-30T16:01:00.000Z",
-                                                        headers: ["authorization": "Bearer \(auditor)"]))
+        let lockout = fixture.server.handle(
+            SyncRequest(
+                method: "GET", path: SyncPaths.lockout(user: "alice") + "?at=2026-11-30T16:01:00.000Z",
+                headers: ["authorization": "Bearer \(auditor)"]))
         #expect(lockout.status == 200)
         let text = String(decoding: lockout.body, as: UTF8.self)
         // The fifth failure across devices locks the account; the later ones came while locked.
@@ -239,10 +252,12 @@ import TestSupport
         options.deviceID = "kiosk-7"
         let store = try OnboardingStore.open(at: directory.appending("device"), options: options)
         defer { store.close() }
-        _ = try await store.append((0..<6).map { index in
-            Event(id: UUID(), device: "kiosk-7", at: Self.start.adding(milliseconds: Int64(index) * 1000), user: "bob", flow: nil,
-                  payload: .signInFailed(method: .password, reason: .invalidPassword))
-        })
+        _ = try await store.append(
+            (0..<6).map { index in
+                Event(
+                    id: UUID(), device: "kiosk-7", at: Self.start.adding(milliseconds: Int64(index) * 1000), user: "bob", flow: nil,
+                    payload: .signInFailed(method: .password, reason: .invalidPassword))
+            })
         let body = SyncWire.uploadBody(device: "kiosk-7", records: try store.records(in: 1...6), keys: try store.syncKeys(for: store.records(in: 1...6)))
         let headers = ["authorization": "Bearer \(token)", "content-type": "application/json"]
         #expect(server.handle(SyncRequest(method: "POST", path: SyncPaths.events(device: "kiosk-7"), headers: headers, body: body)).status == 200)

@@ -44,8 +44,9 @@ import TestSupport
         let expired = fixture.call("GET", SyncPaths.cursor(device: "kiosk-7"), token: device)
         #expect(expired.status == 401 && Self.code(expired) == "token_expired")
         let message = SyncWire.error(from: expired.body)?.message ?? ""
-        #expect(message.contains("expired at \(Self.start.adding(milliseconds: 90 * Self.day).iso8601)") && message.contains("onboard enroll --device kiosk-7"),
-                "\(message)")
+        #expect(
+            message.contains("expired at \(Self.start.adding(milliseconds: 90 * Self.day).iso8601)") && message.contains("onboard enroll --device kiosk-7"),
+            "\(message)")
         #expect(!message.contains(device), "an error never echoes the token")
         let auditor = fixture.call("GET", SyncPaths.devices, token: fixture.auditor)
         #expect(auditor.status == 401 && Self.code(auditor) == "token_expired")
@@ -86,7 +87,8 @@ import TestSupport
         let late = fixture.call("POST", SyncPaths.token, token: old)
         #expect(late.status == 401 && Self.code(late) == "token_expired")
         // An auditor rotates too; the admin token is rotated on the server machine only.
-        let auditor = fixture.call("POST", SyncPaths.token, token: try SyncWire.token(from: fixture.call("POST", SyncPaths.auditorTokens, token: fixture.admin).body))
+        let auditor = fixture.call(
+            "POST", SyncPaths.token, token: try SyncWire.token(from: fixture.call("POST", SyncPaths.auditorTokens, token: fixture.admin).body))
         #expect(auditor.status == 201)
         #expect(try JSONValue.parse(bytes: auditor.body)["role"] == .string("auditor"))
         let admin = fixture.call("POST", SyncPaths.token, token: fixture.admin)
@@ -141,8 +143,9 @@ import TestSupport
         defer { server.close() }
         let token = try server.enroll(device: "kiosk-7")
         clock.set(days: 91)
-        let request = SyncRequest(method: "GET", path: SyncPaths.cursor(device: "kiosk-7"), headers: ["authorization": "Bearer \(token)"],
-                                  clientAddress: "192.0.2.9")
+        let request = SyncRequest(
+            method: "GET", path: SyncPaths.cursor(device: "kiosk-7"), headers: ["authorization": "Bearer \(token)"],
+            clientAddress: "192.0.2.9")
         let statuses = (0..<5).map { _ in server.handle(request).status }
         #expect(statuses == [401, 401, 401, 429, 429])
     }
@@ -232,8 +235,10 @@ import TestSupport
         #expect(TokenLifetime.parse("45s") == .some(45_000))
         #expect(TokenLifetime.parse("3650d") == .some(TokenLifetime.maximumMilliseconds))
         #expect(TokenLifetime.parse("off") == .some(nil))
-        for bad in ["", "0d", "-1d", "3651d", "18446744073709551615s", "9223372036854775807s", "1.5d", "d", "90", "90D", " 90d", "90d\n",
-                    "+90d", "90 d", "OFF", "9e1d", "٩٠d", "90\u{0}d", "87600h1"] {
+        for bad in [
+            "", "0d", "-1d", "3651d", "18446744073709551615s", "9223372036854775807s", "1.5d", "d", "90", "90D", " 90d", "90d\n",
+            "+90d", "90 d", "OFF", "9e1d", "٩٠d", "90\u{0}d", "87600h1"
+        ] {
             #expect(TokenLifetime.parse(bad) == nil, "\(bad.debugDescription)")
         }
         for lifetime: Int64? in [nil, 90 * Self.day, 36 * 3_600_000, 90 * 60_000, 45_000] {

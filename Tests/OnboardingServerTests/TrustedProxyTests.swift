@@ -26,8 +26,10 @@ import Testing
     }
 
     @Test func hostileHeadersNeverLendAnotherAddress() {
-        let hostile = ["", ",", " , ", "unknown", "203.0.113.7\u{0}", "203.0.113.7\r\nX-Evil: 1", "\u{1b}[2J", "999.1.1.1", "203.0.113.7:443",
-                       "[2001:db8::1]", String(repeating: "9", count: 100_000), "-1", "18446744073709551615", "0x7f000001"]
+        let hostile = [
+            "", ",", " , ", "unknown", "203.0.113.7\u{0}", "203.0.113.7\r\nX-Evil: 1", "\u{1b}[2J", "999.1.1.1", "203.0.113.7:443",
+            "[2001:db8::1]", String(repeating: "9", count: 100_000), "-1", "18446744073709551615", "0x7f000001"
+        ]
         for header in hostile {
             #expect(Self.address("127.0.0.1", header) == "127.0.0.1", "\(header.prefix(40).debugDescription)")
             // A garbled entry right of a good one stops the walk there.

@@ -22,11 +22,11 @@ import TestSupport
         try await fixture.record([
             ConsoleFixture.event("a", 0, user: "josé", .userAdded(displayName: "José Álvarez", passcodePolicy: .numeric, passcodeMinLength: 6)),
             ConsoleFixture.event("a", 1, user: "josé"),
-            ConsoleFixture.event("a", 2, user: "zoë.marsh", .userAdded(displayName: "Zoë Marsh", passcodePolicy: .numeric, passcodeMinLength: 6)),
+            ConsoleFixture.event("a", 2, user: "zoë.marsh", .userAdded(displayName: "Zoë Marsh", passcodePolicy: .numeric, passcodeMinLength: 6))
         ])
         try await fixture.record([
             ConsoleFixture.event("b", 10, user: "josé", .userProfileUpdated(displayName: "José Ávila")),
-            ConsoleFixture.event("b", 11, user: "bob"),
+            ConsoleFixture.event("b", 11, user: "bob")
         ])
     }
 
@@ -37,7 +37,7 @@ import TestSupport
         for (search, expected) in [
             ("jose", ["josé"]), ("JOSÉ", ["josé"]), ("jo", ["josé"]), ("avi", ["josé"]), ("ÁVILA", ["josé"]), ("jose avi", ["josé"]),
             ("alv", []), ("zoe", ["zoë.marsh"]), ("marsh", ["zoë.marsh"]), ("zoë.mar", ["zoë.marsh"]), ("b", ["bob"]),
-            ("o", []), ("jose bob", []), ("!!!", []), ("josé ávila extra", []),
+            ("o", []), ("jose bob", []), ("!!!", []), ("josé ávila extra", [])
         ] {
             #expect(try Self.names(fixture, search) == expected, "\(search)")
         }
@@ -127,13 +127,17 @@ import TestSupport
             var random = SplitMix64(seed: UInt64(index + 1))
             users.shuffle(using: &random)
             orders.append(users)
-            _ = try await store.append(users.enumerated().map { offset, user in
-                ConsoleFixture.event(device, offset, user: user, .userAdded(displayName: "Name \(user) \(index)", passcodePolicy: .numeric, passcodeMinLength: 6))
-            })
+            _ = try await store.append(
+                users.enumerated().map { offset, user in
+                    ConsoleFixture.event(
+                        device, offset, user: user, .userAdded(displayName: "Name \(user) \(index)", passcodePolicy: .numeric, passcodeMinLength: 6))
+                })
             let records = try store.records(in: 1...300)
-            requests.append(SyncRequest(method: "POST", path: SyncPaths.events(device: device),
-                                        headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
-                                        body: SyncWire.uploadBody(device: device, records: records, keys: try store.syncKeys(for: records))))
+            requests.append(
+                SyncRequest(
+                    method: "POST", path: SyncPaths.events(device: device),
+                    headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
+                    body: SyncWire.uploadBody(device: device, records: records, keys: try store.syncKeys(for: records))))
         }
         let server = fixture.server
         let all = requests
@@ -179,7 +183,7 @@ import TestSupport
             ("search=jo&limit=-1", "query parameter limit: limit \"-1\" must be a whole number from 1 to 100"),
             ("search=jo&limit=101", "query parameter limit: limit \"101\" must be a whole number from 1 to 100"),
             ("search=jo&limit=18446744073709551615", "query parameter limit: limit \"18446744073709551615\" must be a whole number from 1 to 100"),
-            ("search=jo&after=x", "unknown query parameter after; this endpoint takes search, limit"),
+            ("search=jo&after=x", "unknown query parameter after; this endpoint takes search, limit")
         ] {
             let (status, text) = fixture.refusal("/v1/users?" + query)
             #expect(status == 400, "\(query.prefix(40))")

@@ -79,8 +79,10 @@ import TestSupport
     /// compete for the two cores with each other.
     @Test func everyInvariantHoldsAfterEveryStepOfTheCISeeds() async {
         let derived = Self.commitSeed()
-        print("simulation: fixed seeds \(Self.fixedSeeds.map(String.init).joined(separator: ", ")) and commit seed \(derived), \(Self.stepsPerSeed) steps each; "
-              + "with a lying server on \(Self.hostileLieRatePerMille)‰ of requests: seeds \(Self.hostileSeeds.map(String.init).joined(separator: ", ")) and the commit seed")
+        print(
+            "simulation: fixed seeds \(Self.fixedSeeds.map(String.init).joined(separator: ", ")) and commit seed \(derived), \(Self.stepsPerSeed) steps each; "
+                + "with a lying server on \(Self.hostileLieRatePerMille)‰ of requests: seeds \(Self.hostileSeeds.map(String.init).joined(separator: ", ")) and the commit seed"
+        )
         let honest = (Self.fixedSeeds + [derived]).map { Self.options($0, steps: Self.stepsPerSeed) }
         let hostile = (Self.hostileSeeds + [derived]).map { Self.options($0, steps: Self.stepsPerSeed, lieRatePerMille: Self.hostileLieRatePerMille) }
         let started = Date()
@@ -95,7 +97,8 @@ import TestSupport
         var total = SimulationStatistics()
         for report in reports { total.add(report.statistics) }
         print("simulation: \(total)")
-        #expect(total.deviceCrashes > 0 && total.deviceRestarts > 0 && total.serverRestarts > 0 && total.enrolments > 0
+        #expect(
+            total.deviceCrashes > 0 && total.deviceRestarts > 0 && total.serverRestarts > 0 && total.enrolments > 0
                 && total.tokenReplacements > 0)
         #expect(total.deviceForgets > 0 && total.serverForgets > 0 && total.prunedRecords > 0)
         #expect(total.partitions > 0 && total.clockJumps > 0 && total.convergences > Self.fixedSeeds.count)
@@ -113,9 +116,11 @@ import TestSupport
     @Test func oneSeedReplaysTheSameTrace() async {
         let steps = 250
         // Seed 11 with the lying server, so its draws replay too; 12 honest.
-        let reports = await Self.simulate([Self.options(11, steps: steps, lieRatePerMille: Self.hostileLieRatePerMille),
-                                           Self.options(11, steps: steps, lieRatePerMille: Self.hostileLieRatePerMille),
-                                           Self.options(12, steps: steps)])
+        let reports = await Self.simulate([
+            Self.options(11, steps: steps, lieRatePerMille: Self.hostileLieRatePerMille),
+            Self.options(11, steps: steps, lieRatePerMille: Self.hostileLieRatePerMille),
+            Self.options(12, steps: steps)
+        ])
         // Whatever the run finds (the other test demands nothing), it finds it again.
         #expect(reports[0].failure?.step == reports[1].failure?.step && reports[0].failure?.invariant == reports[1].failure?.invariant)
         #expect(reports[0].stepsRun == reports[1].stepsRun)
@@ -130,8 +135,9 @@ import TestSupport
     @Test func aFailureNamesTheSeedTheStepAndTheReplay() {
         let failure = SimulationFailure(seed: 42, step: 17, invariant: "readable ids", message: "seq 3 of sim-d0 reads as a pseudonym")
         #expect(failure.description == "seed 42 step 17: readable ids: seq 3 of sim-d0 reads as a pseudonym\nreplay: onboard-sim --seed 42 --steps 17")
-        let lied = SimulationFailure(seed: 42, step: 17, invariant: "sync cursor", message: "sim-d1's sync cursor claims seq 9", devices: 8,
-                                     lieRatePerMille: 300, undetectableLies: true)
+        let lied = SimulationFailure(
+            seed: 42, step: 17, invariant: "sync cursor", message: "sim-d1's sync cursor claims seq 9", devices: 8,
+            lieRatePerMille: 300, undetectableLies: true)
         #expect(lied.description.hasSuffix("\nreplay: onboard-sim --seed 42 --steps 17 --devices 8 --lie-rate 300 --undetectable-lies"))
     }
 }

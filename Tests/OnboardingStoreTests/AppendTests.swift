@@ -91,8 +91,11 @@ struct AppendTests {
         let sizeBefore = try FileManager.default.attributesOfItem(atPath: dataFile)[.size] as? Int
 
         #expect(try await store.append(first) == AppendResult(seq: 1, isDuplicate: true))
-        #expect(try store.appendBlocking([first, second]) == [AppendResult(seq: 1, isDuplicate: true),
-                                                               AppendResult(seq: 2, isDuplicate: true)])
+        #expect(
+            try store.appendBlocking([first, second]) == [
+                AppendResult(seq: 1, isDuplicate: true),
+                AppendResult(seq: 2, isDuplicate: true)
+            ])
         #expect(try store.head() == head)
         #expect(try store.allRecords().map(\.event) == [first, second])
         #expect(try store.records(flow: first.flow!).count == 1, "no second index entry")
@@ -100,14 +103,19 @@ struct AppendTests {
 
         // A duplicate mixed with a new event: the new one gets the next seq.
         let third = Events.make(2)
-        #expect(try await store.append([second, third]) == [AppendResult(seq: 2, isDuplicate: true),
-                                                            AppendResult(seq: 3, isDuplicate: false)])
+        #expect(
+            try await store.append([second, third]) == [
+                AppendResult(seq: 2, isDuplicate: true),
+                AppendResult(seq: 3, isDuplicate: false)
+            ])
         #expect(try store.verify().isValid)
     }
 
-    @Test("the same id with different content is a .conflict naming the stored seq", arguments: [
-        "time", "user", "session", "payload", "device",
-    ])
+    @Test(
+        "the same id with different content is a .conflict naming the stored seq",
+        arguments: [
+            "time", "user", "session", "payload", "device"
+        ])
     func conflict(change: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -145,9 +153,12 @@ struct AppendTests {
         defer { store.close() }
         let a = Events.make(0)
         let b = Events.make(1)
-        #expect(try await store.append([a, b, a]) == [AppendResult(seq: 1, isDuplicate: false),
-                                                     AppendResult(seq: 2, isDuplicate: false),
-                                                     AppendResult(seq: 1, isDuplicate: true)])
+        #expect(
+            try await store.append([a, b, a]) == [
+                AppendResult(seq: 1, isDuplicate: false),
+                AppendResult(seq: 2, isDuplicate: false),
+                AppendResult(seq: 1, isDuplicate: true)
+            ])
         #expect(try store.head().seq == 2)
 
         let c = Events.make(2)
@@ -222,9 +233,14 @@ struct AppendTests {
             (Events.make(1, device: "kiosk 7"), "device"),
             (Events.make(1, user: "al\u{7}ice"), "user"),
             (Events.make(1, user: ""), "user"),
-            (Events.make(1, payload: .userAdded(displayName: String(repeating: "x", count: Limits.maximumTextBytes + 1),
-                                                subtitle: nil, imageRef: nil, passcodePolicy: .numeric,
-                                                passcodeMinLength: 6)), "display_name"),
+            (
+                Events.make(
+                    1,
+                    payload: .userAdded(
+                        displayName: String(repeating: "x", count: Limits.maximumTextBytes + 1),
+                        subtitle: nil, imageRef: nil, passcodePolicy: .numeric,
+                        passcodeMinLength: 6)), "display_name"
+            )
         ]
         for (bad, field) in cases {
             let error = await #expect(throws: StoreError.self) { try await store.append([good, bad, Events.make(2)]) }

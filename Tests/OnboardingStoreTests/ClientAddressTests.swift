@@ -20,7 +20,7 @@ struct ClientAddressTests {
             Events.make(2, user: "alice", payload: .signInSucceeded(method: .password, secondFactor: true, clientAddress: address)),
             Events.make(3, user: "alice", payload: .signInThrottled(method: .password, retryAfter: Events.start, clientAddress: address)),
             // Without an address: schema 1, as before.
-            Events.make(4, user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword)),
+            Events.make(4, user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword))
         ])
         return store
     }
@@ -62,8 +62,11 @@ struct ClientAddressTests {
         _ = try await store.forgetUser("alice", at: Events.start.adding(milliseconds: 60_000))
         let after = try store.allRecords()
         #expect(after.prefix(5).map(\.hash) == before.map(\.hash))
-        #expect(after.prefix(5).map(\.event.payload.clientAddress) == [ClientAddress.erased, ClientAddress.erased, ClientAddress.erased,
-                                                                       ClientAddress.erased, nil])
+        #expect(
+            after.prefix(5).map(\.event.payload.clientAddress) == [
+                ClientAddress.erased, ClientAddress.erased, ClientAddress.erased,
+                ClientAddress.erased, nil
+            ])
         // The erased event with its sealed section (what sync sends) encodes to the bytes it was
         // stored as: a replica can re-check its hash.
         let sections = try store.sealedSections(for: Array(after.prefix(5)))
@@ -89,7 +92,7 @@ struct ClientAddressTests {
         _ = try await store.append([
             Events.make(5, user: nil, payload: .signInFailed(method: .password, reason: .unknownUser, clientAddress: "198.51.100.1")),
             Events.make(6, user: "bob", payload: .signInFailed(method: .password, reason: .networkUnavailable, clientAddress: Self.address)),
-            Events.make(7, user: "bob", payload: .passwordChanged(forced: false)),
+            Events.make(7, user: "bob", payload: .passwordChanged(forced: false))
         ])
         let expected = try store.allRecords().compactMap { LockoutInput($0.event) }
         var scanned: [LockoutInput] = []
@@ -105,10 +108,12 @@ struct ClientAddressTests {
         #expect(forgotten.sealedUnopened == 2 && afterForget.prefix(4).allSatisfy { $0.address == nil })
     }
 
-    @Test("hostile addresses are refused with the field named", arguments: [
-        "", "1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4", "1.2.3.4:22", "[2001:db8::1]", "2001:DB8::1", "2001:db8:0::1",
-        "fe80::1%eth0", "10.0.0.0/8", " 1.2.3.4", "1.2.3.4\n", "1.2.3.4\u{0}", "::ffff:1.2.3.4", "localhost", "18446744073709551615", "-1",
-    ])
+    @Test(
+        "hostile addresses are refused with the field named",
+        arguments: [
+            "", "1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4", "1.2.3.4:22", "[2001:db8::1]", "2001:DB8::1", "2001:db8:0::1",
+            "fe80::1%eth0", "10.0.0.0/8", " 1.2.3.4", "1.2.3.4\n", "1.2.3.4\u{0}", "::ffff:1.2.3.4", "localhost", "18446744073709551615", "-1"
+        ])
     func hostileAddressesAreRefused(text: String) {
         let event = Events.make(0, user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword, clientAddress: text))
         #expect(throws: EventValidationError.self) { try event.validate() }

@@ -32,7 +32,10 @@ import Testing
             Issue.record("an event dated after now + skew was appended")
         } catch {
             #expect(error.code == .invalidEvent && error.batchIndex == 1)
-            #expect(error.message == "event 2 of the batch is dated \(outside.at.iso8601), more than 300 s after this store's clock (\(Events.start.iso8601)): an event cannot have happened yet; fix the clock that dated it")
+            #expect(
+                error.message
+                    == "event 2 of the batch is dated \(outside.at.iso8601), more than 300 s after this store's clock (\(Events.start.iso8601)): an event cannot have happened yet; fix the clock that dated it"
+            )
         }
         #expect(try store.head().seq == 1, "nothing of the refused batch")
         var millennia = Events.make(3, payload: .signInFailed(method: .password, reason: .invalidPassword))
@@ -47,10 +50,12 @@ import Testing
     @Test func withoutASkewNothingIsCheckedAsOnAServersReplica() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try OnboardingStore.open(at: directory.store, options: storeOptions {
-            $0.maximumClockSkewMilliseconds = nil
-            $0.clock = { Timestamp.minimum }
-        })
+        let store = try OnboardingStore.open(
+            at: directory.store,
+            options: storeOptions {
+                $0.maximumClockSkewMilliseconds = nil
+                $0.clock = { Timestamp.minimum }
+            })
         defer { store.close() }
         #expect(try store.appendBlocking(Events.many(3)).count == 3)
     }

@@ -18,10 +18,11 @@ import Testing
             return ""
         }
         let level = lines[start].prefix { $0 == "#" }.count
-        let end = lines[(start + 1)...].firstIndex { line in
-            let hashes = line.prefix { $0 == "#" }.count
-            return hashes > 0 && hashes <= level && line.dropFirst(hashes).hasPrefix(" ")
-        } ?? lines.endIndex
+        let end =
+            lines[(start + 1)...].firstIndex { line in
+                let hashes = line.prefix { $0 == "#" }.count
+                return hashes > 0 && hashes <= level && line.dropFirst(hashes).hasPrefix(" ")
+            } ?? lines.endIndex
         return lines[start..<end].joined(separator: "\n")
     }
 

@@ -10,10 +10,12 @@ struct DurabilityAndGrowthTests {
     func relaxed() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try OnboardingStore.open(at: directory.store, options: storeOptions {
-            $0.durability = .relaxed
-            $0.relaxedSyncIntervalMilliseconds = 10
-        })
+        let store = try OnboardingStore.open(
+            at: directory.store,
+            options: storeOptions {
+                $0.durability = .relaxed
+                $0.relaxedSyncIntervalMilliseconds = 10
+            })
         let events = (0..<300).map { Events.make($0, user: "user\($0 % 4)") }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for event in events.prefix(200) {

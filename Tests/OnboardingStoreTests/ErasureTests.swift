@@ -14,10 +14,16 @@ struct ErasureTests {
     static func populated(_ directory: TemporaryDirectory) async throws -> OnboardingStore {
         let store = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.deviceID = "kiosk-7" })
         var events = [
-            Events.make(0, user: "alice", payload: .userAdded(displayName: aliceName, subtitle: "Night nurse", imageRef: "img/alice.png",
-                                                               passcodePolicy: .numeric, passcodeMinLength: 6)),
-            Events.make(1, user: "bob", payload: .userAdded(displayName: "Bob Qwerty", subtitle: nil, imageRef: nil,
-                                                             passcodePolicy: .numeric, passcodeMinLength: 6)),
+            Events.make(
+                0, user: "alice",
+                payload: .userAdded(
+                    displayName: aliceName, subtitle: "Night nurse", imageRef: "img/alice.png",
+                    passcodePolicy: .numeric, passcodeMinLength: 6)),
+            Events.make(
+                1, user: "bob",
+                payload: .userAdded(
+                    displayName: "Bob Qwerty", subtitle: nil, imageRef: nil,
+                    passcodePolicy: .numeric, passcodeMinLength: 6))
         ]
         for index in 2..<7 {
             events.append(Events.make(index, user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword)))
@@ -51,9 +57,13 @@ struct ErasureTests {
         #expect(after.count == 9)
         // Same hashes: erasure changed no stored byte of the log.
         #expect(after.prefix(8).map { $0.hash } == before.map { $0.hash })
-        #expect(after[0].event == Events.make(0, id: before[0].event.id, user: pseudonym,
-                                             payload: .userAdded(displayName: PersonalData.erasedText, subtitle: nil, imageRef: nil,
-                                                                 passcodePolicy: .numeric, passcodeMinLength: 6)))
+        #expect(
+            after[0].event
+                == Events.make(
+                    0, id: before[0].event.id, user: pseudonym,
+                    payload: .userAdded(
+                        displayName: PersonalData.erasedText, subtitle: nil, imageRef: nil,
+                        passcodePolicy: .numeric, passcodeMinLength: 6)))
         for record in after where record.event.user != "bob" {
             #expect(record.event.user == pseudonym, "seq \(record.seq)")
         }
@@ -239,12 +249,15 @@ struct MigrationTests {
     static func events() -> [Event] {
         let session = UUID()
         return [
-            Events.make(0, user: "zoë", session: session, payload: .userAdded(displayName: "Zoë Ångström", subtitle: "Infirmière",
-                                                                            imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6)),
+            Events.make(
+                0, user: "zoë", session: session,
+                payload: .userAdded(
+                    displayName: "Zoë Ångström", subtitle: "Infirmière",
+                    imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6)),
             Events.make(1, user: "zoë", session: session, payload: .signInFailed(method: .passcode, reason: .invalidPasscode)),
             Events.make(2, user: nil, session: nil, payload: .captchaFailed),
             Events.make(3, user: "bob", payload: .userProfileUpdated(displayName: nil, subtitle: "Porter", imageRef: "img/b")),
-            Events.make(4, user: "zoë", session: session, payload: .signInSucceeded(method: .passcode, secondFactor: false)),
+            Events.make(4, user: "zoë", session: session, payload: .signInSucceeded(method: .passcode, secondFactor: false))
         ]
     }
 
@@ -261,9 +274,11 @@ struct MigrationTests {
         #expect(refused?.code == .needsMigration)
 
         let progress = Mutex<[UInt64]>([])
-        let store = try OnboardingStore.open(at: directory.store, options: storeOptions { options in
-            options.migrationProgress = { done, _ in progress.withLock { $0.append(done) } }
-        })
+        let store = try OnboardingStore.open(
+            at: directory.store,
+            options: storeOptions { options in
+                options.migrationProgress = { done, _ in progress.withLock { $0.append(done) } }
+            })
         defer { store.close() }
         #expect(progress.withLock { $0.last } == 5)
         let records = try store.allRecords()
@@ -273,8 +288,10 @@ struct MigrationTests {
         #expect(try store.formatVersionOnDisk() == 2)
         #expect(try store.records(user: "zoë").map { $0.seq } == [1, 2, 5])
         #expect(try store.records(user: "bob").map { $0.seq } == [4])
-        #expect(Set(try store.users(device: "kiosk-7", at: Events.start.adding(milliseconds: 9_000)).sections
-            .flatMap { $0.rows }.map { $0.profile.displayName }) == ["Zoë Ångström"])
+        #expect(
+            Set(
+                try store.users(device: "kiosk-7", at: Events.start.adding(milliseconds: 9_000)).sections
+                    .flatMap { $0.rows }.map { $0.profile.displayName }) == ["Zoë Ångström"])
         // And erasure works on a migrated store.
         _ = try store.forgetUser("zoë", at: Events.start.adding(milliseconds: 9_000))
         #expect(try store.records(user: "zoë").allSatisfy { UserRef.isLiteral($0.event.user ?? "") })

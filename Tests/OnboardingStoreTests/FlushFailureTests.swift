@@ -23,11 +23,13 @@ struct FlushFailureTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let faults = FaultPlan()
-        let store = try OnboardingStore.open(at: directory.store, options: storeOptions {
-            $0.durability = .relaxed
-            $0.relaxedSyncIntervalMilliseconds = 5
-            $0.storageFaults = faults.injector
-        })
+        let store = try OnboardingStore.open(
+            at: directory.store,
+            options: storeOptions {
+                $0.durability = .relaxed
+                $0.relaxedSyncIntervalMilliseconds = 5
+                $0.storageFaults = faults.injector
+            })
         let events = Events.many(3)
         _ = try store.appendBlocking([events[0]])
         faults.arm(.sync, failWith: EIO, times: Int.max)

@@ -8,7 +8,8 @@ import OnboardingModel
 /// record after appending it (the record bytes themselves: OnboardingModelTests' FormatDocExampleTests).
 @Suite("docs/format.md: the worked example's store")
 struct FormatDocStoreExampleTests {
-    static let json = #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":1,"at":"2026-11-29T16:00:00.123Z","user":"alice","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"sign_in_failed","method":"passcode","reason":"invalid_passcode"}"#
+    static let json =
+        #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":1,"at":"2026-11-29T16:00:00.123Z","user":"alice","session":"7c9e6679-7425-40de-944b-e07fc1f90ae7","type":"sign_in_failed","method":"passcode","reason":"invalid_passcode"}"#
 
     @Test("by_user holds the record key, user_keys the user's entry, meta the format version and pseudonym key, as listed")
     func exampleStoreMatchesTheListing() throws {
@@ -38,7 +39,8 @@ struct FormatDocStoreExampleTests {
                 #expect(entry.withUnsafeBytes { OnboardingStore.userEntry(from: $0)?.name } == "alice")
 
                 let meta = try Self.entries(raw.meta, in: transaction)
-                #expect(meta.map { String(decoding: $0.key, as: UTF8.self) }
+                #expect(
+                    meta.map { String(decoding: $0.key, as: UTF8.self) }
                         == ["created_at", "device_id", "format_version", "head", "pseudonym_key", "signing_public_key"])
                 #expect(try transaction.get(raw.meta, key: Keys.formatVersion) == [0, 0, 0, 2])
                 #expect(try transaction.get(raw.meta, key: Keys.deviceID) == Array("kiosk-7".utf8))
@@ -57,7 +59,7 @@ struct FormatDocStoreExampleTests {
             "user_keys   key   0000000000000001",
             "value " + example.hex + " ",
             "key   " + HexBytes.encode(StoreLayout.MetaKey.pseudonymKey),
-            "value " + HexBytes.encode(StoreLayout.uint32Value(StoreLayout.formatVersion)) + "\n",
+            "value " + HexBytes.encode(StoreLayout.uint32Value(StoreLayout.formatVersion)) + "\n"
         ]
         let missing = printed.filter { !document.contains($0) }
         #expect(missing.isEmpty, "docs/format.md's mdb_dump listing does not print: \(missing)")

@@ -12,11 +12,12 @@ import OnboardingProjections
 struct HistoryQueryStoreTests {
     /// The n-th event of alice's repeating cycle: failed, succeeded, signed out (user).
     static func aliceEvent(_ index: Int, device: String = Events.device) -> Event {
-        let payload: Payload = switch index % 3 {
-        case 0: .signInFailed(method: .password, reason: .invalidPassword)
-        case 1: .signInSucceeded(method: .password, secondFactor: false)
-        default: .signedOut(reason: .user)
-        }
+        let payload: Payload =
+            switch index % 3 {
+            case 0: .signInFailed(method: .password, reason: .invalidPassword)
+            case 1: .signInSucceeded(method: .password, secondFactor: false)
+            default: .signedOut(reason: .user)
+            }
         return Events.make(index, user: "alice", payload: payload, device: device)
     }
 
@@ -24,10 +25,12 @@ struct HistoryQueryStoreTests {
     func oneUserAmongAMillion() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try OnboardingStore.open(at: directory.store, options: storeOptions {
-            $0.durability = .relaxed
-            $0.maintainProjections = false
-        })
+        let store = try OnboardingStore.open(
+            at: directory.store,
+            options: storeOptions {
+                $0.durability = .relaxed
+                $0.maintainProjections = false
+            })
         defer { store.close() }
         let total = 1_000_000
         let batch = 10_000
@@ -127,8 +130,12 @@ struct HistoryQueryStoreTests {
         defer { directory.remove() }
         let store = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.maintainProjections = false })
         defer { store.close() }
-        _ = try store.appendBlocking((0..<1000).map { Events.make($0, user: "user-\($0 % 10)",
-                                                                  payload: .signInFailed(method: .password, reason: .invalidPassword)) })
+        _ = try store.appendBlocking(
+            (0..<1000).map {
+                Events.make(
+                    $0, user: "user-\($0 % 10)",
+                    payload: .signInFailed(method: .password, reason: .invalidPassword))
+            })
         let before = store.recordsDecoded
         let page = try store.history(HistoryQuery(device: Events.device, limit: 5))
         #expect(page.attempts.map(\.seq) == [1, 2, 3, 4, 5])

@@ -79,7 +79,9 @@ struct HostileNumbersTests {
         let gap = try #require(report.problems.first { $0.kind == .missing })
         #expect(gap.seq == 6 && gap.message.contains("seq 6…\(Self.maximum - 1) deleted"), "\(gap)")
         var seqs: [UInt64] = []
-        try store.forEachRecord { seqs.append($0.seq); return true }
+        try store.forEachRecord {
+            seqs.append($0.seq); return true
+        }
         #expect(seqs == [1, 2, 3, 4, 5, Self.maximum])
         // A writable open replays the log into the projections and stops at the gap.
         #expect(throws: StoreError.self) { _ = try OnboardingStore.open(at: directory.store) }
@@ -122,8 +124,9 @@ struct HostileNumbersTests {
                 try transaction.put(raw.meta, key: Keys.head, value: StoreLayout.headValue(seq: Self.maximum, hash: Self.hash(of: last)))
                 try transaction.put(raw.meta, key: Array("pruned_through".utf8), value: StoreLayout.headValue(seq: point.seq, hash: point.hash))
                 try transaction.put(raw.meta, key: Array("sync_cursor".utf8), value: Keys.seq(Self.maximum))
-                try transaction.put(snapshots, key: Array("pruned_base".utf8),
-                                    value: StoreLayout.uint32Value(UInt32(OnboardingState.stateVersion)) + Keys.seq(point.seq) + Array(base.utf8))
+                try transaction.put(
+                    snapshots, key: Array("pruned_base".utf8),
+                    value: StoreLayout.uint32Value(UInt32(OnboardingState.stateVersion)) + Keys.seq(point.seq) + Array(base.utf8))
                 _ = try transaction.delete(snapshots, key: Array("onboarding_state".utf8))
             }
         }
@@ -230,8 +233,10 @@ struct HostileNumbersTests {
         }
         let store = try OnboardingStore.open(at: directory.store, options: options)
         defer { store.close() }
-        _ = try store.appendBlocking([Events.make(10, payload: .signInFailed(method: .password, reason: .invalidPassword)),
-                                      Events.make(11, payload: .signInFailed(method: .password, reason: .invalidPassword))])
+        _ = try store.appendBlocking([
+            Events.make(10, payload: .signInFailed(method: .password, reason: .invalidPassword)),
+            Events.make(11, payload: .signInFailed(method: .password, reason: .invalidPassword))
+        ])
         _ = try store.signInDecision(user: "alice", device: Events.device, at: Events.start.adding(milliseconds: 20_000))
         let report = try store.verify()
         // The open store still keeps the tampered snapshot (a new one is written later): verify

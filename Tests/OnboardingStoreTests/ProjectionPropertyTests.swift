@@ -36,9 +36,11 @@ import TestSupport
             case 21: return .secondFactorRequired(method: second)
             case 22: return .secondFactorSucceeded(method: second)
             case 23: return .signedOut(reason: pick(SignOutReason.allCases))
-            case 24: return .userAdded(displayName: pick(["Alice Martin", "José Álvarez", "王小明", "يوسف الحسن", "Madonna"]),
-                                       subtitle: random.next() % 2 == 0 ? "Nurse" : nil, imageRef: nil,
-                                       passcodePolicy: pick(PasscodePolicy.allCases), passcodeMinLength: 4 + Int(random.next() % 4))
+            case 24:
+                return .userAdded(
+                    displayName: pick(["Alice Martin", "José Álvarez", "王小明", "يوسف الحسن", "Madonna"]),
+                    subtitle: random.next() % 2 == 0 ? "Nurse" : nil, imageRef: nil,
+                    passcodePolicy: pick(PasscodePolicy.allCases), passcodeMinLength: 4 + Int(random.next() % 4))
             case 25: return .userSelected
             case 26: return .userRemoved(reason: pick(UserRemovalReason.allCases))
             case 27: return .passcodeSet
@@ -153,10 +155,12 @@ import TestSupport
         defer { directory.remove() }
         var workload = Workload(seed: 7)
         let store = try OnboardingStore.open(at: directory.store)
-        _ = try await store.append((0..<120).map { _ in workload.event() } + [
-            Event(id: UUID(), device: "kiosk-1", at: workload.clock, user: "victim", flow: nil,
-                  payload: .signInFailed(method: .password, reason: .invalidPassword)),
-        ])
+        _ = try await store.append(
+            (0..<120).map { _ in workload.event() } + [
+                Event(
+                    id: UUID(), device: "kiosk-1", at: workload.clock, user: "victim", flow: nil,
+                    payload: .signInFailed(method: .password, reason: .invalidPassword))
+            ])
         store.close()
         // Change what the snapshot says about the state, keeping it valid JSON.
         try withRawStore(directory.store) { raw in
@@ -170,7 +174,10 @@ import TestSupport
         }
         let reader = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.readOnly = true })
         let report = try reader.verify()
-        #expect(report.problems.map(\.description) == ["seq 121: snapshot: projection snapshot differs from a rebuild of the log; it is rebuilt on the next writable open"])
+        #expect(
+            report.problems.map(\.description) == [
+                "seq 121: snapshot: projection snapshot differs from a rebuild of the log; it is rebuilt on the next writable open"
+            ])
         reader.close()
     }
 }

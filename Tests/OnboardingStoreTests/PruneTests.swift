@@ -19,22 +19,25 @@ struct PruneTests {
         (first..<first + count).map { index in
             let user = users[index % users.count]
             let session = sessions[(index / 7) % sessions.count]
-            let payload: Payload = switch index % 11 {
-            case 0: .userAdded(displayName: "User \(user)", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6)
-            case 1, 2, 3, 5, 6: .signInFailed(method: .password, reason: .invalidPassword)
-            case 4: .signInStarted(method: .password)
-            case 7: .signInSucceeded(method: .password, secondFactor: false)
-            case 8: .userSelected
-            case 9: .signedOut(reason: .user)
-            default: .signInFailed(method: .passcode, reason: .invalidPasscode)
-            }
+            let payload: Payload =
+                switch index % 11 {
+                case 0: .userAdded(displayName: "User \(user)", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6)
+                case 1, 2, 3, 5, 6: .signInFailed(method: .password, reason: .invalidPassword)
+                case 4: .signInStarted(method: .password)
+                case 7: .signInSucceeded(method: .password, secondFactor: false)
+                case 8: .userSelected
+                case 9: .signedOut(reason: .user)
+                default: .signInFailed(method: .passcode, reason: .invalidPasscode)
+                }
             return Events.make(index, user: user, session: session, payload: payload)
         }
     }
 
     /// A store at `path` holding `events`, acknowledged through `acknowledged`.
-    static func makeStore(_ path: String, events: [Event], acknowledged: UInt64,
-                          snapshotEvery: Int = 10_000) async throws -> OnboardingStore {
+    static func makeStore(
+        _ path: String, events: [Event], acknowledged: UInt64,
+        snapshotEvery: Int = 10_000
+    ) async throws -> OnboardingStore {
         let store = try OnboardingStore.open(at: path, options: storeOptions { $0.snapshotEveryEvents = snapshotEvery })
         var index = 0
         while index < events.count {
@@ -330,8 +333,9 @@ struct PrunedBaseVersion5Tests {
                 let tree = try JSONSerialization.jsonObject(with: Data(base[12...]))
                 let old = try JSONSerialization.data(withJSONObject: Self.stripped(tree))
                 #expect(!String(decoding: old, as: UTF8.self).contains("biometrics"))
-                try transaction.put(snapshots, key: Array("pruned_base".utf8),
-                                    value: StoreLayout.uint32Value(5) + Array(base[4..<12]) + Array(old))
+                try transaction.put(
+                    snapshots, key: Array("pruned_base".utf8),
+                    value: StoreLayout.uint32Value(5) + Array(base[4..<12]) + Array(old))
                 _ = try transaction.delete(snapshots, key: Array("onboarding_state".utf8))
             }
         }
@@ -347,7 +351,8 @@ struct PrunedBaseVersion5Tests {
 /// the snapshot codec (a renamed property, a reordered member) shows here before it reaches a store.
 @Suite("The pruned base's exact bytes")
 struct PrunedBaseGoldenTests {
-    static let golden = #"{"seq":2,"lockout":{"policy":{"name":"mediawiki","password":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"secondFactor":{"tiers":[{"limit":10,"windowSeconds":60},{"limit":20,"windowSeconds":600}]},"clearing":{"signInSucceeded":"all","passwordChanged":"all","lockoutCleared":"all","passcodeResetCompleted":"all"},"address":{"scope":"address_and_user","rule":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"clearedBySuccess":true}},"acrossDevices":false,"seq":2,"keys":[{"user":"alice","device":"kiosk-7","factor":"password","failures":1,"windows":[[1796054401123,1],[1796054401123,1]],"lastFailureAt":1796054401123}]},"session":{"devices":{"kiosk-7":{"device":"kiosk-7","flow":{"user":"alice","screen":"sign_in","state":"error","fieldMessages":[{"field":"password","text":"Invalid password","severity":"error"}],"fields":[]}}},"resendWaitMilliseconds":60000,"captchaPurposes":{},"biometrics":{}},"users":{"devices":{"kiosk-7":{"users":[{"id":"alice","displayName":"Alice Martin","initials":"AM","passcodePolicy":"numeric","passcodeMinimumLength":6,"hasPasscode":false,"addedAt":1796054400123}],"selected":"alice"}}}}"#
+    static let golden =
+        #"{"seq":2,"lockout":{"policy":{"name":"mediawiki","password":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"secondFactor":{"tiers":[{"limit":10,"windowSeconds":60},{"limit":20,"windowSeconds":600}]},"clearing":{"signInSucceeded":"all","passwordChanged":"all","lockoutCleared":"all","passcodeResetCompleted":"all"},"address":{"scope":"address_and_user","rule":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"clearedBySuccess":true}},"acrossDevices":false,"seq":2,"keys":[{"user":"alice","device":"kiosk-7","factor":"password","failures":1,"windows":[[1796054401123,1],[1796054401123,1]],"lastFailureAt":1796054401123}]},"session":{"devices":{"kiosk-7":{"device":"kiosk-7","flow":{"user":"alice","screen":"sign_in","state":"error","fieldMessages":[{"field":"password","text":"Invalid password","severity":"error"}],"fields":[]}}},"resendWaitMilliseconds":60000,"captchaPurposes":{},"biometrics":{}},"users":{"devices":{"kiosk-7":{"users":[{"id":"alice","displayName":"Alice Martin","initials":"AM","passcodePolicy":"numeric","passcodeMinimumLength":6,"hasPasscode":false,"addedAt":1796054400123}],"selected":"alice"}}}}"#
 
     @Test("a prune of two records leaves version 6 ‖ seq 2 ‖ these bytes, and the store reopens from them")
     func goldenBase() async throws {
@@ -356,7 +361,7 @@ struct PrunedBaseGoldenTests {
         let events = [
             Events.make(0, payload: .userAdded(displayName: "Alice Martin", passcodePolicy: .numeric, passcodeMinLength: 6)),
             Events.make(1, payload: .signInFailed(method: .password, reason: .invalidPassword)),
-            Events.make(2, payload: .signInStarted(method: .password)),
+            Events.make(2, payload: .signInStarted(method: .password))
         ]
         let store = try await PruneTests.makeStore(directory.store, events: events, acknowledged: 2)
         _ = try store.prune(before: PruneTests.farFuture)

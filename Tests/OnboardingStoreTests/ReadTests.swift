@@ -14,8 +14,9 @@ struct ReadTests {
     private static func filledStore(_ path: String) async throws -> (OnboardingStore, [Event]) {
         let store = try OnboardingStore.open(at: path)
         let events = (0..<60).map { index in
-            Events.make(index, user: users[index % users.count], session: sessions[index % sessions.count],
-                        payload: index % 3 == 0 ? .userSelected : .signInFailed(method: .passcode, reason: .invalidPasscode))
+            Events.make(
+                index, user: users[index % users.count], session: sessions[index % sessions.count],
+                payload: index % 3 == 0 ? .userSelected : .signInFailed(method: .passcode, reason: .invalidPasscode))
         }
         var next = 0
         for size in [1, 5, 2, 13, 1, 1, 20, 17] {

@@ -12,10 +12,12 @@ import OnboardingProjections
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let clock = Mutex(Timestamp(millisecondsSince1970: 1_796_054_400_000))
-        let store = try OnboardingStore.open(at: directory.store, options: storeOptions { options in
-            options.deviceID = "ward-3-ipad"
-            options.clock = { clock.withLock { $0 } }
-        })
+        let store = try OnboardingStore.open(
+            at: directory.store,
+            options: storeOptions { options in
+                options.deviceID = "ward-3-ipad"
+                options.clock = { clock.withLock { $0 } }
+            })
         defer { store.close() }
         let flow = UUID()
         let first = try await store.record(.signInFailed(method: .password, reason: .invalidPassword), user: "alice", flow: flow)
@@ -30,10 +32,12 @@ import OnboardingProjections
         #expect(records.map(\.event.flow) == [flow, flow])
         #expect(records[0].event.id != records[1].event.id, "a new id per call")
         // An explicit time, no user, no flow, and the payload's optional fields left out.
-        let added = try await store.record(.userAdded(displayName: "Ann Lee", passcodePolicy: .numeric, passcodeMinLength: 6),
-                                           user: "ann", at: Timestamp(millisecondsSince1970: 1_796_054_403_000))
+        let added = try await store.record(
+            .userAdded(displayName: "Ann Lee", passcodePolicy: .numeric, passcodeMinLength: 6),
+            user: "ann", at: Timestamp(millisecondsSince1970: 1_796_054_403_000))
         let started = try await store.record(.accountCreationStarted)
-        #expect(try store.storedRecord(at: added.seq)?.event.payload
+        #expect(
+            try store.storedRecord(at: added.seq)?.event.payload
                 == .userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6))
         let creation = try #require(try store.storedRecord(at: started.seq)?.event)
         #expect(creation.user == nil && creation.flow == nil && creation.at == clock.withLock { $0 })
@@ -65,9 +69,9 @@ import OnboardingProjections
         var conflicting = event
         conflicting.payload = .signInSucceeded(method: .passcode, secondFactor: false)
         var matched = false
-        do { _ = try await store.append(conflicting) }
-        catch where error.code == .conflict { matched = error.seq == 1 }
-        catch { Issue.record("expected a conflict, got \(error)") }
+        do { _ = try await store.append(conflicting) } catch  where error.code == .conflict { matched = error.seq == 1 } catch {
+            Issue.record("expected a conflict, got \(error)")
+        }
         #expect(matched)
     }
 }

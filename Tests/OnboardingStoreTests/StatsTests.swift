@@ -29,7 +29,7 @@ struct StatsTests {
             (.signInSucceeded(method: .biometric, secondFactor: false), "al"),
             (.accountCreationStarted, nil),
             (.lockoutCleared(reason: .admin), "alice"),
-            (.signInFailed(method: .passcode, reason: .invalidPasscode), "alice"),
+            (.signInFailed(method: .passcode, reason: .invalidPasscode), "alice")
         ]
         let events = payloads.enumerated().map { Events.make($0.offset, user: $0.element.1, payload: $0.element.0) }
         _ = try await store.append(Array(events[0..<4]))
@@ -49,7 +49,10 @@ struct StatsTests {
         #expect(stats.usedBytes > 0)
         #expect(stats.usedBytes <= stats.mapSizeBytes)
         let counts = stats.countsByType.map { "\($0.type.rawValue)=\($0.count)" }
-        #expect(counts == ["sign_in_started=3", "sign_in_failed=3", "sign_in_succeeded=1",
-                           "account_creation_started=1", "lockout_cleared=1"])
+        #expect(
+            counts == [
+                "sign_in_started=3", "sign_in_failed=3", "sign_in_succeeded=1",
+                "account_creation_started=1", "lockout_cleared=1"
+            ])
     }
 }

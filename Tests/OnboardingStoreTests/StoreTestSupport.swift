@@ -27,10 +27,13 @@ enum Events {
     static let device = "kiosk-7"
     static let start = Timestamp(millisecondsSince1970: 1_796_054_400_123)
 
-    static func make(_ index: Int = 0, id: UUID = UUID(), user: String? = "alice", session: UUID? = nil,
-                     payload: Payload = .signInStarted(method: .passcode), device: String = Events.device) -> Event {
-        Event(id: id, device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user,
-              flow: session, payload: payload)
+    static func make(
+        _ index: Int = 0, id: UUID = UUID(), user: String? = "alice", session: UUID? = nil,
+        payload: Payload = .signInStarted(method: .passcode), device: String = Events.device
+    ) -> Event {
+        Event(
+            id: id, device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user,
+            flow: session, payload: payload)
     }
 
     /// `count` distinct events, the n-th at `start + n s`.
@@ -41,9 +44,12 @@ enum Events {
     /// A user-added event whose texts are `bytes` long, to fill pages fast.
     static func long(_ index: Int, bytes: Int, user: String? = "alice") -> Event {
         let name = String(repeating: Character(UnicodeScalar(UInt8(97 + index % 26))), count: bytes)
-        return make(index, user: user, payload: .userAdded(displayName: name, subtitle: "subtitle \(index)",
-                                                           imageRef: nil, passcodePolicy: .numeric,
-                                                           passcodeMinLength: 6))
+        return make(
+            index, user: user,
+            payload: .userAdded(
+                displayName: name, subtitle: "subtitle \(index)",
+                imageRef: nil, passcodePolicy: .numeric,
+                passcodeMinLength: 6))
     }
 }
 
@@ -141,9 +147,10 @@ func withRawStore<R>(_ path: String, _ body: (RawStore) throws -> R) throws -> R
         }
         return database
     }
-    let raw = RawStore(environment: environment, events: try database("events"), byID: try database("by_id"),
-                       byUser: try database("by_user"), bySession: try database("by_session"),
-                       meta: try database("meta"), userKeysDatabase: try environment.openDatabase("user_keys", create: false))
+    let raw = RawStore(
+        environment: environment, events: try database("events"), byID: try database("by_id"),
+        byUser: try database("by_user"), bySession: try database("by_session"),
+        meta: try database("meta"), userKeysDatabase: try environment.openDatabase("user_keys", create: false))
     return try body(raw)
 }
 

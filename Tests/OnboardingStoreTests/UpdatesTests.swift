@@ -14,7 +14,7 @@ import OnboardingProjections
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try Self.openStore(directory)
-        _ = try await store.append(Events.make(0))  // before the subscription: not delivered
+        _ = try await store.append(Events.make(0)) // before the subscription: not delivered
         let updates = store.appendedRecords()
         _ = try await store.append([Events.make(1), Events.make(2)])
         _ = try await store.append(Events.make(3))
@@ -32,7 +32,7 @@ import OnboardingProjections
         let store = try Self.openStore(directory)
         defer { store.close() }
         let updates = store.appendedRecords(bufferingBatches: 2)
-        for index in 0..<5 { _ = try await store.append(Events.make(index)) }  // nobody reads meanwhile
+        for index in 0..<5 { _ = try await store.append(Events.make(index)) } // nobody reads meanwhile
         var received: [UInt64] = []
         do {
             for try await batch in updates { received += batch.map(\.seq) }
@@ -57,14 +57,16 @@ import OnboardingProjections
         #expect(first?.flow.screen == .signIn && first?.flow.state == .empty)
         _ = try await store.record(.userSelected, user: "ann", flow: flow, at: Events.start)
         #expect(await updates.next()?.flow.user == "ann")
-        _ = try await store.record(.fieldEdited(field: .passcode, filled: true, valid: true), user: "ann", flow: flow,
-                                   at: Events.start.adding(milliseconds: 1_000))
+        _ = try await store.record(
+            .fieldEdited(field: .passcode, filled: true, valid: true), user: "ann", flow: flow,
+            at: Events.start.adding(milliseconds: 1_000))
         let filled = await updates.next()
         #expect(filled?.flow.state == .partiallyFilled && filled?.flow.submitEnabled == true)
         // Another device's events are not this session's: nothing new until ours changes.
         _ = try await store.append(Events.make(5, device: "phone-1"))
-        _ = try await store.record(.signInStarted(method: .passcode), user: "ann", flow: flow,
-                                   at: Events.start.adding(milliseconds: 2_000))
+        _ = try await store.record(
+            .signInStarted(method: .passcode), user: "ann", flow: flow,
+            at: Events.start.adding(milliseconds: 2_000))
         #expect(await updates.next()?.flow.state == .loading)
         store.close()
         #expect(await updates.next() == nil, "the sequence ends when the store closes")
@@ -79,11 +81,13 @@ import OnboardingProjections
         let updates = store.deviceStateUpdates()
         for index in 0..<20 {
             let field: FormField = index % 2 == 0 ? .passcode : .password
-            _ = try await store.record(.fieldEdited(field: field, filled: true, valid: index % 3 != 0), user: "ann", flow: flow,
-                                       at: Events.start.adding(milliseconds: Int64(index) * 1_000))
+            _ = try await store.record(
+                .fieldEdited(field: field, filled: true, valid: index % 3 != 0), user: "ann", flow: flow,
+                at: Events.start.adding(milliseconds: Int64(index) * 1_000))
         }
-        _ = try await store.record(.signInStarted(method: .passcode), user: "ann", flow: flow,
-                                   at: Events.start.adding(milliseconds: 30_000))
+        _ = try await store.record(
+            .signInStarted(method: .passcode), user: "ann", flow: flow,
+            at: Events.start.adding(milliseconds: 30_000))
         let expected = try store.deviceState()
         // Read until the newest state arrives: what comes before it is in commit order, at most
         // one buffered, and nothing after it.

@@ -10,8 +10,11 @@ import Testing
 @Suite("User entries: one per pseudonym a record names")
 struct UserEntryTests {
     static func added(_ index: Int, _ user: String) -> Event {
-        Events.make(index, user: user, payload: .userAdded(displayName: "Display \(user)", subtitle: nil, imageRef: nil,
-                                                           passcodePolicy: .numeric, passcodeMinLength: 6))
+        Events.make(
+            index, user: user,
+            payload: .userAdded(
+                displayName: "Display \(user)", subtitle: nil, imageRef: nil,
+                passcodePolicy: .numeric, passcodeMinLength: 6))
     }
 
     /// Entries of `user_keys` by pseudonym: how many name it, and whether the last is a tombstone.
@@ -38,8 +41,10 @@ struct UserEntryTests {
         defer { directory.remove() }
         let store = try OnboardingStore.open(at: directory.store)
         let ref = store.userRef(of: "carol")
-        _ = try store.appendBlocking([Self.added(0, "carol"), Events.make(1, user: "carol"),
-                                      Events.make(2, user: ref.literal, payload: .userForgotten)])
+        _ = try store.appendBlocking([
+            Self.added(0, "carol"), Events.make(1, user: "carol"),
+            Events.make(2, user: ref.literal, payload: .userForgotten)
+        ])
         #expect(try store.isForgotten("carol"))
         store.close()
 
@@ -78,8 +83,10 @@ struct UserEntryTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try OnboardingStore.open(at: directory.store)
-        _ = try store.appendBlocking([Self.added(0, "erin"), Events.make(1, user: "frank"), Events.make(2, user: "erin"),
-                                      Events.make(3, user: nil), Events.make(4, user: "erin")])
+        _ = try store.appendBlocking([
+            Self.added(0, "erin"), Events.make(1, user: "frank"), Events.make(2, user: "erin"),
+            Events.make(3, user: nil), Events.make(4, user: "erin")
+        ])
         let erin = store.userRef(of: "erin")
         store.close()
         // The damage a lost entry leaves (what a retried group commit once wrote): the records

@@ -45,11 +45,13 @@ struct VerifyTests {
         #expect(report.headSeq == 8)
     }
 
-    @Test("one flipped byte in a record is reported at its seq, and reading it throws .corrupted", arguments: [
-        RecordCodec.headerByteCount + 20, // inside the body (the event id)
-        5, // inside the stored hash
-        -1, // the last byte
-    ])
+    @Test(
+        "one flipped byte in a record is reported at its seq, and reading it throws .corrupted",
+        arguments: [
+            RecordCodec.headerByteCount + 20, // inside the body (the event id)
+            5, // inside the stored hash
+            -1 // the last byte
+        ])
     func flippedByte(offset: Int) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -127,8 +129,9 @@ struct VerifyTests {
         let report = try Self.verify(directory.store)
         #expect(!report.isValid)
         #expect(report.headSeq == 8)
-        #expect(report.problems.contains { $0.message.contains("head is seq 8") && $0.message.contains("seq 7") },
-                "problems: \(report.problems)")
+        #expect(
+            report.problems.contains { $0.message.contains("head is seq 8") && $0.message.contains("seq 7") },
+            "problems: \(report.problems)")
     }
 
     @Test("two records with swapped values are both reported at their seqs")

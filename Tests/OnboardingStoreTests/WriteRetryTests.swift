@@ -15,9 +15,12 @@ struct WriteRetryTests {
         (first..<first + count).flatMap { index -> [Event] in
             let name = "new-user-\(index)"
             return [
-                Events.make(index * 2, user: name, payload: .userAdded(displayName: "Name \(index)", subtitle: "subtitle \(index)",
-                                                                       imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6)),
-                Events.make(index * 2 + 1, user: name),
+                Events.make(
+                    index * 2, user: name,
+                    payload: .userAdded(
+                        displayName: "Name \(index)", subtitle: "subtitle \(index)",
+                        imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6)),
+                Events.make(index * 2 + 1, user: name)
             ]
         }
     }
@@ -140,8 +143,9 @@ struct WriteRetryTests {
         #expect(outcome == .erased)
         let entriesBefore = try store.stats().userCount
         faults.arm(.commit, failWith: LMDBError.mapFull.code)
-        let forgotten = Event(id: UUID(), device: Events.device, at: Events.start.adding(milliseconds: 60_000), user: pseudonym,
-                              flow: nil, payload: .userForgotten)
+        let forgotten = Event(
+            id: UUID(), device: Events.device, at: Events.start.adding(milliseconds: 60_000), user: pseudonym,
+            flow: nil, payload: .userForgotten)
         _ = try store.appendBlocking([forgotten, Events.make(900, user: "new-user-1")])
         #expect(faults.injected(at: .commit) == 1)
         #expect(try store.isForgotten(pseudonym))

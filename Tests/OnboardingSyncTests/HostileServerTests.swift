@@ -20,7 +20,9 @@ import TestSupport
         let token: String
         private(set) var liar: ScriptedHTTPServer!
 
-        init(events: Int = 300, script: @escaping @Sendable (_ request: SyncRequest, _ honest: @Sendable () -> SyncResponse) -> ScriptedHTTPServer.Reply) async throws {
+        init(events: Int = 300, script: @escaping @Sendable (_ request: SyncRequest, _ honest: @Sendable () -> SyncResponse) -> ScriptedHTTPServer.Reply)
+            async throws
+        {
             directory = try TemporaryDirectory()
             server = try SyncServer(dataDirectory: directory.appending("server"))
             token = try server.issueToken(role: .device, device: SyncFixture.device)
@@ -36,14 +38,17 @@ import TestSupport
         var url: URL { URL(string: "http://127.0.0.1:\(liar.port)")! }
 
         func client(batch: Int = 100, serverKey: SigningPublicKey? = nil, timeout: Duration = .seconds(5)) throws -> SyncClient {
-            SyncClient(store: store, transport: try HTTPTransport(baseURL: url, timeout: timeout), token: token, batchEvents: batch,
-                       sleep: { _ in }, serverKey: serverKey, seed: 7)
+            SyncClient(
+                store: store, transport: try HTTPTransport(baseURL: url, timeout: timeout), token: token, batchEvents: batch,
+                sleep: { _ in }, serverKey: serverKey, seed: 7)
         }
 
         /// What the real server holds for the device.
         var serverSeq: UInt64 {
-            let response = server.handle(SyncRequest(method: "GET", path: SyncPaths.cursor(device: SyncFixture.device),
-                                                     headers: ["authorization": "Bearer \(token)"]))
+            let response = server.handle(
+                SyncRequest(
+                    method: "GET", path: SyncPaths.cursor(device: SyncFixture.device),
+                    headers: ["authorization": "Bearer \(token)"]))
             return (try? SyncWire.cursor(from: response.body).acknowledgedSeq) ?? .max
         }
 
@@ -111,8 +116,11 @@ import TestSupport
             let outcomes = upload.records.map { SyncWire.Outcome(seq: $0.seq, kind: .appended) }
             let last = upload.records.last!
             func claim(_ seq: UInt64, _ hash: Digest, _ outcomes: [SyncWire.Outcome]) -> ScriptedHTTPServer.Reply {
-                .answer(200, body: SyncWire.uploadResponseBody(SyncWire.Cursor(device: SyncFixture.device, acknowledgedSeq: seq, headHash: hash),
-                                                               outcomes: outcomes))
+                .answer(
+                    200,
+                    body: SyncWire.uploadResponseBody(
+                        SyncWire.Cursor(device: SyncFixture.device, acknowledgedSeq: seq, headHash: hash),
+                        outcomes: outcomes))
             }
             switch lie {
             case .beyondTheBatchWithAWrongHash: return claim(3000, Digest(bytes: [UInt8](repeating: 0xAB, count: 32)), outcomes)
@@ -150,9 +158,11 @@ import TestSupport
             guard request.method == "POST" else { return Self.answer(honest()) }
             let upload = try! SyncWire.upload(from: request.body)
             let record = head.withLock { $0! }
-            return .answer(200, body: SyncWire.uploadResponseBody(
-                SyncWire.Cursor(device: SyncFixture.device, acknowledgedSeq: record.seq, headHash: record.hash),
-                outcomes: upload.records.map { SyncWire.Outcome(seq: $0.seq, kind: .duplicate) }))
+            return .answer(
+                200,
+                body: SyncWire.uploadResponseBody(
+                    SyncWire.Cursor(device: SyncFixture.device, acknowledgedSeq: record.seq, headHash: record.hash),
+                    outcomes: upload.records.map { SyncWire.Outcome(seq: $0.seq, kind: .duplicate) }))
         }
         defer { fixture.close() }
         head.withLock { $0 = try! fixture.store.storedRecord(at: 300) }
@@ -165,8 +175,12 @@ import TestSupport
         let fixture = try await Fixture { request, honest in
             guard request.path.hasSuffix("/cursor") else { return Self.answer(honest()) }
             // Claims seq 200 with a hash this store does not have there.
-            return .answer(200, body: SyncWire.cursorBody(SyncWire.Cursor(device: SyncFixture.device, acknowledgedSeq: 200,
-                                                                           headHash: Digest(bytes: [UInt8](repeating: 9, count: 32)))))
+            return .answer(
+                200,
+                body: SyncWire.cursorBody(
+                    SyncWire.Cursor(
+                        device: SyncFixture.device, acknowledgedSeq: 200,
+                        headHash: Digest(bytes: [UInt8](repeating: 9, count: 32)))))
         }
         defer { fixture.close() }
         let error = await Self.failure(of: try fixture.client())
@@ -286,7 +300,9 @@ import TestSupport
     // MARK: Forget requests
 
     /// The cursor answer with `forget` listed and signed by `key` (or unsigned).
-    static func forgetting(_ response: SyncResponse, _ forget: [String], signedBy key: SigningKeyPair?, forDevice device: String = SyncFixture.device) -> ScriptedHTTPServer.Reply {
+    static func forgetting(_ response: SyncResponse, _ forget: [String], signedBy key: SigningKeyPair?, forDevice device: String = SyncFixture.device)
+        -> ScriptedHTTPServer.Reply
+    {
         guard response.status == 200, var cursor = try? SyncWire.cursor(from: response.body) else { return answer(response) }
         cursor.forgetUsers = forget
         cursor.forgetSignature = key?.sign(SyncWire.forgetMessage(device: device, pseudonyms: forget))
@@ -331,8 +347,9 @@ import TestSupport
             guard request.path.hasSuffix("/cursor") else { return Self.answer(honest()) }
             let forget = target.withLock { $0 }
             guard !forget.isEmpty else { return Self.answer(honest()) }
-            return Self.forgetting(honest(), forget, signedBy: signing.withLock { $0 },
-                              forDevice: signer == .theServerForAnotherDevice ? "tablet-1" : SyncFixture.device)
+            return Self.forgetting(
+                honest(), forget, signedBy: signing.withLock { $0 },
+                forDevice: signer == .theServerForAnotherDevice ? "tablet-1" : SyncFixture.device)
         }
         defer { fixture.close() }
         let serverKey = fixture.server.signingKey.publicKey
@@ -342,11 +359,12 @@ import TestSupport
         let alice = fixture.store.userRef(of: "alice").literal
         target.withLock { $0 = [alice] }
         signing.withLock {
-            $0 = switch signer {
-            case .none: nil
-            case .anotherKey: SigningKeyPair.generate()
-            case .theServerForAnotherDevice, .theServer: fixture.server.signingKey
-            }
+            $0 =
+                switch signer {
+                case .none: nil
+                case .anotherKey: SigningKeyPair.generate()
+                case .theServerForAnotherDevice, .theServer: fixture.server.signingKey
+                }
         }
         // Later runs use the pinned key without being given it.
         let summary = try await fixture.client().run()
@@ -356,8 +374,9 @@ import TestSupport
         } else {
             #expect(summary.forgottenOnRequest.isEmpty)
             #expect(try !fixture.store.isForgotten("alice"), "\(signer): a forged forget request erased a user")
-            #expect(summary.forgetRequestsRefused?.contains("without a valid signature of the pinned server key") == true,
-                    "\(String(describing: summary.forgetRequestsRefused))")
+            #expect(
+                summary.forgetRequestsRefused?.contains("without a valid signature of the pinned server key") == true,
+                "\(String(describing: summary.forgetRequestsRefused))")
         }
     }
 

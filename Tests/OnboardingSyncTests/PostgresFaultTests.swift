@@ -44,9 +44,11 @@ struct PostgresFaultTests {
             let server = try SyncServer(databaseURL: url, options: SyncServer.Options())
             defer { server.close() }
             let admin = try #require(server.createdAdminToken)
-            let enrolled = server.handle(SyncRequest(method: "POST", path: SyncPaths.devices,
-                                                     headers: ["authorization": "Bearer \(admin)", "content-type": SyncWire.contentType],
-                                                     body: SyncWire.enrolBody(device: SyncFixture.device)))
+            let enrolled = server.handle(
+                SyncRequest(
+                    method: "POST", path: SyncPaths.devices,
+                    headers: ["authorization": "Bearer \(admin)", "content-type": SyncWire.contentType],
+                    body: SyncWire.enrolBody(device: SyncFixture.device)))
             let token = try SyncWire.token(from: enrolled.body)
             let store = try SyncFixture.openStore(in: directory)
             defer { store.close() }
@@ -60,8 +62,10 @@ struct PostgresFaultTests {
             // acknowledged that the database does not hold.
             _ = try runBlocking { try await SyncFixture.append(300, to: store, from: 300) }
             _ = try Self.cluster(["stop", clusterDirectory, "immediate"])
-            let cursor = server.handle(SyncRequest(method: "GET", path: SyncPaths.cursor(device: SyncFixture.device),
-                                                   headers: ["authorization": "Bearer \(token)"]))
+            let cursor = server.handle(
+                SyncRequest(
+                    method: "GET", path: SyncPaths.cursor(device: SyncFixture.device),
+                    headers: ["authorization": "Bearer \(token)"]))
             #expect(cursor.status == 503 && cursor.headers["retry-after"] != nil, "\(cursor.status)")
             let during = runBlockingResult {
                 try await SyncClient(store: store, transport: transport, token: token, batchEvents: 50).run(timeLimit: .seconds(2))

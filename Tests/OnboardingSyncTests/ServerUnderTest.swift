@@ -28,22 +28,29 @@ struct ServerUnderTest: Sendable {
                 server = try SyncServer(dataDirectory: directory.appending("server"))
             }
             guard let admin = server.createdAdminToken else { throw TestFailure("a new server made no admin token") }
-            let response = server.handle(SyncRequest(method: "POST", path: SyncPaths.devices,
-                                                     headers: ["authorization": "Bearer \(admin)", "content-type": SyncWire.contentType],
-                                                     body: SyncWire.enrolBody(device: SyncFixture.device)))
+            let response = server.handle(
+                SyncRequest(
+                    method: "POST", path: SyncPaths.devices,
+                    headers: ["authorization": "Bearer \(admin)", "content-type": SyncWire.contentType],
+                    body: SyncWire.enrolBody(device: SyncFixture.device)))
             guard response.status == 201 else {
                 throw TestFailure("enrolment answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
             }
             let drop = dropDatabase
-            return ServerUnderTest(name: name, handle: { server.handle($0) }, token: try SyncWire.token(from: response.body),
-                                   close: { server.close(); drop?() })
+            return ServerUnderTest(
+                name: name, handle: { server.handle($0) }, token: try SyncWire.token(from: response.body),
+                close: {
+                    server.close(); drop?()
+                })
         }
     }
 
     /// The server's cursor for the device, read through the protocol.
     func cursor() -> SyncWire.Cursor? {
-        let response = handle(SyncRequest(method: "GET", path: SyncPaths.cursor(device: SyncFixture.device),
-                                          headers: ["authorization": "Bearer \(token)"]))
+        let response = handle(
+            SyncRequest(
+                method: "GET", path: SyncPaths.cursor(device: SyncFixture.device),
+                headers: ["authorization": "Bearer \(token)"]))
         return response.status == 200 ? try? SyncWire.cursor(from: response.body) : nil
     }
 

@@ -12,8 +12,9 @@ import OnboardingStore
         defer { store.close() }
         try await SyncFixture.append(120, to: store)
         let server = FakeSyncServer()
-        let client = SyncClient(store: store, transport: InMemoryTransport { server.handle($0) }, token: SyncFixture.token,
-                                batchEvents: 50, sleep: ManualClock().sleep)
+        let client = SyncClient(
+            store: store, transport: InMemoryTransport { server.handle($0) }, token: SyncFixture.token,
+            batchEvents: 50, sleep: ManualClock().sleep)
         let agent = SyncAgent(client: client, interval: .seconds(3600))
         let updates = agent.updates()
         await agent.start()
@@ -25,7 +26,7 @@ import OnboardingStore
         await agent.shutdown()
 
         var seen: [SyncAgent.Update] = []
-        for await update in updates { seen.append(update) }  // ends with the shutdown
+        for await update in updates { seen.append(update) } // ends with the shutdown
         #expect(seen.first == .signedIn)
         #expect(seen.last == .signedOut)
         let started = seen.firstIndex(of: .started)
@@ -46,8 +47,9 @@ import OnboardingStore
         let store = try SyncFixture.openStore(in: directory)
         defer { store.close() }
         try await SyncFixture.append(3, to: store)
-        let client = SyncClient(store: store, transport: InMemoryTransport { _ in SyncResponse.status(401) },
-                                token: "wrong-token", sleep: ManualClock().sleep)
+        let client = SyncClient(
+            store: store, transport: InMemoryTransport { _ in SyncResponse.status(401) },
+            token: "wrong-token", sleep: ManualClock().sleep)
         let agent = SyncAgent(client: client)
         let updates = agent.updates()
         await #expect(throws: SyncError.self) { _ = try await agent.syncNow() }
@@ -64,8 +66,9 @@ import OnboardingStore
         let store = try SyncFixture.openStore(in: directory)
         defer { store.close() }
         let server = FakeSyncServer()
-        let client = SyncClient(store: store, transport: InMemoryTransport { server.handle($0) }, token: SyncFixture.token,
-                                batchEvents: 50, sleep: ManualClock().sleep)
+        let client = SyncClient(
+            store: store, transport: InMemoryTransport { server.handle($0) }, token: SyncFixture.token,
+            batchEvents: 50, sleep: ManualClock().sleep)
         // The period is the test's to end: each wait of the agent lasts until `clock.advance()`.
         let clock = StepClock()
         let agent = SyncAgent(client: client, interval: .seconds(30), sleep: clock.sleep)

@@ -76,8 +76,10 @@ import OnboardingModel
             number == 2 ? .forwardThenFail : .forward
         }
         let clock = ManualClock()
-        let summary = try await SyncClient(store: store, transport: transport, token: SyncFixture.token, batchEvents: 100,
-                                           sleep: clock.sleep, seed: 2).run()
+        let summary = try await SyncClient(
+            store: store, transport: transport, token: SyncFixture.token, batchEvents: 100,
+            sleep: clock.sleep, seed: 2
+        ).run()
 
         #expect(summary.duplicates == 100 && summary.appended == 200 && summary.retries == 1 && summary.batches == 3)
         #expect(server.log() == (try SyncFixture.allRecords(store)))
@@ -282,8 +284,10 @@ import OnboardingModel
         let transport = ScriptedTransport(wrapping: InMemoryTransport { server.handle($0) }) { number, _ in
             number == 1 || (number - 1) % SyncLimits.maximumAttempts == 0 ? .forward : .answer(.status(503))
         }
-        let summary = try await SyncClient(store: store, transport: transport, token: SyncFixture.token, batchEvents: 25,
-                                           sleep: ManualClock().sleep).run()
+        let summary = try await SyncClient(
+            store: store, transport: transport, token: SyncFixture.token, batchEvents: 25,
+            sleep: ManualClock().sleep
+        ).run()
         #expect(summary.batches == 4 && summary.retries == 4 * (SyncLimits.maximumAttempts - 1))
         #expect(server.log() == (try SyncFixture.allRecords(store)))
     }

@@ -23,8 +23,9 @@ import OnboardingModel
     @Test func theOpenAPIErrorCodeEnumListsExactlyTheCodes() throws {
         let lines = try Self.document("openapi.yaml").split(separator: "\n", omittingEmptySubsequences: false)
         let start = try #require(lines.firstIndex(of: "    ErrorDetail:"), "docs/openapi.yaml has no ErrorDetail schema")
-        let line = try #require(lines[start...].first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("enum: [") },
-                                "ErrorDetail has no code enum")
+        let line = try #require(
+            lines[start...].first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("enum: [") },
+            "ErrorDetail has no code enum")
         let listed = line.trimmingCharacters(in: .whitespaces).dropFirst("enum: [".count).dropLast()
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(Set(listed) == Set(SyncErrorCode.allCases.map(\.rawValue)))

@@ -41,10 +41,12 @@ import OnboardingStore
 
         // Forget the local cursor and resend a batch the server holds: answered as duplicates.
         try store.setSyncCursor(0)
-        let resend = SyncRequest(method: "POST", path: SyncPaths.events(device: SyncFixture.device),
-                                 headers: ["authorization": "Bearer \(server.token)", "content-type": SyncWire.contentType],
-                                 body: SyncWire.uploadBody(device: SyncFixture.device, records: try store.records(in: 1...10),
-                                                           keys: try store.syncKeys(for: store.records(in: 1...10))))
+        let resend = SyncRequest(
+            method: "POST", path: SyncPaths.events(device: SyncFixture.device),
+            headers: ["authorization": "Bearer \(server.token)", "content-type": SyncWire.contentType],
+            body: SyncWire.uploadBody(
+                device: SyncFixture.device, records: try store.records(in: 1...10),
+                keys: try store.syncKeys(for: store.records(in: 1...10))))
         let response = server.handle(resend)
         #expect(response.status == 200)
         #expect(try SyncWire.outcomes(from: response.body).allSatisfy { $0.kind == .duplicate })
@@ -72,9 +74,10 @@ import OnboardingStore
             return response
         }
         let clock = ManualClock()
-        let faulty = FaultyTransport(wrapping: checked, seed: seed,
-                                     faults: .init(dropRequest: 0.15, dropResponse: 0.15, duplicate: 0.15, delay: 0.2, reorder: 0.15),
-                                     sleep: clock.sleep)
+        let faulty = FaultyTransport(
+            wrapping: checked, seed: seed,
+            faults: .init(dropRequest: 0.15, dropResponse: 0.15, duplicate: 0.15, delay: 0.2, reorder: 0.15),
+            sleep: clock.sleep)
         let client = SyncClient(store: store, transport: faulty, token: server.token, batchEvents: 16, sleep: clock.sleep, seed: seed)
 
         var outcomes: [String] = []

@@ -19,10 +19,13 @@ enum SyncFixture {
         return try OnboardingStore.open(at: directory.appending(name), options: options)
     }
 
-    static func event(_ index: Int, device: String = SyncFixture.device, payload: Payload = .signInStarted(method: .passcode),
-                      id: UUID = UUID()) -> Event {
-        Event(id: id, device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: "alice",
-              flow: nil, payload: payload)
+    static func event(
+        _ index: Int, device: String = SyncFixture.device, payload: Payload = .signInStarted(method: .passcode),
+        id: UUID = UUID()
+    ) -> Event {
+        Event(
+            id: id, device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: "alice",
+            flow: nil, payload: payload)
     }
 
     /// Appends `count` events, in transactions of at most 1,000.
@@ -77,8 +80,9 @@ final class FakeSyncServer: Sendable {
         guard owner == device else { return failure(.forbidden, "another device's log") }
         switch (request.method, parts[3]) {
         case ("GET", "cursor"):
-            return SyncResponse(status: 200, headers: ["content-type": SyncWire.contentType],
-                                body: SyncWire.cursorBody(cursor(device, log(of: device))))
+            return SyncResponse(
+                status: 200, headers: ["content-type": SyncWire.contentType],
+                body: SyncWire.cursorBody(cursor(device, log(of: device))))
         case ("POST", "events"):
             guard request.headers["content-type"]?.hasPrefix(SyncWire.contentType) == true else {
                 return failure(.unsupportedMediaType, "send application/json")
@@ -102,8 +106,11 @@ final class FakeSyncServer: Sendable {
                     } else {
                         let previous = staged.last?.hash ?? .zero
                         // Sealed as the device sealed it, with the keys the upload carried.
-                        let computed = Digest.hash(previous.bytes + RecordCodec.body(of: record.event, seq: record.seq,
-                                                                                     seal: Self.seal(for: record.event, keys: upload.keys)))
+                        let computed = Digest.hash(
+                            previous.bytes
+                                + RecordCodec.body(
+                                    of: record.event, seq: record.seq,
+                                    seal: Self.seal(for: record.event, keys: upload.keys)))
                         guard record.previousHash == previous, record.hash == computed else {
                             return failure(.chainBroken, "seq \(record.seq) does not link or hash")
                         }
@@ -112,8 +119,9 @@ final class FakeSyncServer: Sendable {
                     }
                 }
                 state.logs[device] = staged
-                return SyncResponse(status: 200, headers: ["content-type": SyncWire.contentType],
-                                    body: SyncWire.uploadResponseBody(cursor(device, staged), outcomes: outcomes))
+                return SyncResponse(
+                    status: 200, headers: ["content-type": SyncWire.contentType],
+                    body: SyncWire.uploadResponseBody(cursor(device, staged), outcomes: outcomes))
             }
         default:
             return failure(.methodNotAllowed, "\(request.method) \(request.path)")
@@ -134,8 +142,9 @@ final class FakeSyncServer: Sendable {
     }
 
     private func failure(_ code: SyncErrorCode, _ message: String, expectedSeq: UInt64? = nil) -> SyncResponse {
-        SyncResponse(status: code.status, headers: ["content-type": SyncWire.contentType],
-                     body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expectedSeq)))
+        SyncResponse(
+            status: code.status, headers: ["content-type": SyncWire.contentType],
+            body: SyncWire.errorBody(.init(code: code, message: message, expectedSeq: expectedSeq)))
     }
 }
 
@@ -211,8 +220,9 @@ func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -
 
 extension SyncResponse {
     static func status(_ status: Int, retryAfter: Int? = nil) -> SyncResponse {
-        SyncResponse(status: status, headers: retryAfter.map { ["retry-after": String($0)] } ?? [:],
-                     body: SyncWire.errorBody(.init(code: .busy, message: "try later")))
+        SyncResponse(
+            status: status, headers: retryAfter.map { ["retry-after": String($0)] } ?? [:],
+            body: SyncWire.errorBody(.init(code: .busy, message: "try later")))
     }
 }
 
@@ -261,7 +271,9 @@ final class StepClock: Sendable {
 
     /// Ends every sleep now waiting.
     func advance() {
-        let waiters = state.withLock { state in defer { state.waiters = [:] }; return Array(state.waiters.values) }
+        let waiters = state.withLock { state in
+            defer { state.waiters = [:] }; return Array(state.waiters.values)
+        }
         for waiter in waiters { waiter.resume() }
     }
 }

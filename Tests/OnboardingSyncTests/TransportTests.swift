@@ -13,8 +13,10 @@ import OnboardingStore
         var testDescription: String { rawValue }
     }
 
-    static func transport(_ kind: Kind, _ server: ScriptedHTTPServer, timeout: Duration = .seconds(5),
-                          limit: Int = SyncLimits.maximumBodyBytes) throws -> any SyncTransport {
+    static func transport(
+        _ kind: Kind, _ server: ScriptedHTTPServer, timeout: Duration = .seconds(5),
+        limit: Int = SyncLimits.maximumBodyBytes
+    ) throws -> any SyncTransport {
         let url = URL(string: "http://127.0.0.1:\(server.port)")!
         switch kind {
         case .http: return try HTTPTransport(baseURL: url, timeout: timeout, maximumAnswerBytes: limit)
@@ -22,9 +24,10 @@ import OnboardingStore
         }
     }
 
-    static let upload = SyncRequest(method: "POST", path: "/v1/devices/kiosk-7/events",
-                                    headers: ["authorization": "Bearer secret-token", "content-type": "application/json"],
-                                    body: Array(repeating: UInt8(ascii: "x"), count: 430_374))
+    static let upload = SyncRequest(
+        method: "POST", path: "/v1/devices/kiosk-7/events",
+        headers: ["authorization": "Bearer secret-token", "content-type": "application/json"],
+        body: Array(repeating: UInt8(ascii: "x"), count: 430_374))
 
     /// The message of what `send` threw, and how long it took.
     static func failure(_ transport: any SyncTransport, _ request: SyncRequest) async -> (message: String, seconds: Double)? {
@@ -88,7 +91,10 @@ import OnboardingStore
         let server = try ScriptedHTTPServer { _ in .drip(answer, interval: .milliseconds(100)) }
         defer { server.stop() }
         let failure = try #require(await Self.failure(try Self.transport(kind, server, timeout: .seconds(2)), Self.upload))
-        #expect(failure.message == "http://127.0.0.1:\(server.port) sent no complete answer within 2 s (the deadline of one request, connecting included); the server or the network is too slow or stalled")
+        #expect(
+            failure.message
+                == "http://127.0.0.1:\(server.port) sent no complete answer within 2 s (the deadline of one request, connecting included); the server or the network is too slow or stalled"
+        )
         // Cut at the deadline by the client: not before it (the client's own clock: a loaded
         // machine can delay the server thread's accept, which shortens what it measures), and
         // long before the 10 s the drip takes (the server's clock: it sees the connection go;
@@ -137,8 +143,9 @@ import OnboardingStore
         // On a new connection, never the one the server dropped; and whole (the old failure sent
         // the head and no body, then waited out its timeout).
         #expect(requests.count == 2 && requests[0].connection != requests[1].connection)
-        #expect(requests.allSatisfy { $0.bodyComplete && $0.body.count == Self.upload.body.count },
-                "bodies: \(requests.map { "\($0.body.count)/\($0.headers["content-length"] ?? "-")" })")
+        #expect(
+            requests.allSatisfy { $0.bodyComplete && $0.body.count == Self.upload.body.count },
+            "bodies: \(requests.map { "\($0.body.count)/\($0.headers["content-length"] ?? "-")" })")
     }
 }
 

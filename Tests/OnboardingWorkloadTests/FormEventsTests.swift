@@ -17,9 +17,11 @@ import Testing
 
     /// The types the form layers add (a failed reset's retry and a sign-up's inline checks and
     /// outcome are of older types).
-    static let formTypes: Set<EventType> = [.fieldEdited, .passwordResetStarted, .passwordResetFailed, .passwordResetRequested,
-                                            .accountCreationStarted, .fieldValidated, .accountCreationSubmitted,
-                                            .accountCreationFailed, .accountCreated]
+    static let formTypes: Set<EventType> = [
+        .fieldEdited, .passwordResetStarted, .passwordResetFailed, .passwordResetRequested,
+        .accountCreationStarted, .fieldValidated, .accountCreationSubmitted,
+        .accountCreationFailed, .accountCreated
+    ]
 
     static func withoutIdentifierKind(_ event: Event) -> Event {
         var event = event
@@ -43,8 +45,9 @@ import Testing
             #expect(Self.formTypes.contains(event.type), "\(event.type.rawValue) is not a form event")
         }
         let attacks: Set<WorkloadScenario> = [.bruteForce, .stuffing, .spraying]
-        #expect(attacks.contains(scenario) ? signIn.count == with.count : signIn.count < with.count * 9 / 10,
-                "\(scenario.rawValue): \(with.count - signIn.count) form events of \(with.count)")
+        #expect(
+            attacks.contains(scenario) ? signIn.count == with.count : signIn.count < with.count * 9 / 10,
+            "\(scenario.rawValue): \(with.count - signIn.count) form events of \(with.count)")
     }
 
     @Test func attackersFillNoForms() {
@@ -59,25 +62,27 @@ import Testing
     @Test func theStreamWithFormEventsIsPinned() {
         // A change to the form layers changes every user's workload: make it on purpose.
         let first = WorkloadGenerator(spec: WorkloadSpec(eventCount: 3, seed: 7, scenario: .honest)).map { EventJSON.encode($0, seq: nil) }
-        #expect(first == [
-            """
-            {"id":"a065b6b6-e3d5-44db-ba97-0b4587c28c0f","device":"device-00052","at":"2026-01-05T00:56:21.748Z",\
-            "user":"user-000452","session":"e6984080-bab1-4a02-953a-eb70673e29cb","type":"field_edited","field":"password","filled":true}
-            """,
-            """
-            {"id":"225ec07a-9950-4761-a9c3-a27688795369","device":"device-00052","at":"2026-01-05T00:56:24.520Z",\
-            "user":"user-000452","session":"e6984080-bab1-4a02-953a-eb70673e29cb","type":"sign_in_started","method":"password"}
-            """,
-            """
-            {"id":"f5ba4eb7-28dd-432c-ab03-54df4a45b34e","device":"device-00052","at":"2026-01-05T00:56:26.245Z",\
-            "user":"user-000452","session":"e6984080-bab1-4a02-953a-eb70673e29cb","type":"second_factor_required","method":"totp"}
-            """,
-        ])
+        #expect(
+            first == [
+                """
+                {"id":"a065b6b6-e3d5-44db-ba97-0b4587c28c0f","device":"device-00052","at":"2026-01-05T00:56:21.748Z",\
+                "user":"user-000452","session":"e6984080-bab1-4a02-953a-eb70673e29cb","type":"field_edited","field":"password","filled":true}
+                """,
+                """
+                {"id":"225ec07a-9950-4761-a9c3-a27688795369","device":"device-00052","at":"2026-01-05T00:56:24.520Z",\
+                "user":"user-000452","session":"e6984080-bab1-4a02-953a-eb70673e29cb","type":"sign_in_started","method":"password"}
+                """,
+                """
+                {"id":"f5ba4eb7-28dd-432c-ab03-54df4a45b34e","device":"device-00052","at":"2026-01-05T00:56:26.245Z",\
+                "user":"user-000452","session":"e6984080-bab1-4a02-953a-eb70673e29cb","type":"second_factor_required","method":"totp"}
+                """
+            ])
         // The sign-in events are those of the stream without form events.
         var spec = WorkloadSpec(eventCount: 2, seed: 7, scenario: .honest)
         spec.formEvents = false
-        #expect(WorkloadGenerator(spec: spec).map(\.id.uuidString).map { $0.lowercased() }
-            == ["225ec07a-9950-4761-a9c3-a27688795369", "f5ba4eb7-28dd-432c-ab03-54df4a45b34e"])
+        #expect(
+            WorkloadGenerator(spec: spec).map(\.id.uuidString).map { $0.lowercased() }
+                == ["225ec07a-9950-4761-a9c3-a27688795369", "f5ba4eb7-28dd-432c-ab03-54df4a45b34e"])
     }
 
     // MARK: Rates
@@ -122,14 +127,19 @@ import Testing
                     if kind == .email { emails += 1 }
                     let field = FormTraffic.field(kind)
                     if let identifier = before.last(where: { Self.isEdit($0, field, filled: true) }),
-                       let password = before.last(where: { Self.isEdit($0, .password, filled: true) }),
-                       password.at.millisecondsSince1970 - identifier.at.millisecondsSince1970 <= 300 {
+                        let password = before.last(where: { Self.isEdit($0, .password, filled: true) }),
+                        password.at.millisecondsSince1970 - identifier.at.millisecondsSince1970 <= 300
+                    {
                         autofilled += 1
                     }
                 case .signInFailed(.password, .invalidPassword, _):
                     // The next attempt, unless the lockout refused it: was the field emptied first?
-                    guard let next = events[(index + 1)...].firstIndex(where: { [.signInFailed, .signInSucceeded, .secondFactorRequired, .signInThrottled].contains($0.type) }),
-                          events[next].type != .signInThrottled else { continue }
+                    guard
+                        let next = events[(index + 1)...].firstIndex(where: {
+                            [.signInFailed, .signInSucceeded, .secondFactorRequired, .signInThrottled].contains($0.type)
+                        }),
+                        events[next].type != .signInThrottled
+                    else { continue }
                     retries += 1
                     if events[(index + 1)..<next].contains(where: { Self.isEdit($0, .password, filled: false) }) { retyped += 1 }
                 case .passwordResetRequested:
@@ -171,11 +181,15 @@ import Testing
                     if edits.contains(.fieldEdited(field: .passcode, filled: true, valid: false)) { invalidFirst += 1 }
                 case .signInFailed(.passcode, .invalidPasscode, _):
                     guard let next = events[(index + 1)...].firstIndex(where: { [.signInFailed, .signInSucceeded, .signInThrottled].contains($0.type) }),
-                          events[next].type != .signInThrottled else { continue }
+                        events[next].type != .signInThrottled
+                    else { continue }
                     wrong += 1
                     let edits = events[(index + 1)..<next].map(\.payload)
                     if edits.first == .fieldEdited(field: .passcode, filled: false, valid: nil),
-                       edits.last == .fieldEdited(field: .passcode, filled: true, valid: true) { cleared += 1 }
+                        edits.last == .fieldEdited(field: .passcode, filled: true, valid: true)
+                    {
+                        cleared += 1
+                    }
                 default: break
                 }
             }
@@ -232,8 +246,9 @@ import Testing
                     // Only where the sign-in traffic left no time to fill the form: another flow
                     // on the same device ended the moment this one began.
                     let gap = event.at.millisecondsSince1970 - (lastOnDevice[device] ?? Int64.min / 2)
-                    #expect(event.type == .signInStarted && gap <= 2,
-                            "\(event.type.rawValue) on \(flow.screen.rawValue) (\(flow.state.rawValue)), \(gap) ms after the device's last event")
+                    #expect(
+                        event.type == .signInStarted && gap <= 2,
+                        "\(event.type.rawValue) on \(flow.screen.rawValue) (\(flow.state.rawValue)), \(gap) ms after the device's last event")
                     squeezed += 1
                 }
             }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import OnboardingLab
 import OnboardingModel
@@ -15,8 +15,10 @@ import Testing
 struct LabReportTests {
     static let start = Timestamp(millisecondsSince1970: 1_796_054_400_000)
 
-    static func input(_ seconds: Double, _ user: String?, _ kind: LockoutInput.Kind = .passwordFailure, device: String = "host-1",
-                      address: String? = nil) -> LockoutInput {
+    static func input(
+        _ seconds: Double, _ user: String?, _ kind: LockoutInput.Kind = .passwordFailure, device: String = "host-1",
+        address: String? = nil
+    ) -> LockoutInput {
         LockoutInput(kind: kind, user: user, device: device, at: start.adding(milliseconds: Int64(seconds * 1000)), address: address)
     }
 
@@ -54,10 +56,11 @@ struct LabReportTests {
 
     @Test("a lock ends at its own end, or when a clearing event lifts it; a lock by address is keyed by the address")
     func lockIntervals() throws {
-        let log = Self.log((0..<5).map { Self.input(Double($0), "alice") }
-            + [Self.input(60, "alice", .passwordChanged)]
-            + (0..<5).map { Self.input(100 + Double($0), "bob") }
-            + (0..<5).map { Self.input(1000 + Double($0), "user-\($0)", address: "203.0.113.9") })
+        let log = Self.log(
+            (0..<5).map { Self.input(Double($0), "alice") }
+                + [Self.input(60, "alice", .passwordChanged)]
+                + (0..<5).map { Self.input(100 + Double($0), "bob") }
+                + (0..<5).map { Self.input(1000 + Double($0), "user-\($0)", address: "203.0.113.9") })
         var trace = LabTrace()
         _ = LabReplay.run(log, policy: .mediawiki, trace: &trace)
         let alice = try #require(trace.locks.first { if case .user("alice", _, _) = $0.key { true } else { false } })
@@ -117,7 +120,7 @@ struct LabReportTests {
 
     static let hostile = [
         "<script>alert(1)</script>", "a&b", "\"quoted\" 'single'", "nul\u{0}esc\u{1B}[31mbell\u{7}del\u{7F}c1\u{85}",
-        "bidi\u{202E}txt.exe", "]]></svg><svg onload=alert(1)>", String(repeating: "long-", count: 40_000),
+        "bidi\u{202E}txt.exe", "]]></svg><svg onload=alert(1)>", String(repeating: "long-", count: 40_000)
     ]
 
     @Test("hostile names from the log and a policy file are escaped in text, attributes and titles")
@@ -149,8 +152,10 @@ struct LabReportTests {
     func boundedTimeline() throws {
         var inputs: [LockoutInput] = []
         for second in 0..<200_000 {
-            inputs.append(Self.input(Double(second) * 3, "mallory", second % 7 == 0 ? .signInSucceeded : .passwordFailure,
-                                     address: "198.51.100.\(second % 3)"))
+            inputs.append(
+                Self.input(
+                    Double(second) * 3, "mallory", second % 7 == 0 ? .signInSucceeded : .passwordFailure,
+                    address: "198.51.100.\(second % 3)"))
         }
         let report = Self.compareReport(Self.log(inputs), policies: [.mediawiki, .nist])
         for lane in report.timeline.lanes {
@@ -190,8 +195,9 @@ struct LabReportTests {
             let fragment = String(rest[open.lowerBound..<close.upperBound])
             let parser = XMLParser(data: Data(fragment.utf8))
             let parsed = parser.parse()
-            #expect(parsed, "svg \(svgs) is not well-formed XML: \(parser.parserError.map { "\($0)" } ?? "?") at line \(parser.lineNumber)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                parsed, "svg \(svgs) is not well-formed XML: \(parser.parserError.map { "\($0)" } ?? "?") at line \(parser.lineNumber)",
+                sourceLocation: sourceLocation)
             svgs += 1
             rest = rest[close.upperBound...]
         }

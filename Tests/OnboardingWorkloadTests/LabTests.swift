@@ -47,28 +47,31 @@ struct LabTests {
     @Test("the heuristic of docs/lab.md, rule by rule")
     func heuristic() {
         let log = LabLog(events: [
-            Self.fail(0, "alice", from: "192.0.2.1"),       // alice mistypes from her address, then signs in: honest
+            Self.fail(0, "alice", from: "192.0.2.1"), // alice mistypes from her address, then signs in: honest
             Self.succeed(10, "alice", from: "192.0.2.1"),
-            Self.fail(20, "alice", from: "203.0.113.9"),    // an address that never signs anyone in: an attack
+            Self.fail(20, "alice", from: "203.0.113.9"), // an address that never signs anyone in: an attack
             Self.fail(21, "bob", from: "203.0.113.9"),
-            Self.fail(30, "mallory"),                       // an account that never signs in, no address
-            Self.fail(40, "alice"),                         // alice, no address: honest
-            Self.event(50, "mallory", .passwordChanged(forced: false)), // neither
+            Self.fail(30, "mallory"), // an account that never signs in, no address
+            Self.fail(40, "alice"), // alice, no address: honest
+            Self.event(50, "mallory", .passwordChanged(forced: false)) // neither
         ])
         #expect(log.truth == .heuristic)
-        #expect(log.parties == [.honest(user: "alice"), .honest(user: "alice"), .attacker(attack: "address 203.0.113.9"),
-                                .attacker(attack: "address 203.0.113.9"), .attacker(attack: "accounts that never sign in"),
-                                .honest(user: "alice"), .unknown])
+        #expect(
+            log.parties == [
+                .honest(user: "alice"), .honest(user: "alice"), .attacker(attack: "address 203.0.113.9"),
+                .attacker(attack: "address 203.0.113.9"), .attacker(attack: "accounts that never sign in"),
+                .honest(user: "alice"), .unknown
+            ])
     }
 
     @Test("a refused attempt counts nowhere; honest minutes merge per user; time to the first lock per attack")
     func replayCounts() {
         // mediawiki: 5 failures in 5 min lock a key until its window ends.
-        var events = (0..<7).map { Self.fail(Double($0), "alice") }              // honest: alice signs in later
-        events.append(Self.succeed(100, "alice"))                                 // refused: locked until 300 s
-        events.append(Self.succeed(200, "alice"))                                 // refused again: same lock, not counted twice
-        events.append(Self.succeed(301, "alice"))                                 // allowed
-        events += (0..<6).map { Self.fail(400 + Double($0), "mallory") }          // attacker: never signs in
+        var events = (0..<7).map { Self.fail(Double($0), "alice") } // honest: alice signs in later
+        events.append(Self.succeed(100, "alice")) // refused: locked until 300 s
+        events.append(Self.succeed(200, "alice")) // refused again: same lock, not counted twice
+        events.append(Self.succeed(301, "alice")) // allowed
+        events += (0..<6).map { Self.fail(400 + Double($0), "mallory") } // attacker: never signs in
         let result = LabReplay.run(LabLog(events: events), policy: .mediawiki)
         #expect(result.honestUsers == 1 && result.honestUsersLockedOut == 1)
         // Refused at 4 s (5th failure locked; 6th and 7th refused from 5 s), and the success at 100 s and 200 s:
@@ -105,8 +108,11 @@ struct LabTests {
 
     @Test("a sweep on a small generated workload: its frontier is the brute-force one, and its recommendation a frontier policy that parses")
     func sweepOnAGeneratedWorkload() throws {
-        let events = Array(WorkloadGenerator(spec: WorkloadSpec(eventCount: 20_000, seed: 5, scenario: .mixed, userCount: 200,
-                                                                deviceCount: 50, policy: .nist)))
+        let events = Array(
+            WorkloadGenerator(
+                spec: WorkloadSpec(
+                    eventCount: 20_000, seed: 5, scenario: .mixed, userCount: 200,
+                    deviceCount: 50, policy: .nist)))
         let log = LabLog(events: events)
         var progress: [Int] = []
         let sweep = LabSweep.run(log, grid: LabSweep.Grid(limits: 3...10, windowSeconds: 60...3600, windowSteps: 4)) { done, _ in

@@ -4,9 +4,10 @@ import Testing
 
 /// Sanity of the effectiveness report at small sizes (1 simulated day, 500 users).
 @Suite struct LockoutEffectivenessTests {
-    static let parameters = LockoutEffectiveness.Parameters(seed: 1, userCount: 500, deviceCount: 100, days: 1,
-                                                           honestEventsPerDay: 8_000, stuffingIntervalMilliseconds: 20_000,
-                                                           sprayingIntervalMilliseconds: 60_000)
+    static let parameters = LockoutEffectiveness.Parameters(
+        seed: 1, userCount: 500, deviceCount: 100, days: 1,
+        honestEventsPerDay: 8_000, stuffingIntervalMilliseconds: 20_000,
+        sprayingIntervalMilliseconds: 60_000)
     static let rows = LockoutEffectiveness.report(parameters)
 
     static func row(_ name: String) -> LockoutEffectiveness.Row {
@@ -32,8 +33,9 @@ import Testing
         #expect(mediawiki.bruteForceGuessesPerDay >= 150)
         // Each password reset by the victim (who meets the global lock) gives the attacker another
         // hundred, with no rate limit: NIST lets far more guesses through per day.
-        #expect(nist.bruteForceGuessesPerDay > 1.5 * mediawiki.bruteForceGuessesPerDay,
-                "nist \(nist.bruteForceGuessesPerDay), mediawiki \(mediawiki.bruteForceGuessesPerDay)")
+        #expect(
+            nist.bruteForceGuessesPerDay > 1.5 * mediawiki.bruteForceGuessesPerDay,
+            "nist \(nist.bruteForceGuessesPerDay), mediawiki \(mediawiki.bruteForceGuessesPerDay)")
     }
 
     @Test func owaspLocksTheBruteForcerPermanently() {

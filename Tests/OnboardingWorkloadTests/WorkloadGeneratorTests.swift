@@ -38,11 +38,12 @@ import Testing
     @Test func theStreamIsPinned() {
         // A change to the generator changes every user's workload and benchmark: make it on purpose.
         let first = WorkloadGenerator(spec: WorkloadSpec(eventCount: 3, seed: 7)).first { _ in true }!
-        #expect(EventJSON.encode(first, seq: nil) == """
-            {"id":"53fcd651-3d02-4efe-a25e-c07a99506761","device":"sprayer-00","at":"2026-01-05T00:00:14.966Z",\
-            "user":"user-000000","session":"69c3a276-8879-4369-9a82-e79b05b5faeb","type":"sign_in_failed",\
-            "method":"password","reason":"invalid_password"}
-            """)
+        #expect(
+            EventJSON.encode(first, seq: nil) == """
+                {"id":"53fcd651-3d02-4efe-a25e-c07a99506761","device":"sprayer-00","at":"2026-01-05T00:00:14.966Z",\
+                "user":"user-000000","session":"69c3a276-8879-4369-9a82-e79b05b5faeb","type":"sign_in_failed",\
+                "method":"password","reason":"invalid_password"}
+                """)
     }
 
     @Test(arguments: WorkloadScenario.allCases, [LockoutPolicy.mediawiki, .owasp, .localPasscode])
@@ -97,8 +98,10 @@ import Testing
         let started = all.filter { $0.event.type == .signInStarted }.count
         #expect(successes * 100 >= started * 95, "\(successes) successes of \(started) sessions")
         #expect(failures * 4 < successes, "typos are occasional: \(failures) failures, \(successes) successes")
-        for type in [EventType.secondFactorRequired, .secondFactorFailed, .secondFactorSucceeded, .passwordResetRequested,
-                     .temporaryPasswordSent, .passwordChanged, .signedOut] {
+        for type in [
+            EventType.secondFactorRequired, .secondFactorFailed, .secondFactorSucceeded, .passwordResetRequested,
+            .temporaryPasswordSent, .passwordChanged, .signedOut
+        ] {
             #expect(all.contains { $0.event.type == type }, "no \(type.rawValue) in honest traffic")
         }
     }

@@ -69,7 +69,8 @@ struct PGPoolTests {
                 // The backend's exit reaches the client's socket within moments.
                 let deadline = ContinuousClock.now + .seconds(10)
                 while try admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [.int32(first)])[0].int64(0) > 0,
-                      ContinuousClock.now < deadline {
+                    ContinuousClock.now < deadline
+                {
                     Thread.sleep(forTimeInterval: 0.02)
                 }
                 Thread.sleep(forTimeInterval: 0.05)

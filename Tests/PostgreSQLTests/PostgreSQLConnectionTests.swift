@@ -37,16 +37,21 @@ struct PostgreSQLConnectionTests {
             let ids = (0..<1000).map { _ in UUID() }
             let inserted = try connection.execute(
                 "INSERT INTO t SELECT * FROM unnest($1::int8[], $2::bytea[], $3::text[], $4::uuid[])",
-                [.int64Array((1...1000).map { Int64($0) }), .optionalBytesArray((1...1000).map { $0 % 10 == 0 ? nil : [UInt8($0 % 256)] }),
-                 .textArray((1...1000).map { "user \($0)" }), .uuidArray(ids)])
+                [
+                    .int64Array((1...1000).map { Int64($0) }), .optionalBytesArray((1...1000).map { $0 % 10 == 0 ? nil : [UInt8($0 % 256)] }),
+                    .textArray((1...1000).map { "user \($0)" }), .uuidArray(ids)
+                ])
             #expect(inserted.affectedRows == 1000)
             let rows = try connection.execute("SELECT seq, body, name, id FROM t WHERE seq IN (10, 11, 1000) ORDER BY seq")
             #expect(try rows.map { try $0.int64(0) } == [10, 11, 1000])
             #expect(try rows[0].isNull(1) && rows[1].bytes(1) == [11])
             #expect(try rows[2].string(2) == "user 1000" && rows[2].uuid(3) == ids[999])
             // Empty arrays insert nothing, without an error.
-            #expect(try connection.execute("INSERT INTO t SELECT * FROM unnest($1::int8[], $2::bytea[], $3::text[], $4::uuid[])",
-                                           [.int64Array([]), .bytesArray([]), .textArray([]), .uuidArray([])]).affectedRows == 0)
+            #expect(
+                try connection.execute(
+                    "INSERT INTO t SELECT * FROM unnest($1::int8[], $2::bytea[], $3::text[], $4::uuid[])",
+                    [.int64Array([]), .bytesArray([]), .textArray([]), .uuidArray([])]
+                ).affectedRows == 0)
         }
     }
 
@@ -122,7 +127,7 @@ struct PostgreSQLConnectionTests {
         ("", "must start with postgres://"),
         ("postgres://u:hunter2@127.0.0.1:notaport/db", "not valid"),
         ("postgres://u:hunter2@127.0.0.1/db?nosuchoption=1", "not valid"),
-        ("postgres://u:hunter2@127.0.0.1/db\nhost=evil", "control character"),
+        ("postgres://u:hunter2@127.0.0.1/db\nhost=evil", "control character")
     ])
     func aBadURLIsRefusedInOneLineWithoutThePassword(url: String, says: String) {
         let error = #expect(throws: PostgreSQLError.self) { try DatabaseURL(url) }

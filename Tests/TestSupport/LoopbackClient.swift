@@ -1,16 +1,16 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
-private let streamSocket = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
-private let sendFlags = Int32(MSG_NOSIGNAL)
-private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(socket, address, length) }
-private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(socket, bytes, count, sendFlags) }
+    import Glibc
+    private let streamSocket = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
+    private let sendFlags = Int32(MSG_NOSIGNAL)
+    private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(socket, address, length) }
+    private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(socket, bytes, count, sendFlags) }
 #elseif canImport(Darwin)
-import Darwin
-private let streamSocket = SOCK_STREAM
-private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(socket, address, length) }
-private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(socket, bytes, count, 0) }
+    import Darwin
+    private let streamSocket = SOCK_STREAM
+    private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(socket, address, length) }
+    private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(socket, bytes, count, 0) }
 #endif
 
 /// Blocking TCP on loopback for load and hostile-client tests: connections from a chosen source
@@ -24,8 +24,8 @@ public enum LoopbackClient {
         let socket = makeSocket()
         guard socket >= 0 else { return nil }
         #if canImport(Darwin)
-        var one: Int32 = 1
-        setsockopt(socket, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+            var one: Int32 = 1
+            setsockopt(socket, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
         #endif
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
@@ -54,7 +54,8 @@ public enum LoopbackClient {
             var failure: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard poll(&watched, 1, milliseconds(timeout)) == 1,
-                  getsockopt(socket, SOL_SOCKET, SO_ERROR, &failure, &length) == 0, failure == 0 else {
+                getsockopt(socket, SOL_SOCKET, SO_ERROR, &failure, &length) == 0, failure == 0
+            else {
                 close(socket)
                 return nil
             }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// TCP sockets of this machine as the kernel lists them (`/proc/net/tcp`), for leak checks that
@@ -33,7 +33,8 @@ public enum LoopbackSockets {
         for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
             guard fields.count > 3, let colon = fields[1].lastIndex(of: ":"),
-                  let local = UInt16(fields[1][fields[1].index(after: colon)...], radix: 16), local == port else { continue }
+                let local = UInt16(fields[1][fields[1].index(after: colon)...], radix: 16), local == port
+            else { continue }
             let state = String(fields[3])
             if state != listening && state != timeWait { count += 1 }
         }

@@ -26,8 +26,10 @@ public struct MachineLoad: SuiteTrait, TestTrait, TestScoping {
 
     private static let state = Mutex(State())
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         // Only around each test case: a suite's own scope would hold the gate around its tests.
         guard testCase != nil else { return try await function() }
         await Self.enter(kind)

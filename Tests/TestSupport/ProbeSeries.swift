@@ -18,8 +18,10 @@ public final class ProbeSeries: Sendable {
     private let duration: Duration
 
     /// Starts probing `GET path` from `source` every `interval` for `duration`.
-    public init(port: UInt16, from source: String, path: String = "/health", every interval: Duration,
-                timeout: Duration, for duration: Duration) {
+    public init(
+        port: UInt16, from source: String, path: String = "/health", every interval: Duration,
+        timeout: Duration, for duration: Duration
+    ) {
         self.duration = duration
         let thread = Thread { [self] in
             let clock = ContinuousClock()

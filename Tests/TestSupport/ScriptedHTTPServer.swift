@@ -2,13 +2,13 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
-private let streamSocket = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
-private func systemAccept(_ socket: Int32) -> Int32 { Glibc.accept(socket, nil, nil) }
+    import Glibc
+    private let streamSocket = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
+    private func systemAccept(_ socket: Int32) -> Int32 { Glibc.accept(socket, nil, nil) }
 #elseif canImport(Darwin)
-import Darwin
-private let streamSocket = SOCK_STREAM
-private func systemAccept(_ socket: Int32) -> Int32 { Darwin.accept(socket, nil, nil) }
+    import Darwin
+    private let streamSocket = SOCK_STREAM
+    private func systemAccept(_ socket: Int32) -> Int32 { Darwin.accept(socket, nil, nil) }
 #endif
 
 /// A real HTTP/1.1 server on 127.0.0.1 whose answers a test scripts: honest ones (from a real
@@ -186,7 +186,10 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
                 return
             case .endlessChunked(let status, let bound):
                 let started = ContinuousClock.now
-                guard send(socket, Array("HTTP/1.1 \(status) \(Self.reason(status))\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".utf8)) else { return }
+                guard
+                    send(
+                        socket, Array("HTTP/1.1 \(status) \(Self.reason(status))\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".utf8))
+                else { return }
                 let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: UInt8(ascii: " "), count: 0x10000) + Array("\r\n".utf8)
                 var sent = 0
                 while sent < bound.bytes, ContinuousClock.now - started < bound.time, !isStopped {
@@ -238,8 +241,9 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
         }
         let body = Array(pending.prefix(length))
         pending.removeFirst(body.count)
-        return Request(method: String(parts[0]), path: String(parts[1]), headers: headers, body: body,
-                       bodyComplete: body.count == length, connection: connection)
+        return Request(
+            method: String(parts[0]), path: String(parts[1]), headers: headers, body: body,
+            bodyComplete: body.count == length, connection: connection)
     }
 
     private func send(_ socket: Int32, _ bytes: [UInt8]) -> Bool { LoopbackClient.send(socket, bytes) }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A crowd of connections held open from chosen loopback addresses: idle ones (connect, send

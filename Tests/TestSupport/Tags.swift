@@ -10,7 +10,8 @@ extension Trait where Self == ConditionTrait {
     ///
     /// A condition rather than a tag: Swift 6.3's `swift test` cannot select tests by tag yet.
     public static var slow: Self {
-        .enabled(if: ProcessInfo.processInfo.environment["ONBOARD_TEST_FAST"] == nil,
-                 "slow: skipped in the fast set (ONBOARD_TEST_FAST)")
+        .enabled(
+            if: ProcessInfo.processInfo.environment["ONBOARD_TEST_FAST"] == nil,
+            "slow: skipped in the fast set (ONBOARD_TEST_FAST)")
     }
 }

@@ -111,11 +111,14 @@ extension TestDatabase {
         let admin = try PGConnection(url: DatabaseURL(adminURL))
         defer { admin.close() }
         try admin.execute("CREATE DATABASE \(name)")
-        return (try url(database: name), {
-            guard let admin = try? PGConnection(url: DatabaseURL(adminURL)) else { return }
-            defer { admin.close() }
-            _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-        })
+        return (
+            try url(database: name),
+            {
+                guard let admin = try? PGConnection(url: DatabaseURL(adminURL)) else { return }
+                defer { admin.close() }
+                _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            }
+        )
     }
 
     /// The backends the parameterised server suites run against: the reference server on LMDB,

@@ -2,7 +2,7 @@ import Foundation
 @_exported import OnboardingModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Helpers every test target shares. Nothing here asserts; the tests do.
@@ -13,8 +13,9 @@ public struct TemporaryDirectory: Sendable {
     public let path: String
 
     public init() throws {
-        var template = Array((NSTemporaryDirectory() as NSString)
-            .appendingPathComponent("onboard-tests-XXXXXX").utf8CString)
+        var template = Array(
+            (NSTemporaryDirectory() as NSString)
+                .appendingPathComponent("onboard-tests-XXXXXX").utf8CString)
         let created = template.withUnsafeMutableBufferPointer { buffer in
             mkdtemp(buffer.baseAddress!)
         }

@@ -42,17 +42,20 @@ private let records: [Record] = {
         (Timestamp.maximum, alice, "kiosk-7", .signInFailed(method: .password, reason: .invalidPassword)),
         (Timestamp.maximum, alice, "kiosk-7", .signInFailed(method: .password, reason: .invalidPassword)),
         (Timestamp.maximum, bob, "kiosk-7", .secondFactorFailed(method: .email)),
-        (Timestamp.minimum, bob, "kiosk-8", .secondFactorFailed(method: .email)),
+        (Timestamp.minimum, bob, "kiosk-8", .secondFactorFailed(method: .email))
     ]
     return events.enumerated().map { index, event in
-        Record(seq: UInt64(index + 1),
-               event: Event(id: FuzzFixtures.id(index + 1), device: event.2, at: event.0, user: event.1, flow: nil, payload: event.3),
-               previousHash: .zero, hash: .zero)
+        Record(
+            seq: UInt64(index + 1),
+            event: Event(id: FuzzFixtures.id(index + 1), device: event.2, at: event.0, user: event.1, flow: nil, payload: event.3),
+            previousHash: .zero, hash: .zero)
     }
 }()
 
-private let decisionTimes: [Timestamp] = [Timestamp.minimum, FuzzFixtures.start, FuzzFixtures.start.adding(milliseconds: 366 * 86_400_000),
-                                          Timestamp.maximum]
+private let decisionTimes: [Timestamp] = [
+    Timestamp.minimum, FuzzFixtures.start, FuzzFixtures.start.adding(milliseconds: 366 * 86_400_000),
+    Timestamp.maximum
+]
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzLockoutPolicy(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {

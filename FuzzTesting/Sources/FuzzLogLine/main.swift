@@ -201,7 +201,8 @@ private struct Check {
         case (.event(let found), .event(let decoded)):
             let event = decoded.event
             guard decoded.seq == nil, event.device == found.host ?? defaultDevice, event.at == found.at, event.user == found.user,
-                  event.flow == nil, event.payload == found.payload else {
+                event.flow == nil, event.payload == found.payload
+            else {
                 fail("\(what): the import made another event of it\n  parsed: \(found)\n  import: \(EventJSON.encode(event, seq: nil))")
             }
             checkEvent(event, what)
@@ -266,8 +267,9 @@ private struct Check {
         let prefix = "unexpected ']' at byte "
         let suffix = " where element \(elements + 1) should begin"
         guard failure.hasPrefix(prefix), failure.hasSuffix(suffix),
-              let byte = Int(failure.dropFirst(prefix.count).dropLast(suffix.count)), (1...input.count).contains(byte),
-              input[byte - 1] == UInt8(ascii: "]") else { return false }
+            let byte = Int(failure.dropFirst(prefix.count).dropLast(suffix.count)), (1...input.count).contains(byte),
+            input[byte - 1] == UInt8(ascii: "]")
+        else { return false }
         let before = input[..<(byte - 1)].last { !JSONArraySplitter.isWhitespace($0) }
         return before == UInt8(ascii: ",")
     }
@@ -277,11 +279,15 @@ private struct Check {
         let cut = input.isEmpty ? 0 : (Int(input[0]) &* 257 &+ Int(input[input.count - 1])) % (input.count + 1)
         let halves = split(cuts: [0, cut], limit: limit)
         guard halves == whole else {
-            fail("split in two at byte \(cut), the array splits otherwise\n  whole: \(whole.elements.count) elements, \(whole.failure ?? "no error")\n  two:   \(halves.elements.count) elements, \(halves.failure ?? "no error")")
+            fail(
+                "split in two at byte \(cut), the array splits otherwise\n  whole: \(whole.elements.count) elements, \(whole.failure ?? "no error")\n  two:   \(halves.elements.count) elements, \(halves.failure ?? "no error")"
+            )
         }
         let bytewise = split(cuts: Array(0..<input.count), limit: limit)
         guard bytewise == whole else {
-            fail("fed one byte at a time, the array splits otherwise\n  whole: \(whole.elements.count) elements, \(whole.failure ?? "no error")\n  bytes: \(bytewise.elements.count) elements, \(bytewise.failure ?? "no error")")
+            fail(
+                "fed one byte at a time, the array splits otherwise\n  whole: \(whole.elements.count) elements, \(whole.failure ?? "no error")\n  bytes: \(bytewise.elements.count) elements, \(bytewise.failure ?? "no error")"
+            )
         }
 
         let defaultLimit = JSONArraySplitter.defaultMaximumElementBytes
@@ -290,8 +296,11 @@ private struct Check {
             let unlimited = split(cuts: [0], limit: defaultLimit)
             guard whole != unlimited else { return }
             guard let failure = whole.failure, failure.contains("is longer than the limit of \(limit) bytes"),
-                  unlimited.elements.starts(with: whole.elements) else {
-                fail("with a limit of \(limit) bytes the array splits otherwise than with \(defaultLimit)\n  small: \(whole.elements.count) elements, \(whole.failure ?? "no error")\n  large: \(unlimited.elements.count) elements, \(unlimited.failure ?? "no error")")
+                unlimited.elements.starts(with: whole.elements)
+            else {
+                fail(
+                    "with a limit of \(limit) bytes the array splits otherwise than with \(defaultLimit)\n  small: \(whole.elements.count) elements, \(whole.failure ?? "no error")\n  large: \(unlimited.elements.count) elements, \(unlimited.failure ?? "no error")"
+                )
             }
             return
         }
@@ -302,7 +311,8 @@ private struct Check {
         // Differential: an array Foundation reads. UTF-8 without NUL (Foundation would also read
         // UTF-16 and UTF-32), and no element can exceed the limit when the whole input fits it.
         guard input.count <= defaultLimit, !input.contains(0), String(validating: input, as: UTF8.self) != nil,
-              let array = (try? JSONSerialization.jsonObject(with: Data(input), options: [])) as? [Any] else { return }
+            let array = (try? JSONSerialization.jsonObject(with: Data(input), options: [])) as? [Any]
+        else { return }
         if let failure = whole.failure, !isTrailingComma(failure, elements: array.count) {
             fail("the splitter refuses an array of \(array.count) elements that Foundation reads: \(failure)")
         }

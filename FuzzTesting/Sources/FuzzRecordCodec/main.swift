@@ -74,7 +74,7 @@ private func check(_ bytes: [UInt8]) {
     do {
         _ = try RecordCodec.decode(bytes, expectedSeq: record.seq &+ 1, users: users)
         fail("decode with another expected seq accepted seq \(record.seq)")
-    } catch where error.reason == .misplaced(storedSeq: record.seq) {
+    } catch  where error.reason == .misplaced(storedSeq: record.seq) {
     } catch {
         fail("decode with another expected seq failed with \(error) instead of naming the stored seq")
     }
@@ -109,7 +109,8 @@ private func checkDecodersAgree(_ body: [UInt8], _ fail: (String) -> Never) {
         case (let fast?, .success(let read)):
             // Compared as canonical JSON bytes: `String ==` would accept a differently normalised text.
             guard fast.0 == read.0, fast.1 == read.1,
-                  Array(EventJSON.encode(fast.1, seq: fast.0).utf8) == Array(EventJSON.encode(read.1, seq: read.0).utf8) else {
+                Array(EventJSON.encode(fast.1, seq: fast.0).utf8) == Array(EventJSON.encode(read.1, seq: read.0).utf8)
+            else {
                 fail("the decoders disagree:\n  fast:      \(EventJSON.encode(fast.1, seq: fast.0))\n  reference: \(EventJSON.encode(read.1, seq: read.0))")
             }
         }

@@ -13,7 +13,7 @@ import Foundation
 @_spi(Testing) import OnboardingStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 private let target = "FuzzServerAnswer"

@@ -17,7 +17,7 @@ public enum FuzzFixtures {
     /// Live users and their keys: records naming them open and read by name.
     public static let liveUsers: [(name: String, key: SecretKey)] = [
         ("alice", SecretKey(bytes: [UInt8](repeating: 0x11, count: SecretKey.byteCount))),
-        ("bob@example.org", SecretKey(bytes: [UInt8](repeating: 0x22, count: SecretKey.byteCount))),
+        ("bob@example.org", SecretKey(bytes: [UInt8](repeating: 0x22, count: SecretKey.byteCount)))
     ]
     /// A user whose key is gone: records naming it read as the pseudonym literal, erased.
     public static let forgottenUser = "carol"
@@ -50,11 +50,13 @@ public enum FuzzFixtures {
         let retryAfter = start.adding(milliseconds: Int64(index) * 1000 + 300_000)
         switch type {
         case .userAdded:
-            return .userAdded(displayName: index % 2 == 0 ? "Alice Example" : "Ünïcödé 名前", subtitle: index % 3 == 0 ? nil : "Front desk",
-                              imageRef: index % 2 == 0 ? "avatar://1" : nil, passcodePolicy: pick(index), passcodeMinLength: 4 + index % 8)
+            return .userAdded(
+                displayName: index % 2 == 0 ? "Alice Example" : "Ünïcödé 名前", subtitle: index % 3 == 0 ? nil : "Front desk",
+                imageRef: index % 2 == 0 ? "avatar://1" : nil, passcodePolicy: pick(index), passcodeMinLength: 4 + index % 8)
         case .userProfileUpdated:
-            return .userProfileUpdated(displayName: index % 2 == 0 ? "Alice E." : nil, subtitle: "Back office",
-                                       imageRef: index % 3 == 0 ? "avatar://2" : nil)
+            return .userProfileUpdated(
+                displayName: index % 2 == 0 ? "Alice E." : nil, subtitle: "Back office",
+                imageRef: index % 3 == 0 ? "avatar://2" : nil)
         case .userSelected: return .userSelected
         case .userRemoved: return .userRemoved(reason: pick(index))
         case .passcodeSet: return .passcodeSet
@@ -93,8 +95,9 @@ public enum FuzzFixtures {
 
     /// The event numbered `index` of `type`, on `device`, a second after the previous one.
     public static func event(_ type: EventType, index: Int, user: String?, session: Bool, device: String = device) -> Event {
-        Event(id: id(index + 1), device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user,
-              flow: session ? id(0x5E55_0000 + index % 3) : nil, payload: payload(of: type, index: index))
+        Event(
+            id: id(index + 1), device: device, at: start.adding(milliseconds: Int64(index) * 1000), user: user,
+            flow: session ? id(0x5E55_0000 + index % 3) : nil, payload: payload(of: type, index: index))
     }
 
     /// An event of every type: once without a user, and once naming each kind of user (live by
@@ -102,7 +105,8 @@ public enum FuzzFixtures {
     public static func sampleEvents() -> [Event] {
         var events: [Event] = []
         for type in EventType.allCases {
-            let users: [String?] = type == .userForgotten
+            let users: [String?] =
+                type == .userForgotten
                 ? [ref(of: forgottenUser).literal]
                 : [nil, liveUsers[0].name, liveUsers[1].name, forgottenUser]
             for user in users {

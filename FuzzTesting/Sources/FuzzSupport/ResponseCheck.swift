@@ -12,7 +12,9 @@ public enum ResponseCheck {
     public static func check(_ response: SyncResponse, of request: SyncRequest, harness: ServerHarness, target: String) {
         func fail(_ what: String) -> Never {
             let log = harness.failureLog.text
-            FuzzCheck.fail(target, """
+            FuzzCheck.fail(
+                target,
+                """
                 \(what)
                   request: \(request.method) \(request.path) (\(request.body.count) body bytes: \(FuzzCheck.hex(request.body)))
                   answer: \(response.status) \(String(decoding: response.body.prefix(2048), as: UTF8.self))
@@ -25,8 +27,10 @@ public enum ResponseCheck {
         case 429: fail("the server answered 429 busy although no other upload is in flight (an upload left its device marked busy)")
         case 200..<300, 400..<500: break
         // The console's one redirect: `/console` (any query) to `/console/`, a GET only.
-        case 301 where request.method == "GET" && request.path.split(separator: "?", maxSplits: 1).first == "/console"
-            && response.headers["location"] == "/console/": break
+        case 301
+        where request.method == "GET" && request.path.split(separator: "?", maxSplits: 1).first == "/console"
+            && response.headers["location"] == "/console/":
+            break
         default: fail("status \(response.status) is not one the protocol uses")
         }
         if response.status >= 400 {
@@ -39,7 +43,8 @@ public enum ResponseCheck {
         // What the request itself carried may come back in a refusal's message (a bad query
         // value, quoted): that tells the client nothing it did not send. libFuzzer learns the
         // strings these checks compare with and puts them into requests, so it does.
-        let sent = [request.path, SyncPaths.percentDecoded(request.path) ?? "", String(decoding: request.body, as: UTF8.self)]
+        let sent =
+            [request.path, SyncPaths.percentDecoded(request.path) ?? "", String(decoding: request.body, as: UTF8.self)]
             + request.headers.values
         func echoes(_ secret: String) -> Bool { sent.contains { $0.contains(secret) } }
         if text.contains(harness.directory) && !echoes(harness.directory) {

@@ -44,19 +44,19 @@ public enum SeedDevice {
         let first = [
             next(.captchaPresented, nil), next(.userAdded, alice), next(.passcodeSet, alice), next(.userSelected, alice),
             next(.signInStarted, alice), next(.signInFailed, alice), next(.signInFailed, alice), next(.signInSucceeded, alice),
-            next(.userAdded, bob), next(.signInFailed, bob, session: false),
+            next(.userAdded, bob), next(.signInFailed, bob, session: false)
         ]
         let second = [
             next(.secondFactorRequired, bob), next(.secondFactorFailed, bob), next(.secondFactorSucceeded, bob),
             next(.userProfileUpdated, alice), next(.userAdded, carol), next(.signInFailed, carol), next(.signInThrottled, carol),
-            next(.biometricEnabled, alice),
+            next(.biometricEnabled, alice)
         ]
         var forget = FuzzFixtures.event(.userForgotten, index: index + 1, user: FuzzFixtures.ref(of: carol).literal, session: false)
         index += 1
         forget.flow = nil
         let third = [
             forget, next(.lockoutCleared, alice, session: false), next(.passwordChanged, bob),
-            next(.accountCreationStarted, nil), next(.fieldValidated, nil), next(.accountCreationFailed, nil), next(.signedOut, alice),
+            next(.accountCreationStarted, nil), next(.fieldValidated, nil), next(.accountCreationFailed, nil), next(.signedOut, alice)
         ]
         return [first, second, third]
     }
@@ -85,14 +85,19 @@ public enum SeedDevice {
             _ = try store.appendBlocking(events)
             let records = try store.records(in: start...(start + UInt64(events.count) - 1))
             // Keys as the client sends them at the time of this batch's upload.
-            uploads.append(Upload(name: "batch\(batches.count + 1)-keys",
-                                  body: SyncWire.uploadBody(device: device, records: records, keys: try store.syncKeys(for: records))))
+            uploads.append(
+                Upload(
+                    name: "batch\(batches.count + 1)-keys",
+                    body: SyncWire.uploadBody(device: device, records: records, keys: try store.syncKeys(for: records))))
             if batches.count == 1 {
                 let last = records[records.count - 1]
                 let head = SignedHead.sign(device: device, seq: last.seq, hash: last.hash, with: signingKey)
-                uploads.append(Upload(name: "batch2-keys-signed",
-                                      body: SyncWire.uploadBody(device: device, records: records, signedHead: head,
-                                                                keys: try store.syncKeys(for: records))))
+                uploads.append(
+                    Upload(
+                        name: "batch2-keys-signed",
+                        body: SyncWire.uploadBody(
+                            device: device, records: records, signedHead: head,
+                            keys: try store.syncKeys(for: records))))
             }
             batches.append(records)
         }
@@ -100,15 +105,21 @@ public enum SeedDevice {
         // After the forget, batch 2 reads with the user erased and carries that user's sealed
         // sections instead of a key (docs/sync-protocol.md § Keys).
         let secondAfterForget = try store.records(in: batches[1][0].seq...batches[1][batches[1].count - 1].seq)
-        uploads.append(Upload(name: "batch2-after-forget",
-                              body: SyncWire.uploadBody(device: device, records: secondAfterForget,
-                                                        keys: try store.syncKeys(for: secondAfterForget))))
+        uploads.append(
+            Upload(
+                name: "batch2-after-forget",
+                body: SyncWire.uploadBody(
+                    device: device, records: secondAfterForget,
+                    keys: try store.syncKeys(for: secondAfterForget))))
         let all = try store.records(in: 1...(try store.head().seq))
         let last = all[all.count - 1]
-        uploads.append(Upload(name: "all-keys-signed",
-                              body: SyncWire.uploadBody(device: device, records: all,
-                                                        signedHead: SignedHead.sign(device: device, seq: last.seq, hash: last.hash, with: signingKey),
-                                                        keys: try store.syncKeys(for: all))))
+        uploads.append(
+            Upload(
+                name: "all-keys-signed",
+                body: SyncWire.uploadBody(
+                    device: device, records: all,
+                    signedHead: SignedHead.sign(device: device, seq: last.seq, hash: last.hash, with: signingKey),
+                    keys: try store.syncKeys(for: all))))
         uploads.append(Upload(name: "batch1-no-keys", body: SyncWire.uploadBody(device: device, records: batches[0])))
         return uploads
     }

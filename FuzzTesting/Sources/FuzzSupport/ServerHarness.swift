@@ -102,21 +102,27 @@ public final class ServerHarness: @unchecked Sendable {
         let server = try SyncServer(dataDirectory: directory, options: options)
         guard let admin = server.createdAdminToken else { fatalError("a new server has an admin token") }
         func call(_ method: String, _ path: String, _ token: String, _ body: [UInt8] = []) throws -> [UInt8] {
-            let response = server.handle(SyncRequest(method: method, path: path,
-                                                     headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
-                                                     body: body))
+            let response = server.handle(
+                SyncRequest(
+                    method: method, path: path,
+                    headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
+                    body: body))
             guard (200..<300).contains(response.status) else {
                 fatalError("ServerHarness: \(method) \(path) answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
             }
             return response.body
         }
         let device = try SyncWire.token(from: try call("POST", "/v1/devices", admin, SyncWire.enrolBody(device: FuzzFixtures.device)))
-        let other = try SyncWire.token(from: try call("POST", "/v1/devices", admin,
-                                                      SyncWire.enrolBody(device: signedDevice, publicKey: SeedDevice.signingKey.publicKey)))
+        let other = try SyncWire.token(
+            from: try call(
+                "POST", "/v1/devices", admin,
+                SyncWire.enrolBody(device: signedDevice, publicKey: SeedDevice.signingKey.publicKey)))
         let auditor = try SyncWire.token(from: try call("POST", "/v1/auditors", admin))
         _ = try call("POST", "/v1/devices/\(FuzzFixtures.device)/events", device, preloadBody)
-        let tokens: [Token: String] = [.device: device, .otherDevice: other, .auditor: auditor, .admin: admin,
-                                       .unknown: "0123456789abcdef0123456789abcdef"]
+        let tokens: [Token: String] = [
+            .device: device, .otherDevice: other, .auditor: auditor, .admin: admin,
+            .unknown: "0123456789abcdef0123456789abcdef"
+        ]
         return (server, directory, tokens)
     }
 
@@ -125,7 +131,8 @@ public final class ServerHarness: @unchecked Sendable {
     private static var root: String {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDirectory), isDirectory.boolValue,
-           access("/dev/shm", W_OK) == 0 {
+            access("/dev/shm", W_OK) == 0
+        {
             return "/dev/shm"
         }
         return NSTemporaryDirectory()

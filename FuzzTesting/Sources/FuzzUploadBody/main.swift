@@ -21,7 +21,7 @@ private let documented: [Int: Set<SyncErrorCode>] = [
     400: [.malformed, .foreignDevice, .futureEvent],
     409: [.gap, .fork, .historyRewritten, .chainBroken, .keysChanged],
     413: [.tooLarge],
-    422: [.badSignature, .signatureRequired],
+    422: [.badSignature, .signatureRequired]
 ]
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -38,7 +38,8 @@ public func fuzzUploadBody(_ start: UnsafePointer<UInt8>?, _ count: Int) -> Int3
     let response = harness.handle(request)
     ResponseCheck.check(response, of: request, harness: harness, target: target)
     func fail(_ message: String) -> Never {
-        FuzzCheck.fail(target, "\(message)\n  answer: \(response.status) \(String(decoding: response.body.prefix(2048), as: UTF8.self))\n  body: \(FuzzCheck.hex(body))")
+        FuzzCheck.fail(
+            target, "\(message)\n  answer: \(response.status) \(String(decoding: response.body.prefix(2048), as: UTF8.self))\n  body: \(FuzzCheck.hex(body))")
     }
 
     if response.status == 200 {

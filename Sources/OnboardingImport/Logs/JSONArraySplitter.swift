@@ -121,7 +121,8 @@ extension JSONArraySplitter {
     private mutating func stepBeforeArray(_ byte: UInt8) throws(JSONArraySplitterError) {
         // A byte order mark only at the very start of the stream, and only whole.
         if Int64(byteOrderMarkMatched) == offset, byteOrderMarkMatched < Self.byteOrderMark.count,
-           byte == Self.byteOrderMark[byteOrderMarkMatched] {
+            byte == Self.byteOrderMark[byteOrderMarkMatched]
+        {
             byteOrderMarkMatched += 1
             return
         }

@@ -167,7 +167,8 @@ extension KeycloakEventParser {
     /// otherwise (missing, a string, a fraction or exponent, negative, or too large).
     static func time(_ value: JSONValue?) -> Timestamp? {
         guard case .number(let text)? = value, let milliseconds = nonNegativeInteger(text),
-              milliseconds <= Timestamp.maximum.millisecondsSince1970 else { return nil }
+            milliseconds <= Timestamp.maximum.millisecondsSince1970
+        else { return nil }
         return Timestamp(millisecondsSince1970: milliseconds)
     }
 

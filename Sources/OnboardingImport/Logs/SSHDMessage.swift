@@ -106,8 +106,9 @@ enum SSHDMessage {
     /// `Disconnected from user USER ADDR port P` (a session ended; no `[preauth]`).
     private static func signedOut(_ rest: Substring) -> SSHDReading {
         guard let (head, port) = rest.splitAtLastSpace(), port.isDigits,
-              let beforePort = head.before(suffix: " port"),
-              let (user, _) = beforePort.splitAtLastSpace() else { return .skipped(SSHDSkip.disconnect) }
+            let beforePort = head.before(suffix: " port"),
+            let (user, _) = beforePort.splitAtLastSpace()
+        else { return .skipped(SSHDSkip.disconnect) }
         return .event(.signedOut, user: user, address: nil)
     }
 
@@ -115,16 +116,19 @@ enum SSHDMessage {
     /// any other pam_faillock line is PAM's.
     private static func faillock(_ rest: Substring) -> SSHDReading {
         guard let close = rest.firstRange(of: "): "),
-              let named = rest[close.upperBound...].after(prefix: "Consecutive login failures for user "),
-              let user = named.before(suffix: " account temporarily locked") else { return .skipped(SSHDSkip.pam) }
+            let named = rest[close.upperBound...].after(prefix: "Consecutive login failures for user "),
+            let user = named.before(suffix: " account temporarily locked")
+        else { return .skipped(SSHDSkip.pam) }
         return .event(.throttled, user: user, address: nil)
     }
 
     /// The end of a connection: it is no attempt, and the cut after too many failures is
     /// counted on the `maximum authentication attempts exceeded` line, never here.
     private static func isDisconnect(_ text: Substring) -> Bool {
-        ["Disconnecting", "Disconnected from ", "Received disconnect from ", "Connection closed by ",
-         "Connection reset by "].contains { text.after(prefix: $0) != nil }
+        [
+            "Disconnecting", "Disconnected from ", "Received disconnect from ", "Connection closed by ",
+            "Connection reset by "
+        ].contains { text.after(prefix: $0) != nil }
     }
 
     /// A PAM module's line, or sshd's report of what PAM said: the `Failed`/`Accepted` line of
@@ -156,9 +160,12 @@ enum SSHDMessage {
     /// suffix, so a user with spaces (or with ` from ` in it) keeps them. `afterPort` judges
     /// REST (`nil` when the port ends the text). Without `portRequired`, `USER from ADDR`
     /// (nothing after the address) also reads.
-    private static func userAndAddress(_ text: Substring, portRequired: Bool,
-                                       afterPort: (Substring?) -> Bool = { $0 == nil })
-        -> (user: Substring, address: Substring)? {
+    private static func userAndAddress(
+        _ text: Substring, portRequired: Bool,
+        afterPort: (Substring?) -> Bool = { $0 == nil }
+    )
+        -> (user: Substring, address: Substring)?
+    {
         guard let from = text.lastRange(of: " from ") else { return nil }
         let (address, afterAddress) = text[from.upperBound...].splitAtFirstSpace()
         guard !address.isEmpty else { return nil }

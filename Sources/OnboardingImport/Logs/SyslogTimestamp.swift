@@ -59,23 +59,27 @@ enum SyslogTimestamp: Equatable, Sendable {
     /// `Mmm dd hh:mm:ss`, the day space-padded (`Dec  1`) or not (`Dec 1`, `Dec 01`).
     static func readBSD(_ scanner: inout ByteScanner) -> SyslogLocalTime? {
         guard let name = scanner.take(count: 3), let index = monthNames.firstIndex(of: name),
-              scanner.take(UInt8(ascii: " ")) else { return nil }
+            scanner.take(UInt8(ascii: " "))
+        else { return nil }
         _ = scanner.take(UInt8(ascii: " "))
         guard let day = scanner.number(digits: 1...2), (1...31).contains(day),
-              scanner.take(UInt8(ascii: " ")),
-              let (hour, minute, second) = readClock(&scanner) else { return nil }
+            scanner.take(UInt8(ascii: " ")),
+            let (hour, minute, second) = readClock(&scanner)
+        else { return nil }
         return SyslogLocalTime(month: index + 1, day: day, hour: hour, minute: minute, second: second)
     }
 
     /// `YYYY-MM-DDThh:mm:ss[.fraction](Z|±hh:mm|±hhmm)`; the fraction is cut to milliseconds.
     static func readISO(_ scanner: inout ByteScanner) -> Timestamp? {
         guard let year = scanner.number(digits: 4...4), scanner.take(UInt8(ascii: "-")),
-              let month = scanner.number(digits: 2...2), scanner.take(UInt8(ascii: "-")),
-              let day = scanner.number(digits: 2...2), scanner.take(UInt8(ascii: "T")),
-              let (hour, minute, second) = readClock(&scanner),
-              let millisecond = readFraction(&scanner),
-              let offsetMinutes = readOffset(&scanner) else { return nil }
-        let canonical = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hour, 2) + ":"
+            let month = scanner.number(digits: 2...2), scanner.take(UInt8(ascii: "-")),
+            let day = scanner.number(digits: 2...2), scanner.take(UInt8(ascii: "T")),
+            let (hour, minute, second) = readClock(&scanner),
+            let millisecond = readFraction(&scanner),
+            let offsetMinutes = readOffset(&scanner)
+        else { return nil }
+        let canonical =
+            pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hour, 2) + ":"
             + pad(minute, 2) + ":" + pad(second, 2) + "." + pad(millisecond, 3) + "Z"
         guard let local = try? Timestamp(iso8601: canonical) else { return nil }
         let at = local.adding(milliseconds: -Int64(offsetMinutes) * 60_000)
@@ -85,8 +89,9 @@ enum SyslogTimestamp: Equatable, Sendable {
     /// `hh:mm:ss`, in range (a leap second 60 is refused).
     private static func readClock(_ scanner: inout ByteScanner) -> (Int, Int, Int)? {
         guard let hour = scanner.number(digits: 2...2), hour < 24, scanner.take(UInt8(ascii: ":")),
-              let minute = scanner.number(digits: 2...2), minute < 60, scanner.take(UInt8(ascii: ":")),
-              let second = scanner.number(digits: 2...2), second < 60 else { return nil }
+            let minute = scanner.number(digits: 2...2), minute < 60, scanner.take(UInt8(ascii: ":")),
+            let second = scanner.number(digits: 2...2), second < 60
+        else { return nil }
         return (hour, minute, second)
     }
 

@@ -24,9 +24,11 @@ public struct OCSFClassification: Sendable, Equatable {
     /// One readable line, built only from the event's type and choice fields.
     public var message: String
 
-    init(activity: OCSFSchema.Activity, activityName: String? = nil, status: OCSFSchema.Status, statusName: String? = nil,
-         statusDetail: String? = nil, severity: OCSFSchema.Severity = .informational, isMFA: Bool? = nil,
-         signInMethod: SignInMethod? = nil, message: String) {
+    init(
+        activity: OCSFSchema.Activity, activityName: String? = nil, status: OCSFSchema.Status, statusName: String? = nil,
+        statusDetail: String? = nil, severity: OCSFSchema.Severity = .informational, isMFA: Bool? = nil,
+        signInMethod: SignInMethod? = nil, message: String
+    ) {
         self.activity = activity
         self.activityName = activityName ?? activity.caption
         self.status = status
@@ -48,77 +50,96 @@ public struct OCSFClassification: Sendable, Equatable {
         switch payload {
         case let .signInStarted(method, identifierKind):
             let identifier = identifierKind.map { ", identifier: \($0.rawValue)" } ?? ""
-            self.init(activity: .logon, status: .other, statusName: "Started", signInMethod: method,
-                      message: "Sign-in attempt started (method: \(method.rawValue)\(identifier))")
+            self.init(
+                activity: .logon, status: .other, statusName: "Started", signInMethod: method,
+                message: "Sign-in attempt started (method: \(method.rawValue)\(identifier))")
         case let .signInFailed(method, reason, _):
-            self.init(activity: .logon, status: .failure, statusDetail: OCSFClassification.detail(reason),
-                      severity: reason.isGuess ? .low : .informational, signInMethod: method,
-                      message: "Sign-in failed: \(reason.rawValue) (method: \(method.rawValue))")
+            self.init(
+                activity: .logon, status: .failure, statusDetail: OCSFClassification.detail(reason),
+                severity: reason.isGuess ? .low : .informational, signInMethod: method,
+                message: "Sign-in failed: \(reason.rawValue) (method: \(method.rawValue))")
         case let .signInThrottled(method, retryAfter, _):
-            self.init(activity: .logon, status: .failure, statusDetail: "ACCOUNT_LOCKED_OUT", severity: .medium,
-                      signInMethod: method,
-                      message: "Sign-in refused: locked out after too many recent attempts, retry after \(retryAfter.iso8601) (method: \(method.rawValue))")
+            self.init(
+                activity: .logon, status: .failure, statusDetail: "ACCOUNT_LOCKED_OUT", severity: .medium,
+                signInMethod: method,
+                message: "Sign-in refused: locked out after too many recent attempts, retry after \(retryAfter.iso8601) (method: \(method.rawValue))")
         case .secondFactorRequired(let method):
-            self.init(activity: .logon, status: .other, statusName: "Second Factor Required", isMFA: true,
-                      message: "Second factor required (method: \(method.rawValue))")
+            self.init(
+                activity: .logon, status: .other, statusName: "Second Factor Required", isMFA: true,
+                message: "Second factor required (method: \(method.rawValue))")
         case .secondFactorFailed(let method, _):
-            self.init(activity: .logon, status: .failure, statusDetail: "INVALID_CREDENTIALS", severity: .low, isMFA: true,
-                      message: "Second factor failed (method: \(method.rawValue))")
+            self.init(
+                activity: .logon, status: .failure, statusDetail: "INVALID_CREDENTIALS", severity: .low, isMFA: true,
+                message: "Second factor failed (method: \(method.rawValue))")
         case .secondFactorSucceeded(let method):
-            self.init(activity: .logon, status: .success, isMFA: true,
-                      message: "Second factor accepted (method: \(method.rawValue))")
+            self.init(
+                activity: .logon, status: .success, isMFA: true,
+                message: "Second factor accepted (method: \(method.rawValue))")
         case let .signInSucceeded(method, secondFactor, _):
-            self.init(activity: .logon, status: .success, isMFA: secondFactor, signInMethod: method,
-                      message: "Signed in (method: \(method.rawValue), second factor: \(secondFactor ? "yes" : "no"))")
+            self.init(
+                activity: .logon, status: .success, isMFA: secondFactor, signInMethod: method,
+                message: "Signed in (method: \(method.rawValue), second factor: \(secondFactor ? "yes" : "no"))")
         case .signedOut(let reason):
-            let detail = switch reason {
-            case .user: "LOGOFF_USER_INITIATED"
-            case .sessionExpired: "SESSION_EXPIRED"
-            case .revoked: "SESSION_REVOKED"
-            }
-            self.init(activity: .logoff, status: .success, statusDetail: detail,
-                      message: "Signed out (reason: \(reason.rawValue))")
+            let detail =
+                switch reason {
+                case .user: "LOGOFF_USER_INITIATED"
+                case .sessionExpired: "SESSION_EXPIRED"
+                case .revoked: "SESSION_REVOKED"
+                }
+            self.init(
+                activity: .logoff, status: .success, statusDetail: detail,
+                message: "Signed out (reason: \(reason.rawValue))")
         case .captchaPresented(let purpose):
-            self.init(activity: .other, activityName: "CAPTCHA", status: .other, statusName: "Presented",
-                      message: "CAPTCHA presented (purpose: \(purpose.rawValue))")
+            self.init(
+                activity: .other, activityName: "CAPTCHA", status: .other, statusName: "Presented",
+                message: "CAPTCHA presented (purpose: \(purpose.rawValue))")
         case .captchaFailed:
-            self.init(activity: .other, activityName: "CAPTCHA", status: .failure, statusDetail: "CAPTCHA_FAILED",
-                      severity: .low, message: "CAPTCHA answer wrong")
+            self.init(
+                activity: .other, activityName: "CAPTCHA", status: .failure, statusDetail: "CAPTCHA_FAILED",
+                severity: .low, message: "CAPTCHA answer wrong")
         case .captchaPassed:
             self.init(activity: .other, activityName: "CAPTCHA", status: .success, message: "CAPTCHA passed")
         case .passwordResetRequested(let route):
-            self.init(activity: .other, activityName: "Password Reset", status: .other, statusName: "Requested",
-                      message: "Password reset requested (route: \(route.rawValue))")
+            self.init(
+                activity: .other, activityName: "Password Reset", status: .other, statusName: "Requested",
+                message: "Password reset requested (route: \(route.rawValue))")
         case .passwordResetStarted:
-            self.init(activity: .other, activityName: "Password Reset", status: .other, statusName: "Started",
-                      message: "Password reset started")
+            self.init(
+                activity: .other, activityName: "Password Reset", status: .other, statusName: "Started",
+                message: "Password reset started")
         case .passwordResetFailed(let reason):
-            self.init(activity: .other, activityName: "Password Reset", status: .failure,
-                      statusDetail: reason == .unknownAccount ? "USER_DOES_NOT_EXIST" : reason.rawValue.uppercased(),
-                      severity: reason == .rateLimited ? .low : .informational,
-                      message: "Password reset failed: \(reason.rawValue)")
+            self.init(
+                activity: .other, activityName: "Password Reset", status: .failure,
+                statusDetail: reason == .unknownAccount ? "USER_DOES_NOT_EXIST" : reason.rawValue.uppercased(),
+                severity: reason == .rateLimited ? .low : .informational,
+                message: "Password reset failed: \(reason.rawValue)")
         case .temporaryPasswordSent:
-            self.init(activity: .other, activityName: "Password Reset", status: .success,
-                      message: "Temporary password sent")
+            self.init(
+                activity: .other, activityName: "Password Reset", status: .success,
+                message: "Temporary password sent")
         case .passwordChanged(let forced):
-            self.init(activity: .other, activityName: "Password Change", status: .success,
-                      statusDetail: forced ? "PASSWORD_CHANGE_REQUIRED" : nil,
-                      message: "Password changed (forced: \(forced ? "yes" : "no"))")
+            self.init(
+                activity: .other, activityName: "Password Change", status: .success,
+                statusDetail: forced ? "PASSWORD_CHANGE_REQUIRED" : nil,
+                message: "Password changed (forced: \(forced ? "yes" : "no"))")
         case .passcodeChanged:
             self.init(activity: .other, activityName: "Passcode Change", status: .success, message: "Passcode changed")
         case .passcodeResetStarted:
-            self.init(activity: .other, activityName: "Passcode Reset", status: .other, statusName: "Started",
-                      message: "Passcode reset started")
+            self.init(
+                activity: .other, activityName: "Passcode Reset", status: .other, statusName: "Started",
+                message: "Passcode reset started")
         case .passcodeResetCompleted:
-            self.init(activity: .other, activityName: "Passcode Reset", status: .success,
-                      message: "Passcode reset completed")
+            self.init(
+                activity: .other, activityName: "Passcode Reset", status: .success,
+                message: "Passcode reset completed")
         case .lockoutCleared(let reason):
-            self.init(activity: .other, activityName: "Lockout Cleared", status: .success,
-                      statusDetail: reason.rawValue.uppercased(), severity: .medium,
-                      message: "Lockout cleared (reason: \(reason.rawValue))")
+            self.init(
+                activity: .other, activityName: "Lockout Cleared", status: .success,
+                statusDetail: reason.rawValue.uppercased(), severity: .medium,
+                message: "Lockout cleared (reason: \(reason.rawValue))")
         case .userAdded, .userProfileUpdated, .userSelected, .userRemoved, .passcodeSet, .biometricEnabled,
-             .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted, .fieldValidated,
-             .accountCreationFailed, .accountCreated, .userForgotten, .fieldEdited, .accountCreationSubmitted:
+            .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted, .fieldValidated,
+            .accountCreationFailed, .accountCreated, .userForgotten, .fieldEdited, .accountCreationSubmitted:
             return nil
         }
     }
@@ -133,8 +154,9 @@ public struct OCSFClassification: Sendable, Equatable {
         }
         let name = OCSFClassification.words(payload.type.rawValue)
         if case let .accountCreationFailed(_, reason) = payload {
-            self.init(activity: .other, activityName: name, status: .failure, statusDetail: reason.rawValue.uppercased(),
-                      message: "\(name): \(reason.rawValue)")
+            self.init(
+                activity: .other, activityName: name, status: .failure, statusDetail: reason.rawValue.uppercased(),
+                message: "\(name): \(reason.rawValue)")
         } else {
             self.init(activity: .other, activityName: name, status: .success, message: name)
         }

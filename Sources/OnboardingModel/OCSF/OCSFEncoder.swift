@@ -41,8 +41,9 @@ public struct OCSFEncoder: Sendable {
 
     /// How `record` is classified, or `nil` when it is skipped.
     public func classification(of record: Record) -> OCSFClassification? {
-        includesUnrelatedEvents ? OCSFClassification(anyEvent: record.event.payload)
-                                : OCSFClassification(signInRelated: record.event.payload)
+        includesUnrelatedEvents
+            ? OCSFClassification(anyEvent: record.event.payload)
+            : OCSFClassification(signInRelated: record.event.payload)
     }
 
     /// The OCSF event of `record`, or `nil` when it is skipped.
@@ -61,18 +62,21 @@ public struct OCSFEncoder: Sendable {
             .init("severity_id", number(classification.severity.rawValue)),
             .init("severity", .string(classification.severity.caption)),
             .init("status_id", number(classification.status.rawValue)),
-            .init("status", .string(classification.statusName)),
+            .init("status", .string(classification.statusName))
         ]
         if let detail = classification.statusDetail { members.append(.init("status_detail", .string(detail))) }
         members.append(.init("time", .number(String(event.at.millisecondsSince1970))))
         members.append(.init("message", .string(classification.message)))
         members.append(.init("metadata", metadata(record)))
         members.append(.init("user", user(event.user)))
-        members.append(.init("device", .object([
-            .init("type_id", number(OCSFSchema.unknownDeviceTypeID)),
-            .init("type", .string(OCSFSchema.unknownCaption)),
-            .init("uid", .string(event.device)),
-        ])))
+        members.append(
+            .init(
+                "device",
+                .object([
+                    .init("type_id", number(OCSFSchema.unknownDeviceTypeID)),
+                    .init("type", .string(OCSFSchema.unknownCaption)),
+                    .init("uid", .string(event.device))
+                ])))
         // The client address (docs/events.md § Client address) is the endpoint's `ip`; an erased
         // one is left out.
         var endpoint: [JSONValue.Member] = [.init("uid", .string(event.device))]
@@ -83,8 +87,13 @@ public struct OCSFEncoder: Sendable {
         if let method = classification.signInMethod {
             let authProtocol = OCSFEncoder.authProtocol(method)
             members.append(.init("auth_protocol_id", number(authProtocol.rawValue)))
-            members.append(.init("auth_protocol", .string(authProtocol == .other ? OCSFEncoder.methodCaption(method)
-                                                                                  : authProtocol.caption)))
+            members.append(
+                .init(
+                    "auth_protocol",
+                    .string(
+                        authProtocol == .other
+                            ? OCSFEncoder.methodCaption(method)
+                            : authProtocol.caption)))
             members.append(.init("logon_type_id", number(OCSFSchema.interactiveLogonTypeID)))
             members.append(.init("logon_type", .string(OCSFSchema.interactiveLogonType)))
         }
@@ -108,8 +117,10 @@ public struct OCSFEncoder: Sendable {
     /// OCSF Account Change (3001) event, activity Unlock: `id` and `sequence` are the action's,
     /// `actor` the admin by the id the server records them under, `user` as in the sign-in
     /// events, and the factor and reason in `unmapped`. No profile: there is no device.
-    public func unlockEvent(id: UUID, sequence: UInt64, at: Timestamp, actor: String, user: String?, factor: String?,
-                            reason: String?) -> JSONValue {
+    public func unlockEvent(
+        id: UUID, sequence: UInt64, at: Timestamp, actor: String, user: String?, factor: String?,
+        reason: String?
+    ) -> JSONValue {
         var unmapped: [JSONValue.Member] = [.init("type", .string("lockout_cleared")), .init("factor", factor.map { .string($0) } ?? .null)]
         if let reason { unmapped.append(.init("reason", .string(reason))) }
         return .object([
@@ -127,22 +138,33 @@ public struct OCSFEncoder: Sendable {
             .init("status_id", number(OCSFSchema.Status.success.rawValue)),
             .init("status", .string(OCSFSchema.Status.success.caption)),
             .init("time", .number(String(at.millisecondsSince1970))),
-            .init("message", .string(factor.map { "lockout cleared by an admin for \($0 == "second_factor" ? "the second factor" : $0)" }
-                                     ?? "lockout cleared by an admin for every factor")),
-            .init("metadata", .object([
-                .init("version", .string(OCSFSchema.version)),
-                .init("product", productValue),
-                .init("uid", .string(id.uuidString.lowercased())),
-                .init("event_code", .string("lockout_cleared")),
-                .init("sequence", .number(String(sequence))),
-            ])),
-            .init("actor", .object([.init("user", .object([
-                .init("type_id", number(OCSFSchema.AccountChange.adminUserTypeID)),
-                .init("type", .string(OCSFSchema.AccountChange.adminUserType)),
-                .init("uid", .string(actor)),
-            ]))])),
+            .init(
+                "message",
+                .string(
+                    factor.map { "lockout cleared by an admin for \($0 == "second_factor" ? "the second factor" : $0)" }
+                        ?? "lockout cleared by an admin for every factor")),
+            .init(
+                "metadata",
+                .object([
+                    .init("version", .string(OCSFSchema.version)),
+                    .init("product", productValue),
+                    .init("uid", .string(id.uuidString.lowercased())),
+                    .init("event_code", .string("lockout_cleared")),
+                    .init("sequence", .number(String(sequence)))
+                ])),
+            .init(
+                "actor",
+                .object([
+                    .init(
+                        "user",
+                        .object([
+                            .init("type_id", number(OCSFSchema.AccountChange.adminUserTypeID)),
+                            .init("type", .string(OCSFSchema.AccountChange.adminUserType)),
+                            .init("uid", .string(actor))
+                        ]))
+                ])),
             .init("user", self.user(user)),
-            .init("unmapped", .object(unmapped)),
+            .init("unmapped", .object(unmapped))
         ])
     }
 
@@ -150,7 +172,7 @@ public struct OCSFEncoder: Sendable {
         .object([
             .init("name", .string(product.name)),
             .init("vendor_name", .string(product.vendorName)),
-            .init("version", .string(product.version)),
+            .init("version", .string(product.version))
         ])
     }
 
@@ -159,7 +181,7 @@ public struct OCSFEncoder: Sendable {
             .init("version", .string(OCSFSchema.version)),
             .init("product", productValue),
             .init("profiles", .array(OCSFSchema.profiles.map(JSONValue.string))),
-            .init("uid", .string(record.event.id.uuidString.lowercased())),
+            .init("uid", .string(record.event.id.uuidString.lowercased()))
         ]
         if let session = record.event.flow {
             members.append(.init("correlation_uid", .string(session.uuidString.lowercased())))
@@ -175,9 +197,11 @@ public struct OCSFEncoder: Sendable {
     /// mislead a search by name.
     private func user(_ user: String?) -> JSONValue {
         guard let user else {
-            return .object([.init("type_id", number(OCSFSchema.unknownUserTypeID)),
-                            .init("type", .string(OCSFSchema.unknownCaption)),
-                            .init("uid", .string(OCSFSchema.unknownUserUID))])
+            return .object([
+                .init("type_id", number(OCSFSchema.unknownUserTypeID)),
+                .init("type", .string(OCSFSchema.unknownCaption)),
+                .init("uid", .string(OCSFSchema.unknownUserUID))
+            ])
         }
         return .object([.init("name", .string(user)), .init("uid", .string(user))])
     }
@@ -188,21 +212,24 @@ public struct OCSFEncoder: Sendable {
         var members: [JSONValue.Member] = [
             .init("type", .string(record.event.type.rawValue)),
             .init("seq", .number(String(record.seq))),
-            .init("hash", .string(record.hash.hex)),
+            .init("hash", .string(record.hash.hex))
         ]
         let payload = record.event.payload
         for (spec, value) in zip(payload.type.fields, payload.fieldValues) {
             guard let value else { continue }
-            let json: JSONValue = switch value {
-            case .text(let text): .string(text)
-            case .choice(let code):
-                if case .choice(let names) = spec.kind { .string(names[Int(code)]) } else {
-                    preconditionFailure("\(spec.name) is not a choice")
+            let json: JSONValue =
+                switch value {
+                case .text(let text): .string(text)
+                case .choice(let code):
+                    if case .choice(let names) = spec.kind {
+                        .string(names[Int(code)])
+                    } else {
+                        preconditionFailure("\(spec.name) is not a choice")
+                    }
+                case .flag(let flag): .bool(flag)
+                case .instant(let instant): .string(instant.iso8601)
+                case .count(let count): .number(String(count))
                 }
-            case .flag(let flag): .bool(flag)
-            case .instant(let instant): .string(instant.iso8601)
-            case .count(let count): .number(String(count))
-            }
             members.append(.init(spec.name, json))
         }
         return .object(members)

@@ -27,8 +27,10 @@ public struct History: Sendable, Hashable {
 
     /// Folds `records` (all of one user, in seq order), keeping those on `device` (all when nil)
     /// with `at` in `since..<until`.
-    public static func build(user: String, records: [Record], device: String? = nil,
-                             since: Timestamp? = nil, until: Timestamp? = nil) -> History {
+    public static func build(
+        user: String, records: [Record], device: String? = nil,
+        since: Timestamp? = nil, until: Timestamp? = nil
+    ) -> History {
         build(HistoryQuery(user: user, device: device, since: since, until: until), records: records)
     }
 
@@ -94,8 +96,10 @@ public struct History: Sendable, Hashable {
                 close(event, History.replacedReason)
                 if listed {
                     open[event.device] = built.sessions.count
-                    built.sessions.append(SignInSession(device: event.device, start: event.at, end: nil, method: method,
-                                                        secondFactor: secondFactor, endReason: nil, user: event.user, seq: record.seq))
+                    built.sessions.append(
+                        SignInSession(
+                            device: event.device, start: event.at, end: nil, method: method,
+                            secondFactor: secondFactor, endReason: nil, user: event.user, seq: record.seq))
                 }
             } else if case .signedOut(let reason) = event.payload {
                 close(event, reason.rawValue)
@@ -134,8 +138,9 @@ public struct History: Sendable, Hashable {
         case let .signInSucceeded(method, _, _): parts = (.signIn(method), .succeeded, nil)
         default: return nil
         }
-        return Attempt(seq: record.seq, at: event.at, device: event.device, method: parts.method, outcome: parts.outcome,
-                       reason: parts.reason, user: event.user)
+        return Attempt(
+            seq: record.seq, at: event.at, device: event.device, method: parts.method, outcome: parts.outcome,
+            reason: parts.reason, user: event.user)
     }
 
     /// The `reason` of a throttled attempt.
@@ -159,8 +164,10 @@ public struct History: Sendable, Hashable {
         public var reason: String?
         /// The event's user (`nil` for an attempt on an account nobody could name).
         public var user: String?
-        public init(seq: UInt64, at: Timestamp, device: String, method: AttemptMethod,
-                    outcome: Outcome, reason: String?, user: String? = nil) {
+        public init(
+            seq: UInt64, at: Timestamp, device: String, method: AttemptMethod,
+            outcome: Outcome, reason: String?, user: String? = nil
+        ) {
             self.user = user
             self.seq = seq
             self.at = at
@@ -186,8 +193,10 @@ public struct History: Sendable, Hashable {
         public var durationMilliseconds: Int64? {
             end.map { $0.millisecondsSince1970 - start.millisecondsSince1970 }
         }
-        public init(device: String, start: Timestamp, end: Timestamp?, method: SignInMethod, secondFactor: Bool, endReason: String?,
-                    user: String? = nil, seq: UInt64 = 0) {
+        public init(
+            device: String, start: Timestamp, end: Timestamp?, method: SignInMethod, secondFactor: Bool, endReason: String?,
+            user: String? = nil, seq: UInt64 = 0
+        ) {
             self.user = user
             self.seq = seq
             self.device = device

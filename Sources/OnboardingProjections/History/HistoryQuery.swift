@@ -30,9 +30,11 @@ public struct HistoryQuery: Sendable, Hashable {
     /// Continue after this attempt (the `next_cursor` of the previous page).
     public var after: HistoryCursor?
 
-    public init(user: String? = nil, device: String? = nil, since: Timestamp? = nil, until: Timestamp? = nil,
-                outcomes: Set<History.Attempt.Outcome>? = nil, factors: Set<LockoutFactor>? = nil,
-                methods: Set<String>? = nil, limit: Int? = nil, after: HistoryCursor? = nil) {
+    public init(
+        user: String? = nil, device: String? = nil, since: Timestamp? = nil, until: Timestamp? = nil,
+        outcomes: Set<History.Attempt.Outcome>? = nil, factors: Set<LockoutFactor>? = nil,
+        methods: Set<String>? = nil, limit: Int? = nil, after: HistoryCursor? = nil
+    ) {
         self.user = user
         self.device = device
         self.since = since
@@ -95,7 +97,8 @@ public struct HistoryQuery: Sendable, Hashable {
         }
         if let text = value("cursor") {
             guard let cursor = HistoryCursor(token: text) else {
-                throw HistoryQueryError(parameter: "cursor", "cursor \"\(text)\" is not a cursor this server or CLI issued; pass next_cursor from the previous page unchanged")
+                throw HistoryQueryError(
+                    parameter: "cursor", "cursor \"\(text)\" is not a cursor this server or CLI issued; pass next_cursor from the previous page unchanged")
             }
             after = cursor
         }
@@ -182,7 +185,8 @@ public struct HistoryCursor: Sendable, Hashable, Comparable {
         guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 4, parts[0] == "h1", let milliseconds = Int64(parts[1]), let seq = UInt64(parts[2]),
-              !parts[3].isEmpty else { return nil }
+            !parts[3].isEmpty
+        else { return nil }
         self.init(at: Timestamp(millisecondsSince1970: milliseconds), device: parts[3], seq: seq)
     }
 }

@@ -56,14 +56,16 @@ public struct LockoutEngine: Projection {
             let byAddress = addressKey(user: input.user, address: input.address)
             // An attempt any key refuses was refused: it counts toward no key.
             guard !LockoutEngine.refuses(keys[userKey], at: input.at),
-                  !(byAddress.map { LockoutEngine.refuses(addressKeys[$0], at: input.at) } ?? false) else { return }
+                !(byAddress.map { LockoutEngine.refuses(addressKeys[$0], at: input.at) } ?? false)
+            else { return }
             LockoutEngine.countFailure(userKey, rule: policy.password, at: input.at, in: &keys)
             if let byAddress, let rule = policy.address?.rule {
                 LockoutEngine.countFailure(byAddress, rule: rule, at: input.at, in: &addressKeys)
             }
         case .secondFactorFailure:
-            LockoutEngine.countFailure(key(user: input.user, device: input.device, factor: .secondFactor), rule: policy.secondFactor,
-                                       at: input.at, in: &keys)
+            LockoutEngine.countFailure(
+                key(user: input.user, device: input.device, factor: .secondFactor), rule: policy.secondFactor,
+                at: input.at, in: &keys)
         case .signInSucceeded:
             clear(user: input.user, device: input.device, scope: policy.clearing.signInSucceeded)
             if policy.address?.clearedBySuccess == true, let byAddress = addressKey(user: input.user, address: input.address) {
@@ -112,7 +114,8 @@ public struct LockoutEngine: Projection {
             let window = Int64(tier.windowSeconds) * 1000
             var current = KeyState.Window(start: at, count: 1)
             if let open = index < inline ? state[inlineWindow: index] : extraWindows[index - inline],
-               at < open.start.adding(milliseconds: window) {
+                at < open.start.adding(milliseconds: window)
+            {
                 // Inside the window, or before its start when the device clock went back: the
                 // window keeps its start, so its lock can only last as long as it would have.
                 current = open
@@ -132,7 +135,8 @@ public struct LockoutEngine: Projection {
         if let backoff = rule.backoff {
             let previous = state.lastFailureAt
             if let reset = backoff.resetAfterSeconds, let previous,
-               at.millisecondsSince1970 - previous.millisecondsSince1970 > Int64(reset) * 1000 {
+                at.millisecondsSince1970 - previous.millisecondsSince1970 > Int64(reset) * 1000
+            {
                 // The count restarts (Keycloak's max delta time): this failure is the first again.
                 state.streak = 0
                 state.failures = 1
@@ -151,10 +155,11 @@ public struct LockoutEngine: Projection {
                 let maximum = Int64(backoff.maximumWaitSeconds) * 1000
                 let initial = Int64(backoff.initialWaitSeconds) * 1000
                 let steps = Int(state.streak) - backoff.threshold
-                let (grown, overflow): (Int64, Bool) = switch backoff.growth {
-                case .doubling: steps >= 62 ? (maximum, true) : initial.multipliedReportingOverflow(by: Int64(1) << Int64(steps))
-                case .linear: initial.multipliedReportingOverflow(by: Int64(Int(state.streak) / backoff.threshold))
-                }
+                let (grown, overflow): (Int64, Bool) =
+                    switch backoff.growth {
+                    case .doubling: steps >= 62 ? (maximum, true) : initial.multipliedReportingOverflow(by: Int64(1) << Int64(steps))
+                    case .linear: initial.multipliedReportingOverflow(by: Int64(Int(state.streak) / backoff.threshold))
+                    }
                 let capped = overflow ? maximum : min(max(grown, initial), maximum)
                 if capped > wait {
                     wait = capped
@@ -177,8 +182,10 @@ public struct LockoutEngine: Projection {
 
     /// Locks until `until` — never earlier than a lock already in force — or permanently once
     /// the policy's temporary lockouts are used up.
-    private static func impose(_ state: inout KeyState, until: Timestamp, reason: LockReason, durationMilliseconds: Int64,
-                        rule: LockoutPolicy.FactorRule, at: Timestamp) {
+    private static func impose(
+        _ state: inout KeyState, until: Timestamp, reason: LockReason, durationMilliseconds: Int64,
+        rule: LockoutPolicy.FactorRule, at: Timestamp
+    ) {
         // A quick-login lock is never a temporary lockout toward the permanent one (Keycloak's
         // DefaultBruteForceProtector counts only the failure-factor lockouts).
         if reason != .quickLogin {
@@ -190,11 +197,12 @@ public struct LockoutEngine: Projection {
         }
         if state.lockedUntil.map({ until > $0 }) ?? true {
             state.lockedUntil = until
-            state.lockTier = switch reason {
-            case .tier(let index, _, _): Int8(index)
-            case .backoff: KeyState.backoffLock
-            case .quickLogin: KeyState.quickLoginLock
-            }
+            state.lockTier =
+                switch reason {
+                case .tier(let index, _, _): Int8(index)
+                case .backoff: KeyState.backoffLock
+                case .quickLogin: KeyState.quickLoginLock
+                }
             state.lockDurationMilliseconds = durationMilliseconds
         }
     }
@@ -257,7 +265,8 @@ public struct LockoutEngine: Projection {
     public func decide(_ key: LockoutKey, address: String?, at: Timestamp) -> LockoutDecision {
         let own = decide(key, at: at)
         guard key.factor == .password, let rule = policy.address, let byAddress = addressKey(user: key.user, address: address),
-              let state = addressKeys[byAddress] else { return own }
+            let state = addressKeys[byAddress]
+        else { return own }
         let other = decision(state, rule: rule.rule, at: at)
         switch (own, other) {
         case (.permanentlyLocked, _), (_, .allowed): return own
@@ -280,8 +289,10 @@ public struct LockoutEngine: Projection {
             return .permanentlyLocked(PermanentLock(since: since, clearedBy: policy.clearing.permanentClearedBy, failures: Int(state.failures)))
         }
         if let until = state.lockedUntil, at < until, let reason = state.lockReason(rule) {
-            return .locked(TemporaryLock(until: until, reason: reason, durationMilliseconds: state.lockDurationMilliseconds,
-                                         failures: Int(state.failures)))
+            return .locked(
+                TemporaryLock(
+                    until: until, reason: reason, durationMilliseconds: state.lockDurationMilliseconds,
+                    failures: Int(state.failures)))
         }
         return .allowed(failures: Int(state.failures))
     }
@@ -299,8 +310,9 @@ public struct LockoutEngine: Projection {
     public func entries(at: Timestamp) -> [Entry] {
         keys.keysAndStates.sorted { $0.key < $1.key }.map { key, state in
             let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
-            return Entry(key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
-                         permanent: state.permanentSince != nil)
+            return Entry(
+                key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
+                permanent: state.permanentSince != nil)
         }
     }
 
@@ -309,22 +321,25 @@ public struct LockoutEngine: Projection {
     public func addressEntries(at: Timestamp) -> [Entry] {
         addressKeys.keysAndStates.sorted { $0.key < $1.key }.map { key, state in
             let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
-            return Entry(key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
-                         permanent: state.permanentSince != nil)
+            return Entry(
+                key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
+                permanent: state.permanentSince != nil)
         }
     }
 
     /// The entries of `user`'s keys, sorted like ``entries(at:)``: across devices two lookups,
     /// on a device a scan of the keys (not of the log).
     public func entries(ofUser user: String?, at: Timestamp) -> [Entry] {
-        let candidates: [LockoutKey] = acrossDevices
+        let candidates: [LockoutKey] =
+            acrossDevices
             ? LockoutFactor.allCases.map { LockoutKey(user: user, device: nil, factor: $0) }
             : keys.keys(ofUser: user)
         return candidates.sorted().compactMap { key in
             guard let state = keys[key] else { return nil }
             let locked = state.lockedUntil.flatMap { at < $0 ? $0 : nil }
-            return Entry(key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
-                         permanent: state.permanentSince != nil)
+            return Entry(
+                key: key, failures: Int(state.failures), lockedUntil: state.permanentSince == nil ? locked : nil,
+                permanent: state.permanentSince != nil)
         }
     }
 

@@ -131,7 +131,8 @@ struct LockoutKeyTable: Sendable, Equatable {
             let stored = slots[slot].hash
             if stored == 0 || (slot - Int(stored) & mask) & mask < distance { return nil }
             if stored == hash, slots[slot].factor == key.factor, slots[slot].user == key.user,
-               devices[Int(slots[slot].device)] == key.device {
+                devices[Int(slots[slot].device)] == key.device
+            {
                 return slot
             }
             slot = (slot + 1) & mask

@@ -37,17 +37,21 @@ extension LockoutPolicy {
         func rule(_ rule: FactorRule) -> JSONValue {
             var members: [JSONValue.Member] = []
             if let methods = rule.methods { members.append(.init("methods", .array(methods.map { .string($0.rawValue) }))) }
-            members.append(.init("tiers", .array(rule.tiers.map { tier in
-                var fields: [JSONValue.Member] = [.init("limit", number(tier.limit)), .init("window_seconds", number(tier.windowSeconds))]
-                if let lock = tier.lockSeconds { fields.append(.init("lock_seconds", number(lock))) }
-                return .object(fields)
-            })))
+            members.append(
+                .init(
+                    "tiers",
+                    .array(
+                        rule.tiers.map { tier in
+                            var fields: [JSONValue.Member] = [.init("limit", number(tier.limit)), .init("window_seconds", number(tier.windowSeconds))]
+                            if let lock = tier.lockSeconds { fields.append(.init("lock_seconds", number(lock))) }
+                            return .object(fields)
+                        })))
             if let backoff = rule.backoff {
                 var fields: [JSONValue.Member] = [
                     .init("threshold", number(backoff.threshold)),
                     .init("initial_wait_seconds", number(backoff.initialWaitSeconds)),
                     .init("growth", .string(backoff.growth.rawValue)),
-                    .init("maximum_wait_seconds", number(backoff.maximumWaitSeconds)),
+                    .init("maximum_wait_seconds", number(backoff.maximumWaitSeconds))
                 ]
                 if let reset = backoff.resetAfterSeconds { fields.append(.init("reset_after_seconds", number(reset))) }
                 if let quick = backoff.quickLoginMilliseconds { fields.append(.init("quick_login_milliseconds", number(quick))) }
@@ -62,12 +66,14 @@ extension LockoutPolicy {
             .init("name", .string(name)),
             .init("password", rule(password)),
             .init("second_factor", rule(secondFactor)),
-            .init("clearing", .object([
-                .init("sign_in_succeeded", .string(clearing.signInSucceeded.rawValue)),
-                .init("password_changed", .string(clearing.passwordChanged.rawValue)),
-                .init("lockout_cleared", .string(clearing.lockoutCleared.rawValue)),
-                .init("passcode_reset_completed", .string(clearing.passcodeResetCompleted.rawValue)),
-            ])),
+            .init(
+                "clearing",
+                .object([
+                    .init("sign_in_succeeded", .string(clearing.signInSucceeded.rawValue)),
+                    .init("password_changed", .string(clearing.passwordChanged.rawValue)),
+                    .init("lockout_cleared", .string(clearing.lockoutCleared.rawValue)),
+                    .init("passcode_reset_completed", .string(clearing.passcodeResetCompleted.rawValue))
+                ]))
         ]
         if let address {
             guard case .object(var fields) = rule(address.rule) else { preconditionFailure("a rule prints as an object") }
@@ -117,8 +123,9 @@ private struct PolicyReader {
         let secondFactor = try rule(root["second_factor"], "policy.second_factor", methodsAllowed: false)
         var clearing = LockoutPolicy.mediawiki.clearing
         if let value = root["clearing"] {
-            let fields = try object(value, "policy.clearing",
-                                    allowed: ["sign_in_succeeded", "password_changed", "lockout_cleared", "passcode_reset_completed"])
+            let fields = try object(
+                value, "policy.clearing",
+                allowed: ["sign_in_succeeded", "password_changed", "lockout_cleared", "passcode_reset_completed"])
             func scope(_ key: String, _ fallback: LockoutPolicy.ClearScope) throws(LockoutPolicyError) -> LockoutPolicy.ClearScope {
                 guard let raw = fields[key] else { return fallback }
                 guard case .string(let text) = raw, let scope = LockoutPolicy.ClearScope(rawValue: text) else {
@@ -154,8 +161,10 @@ private struct PolicyReader {
 
     func rule(_ value: JSONValue?, _ path: String, methodsAllowed: Bool) throws(LockoutPolicyError) -> LockoutPolicy.FactorRule {
         guard let value else { return LockoutPolicy.FactorRule() }
-        let fields = try object(value, path, allowed: (methodsAllowed ? ["methods"] : [])
-            + ["tiers", "backoff", "consecutive_limit", "permanent_after_lockouts"])
+        let fields = try object(
+            value, path,
+            allowed: (methodsAllowed ? ["methods"] : [])
+                + ["tiers", "backoff", "consecutive_limit", "permanent_after_lockouts"])
         var rule = LockoutPolicy.FactorRule()
         if let methods = fields["methods"] {
             guard case .array(let items) = methods, !items.isEmpty else { throw fail("\(path).methods", "must be a non-empty array of sign-in methods") }
@@ -175,16 +184,21 @@ private struct PolicyReader {
             for (index, item) in items.enumerated() {
                 let tierPath = "\(path).tiers[\(index)]"
                 let tier = try object(item, tierPath, allowed: ["limit", "window_seconds", "lock_seconds"])
-                rule.tiers.append(LockoutPolicy.Tier(
-                    limit: try required(tier["limit"], "\(tierPath).limit", minimum: 1, maximum: LockoutPolicy.maximumCount),
-                    windowSeconds: try required(tier["window_seconds"], "\(tierPath).window_seconds", minimum: 1, maximum: LockoutPolicy.maximumSeconds),
-                    lockSeconds: try integer(tier["lock_seconds"], "\(tierPath).lock_seconds", minimum: 1, maximum: LockoutPolicy.maximumSeconds)))
+                rule.tiers.append(
+                    LockoutPolicy.Tier(
+                        limit: try required(tier["limit"], "\(tierPath).limit", minimum: 1, maximum: LockoutPolicy.maximumCount),
+                        windowSeconds: try required(tier["window_seconds"], "\(tierPath).window_seconds", minimum: 1, maximum: LockoutPolicy.maximumSeconds),
+                        lockSeconds: try integer(tier["lock_seconds"], "\(tierPath).lock_seconds", minimum: 1, maximum: LockoutPolicy.maximumSeconds)))
             }
         }
         if let backoff = fields["backoff"] {
             let backoffPath = "\(path).backoff"
-            let fields = try object(backoff, backoffPath, allowed: ["threshold", "initial_wait_seconds", "growth", "maximum_wait_seconds",
-                                                                 "reset_after_seconds", "quick_login_milliseconds", "quick_login_wait_seconds"])
+            let fields = try object(
+                backoff, backoffPath,
+                allowed: [
+                    "threshold", "initial_wait_seconds", "growth", "maximum_wait_seconds",
+                    "reset_after_seconds", "quick_login_milliseconds", "quick_login_wait_seconds"
+                ])
             guard case .string(let growthText)? = fields["growth"], let growth = LockoutPolicy.Backoff.Growth(rawValue: growthText) else {
                 throw fail("\(backoffPath).growth", "is required: \"doubling\" or \"linear\"")
             }
@@ -195,7 +209,8 @@ private struct PolicyReader {
                 growth: growth,
                 maximumWaitSeconds: try required(fields["maximum_wait_seconds"], "\(backoffPath).maximum_wait_seconds", minimum: 1, maximum: seconds),
                 resetAfterSeconds: try integer(fields["reset_after_seconds"], "\(backoffPath).reset_after_seconds", minimum: 1, maximum: seconds),
-                quickLoginMilliseconds: try integer(fields["quick_login_milliseconds"], "\(backoffPath).quick_login_milliseconds", minimum: 1, maximum: 3_600_000),
+                quickLoginMilliseconds: try integer(
+                    fields["quick_login_milliseconds"], "\(backoffPath).quick_login_milliseconds", minimum: 1, maximum: 3_600_000),
                 quickLoginWaitSeconds: try integer(fields["quick_login_wait_seconds"], "\(backoffPath).quick_login_wait_seconds", minimum: 1, maximum: seconds))
             guard (parsed.quickLoginMilliseconds == nil) == (parsed.quickLoginWaitSeconds == nil) else {
                 throw fail(backoffPath, "quick_login_milliseconds and quick_login_wait_seconds go together")
@@ -206,7 +221,8 @@ private struct PolicyReader {
             rule.backoff = parsed
         }
         rule.consecutiveLimit = try integer(fields["consecutive_limit"], "\(path).consecutive_limit", minimum: 1, maximum: LockoutPolicy.maximumCount)
-        rule.permanentAfterLockouts = try integer(fields["permanent_after_lockouts"], "\(path).permanent_after_lockouts", minimum: 0, maximum: LockoutPolicy.maximumCount)
+        rule.permanentAfterLockouts = try integer(
+            fields["permanent_after_lockouts"], "\(path).permanent_after_lockouts", minimum: 0, maximum: LockoutPolicy.maximumCount)
         return rule
     }
 }

@@ -69,8 +69,10 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         /// After this many temporary lockouts, the next lockout is permanent.
         public var permanentAfterLockouts: Int?
 
-        public init(methods: [SignInMethod]? = nil, tiers: [Tier] = [], backoff: Backoff? = nil,
-                    consecutiveLimit: Int? = nil, permanentAfterLockouts: Int? = nil) {
+        public init(
+            methods: [SignInMethod]? = nil, tiers: [Tier] = [], backoff: Backoff? = nil,
+            consecutiveLimit: Int? = nil, permanentAfterLockouts: Int? = nil
+        ) {
             self.methods = methods
             self.tiers = tiers
             self.backoff = backoff
@@ -113,8 +115,10 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         public var quickLoginMilliseconds: Int?
         public var quickLoginWaitSeconds: Int?
 
-        public init(threshold: Int, initialWaitSeconds: Int, growth: Growth, maximumWaitSeconds: Int,
-                    resetAfterSeconds: Int? = nil, quickLoginMilliseconds: Int? = nil, quickLoginWaitSeconds: Int? = nil) {
+        public init(
+            threshold: Int, initialWaitSeconds: Int, growth: Growth, maximumWaitSeconds: Int,
+            resetAfterSeconds: Int? = nil, quickLoginMilliseconds: Int? = nil, quickLoginWaitSeconds: Int? = nil
+        ) {
             self.threshold = threshold
             self.initialWaitSeconds = initialWaitSeconds
             self.growth = growth
@@ -144,8 +148,10 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         public var lockoutCleared: ClearScope
         public var passcodeResetCompleted: ClearScope
 
-        public init(signInSucceeded: ClearScope, passwordChanged: ClearScope, lockoutCleared: ClearScope,
-                    passcodeResetCompleted: ClearScope) {
+        public init(
+            signInSucceeded: ClearScope, passwordChanged: ClearScope, lockoutCleared: ClearScope,
+            passcodeResetCompleted: ClearScope
+        ) {
             self.signInSucceeded = signInSucceeded
             self.passwordChanged = passwordChanged
             self.lockoutCleared = lockoutCleared
@@ -154,9 +160,11 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
 
         /// The events whose scope is `.all`: what lifts a permanent lock.
         public var permanentClearedBy: [EventType] {
-            [(EventType.signInSucceeded, signInSucceeded), (.passwordChanged, passwordChanged),
-             (.lockoutCleared, lockoutCleared), (.passcodeResetCompleted, passcodeResetCompleted)]
-                .filter { $0.1 == .all }.map(\.0)
+            [
+                (EventType.signInSucceeded, signInSucceeded), (.passwordChanged, passwordChanged),
+                (.lockoutCleared, lockoutCleared), (.passcodeResetCompleted, passcodeResetCompleted)
+            ]
+            .filter { $0.1 == .all }.map(\.0)
         }
     }
 }
@@ -187,8 +195,9 @@ extension LockoutPolicy {
         password: FactorRule(),
         secondFactor: FactorRule(),
         clearing: Clearing(signInSucceeded: .none, passwordChanged: .none, lockoutCleared: .all, passcodeResetCompleted: .none),
-        address: AddressRule(scope: .address, rule: FactorRule(tiers: [Tier(limit: 5, windowSeconds: 600, lockSeconds: 600)]),
-                             clearedBySuccess: false))
+        address: AddressRule(
+            scope: .address, rule: FactorRule(tiers: [Tier(limit: 5, windowSeconds: 600, lockSeconds: 600)]),
+            clearedBySuccess: false))
 
     /// Keycloak's brute-force detection defaults: after 30 failures wait 1 minute per 30 failures,
     /// at most 15 minutes; failures closer than 1 s lock for 1 minute; the count restarts 12 hours
@@ -199,8 +208,9 @@ extension LockoutPolicy {
         secondFactor: FactorRule(backoff: keycloakBackoff),
         clearing: Clearing(signInSucceeded: .counters, passwordChanged: .counters, lockoutCleared: .all, passcodeResetCompleted: .counters))
 
-    static let keycloakBackoff = Backoff(threshold: 30, initialWaitSeconds: 60, growth: .linear, maximumWaitSeconds: 900,
-                                         resetAfterSeconds: 43_200, quickLoginMilliseconds: 1000, quickLoginWaitSeconds: 60)
+    static let keycloakBackoff = Backoff(
+        threshold: 30, initialWaitSeconds: 60, growth: .linear, maximumWaitSeconds: 900,
+        resetAfterSeconds: 43_200, quickLoginMilliseconds: 1000, quickLoginWaitSeconds: 60)
 
     /// OWASP-style exponential back-off: every failure locks for 1 s, 2 s, 4 s …; the failure after
     /// the third temporary lockout locks permanently, until a password reset or an admin clear.

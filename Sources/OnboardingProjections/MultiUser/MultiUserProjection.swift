@@ -46,7 +46,7 @@ public struct MultiUserProjection: Sendable, Hashable {
         }
         switch event.payload {
         case .userAdded, .userProfileUpdated, .userSelected, .userRemoved, .passcodeSet, .passcodeChanged,
-             .passcodeResetCompleted, .biometricEnabled, .biometricDisabled, .signInSucceeded:
+            .passcodeResetCompleted, .biometricEnabled, .biometricDisabled, .signInSucceeded:
             break
         default:
             return // most events (attempts, flows) change no user list: leave the device table alone
@@ -68,11 +68,12 @@ public struct MultiUserProjection: Sendable, Hashable {
                 device.users[index].passcodePolicy = policy
                 device.users[index].passcodeMinimumLength = minimumLength
             } else {
-                device.users.append(UserProfile(
-                    id: user, displayName: displayName, subtitle: subtitle, imageRef: imageRef,
-                    initials: UserProfile.initials(of: displayName), passcodePolicy: policy,
-                    passcodeMinimumLength: minimumLength, hasPasscode: false, biometric: nil, lastSignIn: nil,
-                    addedAt: event.at))
+                device.users.append(
+                    UserProfile(
+                        id: user, displayName: displayName, subtitle: subtitle, imageRef: imageRef,
+                        initials: UserProfile.initials(of: displayName), passcodePolicy: policy,
+                        passcodeMinimumLength: minimumLength, hasPasscode: false, biometric: nil, lastSignIn: nil,
+                        addedAt: event.at))
             }
         case let .userProfileUpdated(displayName, subtitle, imageRef):
             guard let index else { return }
@@ -121,8 +122,9 @@ public struct MultiUserProjection: Sendable, Hashable {
         let users = devices[device] ?? DeviceUsers()
         let query = UserSearch(search)
         func row(_ profile: UserProfile) -> UserRow {
-            UserRow(profile: profile, isSelected: profile.id == users.selected,
-                    lockout: lockout.decide(lockout.key(user: profile.id, device: device, factor: .password), at: at))
+            UserRow(
+                profile: profile, isSelected: profile.id == users.selected,
+                lockout: lockout.decide(lockout.key(user: profile.id, device: device, factor: .password), at: at))
         }
         let selected = users.users.first { $0.id == users.selected }.map(row)
         var sections: [UsersView.Section] = []
@@ -178,9 +180,11 @@ public struct UserProfile: Sendable, Hashable, Codable {
     public var lastSignIn: Timestamp?
     public var addedAt: Timestamp
 
-    public init(id: String, displayName: String, subtitle: String?, imageRef: String?, initials: String,
-                passcodePolicy: PasscodePolicy, passcodeMinimumLength: Int, hasPasscode: Bool,
-                biometric: BiometricKind?, lastSignIn: Timestamp?, addedAt: Timestamp) {
+    public init(
+        id: String, displayName: String, subtitle: String?, imageRef: String?, initials: String,
+        passcodePolicy: PasscodePolicy, passcodeMinimumLength: Int, hasPasscode: Bool,
+        biometric: BiometricKind?, lastSignIn: Timestamp?, addedAt: Timestamp
+    ) {
         self.id = id
         self.displayName = displayName
         self.subtitle = subtitle

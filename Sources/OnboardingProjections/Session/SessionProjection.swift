@@ -66,8 +66,10 @@ public struct SessionProjection: Sendable, Hashable {
     }
 
     /// A state read from a snapshot (SessionSnapshotJSON.swift).
-    init(devices: [String: DeviceState], resendWaitMilliseconds: Int64, captchaPurposes: [String: CaptchaPurpose],
-         biometrics: [String: [String: BiometricKind]]) {
+    init(
+        devices: [String: DeviceState], resendWaitMilliseconds: Int64, captchaPurposes: [String: CaptchaPurpose],
+        biometrics: [String: [String: BiometricKind]]
+    ) {
         self.init(resendWaitMilliseconds: resendWaitMilliseconds)
         self.devices = devices
         self.captchaPurposes = captchaPurposes
@@ -118,8 +120,10 @@ public struct SessionProjection: Sendable, Hashable {
     /// sign-in or sign-out who is signed in on `device`: one case per event type, the long ones
     /// in steps of their own below. `false` when the event leaves the device as it was.
     @inline(__always)
-    private mutating func showEffect(of event: Event, on flow: inout Flow, device: inout DeviceState, before: Flow, sameFlow: Bool,
-                                     lockout: LockoutEngine) -> Bool {
+    private mutating func showEffect(
+        of event: Event, on flow: inout Flow, device: inout DeviceState, before: Flow, sameFlow: Bool,
+        lockout: LockoutEngine
+    ) -> Bool {
         switch event.payload {
         case let .signInStarted(_, identifierKind):
             flow.show(sameFlow && before.screen == .secondFactor ? .secondFactor : .signIn, .loading)
@@ -339,8 +343,10 @@ public struct SessionProjection: Sendable, Hashable {
     }
 
     @inline(never)
-    private static func failAccountCreation(_ flow: inout Flow, field: FormField?, reason: AccountCreationFailureReason,
-                                            before: Flow, sameFlow: Bool) {
+    private static func failAccountCreation(
+        _ flow: inout Flow, field: FormField?, reason: AccountCreationFailureReason,
+        before: Flow, sameFlow: Bool
+    ) {
         flow.screen = .createAccount
         flow.state = .error
         flow.fieldMessages = before.fieldMessages(ifSameFlow: sameFlow, screen: flow.screen)
@@ -600,10 +606,12 @@ public struct Flow: Sendable, Hashable {
     /// on the sign-in button. `nil` when biometric sign-in is off (or the user is not known).
     public var biometric: BiometricKind?
 
-    public init(id: UUID? = nil, user: String? = nil, screen: Screen = .signIn, state: ScreenState = .empty,
-                fieldMessages: [FieldMessage] = [], systemMessage: Message? = nil, resend: ResendInfo? = nil,
-                lockedUntil: Timestamp? = nil, fields: [FieldInput] = [], identifierKind: IdentifierKind? = nil,
-                biometric: BiometricKind? = nil) {
+    public init(
+        id: UUID? = nil, user: String? = nil, screen: Screen = .signIn, state: ScreenState = .empty,
+        fieldMessages: [FieldMessage] = [], systemMessage: Message? = nil, resend: ResendInfo? = nil,
+        lockedUntil: Timestamp? = nil, fields: [FieldInput] = [], identifierKind: IdentifierKind? = nil,
+        biometric: BiometricKind? = nil
+    ) {
         self.id = id
         self.user = user
         self.screen = screen
@@ -668,18 +676,19 @@ extension Flow: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(id: try container.decodeIfPresent(UUID.self, forKey: .id),
-                  user: try container.decodeIfPresent(String.self, forKey: .user),
-                  screen: try container.decode(Screen.self, forKey: .screen),
-                  state: try container.decode(ScreenState.self, forKey: .state),
-                  fieldMessages: try container.decode([FieldMessage].self, forKey: .fieldMessages),
-                  systemMessage: try container.decodeIfPresent(Message.self, forKey: .systemMessage),
-                  resend: try container.decodeIfPresent(ResendInfo.self, forKey: .resend),
-                  lockedUntil: try container.decodeIfPresent(Timestamp.self, forKey: .lockedUntil),
-                  // Absent from snapshots of state version 5.
-                  fields: try container.decodeIfPresent([FieldInput].self, forKey: .fields) ?? [],
-                  identifierKind: try container.decodeIfPresent(IdentifierKind.self, forKey: .identifierKind),
-                  biometric: try container.decodeIfPresent(BiometricKind.self, forKey: .biometric))
+        self.init(
+            id: try container.decodeIfPresent(UUID.self, forKey: .id),
+            user: try container.decodeIfPresent(String.self, forKey: .user),
+            screen: try container.decode(Screen.self, forKey: .screen),
+            state: try container.decode(ScreenState.self, forKey: .state),
+            fieldMessages: try container.decode([FieldMessage].self, forKey: .fieldMessages),
+            systemMessage: try container.decodeIfPresent(Message.self, forKey: .systemMessage),
+            resend: try container.decodeIfPresent(ResendInfo.self, forKey: .resend),
+            lockedUntil: try container.decodeIfPresent(Timestamp.self, forKey: .lockedUntil),
+            // Absent from snapshots of state version 5.
+            fields: try container.decodeIfPresent([FieldInput].self, forKey: .fields) ?? [],
+            identifierKind: try container.decodeIfPresent(IdentifierKind.self, forKey: .identifierKind),
+            biometric: try container.decodeIfPresent(BiometricKind.self, forKey: .biometric))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -734,8 +743,9 @@ struct FieldInputs: Sendable, Hashable {
         FieldInputs.byName.compactMap { field in
             let bit = FieldInputs.bit(field)
             guard reported & bit != 0 else { return nil }
-            return FieldInput(field: field, filled: filled & bit != 0,
-                              valid: invalid & bit != 0 ? false : valid & bit != 0 ? true : nil)
+            return FieldInput(
+                field: field, filled: filled & bit != 0,
+                valid: invalid & bit != 0 ? false : valid & bit != 0 ? true : nil)
         }
     }
 
@@ -759,8 +769,8 @@ public struct FieldInput: Sendable, Hashable, Codable {
 
 public enum Screen: String, Sendable, Hashable, Codable, CaseIterable {
     case signIn = "sign_in", secondFactor = "second_factor", captcha, createAccount = "create_account",
-         forgotPassword = "forgot_password", resetSent = "reset_sent", switchUser = "switch_user",
-         signedIn = "signed_in", lockedOut = "locked_out"
+        forgotPassword = "forgot_password", resetSent = "reset_sent", switchUser = "switch_user",
+        signedIn = "signed_in", lockedOut = "locked_out"
 
     /// The fields of the screen's form; empty for the screens without one (they have no submit
     /// button and are never `empty` or `partially_filled`).

@@ -11,7 +11,7 @@ extension SessionProjection {
             .init("devices", SnapshotJSON.sorted(devices) { $0.snapshotValue }),
             .init("resendWaitMilliseconds", .number(String(resendWaitMilliseconds))),
             .init("captchaPurposes", SnapshotJSON.sorted(captchaPurposes) { .string($0.rawValue) }),
-            .init("biometrics", SnapshotJSON.sorted(biometrics) { SnapshotJSON.sorted($0) { .string($0.rawValue) } }),
+            .init("biometrics", SnapshotJSON.sorted(biometrics) { SnapshotJSON.sorted($0) { .string($0.rawValue) } })
         ])
     }
 
@@ -45,10 +45,14 @@ extension DeviceState {
     /// `{"device", "signedIn"?: {"user", "since", "method", "secondFactor"}, "flow"}`.
     var snapshotValue: JSONValue {
         var members: [JSONValue.Member] = [.init("device", .string(device))]
-        members.append("signedIn", signedIn.map { user in
-            .object([.init("user", .string(user.user)), .init("since", .milliseconds(user.since)),
-                     .init("method", .string(user.method.rawValue)), .init("secondFactor", .bool(user.secondFactor))])
-        })
+        members.append(
+            "signedIn",
+            signedIn.map { user in
+                .object([
+                    .init("user", .string(user.user)), .init("since", .milliseconds(user.since)),
+                    .init("method", .string(user.method.rawValue)), .init("secondFactor", .bool(user.secondFactor))
+                ])
+            })
         members.append(.init("flow", flow.snapshotValue))
         return .object(members)
     }
@@ -57,17 +61,21 @@ extension DeviceState {
         let object = try SnapshotObject(value, path, allowed: ["device", "signedIn", "flow"])
         var signedIn: SignedInUser?
         if let user = try object.optionalObject("signedIn", allowed: ["user", "since", "method", "secondFactor"]) {
-            signedIn = SignedInUser(user: try user.string("user"), since: try user.time("since"), method: try user.name("method"),
-                                    secondFactor: try user.bool("secondFactor"))
+            signedIn = SignedInUser(
+                user: try user.string("user"), since: try user.time("since"), method: try user.name("method"),
+                secondFactor: try user.bool("secondFactor"))
         }
-        self.init(device: try object.string("device"), signedIn: signedIn,
-                  flow: try Flow(snapshotValue: try object.required("flow"), path: object.path("flow")))
+        self.init(
+            device: try object.string("device"), signedIn: signedIn,
+            flow: try Flow(snapshotValue: try object.required("flow"), path: object.path("flow")))
     }
 }
 
 extension Flow {
-    static let snapshotKeys = ["session", "user", "screen", "state", "fieldMessages", "systemMessage", "resend", "lockedUntil",
-                               "fields", "identifierKind", "biometric"]
+    static let snapshotKeys = [
+        "session", "user", "screen", "state", "fieldMessages", "systemMessage", "resend", "lockedUntil",
+        "fields", "identifierKind", "biometric"
+    ]
 
     /// `{"session"? (the flow id, an uppercase UUID), "user"?, "screen", "state", "fieldMessages":
     /// [{"field", "text", "severity"}], "systemMessage"?: {"text", "severity"}, "resend"?:
@@ -79,21 +87,35 @@ extension Flow {
         members.append("user", user.map(JSONValue.string))
         members.append(.init("screen", .string(screen.rawValue)))
         members.append(.init("state", .string(state.rawValue)))
-        members.append(.init("fieldMessages", .array(fieldMessages.map { message in
-            .object([.init("field", .string(message.field)), .init("text", .string(message.text)), .init("severity", .string(message.severity.rawValue))])
-        })))
-        members.append("systemMessage", systemMessage.map { message in
-            .object([.init("text", .string(message.text)), .init("severity", .string(message.severity.rawValue))])
-        })
-        members.append("resend", resend.map { resend in
-            .object([.init("availableAt", .milliseconds(resend.availableAt)), .init("help", .string(resend.help))])
-        })
+        members.append(
+            .init(
+                "fieldMessages",
+                .array(
+                    fieldMessages.map { message in
+                        .object([
+                            .init("field", .string(message.field)), .init("text", .string(message.text)), .init("severity", .string(message.severity.rawValue))
+                        ])
+                    })))
+        members.append(
+            "systemMessage",
+            systemMessage.map { message in
+                .object([.init("text", .string(message.text)), .init("severity", .string(message.severity.rawValue))])
+            })
+        members.append(
+            "resend",
+            resend.map { resend in
+                .object([.init("availableAt", .milliseconds(resend.availableAt)), .init("help", .string(resend.help))])
+            })
         members.append("lockedUntil", lockedUntil.map(JSONValue.milliseconds))
-        members.append(.init("fields", .array(fields.map { input in
-            var fieldMembers: [JSONValue.Member] = [.init("field", .string(input.field.rawValue)), .init("filled", .bool(input.filled))]
-            fieldMembers.append("valid", input.valid.map(JSONValue.bool))
-            return .object(fieldMembers)
-        })))
+        members.append(
+            .init(
+                "fields",
+                .array(
+                    fields.map { input in
+                        var fieldMembers: [JSONValue.Member] = [.init("field", .string(input.field.rawValue)), .init("filled", .bool(input.filled))]
+                        fieldMembers.append("valid", input.valid.map(JSONValue.bool))
+                        return .object(fieldMembers)
+                    })))
         members.append("identifierKind", identifierKind.map { .string($0.rawValue) })
         members.append("biometric", biometric.map { .string($0.rawValue) })
         return .object(members)
@@ -120,10 +142,11 @@ extension Flow {
             let input = try SnapshotObject(element, "\(object.path("fields"))[\(index)]", allowed: ["field", "filled", "valid"])
             fields.append(FieldInput(field: try input.name("field"), filled: try input.bool("filled"), valid: try input.optionalBool("valid")))
         }
-        self.init(id: try object.optional("session").map { (value) throws(SnapshotDecodingError) in try SnapshotJSON.uuid(value, object.path("session")) },
-                  user: try object.optionalString("user"), screen: try object.name("screen"), state: try object.name("state"),
-                  fieldMessages: fieldMessages, systemMessage: systemMessage, resend: resend, lockedUntil: try object.optionalTime("lockedUntil"),
-                  fields: fields, identifierKind: try object.optionalName("identifierKind"), biometric: try object.optionalName("biometric"))
+        self.init(
+            id: try object.optional("session").map { (value) throws(SnapshotDecodingError) in try SnapshotJSON.uuid(value, object.path("session")) },
+            user: try object.optionalString("user"), screen: try object.name("screen"), state: try object.name("state"),
+            fieldMessages: fieldMessages, systemMessage: systemMessage, resend: resend, lockedUntil: try object.optionalTime("lockedUntil"),
+            fields: fields, identifierKind: try object.optionalName("identifierKind"), biometric: try object.optionalName("biometric"))
     }
 }
 
@@ -132,12 +155,16 @@ extension MultiUserProjection {
     /// profile is `{"id", "displayName", "subtitle"?, "imageRef"?, "initials", "passcodePolicy",
     /// "passcodeMinimumLength", "hasPasscode", "biometric"?, "lastSignIn"?, "addedAt"}`.
     var snapshotValue: JSONValue {
-        .object([.init("devices", SnapshotJSON.sorted(devices) { device in
-            var members: [JSONValue.Member] = [.init("users", .array(device.users.map(\.snapshotValue)))]
-            members.append("selected", device.selected.map(JSONValue.string))
-            members.append("chosen", device.chosen.map(JSONValue.string))
-            return .object(members)
-        })])
+        .object([
+            .init(
+                "devices",
+                SnapshotJSON.sorted(devices) { device in
+                    var members: [JSONValue.Member] = [.init("users", .array(device.users.map(\.snapshotValue)))]
+                    members.append("selected", device.selected.map(JSONValue.string))
+                    members.append("chosen", device.chosen.map(JSONValue.string))
+                    return .object(members)
+                })
+        ])
     }
 
     init(snapshotValue value: JSONValue, path: String) throws(SnapshotDecodingError) {
@@ -158,8 +185,10 @@ extension MultiUserProjection {
 }
 
 extension UserProfile {
-    static let snapshotKeys = ["id", "displayName", "subtitle", "imageRef", "initials", "passcodePolicy", "passcodeMinimumLength",
-                               "hasPasscode", "biometric", "lastSignIn", "addedAt"]
+    static let snapshotKeys = [
+        "id", "displayName", "subtitle", "imageRef", "initials", "passcodePolicy", "passcodeMinimumLength",
+        "hasPasscode", "biometric", "lastSignIn", "addedAt"
+    ]
 
     var snapshotValue: JSONValue {
         var members: [JSONValue.Member] = [.init("id", .string(id)), .init("displayName", .string(displayName))]
@@ -177,10 +206,11 @@ extension UserProfile {
 
     init(snapshotValue value: JSONValue, path: String) throws(SnapshotDecodingError) {
         let object = try SnapshotObject(value, path, allowed: Self.snapshotKeys)
-        self.init(id: try object.string("id"), displayName: try object.string("displayName"), subtitle: try object.optionalString("subtitle"),
-                  imageRef: try object.optionalString("imageRef"), initials: try object.string("initials"),
-                  passcodePolicy: try object.name("passcodePolicy"), passcodeMinimumLength: try object.integer("passcodeMinimumLength"),
-                  hasPasscode: try object.bool("hasPasscode"), biometric: try object.optionalName("biometric"),
-                  lastSignIn: try object.optionalTime("lastSignIn"), addedAt: try object.time("addedAt"))
+        self.init(
+            id: try object.string("id"), displayName: try object.string("displayName"), subtitle: try object.optionalString("subtitle"),
+            imageRef: try object.optionalString("imageRef"), initials: try object.string("initials"),
+            passcodePolicy: try object.name("passcodePolicy"), passcodeMinimumLength: try object.integer("passcodeMinimumLength"),
+            hasPasscode: try object.bool("hasPasscode"), biometric: try object.optionalName("biometric"),
+            lastSignIn: try object.optionalTime("lastSignIn"), addedAt: try object.time("addedAt"))
     }
 }

@@ -34,22 +34,27 @@ enum PostgresAudit {
 
     private static func audit(_ device: String, inSnapshot connection: PGConnection, storage: PostgresStorage) throws -> DeviceAudit {
         var audit = DeviceAudit(device: device)
-        let rows = try connection.execute(prepared: "audit_device", "SELECT head_seq, head_hash, public_key, pseudonym_key FROM devices WHERE device = $1",
-                                          [.text(device)])
+        let rows = try connection.execute(
+            prepared: "audit_device", "SELECT head_seq, head_hash, public_key, pseudonym_key FROM devices WHERE device = $1",
+            [.text(device)])
         guard let row = rows.first else { return audit }
         let headSeq = UInt64(max(0, try row.int64(0)))
         let headHash = try row.bytes(1)
         audit.registeredKey = try row.optionalBytes(2).flatMap { SigningPublicKey(bytes: $0) }
-        let users = try PostgresStorage.loadUsers(of: device, pseudonymKey: try PostgresStorage.pseudonymKey(try row.bytes(3)),
-                                                  connection: connection).directory
+        let users = try PostgresStorage.loadUsers(
+            of: device, pseudonymKey: try PostgresStorage.pseudonymKey(try row.bytes(3)),
+            connection: connection
+        ).directory
         var problems: [VerifyReport.Problem] = []
         func add(_ message: String, seq: UInt64? = nil, kind: VerifyReport.Problem.Kind) {
             if problems.count < maximumProblems { problems.append(.init(seq: seq, kind: kind, message: message)) }
         }
 
         // The signed heads first: the scan keeps the hashes of their seqs only, not of the whole log.
-        let heads = try connection.execute(prepared: "audit_heads", "SELECT seq, hash, signature FROM signed_heads WHERE device = $1 ORDER BY seq",
-                                           [.text(device)]).map { head in
+        let heads = try connection.execute(
+            prepared: "audit_heads", "SELECT seq, hash, signature FROM signed_heads WHERE device = $1 ORDER BY seq",
+            [.text(device)]
+        ).map { head in
             SignedHead(device: device, seq: UInt64(max(0, try head.int64(0))), hash: Digest(bytes: try head.bytes(1)), signature: try head.bytes(2))
         }
         let signedSeqs = Set(heads.map(\.seq))
@@ -61,7 +66,9 @@ enum PostgresAudit {
         var lastSeq: UInt64 = 0
         var after: Int64 = 0
         while true {
-            let batch = try connection.execute(prepared: "audit_events", """
+            let batch = try connection.execute(
+                prepared: "audit_events",
+                """
                 SELECT seq, hash, record, id, at_ms, type, user_key FROM events WHERE device = $1 AND seq > $2 ORDER BY seq LIMIT $3
                 """, [.text(device), .int64(after), .int64(Int64(PostgresStorage.readBatchRows))])
             for event in batch {
@@ -88,18 +95,23 @@ enum PostgresAudit {
                     continue
                 }
                 if record.previousHash != previous && !followsGap {
-                    add("previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)",
+                    add(
+                        "previous-hash link does not match the hash of the record before it (this record or the one before was replaced, inserted or moved)",
                         seq: seq, kind: .modified)
                 }
                 previous = record.hash
                 if signedSeqs.contains(seq) { hashesAtSignedSeqs[seq] = record.hash }
                 let userKey = try event.optionalBytes(6)
                 if try event.bytes(1) != record.hash.bytes || event.uuid(3) != record.event.id || event.int64(4) != record.event.at.millisecondsSince1970
-                    || event.int64(5) != Int64(record.event.type.code) || userKey != record.event.user.map(storage.userKey(of:)) {
-                    add("the columns of the row (hash, id, at_ms, type, user_key) are not the record's: histories and the lockout read them", seq: seq, kind: .index)
+                    || event.int64(5) != Int64(record.event.type.code) || userKey != record.event.user.map(storage.userKey(of:))
+                {
+                    add(
+                        "the columns of the row (hash, id, at_ms, type, user_key) are not the record's: histories and the lockout read them", seq: seq,
+                        kind: .index)
                 }
                 if let ref = (try? bytes.withUnsafeBytes { try RecordCodec.userRef(of: $0) }) ?? nil, users.entries[ref] == nil, !users.isForgotten(ref) {
-                    add("the record's user \(ref.literal) has no row in device_users: the user's readable id and key are lost, so the record reads as the pseudonym with its personal fields erased",
+                    add(
+                        "the record's user \(ref.literal) has no row in device_users: the user's readable id and key are lost, so the record reads as the pseudonym with its personal fields erased",
                         seq: seq, kind: .index)
                 }
             }
@@ -108,7 +120,8 @@ enum PostgresAudit {
 
         audit.headSeq = headSeq
         if headSeq > lastSeq {
-            add("\(seqRange(lastSeq + 1, headSeq)) deleted from the end of the log (the devices row's head is seq \(headSeq), the last record seq \(lastSeq))",
+            add(
+                "\(seqRange(lastSeq + 1, headSeq)) deleted from the end of the log (the devices row's head is seq \(headSeq), the last record seq \(lastSeq))",
                 seq: lastSeq + 1, kind: .missing)
         } else if headSeq != lastSeq {
             add("the devices row's head is seq \(headSeq) but the last record is seq \(lastSeq)", kind: .index)
@@ -120,13 +133,16 @@ enum PostgresAudit {
             audit.signedHeadCount += 1
             guard let key = audit.registeredKey else { continue }
             if !head.isValid(for: key) {
-                add("the signed head of seq \(head.seq) does not verify with the key \(device) enrolled with (it was re-signed with another key or altered)",
+                add(
+                    "the signed head of seq \(head.seq) does not verify with the key \(device) enrolled with (it was re-signed with another key or altered)",
                     seq: head.seq, kind: .badSignature)
             } else if head.seq > lastSeq {
-                add("a valid signed head vouches for seq \(head.seq) but the log ends at seq \(lastSeq): \(seqRange(lastSeq + 1, head.seq)) removed from the tail",
+                add(
+                    "a valid signed head vouches for seq \(head.seq) but the log ends at seq \(lastSeq): \(seqRange(lastSeq + 1, head.seq)) removed from the tail",
                     seq: lastSeq + 1, kind: .missing)
             } else if let hash = hashesAtSignedSeqs[head.seq], hash != head.hash {
-                add("the record differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), log \(hash.hex)): the history was rewritten after it was signed",
+                add(
+                    "the record differs from the one signed at seq \(head.seq) (signed hash \(head.hash.hex), log \(hash.hex)): the history was rewritten after it was signed",
                     seq: head.seq, kind: .modified)
             } else if hashesAtSignedSeqs[head.seq] == nil {
                 if !unreadable.contains(head.seq) { add("a valid signed head vouches for seq \(head.seq), which the log lacks", seq: head.seq, kind: .missing) }

@@ -34,10 +34,13 @@ final class PostgresDeviceLog: DeviceLog {
         self.device = device
         self.connection = connection
         self.storage = storage
-        try connection.execute(prepared: "device_row_insert",
-                               "INSERT INTO devices (device, pseudonym_key, head_hash) VALUES ($1, $2, $3) ON CONFLICT (device) DO NOTHING",
-                               [.text(device), .bytes(SecretKey.random().bytes), .bytes(Digest.zero.bytes)])
-        let rows = try connection.execute(prepared: "device_row", """
+        try connection.execute(
+            prepared: "device_row_insert",
+            "INSERT INTO devices (device, pseudonym_key, head_hash) VALUES ($1, $2, $3) ON CONFLICT (device) DO NOTHING",
+            [.text(device), .bytes(SecretKey.random().bytes), .bytes(Digest.zero.bytes)])
+        let rows = try connection.execute(
+            prepared: "device_row",
+            """
             SELECT head_seq, head_hash, pseudonym_key, holds_device_pseudonym_key, public_key, users_version FROM devices WHERE device = $1
             """, [.text(device)])
         guard let row = rows.first else { throw PostgresStorage.corrupted("the devices row of \(device) vanished inside its lock") }
@@ -78,8 +81,9 @@ final class PostgresDeviceLog: DeviceLog {
 
     func storedRecord(at seq: UInt64) throws -> Record? {
         guard seq >= 1, seq <= headSeq else { return nil }
-        let rows = try connection.execute(prepared: "event_at", "SELECT record FROM events WHERE device = $1 AND seq = $2",
-                                          [.text(device), .int64(Int64(seq))])
+        let rows = try connection.execute(
+            prepared: "event_at", "SELECT record FROM events WHERE device = $1 AND seq = $2",
+            [.text(device), .int64(Int64(seq))])
         guard let row = rows.first else { return nil }
         return try PostgresStorage.decode(try row.bytes(0), seq: seq, device: device, users: users)
     }
@@ -87,8 +91,10 @@ final class PostgresDeviceLog: DeviceLog {
     func records(in range: ClosedRange<UInt64>) throws -> [Record] {
         guard range.lowerBound <= headSeq else { return [] }
         let upper = min(range.upperBound, headSeq)
-        return try connection.execute(prepared: "events_range", "SELECT seq, record FROM events WHERE device = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq",
-                                      [.text(device), .int64(Int64(range.lowerBound)), .int64(Int64(upper))]).map { row in
+        return try connection.execute(
+            prepared: "events_range", "SELECT seq, record FROM events WHERE device = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq",
+            [.text(device), .int64(Int64(range.lowerBound)), .int64(Int64(upper))]
+        ).map { row in
             try PostgresStorage.decode(try row.bytes(1), seq: UInt64(try row.int64(0)), device: device, users: users)
         }
     }
@@ -114,12 +120,16 @@ final class PostgresDeviceLog: DeviceLog {
         let holds = holdsDevicePseudonymKey || !users.entries.isEmpty || !users.forgotten.isEmpty
         if pseudonymKey != users.pseudonymKey || !holds {
             guard !holds else {
-                throw StoreError(.conflict, "the device's pseudonym key differs from the one its log on the server was written with; the device store was replaced — enroll it as a new device")
+                throw StoreError(
+                    .conflict,
+                    "the device's pseudonym key differs from the one its log on the server was written with; the device store was replaced — enroll it as a new device"
+                )
             }
             let version = nextUsersVersion()
-            try connection.execute(prepared: "device_adopt",
-                                   "UPDATE devices SET pseudonym_key = $2, holds_device_pseudonym_key = true, users_version = $3 WHERE device = $1",
-                                   [.text(device), .bytes(pseudonymKey.bytes), .int64(version)])
+            try connection.execute(
+                prepared: "device_adopt",
+                "UPDATE devices SET pseudonym_key = $2, holds_device_pseudonym_key = true, users_version = $3 WHERE device = $1",
+                [.text(device), .bytes(pseudonymKey.bytes), .int64(version)])
             users = UserDirectory(pseudonymKey: pseudonymKey)
             holdsDevicePseudonymKey = true
             usersVersion = version
@@ -194,8 +204,10 @@ final class PostgresDeviceLog: DeviceLog {
             }
             let bytes = RecordCodec.encode(event, seq: seq, previousHash: previous, seal: seal)
             let hash = Array(bytes[RecordCodec.hashOffset..<(RecordCodec.hashOffset + Digest.byteCount)])
-            rows.append([.text(device), .int64(Int64(seq)), .uuid(event.id), .int64(event.at.millisecondsSince1970), .int16(Int16(event.type.code)),
-                         readsAs.map { .bytes(storage.userKey(of: $0)) } ?? .null, .bytes(hash), .bytes(bytes)])
+            rows.append([
+                .text(device), .int64(Int64(seq)), .uuid(event.id), .int64(event.at.millisecondsSince1970), .int16(Int16(event.type.code)),
+                readsAs.map { .bytes(storage.userKey(of: $0)) } ?? .null, .bytes(hash), .bytes(bytes)
+            ])
             previous = Digest(bytes: hash)
         }
         // One COPY for the batch's rows, straight into `events` (binary: no text round trip; the
@@ -207,36 +219,50 @@ final class PostgresDeviceLog: DeviceLog {
         }
         if case .failure(let error) = inserted {
             guard error.isUniqueViolation else { throw error }
-            throw StoreError(.conflict, "an event id of the batch is already stored for \(device) at another seq with other content; an event id may only be reused for the identical event")
+            throw StoreError(
+                .conflict,
+                "an event id of the batch is already stored for \(device) at another seq with other content; an event id may only be reused for the identical event"
+            )
         }
         if !newUsers.isEmpty {
-            try connection.execute(prepared: "users_insert", """
+            try connection.execute(
+                prepared: "users_insert",
+                """
                 INSERT INTO device_users (device, ref, number, key, sealed_name)
                 SELECT $1, ref, number, key, sealed_name FROM unnest($2::bytea[], $3::int8[], $4::bytea[], $5::bytea[]) AS new (ref, number, key, sealed_name)
                 ON CONFLICT (device, ref) DO NOTHING
-                """, [.text(device), .bytesArray(newUsers.map(\.ref.bytes)), .int64Array(newUsers.map(\.number)),
-                      .optionalBytesArray(newUsers.map(\.key)), .optionalBytesArray(newUsers.map(\.sealedName))])
+                """,
+                [
+                    .text(device), .bytesArray(newUsers.map(\.ref.bytes)), .int64Array(newUsers.map(\.number)),
+                    .optionalBytesArray(newUsers.map(\.key)), .optionalBytesArray(newUsers.map(\.sealedName))
+                ])
         }
         try PostgresSearchIndex.ingest(connection, storage: storage, device: device, users: namedUsers, names: displayNames)
         for (ref, name) in forgotten {
             if let name { try PostgresSearchIndex.deviceForgot(connection, storage: storage, device: device, user: name) }
             // The device forgot the user: its row becomes a tombstone, its earlier records read
             // by the pseudonym from now on, and a forget request the server kept is answered.
-            try connection.execute(prepared: "user_tombstone", "UPDATE device_users SET key = NULL, sealed_name = NULL WHERE device = $1 AND ref = $2",
-                                   [.text(device), .bytes(ref.bytes)])
+            try connection.execute(
+                prepared: "user_tombstone", "UPDATE device_users SET key = NULL, sealed_name = NULL WHERE device = $1 AND ref = $2",
+                [.text(device), .bytes(ref.bytes)])
             if let name {
-                try connection.execute(prepared: "events_rename_user", "UPDATE events SET user_key = $3 WHERE device = $1 AND user_key = $2",
-                                       [.text(device), .bytes(storage.userKey(of: name)), .bytes(storage.userKey(of: ref.literal))])
+                try connection.execute(
+                    prepared: "events_rename_user", "UPDATE events SET user_key = $3 WHERE device = $1 AND user_key = $2",
+                    [.text(device), .bytes(storage.userKey(of: name)), .bytes(storage.userKey(of: ref.literal))])
             }
-            try connection.execute(prepared: "forget_request_done", "DELETE FROM forget_requests WHERE device = $1 AND ref = $2",
-                                   [.text(device), .bytes(ref.bytes)])
+            try connection.execute(
+                prepared: "forget_request_done", "DELETE FROM forget_requests WHERE device = $1 AND ref = $2",
+                [.text(device), .bytes(ref.bytes)])
         }
         let newHead = headSeq + UInt64(events.count)
         let version = newUsers.isEmpty && forgotten.isEmpty ? usersVersion : nextUsersVersion()
-        try connection.execute(prepared: "device_head",
-                               "UPDATE devices SET head_seq = $2, head_hash = $3, users_version = $4, last_upload_at_ms = $5 WHERE device = $1",
-                               [.text(device), .int64(Int64(newHead)), .bytes(previous.bytes), .int64(version),
-                                .int64(Timestamp.now.millisecondsSince1970)])
+        try connection.execute(
+            prepared: "device_head",
+            "UPDATE devices SET head_seq = $2, head_hash = $3, users_version = $4, last_upload_at_ms = $5 WHERE device = $1",
+            [
+                .text(device), .int64(Int64(newHead)), .bytes(previous.bytes), .int64(version),
+                .int64(Timestamp.now.millisecondsSince1970)
+            ])
         headSeq = newHead
         headHash = previous
         users = directory
@@ -252,22 +278,25 @@ final class PostgresDeviceLog: DeviceLog {
     func signingPublicKey() throws -> SigningPublicKey? { publicKey }
 
     func recordSigningPublicKey(_ key: SigningPublicKey) throws {
-        try connection.execute(prepared: "device_key_record", "UPDATE devices SET public_key = $2 WHERE device = $1 AND public_key IS NULL",
-                               [.text(device), .bytes(key.bytes)])
+        try connection.execute(
+            prepared: "device_key_record", "UPDATE devices SET public_key = $2 WHERE device = $1 AND public_key IS NULL",
+            [.text(device), .bytes(key.bytes)])
         if publicKey == nil { publicKey = key }
     }
 
     func latestSignedHead() throws -> SignedHead? {
-        let rows = try connection.execute(prepared: "signed_head_latest",
-                                          "SELECT seq, hash, signature FROM signed_heads WHERE device = $1 ORDER BY seq DESC LIMIT 1", [.text(device)])
+        let rows = try connection.execute(
+            prepared: "signed_head_latest",
+            "SELECT seq, hash, signature FROM signed_heads WHERE device = $1 ORDER BY seq DESC LIMIT 1", [.text(device)])
         guard let row = rows.first else { return nil }
         return SignedHead(device: device, seq: UInt64(try row.int64(0)), hash: Digest(bytes: try row.bytes(1)), signature: try row.bytes(2))
     }
 
     func recordSignedHead(_ head: SignedHead) throws {
-        try connection.execute(prepared: "signed_head_insert",
-                               "INSERT INTO signed_heads (device, seq, hash, signature) VALUES ($1, $2, $3, $4) ON CONFLICT (device, seq) DO NOTHING",
-                               [.text(device), .int64(Int64(head.seq)), .bytes(head.hash.bytes), .bytes(head.signature)])
+        try connection.execute(
+            prepared: "signed_head_insert",
+            "INSERT INTO signed_heads (device, seq, hash, signature) VALUES ($1, $2, $3, $4) ON CONFLICT (device, seq) DO NOTHING",
+            [.text(device), .int64(Int64(head.seq)), .bytes(head.hash.bytes), .bytes(head.signature)])
     }
 
     /// After an upload that carried the keys of `refs` (users the device holds): a forget
@@ -279,24 +308,28 @@ final class PostgresDeviceLog: DeviceLog {
         let pending = Set(try forgetRequests())
         for ref in forgotten where !pending.contains(ref) {
             guard try !deviceForgot(ref) else { continue }
-            try connection.execute(prepared: "forget_request_insert",
-                                   "INSERT INTO forget_requests (device, ref, requested_at_ms) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                                   [.text(device), .bytes(ref.bytes), .int64(requestedAt.millisecondsSince1970)])
+            try connection.execute(
+                prepared: "forget_request_insert",
+                "INSERT INTO forget_requests (device, ref, requested_at_ms) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                [.text(device), .bytes(ref.bytes), .int64(requestedAt.millisecondsSince1970)])
         }
     }
 
     /// Whether the device's log has its own `user_forgotten` for `ref`.
     func deviceForgot(_ ref: UserRef) throws -> Bool {
-        try connection.execute(prepared: "device_forgot",
-                               "SELECT EXISTS (SELECT 1 FROM events WHERE device = $1 AND user_key = $2 AND type = $3::int2)",
-                               [.text(device), .bytes(storage.userKey(of: ref.literal)), .int64(Int64(EventType.userForgotten.code))])[0].bool(0)
+        try connection.execute(
+            prepared: "device_forgot",
+            "SELECT EXISTS (SELECT 1 FROM events WHERE device = $1 AND user_key = $2 AND type = $3::int2)",
+            [.text(device), .bytes(storage.userKey(of: ref.literal)), .int64(Int64(EventType.userForgotten.code))])[0].bool(0)
     }
 
     func forgetRequests() throws -> [UserRef] {
         try connection.execute(prepared: "forget_requests", "SELECT ref FROM forget_requests WHERE device = $1 ORDER BY ref", [.text(device)])
             .map { row in
                 let bytes = try row.bytes(0)
-                guard bytes.count == UserRef.byteCount else { throw PostgresStorage.corrupted("a forget request of \(device) names a pseudonym of \(bytes.count) bytes") }
+                guard bytes.count == UserRef.byteCount else {
+                    throw PostgresStorage.corrupted("a forget request of \(device) names a pseudonym of \(bytes.count) bytes")
+                }
                 return UserRef(bytes: bytes)
             }
     }
@@ -315,27 +348,33 @@ extension PostgresDeviceLog {
         let name = users.name(of: ref)
         let outcome: OnboardingStore.KeyErasure = users.key(of: ref) != nil ? .erased : users.isForgotten(ref) ? .alreadyForgotten : .neverSeen
         let keys = [storage.userKey(of: user), storage.userKey(of: literal)] + (name.map { [storage.userKey(of: $0)] } ?? [])
-        let holdsRecords = try connection.execute(prepared: "device_holds_user",
-                                                  "SELECT EXISTS (SELECT 1 FROM events WHERE device = $1 AND user_key = ANY($2::bytea[]))",
-                                                  [.text(device), .bytesArray(keys)])[0].bool(0)
+        let holdsRecords = try connection.execute(
+            prepared: "device_holds_user",
+            "SELECT EXISTS (SELECT 1 FROM events WHERE device = $1 AND user_key = ANY($2::bytea[]))",
+            [.text(device), .bytesArray(keys)])[0].bool(0)
         let forgotByDevice = try deviceForgot(ref)
         let asks = holdsRecords && !forgotByDevice
-        try connection.execute(prepared: "user_forget", """
+        try connection.execute(
+            prepared: "user_forget",
+            """
             INSERT INTO device_users (device, ref, number, key, sealed_name) VALUES ($1, $2, $3, NULL, NULL)
             ON CONFLICT (device, ref) DO UPDATE SET key = NULL, sealed_name = NULL
             """, [.text(device), .bytes(ref.bytes), .int64(nextUserNumber)])
         nextUserNumber += 1
         if let name {
-            try connection.execute(prepared: "events_rename_user", "UPDATE events SET user_key = $3 WHERE device = $1 AND user_key = $2",
-                                   [.text(device), .bytes(storage.userKey(of: name)), .bytes(storage.userKey(of: literal))])
+            try connection.execute(
+                prepared: "events_rename_user", "UPDATE events SET user_key = $3 WHERE device = $1 AND user_key = $2",
+                [.text(device), .bytes(storage.userKey(of: name)), .bytes(storage.userKey(of: literal))])
         }
         let version = nextUsersVersion()
-        try connection.execute(prepared: "device_users_version", "UPDATE devices SET users_version = $2 WHERE device = $1",
-                               [.text(device), .int64(version)])
+        try connection.execute(
+            prepared: "device_users_version", "UPDATE devices SET users_version = $2 WHERE device = $1",
+            [.text(device), .int64(version)])
         if asks {
-            try connection.execute(prepared: "forget_request_insert",
-                                   "INSERT INTO forget_requests (device, ref, requested_at_ms) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                                   [.text(device), .bytes(ref.bytes), .int64(requestedAt.millisecondsSince1970)])
+            try connection.execute(
+                prepared: "forget_request_insert",
+                "INSERT INTO forget_requests (device, ref, requested_at_ms) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                [.text(device), .bytes(ref.bytes), .int64(requestedAt.millisecondsSince1970)])
         }
         users.forget(ref)
         usersVersion = version

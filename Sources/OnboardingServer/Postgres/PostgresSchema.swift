@@ -72,35 +72,36 @@ enum PostgresSchema {
                 PRIMARY KEY (device, seq),
                 UNIQUE (device, id)
             ) PARTITION BY HASH (device)
-            """,
-        ] + (0..<eventPartitions).map { index in
-            "CREATE TABLE events_p\(String(format: "%02d", index)) PARTITION OF events FOR VALUES WITH (MODULUS \(eventPartitions), REMAINDER \(index))"
-        } + [
-            "CREATE INDEX events_by_user ON events (user_key, at_ms, device, seq) WHERE user_key IS NOT NULL",
             """
-            CREATE TABLE signed_heads (
-                device text COLLATE "C" NOT NULL,
-                seq int8 NOT NULL,
-                hash bytea NOT NULL,
-                signature bytea NOT NULL,
-                PRIMARY KEY (device, seq)
-            )
-            """,
-            """
-            CREATE TABLE forget_requests (
-                device text COLLATE "C" NOT NULL,
-                ref bytea NOT NULL,
-                requested_at_ms int8 NOT NULL,
-                PRIMARY KEY (device, ref)
-            )
-            """,
-        ],
+        ]
+            + (0..<eventPartitions).map { index in
+                "CREATE TABLE events_p\(String(format: "%02d", index)) PARTITION OF events FOR VALUES WITH (MODULUS \(eventPartitions), REMAINDER \(index))"
+            } + [
+                "CREATE INDEX events_by_user ON events (user_key, at_ms, device, seq) WHERE user_key IS NOT NULL",
+                """
+                CREATE TABLE signed_heads (
+                    device text COLLATE "C" NOT NULL,
+                    seq int8 NOT NULL,
+                    hash bytea NOT NULL,
+                    signature bytea NOT NULL,
+                    PRIMARY KEY (device, seq)
+                )
+                """,
+                """
+                CREATE TABLE forget_requests (
+                    device text COLLATE "C" NOT NULL,
+                    ref bytea NOT NULL,
+                    requested_at_ms int8 NOT NULL,
+                    PRIMARY KEY (device, ref)
+                )
+                """
+            ],
         // Version 2: a version of each device's users, set anew (a random number) by every
         // change to its `device_users` rows, so a node can keep them in memory and know when
         // its copy is stale (``DeviceUsersCache``). 0 for a device whose users no node changed
         // since: a device at 0 on v1 is read from the table once, like any cache miss.
         [
-            "ALTER TABLE devices ADD COLUMN users_version int8 NOT NULL DEFAULT 0",
+            "ALTER TABLE devices ADD COLUMN users_version int8 NOT NULL DEFAULT 0"
         ],
         // Version 3: the audit console (docs/sync-protocol.md § The audit console). A device's
         // last upload time; the server actions; the user search, which keeps no readable name:
@@ -141,7 +142,7 @@ enum PostgresSchema {
             """,
             // The search's key: every MAC of a row, to the rows holding it.
             "CREATE INDEX user_names_by_mac ON user_names USING gin (macs)",
-            "CREATE TABLE server_state (name text PRIMARY KEY, done_at timestamptz NOT NULL DEFAULT now())",
+            "CREATE TABLE server_state (name text PRIMARY KEY, done_at timestamptz NOT NULL DEFAULT now())"
         ],
         // Version 4: token lifetimes (docs/operations.md § Rotating tokens and keys). A token's
         // expiry in ms since the epoch, NULL for one that never expires (the admin's). Device and
@@ -151,8 +152,8 @@ enum PostgresSchema {
         // upgrade expires too; this version's nodes always give the expiry (NULL included).
         [
             "ALTER TABLE tokens ADD COLUMN expires_at_ms int8 DEFAULT ((extract(epoch FROM now()) * 1000)::int8 + \(TokenLifetime.defaultMilliseconds))",
-            "UPDATE tokens SET expires_at_ms = NULL WHERE role = 'admin'",
-        ],
+            "UPDATE tokens SET expires_at_ms = NULL WHERE role = 'admin'"
+        ]
     ]
 
     /// Brings the database at `connection` to ``currentVersion``; returns the version it found

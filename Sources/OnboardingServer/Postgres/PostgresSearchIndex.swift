@@ -46,27 +46,37 @@ enum PostgresSearchIndex {
         for name in names where latest[name.user].map({ $0.position < name.position }) ?? true { latest[name.user] = name }
         let fresh = Array(Set(users).subtracting(latest.keys))
         if !fresh.isEmpty {
-            try connection.execute(prepared: "user_names_insert", """
+            try connection.execute(
+                prepared: "user_names_insert",
+                """
                 INSERT INTO user_names (user_key, device, sealed, macs)
                 SELECT key, $3, sealed, macs::bytea[] FROM unnest($1::bytea[], $2::bytea[], $4::text[]) AS new (key, sealed, macs)
                 ON CONFLICT DO NOTHING
-                """, [.bytesArray(fresh.map(storage.userKey(of:))),
-                      .bytesArray(fresh.map { PersonalData.sealRandom(SearchTerms.nameBytes(user: $0, displayName: nil), key: storage.namesKey) }),
-                      .text(device), .textArray(fresh.map { arrayLiteral(macs($0, nil, storage: storage)) })])
+                """,
+                [
+                    .bytesArray(fresh.map(storage.userKey(of:))),
+                    .bytesArray(fresh.map { PersonalData.sealRandom(SearchTerms.nameBytes(user: $0, displayName: nil), key: storage.namesKey) }),
+                    .text(device), .textArray(fresh.map { arrayLiteral(macs($0, nil, storage: storage)) })
+                ])
         }
         guard !latest.isEmpty else { return }
         let renames = Array(latest.values)
-        try connection.execute(prepared: "user_names_rename", """
+        try connection.execute(
+            prepared: "user_names_rename",
+            """
             INSERT INTO user_names AS n (user_key, device, sealed, name_at_ms, name_seq, macs)
             SELECT key, $3, sealed, at, seq, macs::bytea[] FROM unnest($1::bytea[], $2::bytea[], $4::int8[], $5::int8[], $6::text[]) AS new (key, sealed, at, seq, macs)
             ON CONFLICT (user_key, device) DO UPDATE SET sealed = EXCLUDED.sealed, name_at_ms = EXCLUDED.name_at_ms, name_seq = EXCLUDED.name_seq,
                 macs = EXCLUDED.macs
             WHERE n.name_at_ms IS NULL OR (n.name_at_ms, n.name_seq) < (EXCLUDED.name_at_ms, EXCLUDED.name_seq)
-            """, [.bytesArray(renames.map { storage.userKey(of: $0.user) }),
-                  .bytesArray(renames.map { PersonalData.sealRandom(SearchTerms.nameBytes(user: $0.user, displayName: $0.displayName), key: storage.namesKey) }),
-                  .text(device), .int64Array(renames.map { $0.position.at.millisecondsSince1970 }),
-                  .int64Array(renames.map { Int64(clamping: $0.position.seq) }),
-                  .textArray(renames.map { arrayLiteral(macs($0.user, $0.displayName, storage: storage)) })])
+            """,
+            [
+                .bytesArray(renames.map { storage.userKey(of: $0.user) }),
+                .bytesArray(renames.map { PersonalData.sealRandom(SearchTerms.nameBytes(user: $0.user, displayName: $0.displayName), key: storage.namesKey) }),
+                .text(device), .int64Array(renames.map { $0.position.at.millisecondsSince1970 }),
+                .int64Array(renames.map { Int64(clamping: $0.position.seq) }),
+                .textArray(renames.map { arrayLiteral(macs($0.user, $0.displayName, storage: storage)) })
+            ])
     }
 
     /// A `bytea[]` as PostgreSQL's array text (`{"\\x…","\\x…"}`): the binary parameters carry one
@@ -78,8 +88,9 @@ enum PostgresSearchIndex {
     /// `device` forgot `user` (its `user_forgotten` arrived): its records no longer read as the
     /// user, so its row goes; with no device's left, the user is not found any more.
     static func deviceForgot(_ connection: PGConnection, storage: PostgresStorage, device: String, user: String) throws {
-        try connection.execute(prepared: "user_names_device_forget", "DELETE FROM user_names WHERE user_key = $1 AND device = $2",
-                               [.bytes(storage.userKey(of: user)), .text(device)])
+        try connection.execute(
+            prepared: "user_names_device_forget", "DELETE FROM user_names WHERE user_key = $1 AND device = $2",
+            [.bytes(storage.userKey(of: user)), .text(device)])
     }
 
     /// The server forgets `user`: nothing of the search names them any more.
@@ -93,8 +104,10 @@ enum PostgresSearchIndex {
     static func search(_ search: [String], limit: Int, storage: PostgresStorage, connection: PGConnection) throws -> [UserMatch] {
         let macs = Array(Set(search.map { SearchTerms.lookupMAC($0, key: storage.searchKey).bytes }))
         guard !macs.isEmpty else { return [] }
-        let candidates = try connection.execute(prepared: "user_names_lookup", "SELECT DISTINCT user_key FROM user_names WHERE macs @> $1::bytea[]",
-                                                [.bytesArray(macs)]).map { try $0.bytes(0) }
+        let candidates = try connection.execute(
+            prepared: "user_names_lookup", "SELECT DISTINCT user_key FROM user_names WHERE macs @> $1::bytea[]",
+            [.bytesArray(macs)]
+        ).map { try $0.bytes(0) }
         // Kept sorted and cut to `limit` as each batch is opened: memory bounded by the limit.
         var best: [UserMatch] = []
         var start = 0
@@ -103,9 +116,12 @@ enum PostgresSearchIndex {
             start += batchUsers
             // Per user, its devices' rows; the latest name is the one of the latest position.
             var entries: [[UInt8]: (latest: (at: Int64, device: String, seq: Int64, sealed: [UInt8]), devices: Int)] = [:]
-            for row in try connection.execute(prepared: "user_names_open", """
+            for row in try connection.execute(
+                prepared: "user_names_open",
+                """
                 SELECT user_key, device, sealed, coalesce(name_at_ms, $2), coalesce(name_seq, 0) FROM user_names WHERE user_key = ANY($1::bytea[])
-                """, [.bytesArray(batch), .int64(Int64.min)]) {
+                """, [.bytesArray(batch), .int64(Int64.min)])
+            {
                 let entry = (at: try row.int64(3), device: try row.string(1), seq: try row.int64(4), sealed: try row.bytes(2))
                 let key = try row.bytes(0)
                 if let known = entries[key] {
@@ -117,8 +133,9 @@ enum PostgresSearchIndex {
             }
             for (_, entry) in entries {
                 guard let opened = entry.latest.sealed.withUnsafeBytes({ PersonalData.open($0, key: storage.namesKey) }),
-                      let name = SearchTerms.name(from: opened),
-                      SearchTerms.matches(search, words: SearchTerms.words(name.user) + (name.displayName.map(SearchTerms.words) ?? [])) else { continue }
+                    let name = SearchTerms.name(from: opened),
+                    SearchTerms.matches(search, words: SearchTerms.words(name.user) + (name.displayName.map(SearchTerms.words) ?? []))
+                else { continue }
                 best.append(UserMatch(user: name.user, displayName: name.displayName, devices: entry.devices))
             }
             best.sort { SearchTerms.precedes($0.user, $1.user) }
@@ -144,15 +161,20 @@ enum PostgresSearchIndex {
                 var names: [Name] = []
                 var after: Int64 = 0
                 while true {
-                    let rows = try connection.execute("""
+                    let rows = try connection.execute(
+                        """
                         SELECT seq, record FROM events WHERE device = $1 AND seq > $2 AND type = ANY($3::int8[]::int2[]) ORDER BY seq LIMIT $4
-                        """, [.text(device), .int64(after), .int64Array([Int64(EventType.userAdded.code), Int64(EventType.userProfileUpdated.code)]),
-                              .int64(Int64(PostgresStorage.readBatchRows))])
+                        """,
+                        [
+                            .text(device), .int64(after), .int64Array([Int64(EventType.userAdded.code), Int64(EventType.userProfileUpdated.code)]),
+                            .int64(Int64(PostgresStorage.readBatchRows))
+                        ])
                     for row in rows {
                         after = try row.int64(0)
                         let record = try reader.record(device: device, seq: UInt64(after), bytes: try row.bytes(1))
                         if let user = record.event.user, !UserRef.isLiteral(user), let displayName = displayName(in: record.event.payload) {
-                            names.append(Name(user: user, displayName: displayName, position: HistoryCursor(at: record.event.at, device: device, seq: record.seq)))
+                            names.append(
+                                Name(user: user, displayName: displayName, position: HistoryCursor(at: record.event.at, device: device, seq: record.seq)))
                         }
                     }
                     if rows.count < PostgresStorage.readBatchRows { break }

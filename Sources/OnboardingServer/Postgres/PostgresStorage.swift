@@ -32,23 +32,31 @@ package final class PostgresStorage: ServerStorage {
 
     /// Connects, migrates the schema (see ``PostgresSchema``) and loads the server's keys,
     /// creating them (and an admin token) on first start.
-    package init(url: DatabaseURL, pool options: PGPool.Options = PGPool.Options(), policy: LockoutPolicy,
-                 createsAdminToken: Bool = true) throws {
+    package init(
+        url: DatabaseURL, pool options: PGPool.Options = PGPool.Options(), policy: LockoutPolicy,
+        createsAdminToken: Bool = true
+    ) throws {
         var options = options
         // An acknowledged batch must be durable whatever the database's default says.
         options.connection.sessionSettings["synchronous_commit"] = "on"
         pool = PGPool(url: url, options: options)
         self.policy = policy
-        let keys = try pool.withConnection { connection throws -> (signing: [UInt8], userIndex: [UInt8], accessLog: [UInt8], search: [UInt8], names: [UInt8], admin: String?) in
+        let keys = try pool.withConnection {
+            connection throws -> (signing: [UInt8], userIndex: [UInt8], accessLog: [UInt8], search: [UInt8], names: [UInt8], admin: String?) in
             try PostgresSchema.migrate(connection)
             return try connection.transaction { connection in
                 try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int64(PostgresSchema.migrationLockKey)])
-                try connection.execute("""
+                try connection.execute(
+                    """
                     INSERT INTO server_keys (name, secret) VALUES ('signing', $1), ('user_index', $2), ('access_log', $3), ('search', $4), ('names', $5)
                     ON CONFLICT (name) DO NOTHING
-                    """, [.bytes(SigningKeyPair.generate().secretBytes), .bytes(SecretKey.random().bytes), .bytes(SecretKey.random().bytes),
-                          .bytes(SecretKey.random().bytes), .bytes(SecretKey.random().bytes)])
-                let rows = try connection.execute("SELECT name, secret FROM server_keys WHERE name IN ('signing', 'user_index', 'access_log', 'search', 'names')")
+                    """,
+                    [
+                        .bytes(SigningKeyPair.generate().secretBytes), .bytes(SecretKey.random().bytes), .bytes(SecretKey.random().bytes),
+                        .bytes(SecretKey.random().bytes), .bytes(SecretKey.random().bytes)
+                    ])
+                let rows = try connection.execute(
+                    "SELECT name, secret FROM server_keys WHERE name IN ('signing', 'user_index', 'access_log', 'search', 'names')")
                 var found: [String: [UInt8]] = [:]
                 for row in rows { found[try row.string(0)] = try row.bytes(1) }
                 var admin: String?
@@ -57,12 +65,15 @@ package final class PostgresStorage: ServerStorage {
                     try connection.execute("INSERT INTO tokens (token_hash, role, expires_at_ms) VALUES ($1, 'admin', NULL)", [.bytes(TokenStore.key(token))])
                     admin = token
                 }
-                return (found["signing"] ?? [], found["user_index"] ?? [], found["access_log"] ?? [], found["search"] ?? [], found["names"] ?? [],
-                        admin)
+                return (
+                    found["signing"] ?? [], found["user_index"] ?? [], found["access_log"] ?? [], found["search"] ?? [], found["names"] ?? [],
+                    admin
+                )
             }
         }
         guard let signing = SigningKeyPair(secretBytes: keys.signing),
-              [keys.userIndex, keys.accessLog, keys.search, keys.names].allSatisfy({ $0.count == SecretKey.byteCount }) else {
+            [keys.userIndex, keys.accessLog, keys.search, keys.names].allSatisfy({ $0.count == SecretKey.byteCount })
+        else {
             throw Self.corrupted("the server_keys table holds a key of the wrong size; restore it from a backup")
         }
         signingKey = signing
@@ -97,20 +108,25 @@ package final class PostgresStorage: ServerStorage {
         try pool.transaction { connection in
             // A device token enrols its device, as on LMDB: the device then has a log.
             if let device {
-                try connection.execute(prepared: "device_row_insert",
-                                       "INSERT INTO devices (device, pseudonym_key, head_hash) VALUES ($1, $2, $3) ON CONFLICT (device) DO NOTHING",
-                                       [.text(device), .bytes(SecretKey.random().bytes), .bytes(Digest.zero.bytes)])
+                try connection.execute(
+                    prepared: "device_row_insert",
+                    "INSERT INTO devices (device, pseudonym_key, head_hash) VALUES ($1, $2, $3) ON CONFLICT (device) DO NOTHING",
+                    [.text(device), .bytes(SecretKey.random().bytes), .bytes(Digest.zero.bytes)])
             }
-            try connection.execute(prepared: "token_insert", "INSERT INTO tokens (token_hash, role, device, expires_at_ms) VALUES ($1, $2, $3, $4)",
-                                   [.bytes(TokenStore.key(token)), .text(role.rawValue), device.map { .text($0) } ?? .null,
-                                    expiresAt.map { .int64($0.millisecondsSince1970) } ?? .null])
+            try connection.execute(
+                prepared: "token_insert", "INSERT INTO tokens (token_hash, role, device, expires_at_ms) VALUES ($1, $2, $3, $4)",
+                [
+                    .bytes(TokenStore.key(token)), .text(role.rawValue), device.map { .text($0) } ?? .null,
+                    expiresAt.map { .int64($0.millisecondsSince1970) } ?? .null
+                ])
         }
         return token
     }
 
     package func grant(for token: String) throws -> TokenGrant? {
         let rows = try pool.withConnection { connection in
-            try connection.execute(prepared: "token_grant", "SELECT role, device, expires_at_ms FROM tokens WHERE token_hash = $1", [.bytes(TokenStore.key(token))])
+            try connection.execute(
+                prepared: "token_grant", "SELECT role, device, expires_at_ms FROM tokens WHERE token_hash = $1", [.bytes(TokenStore.key(token))])
         }
         guard let row = rows.first, let role = TokenRole(rawValue: try row.string(0)) else { return nil }
         return TokenGrant(role: role, device: try row.optionalString(1), expiresAt: try row.optionalInt64(2).map { Timestamp(millisecondsSince1970: $0) })
@@ -191,8 +207,9 @@ package final class PostgresStorage: ServerStorage {
     static func loadUsers(of device: String, pseudonymKey: SecretKey, connection: PGConnection) throws -> (directory: UserDirectory, nextNumber: Int64) {
         var directory = UserDirectory(pseudonymKey: pseudonymKey)
         var next: Int64 = 1
-        let rows = try connection.execute(prepared: "device_users", "SELECT ref, number, key, sealed_name FROM device_users WHERE device = $1 ORDER BY number",
-                                          [.text(device)])
+        let rows = try connection.execute(
+            prepared: "device_users", "SELECT ref, number, key, sealed_name FROM device_users WHERE device = $1 ORDER BY number",
+            [.text(device)])
         for row in rows {
             next = max(next, try row.int64(1) + 1)
             try addUser(ref: try row.bytes(0), key: try row.optionalBytes(2), sealedName: try row.optionalBytes(3), of: device, to: &directory)
@@ -211,8 +228,9 @@ package final class PostgresStorage: ServerStorage {
     static func addUser(ref: [UInt8], key: [UInt8]?, sealedName: [UInt8]?, of device: String, to directory: inout UserDirectory) throws {
         guard ref.count == UserRef.byteCount else { throw corrupted("a user row of \(device) has a pseudonym of \(ref.count) bytes") }
         if let key, key.count == SecretKey.byteCount, let sealedName,
-           let plaintext = sealedName.withUnsafeBytes({ PersonalData.open($0, key: SecretKey(bytes: key)) }),
-           let name = String(validating: plaintext, as: UTF8.self) {
+            let plaintext = sealedName.withUnsafeBytes({ PersonalData.open($0, key: SecretKey(bytes: key)) }),
+            let name = String(validating: plaintext, as: UTF8.self)
+        {
             directory.add(UserRef(bytes: ref), name: name, key: SecretKey(bytes: key))
         } else {
             directory.forget(UserRef(bytes: ref))
@@ -244,9 +262,11 @@ package final class PostgresStorage: ServerStorage {
             let missing = Array(Set(devices).filter { directories[$0] == nil })
             guard !missing.isEmpty else { return }
             var stale: [String: SecretKey] = [:]
-            for row in try connection.execute(prepared: "devices_users_versions",
-                                              "SELECT device, pseudonym_key, users_version FROM devices WHERE device = ANY($1::text[])",
-                                              [.textArray(missing)]) {
+            for row in try connection.execute(
+                prepared: "devices_users_versions",
+                "SELECT device, pseudonym_key, users_version FROM devices WHERE device = ANY($1::text[])",
+                [.textArray(missing)])
+            {
                 let device = try row.string(0)
                 let key = try PostgresStorage.pseudonymKey(try row.bytes(1))
                 if let cached = storage.usersCache.entry(of: device, version: try row.int64(2), pseudonymKey: key) {
@@ -260,13 +280,17 @@ package final class PostgresStorage: ServerStorage {
             // they may straddle another node's commit. (Only a device log, which reads both under
             // the device's lock, fills the cache.)
             var loaded: [String: UserDirectory] = stale.mapValues { UserDirectory(pseudonymKey: $0) }
-            for row in try connection.execute(prepared: "devices_users", """
+            for row in try connection.execute(
+                prepared: "devices_users",
+                """
                 SELECT device, ref, key, sealed_name FROM device_users WHERE device = ANY($1::text[]) ORDER BY device, number
-                """, [.textArray(Array(stale.keys))]) {
+                """, [.textArray(Array(stale.keys))])
+            {
                 let device = try row.string(0)
                 guard loaded[device] != nil else { continue }
-                try PostgresStorage.addUser(ref: try row.bytes(1), key: try row.optionalBytes(2), sealedName: try row.optionalBytes(3),
-                                            of: device, to: &loaded[device]!)
+                try PostgresStorage.addUser(
+                    ref: try row.bytes(1), key: try row.optionalBytes(2), sealedName: try row.optionalBytes(3),
+                    of: device, to: &loaded[device]!)
             }
             for (device, directory) in loaded { directories[device] = directory }
         }
@@ -285,13 +309,18 @@ package final class PostgresStorage: ServerStorage {
             let reader = RecordReader(connection: connection, storage: self)
             var builder = History.Builder(query: query)
             if let device = query.device {
-                guard try connection.execute(prepared: "device_exists", "SELECT EXISTS (SELECT 1 FROM devices WHERE device = $1)",
-                                             [.text(device)])[0].bool(0) else { return (History(user: query.user), []) }
+                guard
+                    try connection.execute(
+                        prepared: "device_exists", "SELECT EXISTS (SELECT 1 FROM devices WHERE device = $1)",
+                        [.text(device)])[0].bool(0)
+                else { return (History(user: query.user), []) }
                 // One device's log, in its seq order, from the cursor on.
                 var after = Int64(clamping: query.after?.seq ?? 0)
                 let userFilter: PGValue = query.user.map { .bytes(self.userKey(of: $0)) } ?? .null
                 while !builder.isSettled {
-                    let rows = try connection.execute(prepared: "history_device", """
+                    let rows = try connection.execute(
+                        prepared: "history_device",
+                        """
                         SELECT seq, record FROM events WHERE device = $1 AND seq > $2 AND ($3::bytea IS NULL OR user_key = $3)
                         ORDER BY seq LIMIT $4
                         """, [.text(device), .int64(after), userFilter, .int64(Int64(Self.readBatchRows))])
@@ -302,10 +331,12 @@ package final class PostgresStorage: ServerStorage {
                     }
                     if rows.count < Self.readBatchRows { break }
                 }
-                let mentioned = try query.user.map { user in
-                    try connection.execute(prepared: "device_mentions", "SELECT EXISTS (SELECT 1 FROM events WHERE device = $1 AND user_key = $2)",
-                                           [.text(device), .bytes(userKey(of: user))])[0].bool(0)
-                } ?? true
+                let mentioned =
+                    try query.user.map { user in
+                        try connection.execute(
+                            prepared: "device_mentions", "SELECT EXISTS (SELECT 1 FROM events WHERE device = $1 AND user_key = $2)",
+                            [.text(device), .bytes(userKey(of: user))])[0].bool(0)
+                    } ?? true
                 return (builder.history, mentioned ? [device] : [])
             }
             guard let user = query.user else { preconditionFailure("a history across devices needs a user") }
@@ -314,13 +345,18 @@ package final class PostgresStorage: ServerStorage {
             var position = query.after.map { (Int64($0.at.millisecondsSince1970), $0.device, Int64(clamping: $0.seq)) } ?? (Int64.min, "", 0)
             var seen = Set<UUID>()
             while !builder.isSettled {
-                let rows = try connection.execute(prepared: "history_user", """
+                let rows = try connection.execute(
+                    prepared: "history_user",
+                    """
                     SELECT device, seq, record FROM events
                     WHERE user_key = $1 AND (at_ms, device, seq) > ($2, $3, $4) AND at_ms >= $5 AND at_ms < $6
                     ORDER BY at_ms, device, seq LIMIT $7
-                    """, [.bytes(key), .int64(position.0), .text(position.1), .int64(position.2),
-                          .int64(query.since?.millisecondsSince1970 ?? Int64.min), .int64(query.until?.millisecondsSince1970 ?? Int64.max),
-                          .int64(Int64(Self.readBatchRows))])
+                    """,
+                    [
+                        .bytes(key), .int64(position.0), .text(position.1), .int64(position.2),
+                        .int64(query.since?.millisecondsSince1970 ?? Int64.min), .int64(query.until?.millisecondsSince1970 ?? Int64.max),
+                        .int64(Int64(Self.readBatchRows))
+                    ])
                 try reader.preload(try rows.map { try $0.string(0) })
                 for row in rows where !builder.isSettled {
                     let device = try row.string(0)
@@ -331,8 +367,10 @@ package final class PostgresStorage: ServerStorage {
                 }
                 if rows.count < Self.readBatchRows { break }
             }
-            let devices = try connection.execute(prepared: "user_devices", "SELECT DISTINCT device FROM events WHERE user_key = $1 ORDER BY 1",
-                                                 [.bytes(key)]).map { try $0.string(0) }
+            let devices = try connection.execute(
+                prepared: "user_devices", "SELECT DISTINCT device FROM events WHERE user_key = $1 ORDER BY 1",
+                [.bytes(key)]
+            ).map { try $0.string(0) }
             return (builder.history, devices)
         }
     }
@@ -344,7 +382,9 @@ package final class PostgresStorage: ServerStorage {
         try pool.withConnection { connection in
             let reader = RecordReader(connection: connection, storage: self)
             var engine = LockoutEngine(policy: policy, acrossDevices: true)
-            let rows = try connection.execute(prepared: "lockout_user", """
+            let rows = try connection.execute(
+                prepared: "lockout_user",
+                """
                 SELECT device, seq, record FROM events WHERE user_key = $1 AND type = ANY($2::int8[]::int2[])
                 ORDER BY at_ms, device, seq
                 """, [.bytes(userKey(of: user)), .int64Array(Self.lockoutTypes)])

@@ -26,8 +26,10 @@ public actor FaultyTransport: SyncTransport {
         public var replayHeld: Double
         public var maximumDelay: Duration
 
-        public init(dropRequest: Double = 0, dropResponse: Double = 0, duplicate: Double = 0, delay: Double = 0,
-                    reorder: Double = 0, replayHeld: Double = 0.5, maximumDelay: Duration = .seconds(2)) {
+        public init(
+            dropRequest: Double = 0, dropResponse: Double = 0, duplicate: Double = 0, delay: Double = 0,
+            reorder: Double = 0, replayHeld: Double = 0.5, maximumDelay: Duration = .seconds(2)
+        ) {
             for probability in [dropRequest, dropResponse, duplicate, delay, reorder, replayHeld] {
                 precondition((0...1).contains(probability), "a fault probability must lie in 0…1, got \(probability)")
             }
@@ -60,8 +62,10 @@ public actor FaultyTransport: SyncTransport {
     private var requestNumber = 0
     public private(set) var log: [String] = []
 
-    public init(wrapping inner: any SyncTransport, seed: UInt64, faults: Faults = Faults(),
-                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+    public init(
+        wrapping inner: any SyncTransport, seed: UInt64, faults: Faults = Faults(),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
         self.inner = inner
         self.faults = faults
         self.sleep = sleep
@@ -124,7 +128,8 @@ public actor FaultyTransport: SyncTransport {
     /// ` [seq a…b]` for an upload, so the log shows what each request carried.
     private static func seqRange(of request: SyncRequest) -> String {
         guard request.method == "POST", let upload = try? SyncWire.upload(from: request.body),
-              let first = upload.records.first, let last = upload.records.last else { return "" }
+            let first = upload.records.first, let last = upload.records.last
+        else { return "" }
         return " [seq \(first.seq)…\(last.seq)]"
     }
 }

@@ -3,16 +3,16 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
-private let streamSocket = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
-private let sendFlags = Int32(MSG_NOSIGNAL)
-private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(socket, address, length) }
-private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(socket, bytes, count, sendFlags) }
+    import Glibc
+    private let streamSocket = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
+    private let sendFlags = Int32(MSG_NOSIGNAL)
+    private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(socket, address, length) }
+    private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(socket, bytes, count, sendFlags) }
 #elseif canImport(Darwin)
-import Darwin
-private let streamSocket = SOCK_STREAM
-private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(socket, address, length) }
-private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(socket, bytes, count, 0) }
+    import Darwin
+    private let streamSocket = SOCK_STREAM
+    private func systemConnect(_ socket: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(socket, address, length) }
+    private func systemSend(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(socket, bytes, count, 0) }
 #endif
 
 /// The sync protocol's own HTTP/1.1 client for `http://` and `https://` servers: a few hundred
@@ -53,8 +53,10 @@ public struct HTTPTransport: SyncTransport {
     /// The most an answer's status line and headers may take.
     public static let maximumHeadBytes = 64 << 10
 
-    public init(baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout,
-                maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes, caFile: String? = nil) throws(TransportError) {
+    public init(
+        baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout,
+        maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes, caFile: String? = nil
+    ) throws(TransportError) {
         precondition(timeout > .zero, "a transport timeout must be positive")
         precondition(maximumAnswerBytes > 0, "the answer limit must be positive")
         let scheme = baseURL.scheme?.lowercased()
@@ -89,9 +91,10 @@ public struct HTTPTransport: SyncTransport {
         let connection = Connection()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SyncResponse, any Error>) in
-                let exchange = Exchange(host: host, port: port, origin: origin, deadline: .now + timeout, timeout: timeout,
-                                        maximumAnswerBytes: maximumAnswerBytes, noBody: request.method == "HEAD", connection: connection,
-                                        tls: secure ? Exchange.TLS(caFile: caFile) : nil)
+                let exchange = Exchange(
+                    host: host, port: port, origin: origin, deadline: .now + timeout, timeout: timeout,
+                    maximumAnswerBytes: maximumAnswerBytes, noBody: request.method == "HEAD", connection: connection,
+                    tls: secure ? Exchange.TLS(caFile: caFile) : nil)
                 Thread {
                     continuation.resume(with: Result { () throws(TransportError) in try exchange.run(bytes) })
                 }.start()
@@ -142,8 +145,10 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
 public enum SyncTransports {
     /// ``HTTPTransport`` for `http://` and `https://` (with `caFile`, the CAs a private
     /// server's certificate chains to).
-    public static func make(baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout,
-                            caFile: String? = nil) throws(TransportError) -> any SyncTransport {
+    public static func make(
+        baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout,
+        caFile: String? = nil
+    ) throws(TransportError) -> any SyncTransport {
         switch baseURL.scheme?.lowercased() {
         case "http", "https": return try HTTPTransport(baseURL: baseURL, timeout: timeout, caFile: caFile)
         default: throw TransportError("\(baseURL.absoluteString) is neither http:// nor https://; give an address like https://sync.example:8443")
@@ -191,10 +196,13 @@ extension HTTPTransport {
     /// does, with the same limits and a deadline of `timeout`: for the fuzz target and tests of
     /// the answer parser, which feed it bytes through a socket pair.
     @_spi(Testing)
-    public static func readAnswer(from socket: Int32, timeout: Duration = .seconds(2),
-                                  maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes) throws(TransportError) -> SyncResponse {
-        let exchange = Exchange(host: "test", port: 1, origin: "the server", deadline: .now + timeout, timeout: timeout,
-                                maximumAnswerBytes: maximumAnswerBytes, noBody: false, connection: Connection(), tls: nil)
+    public static func readAnswer(
+        from socket: Int32, timeout: Duration = .seconds(2),
+        maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes
+    ) throws(TransportError) -> SyncResponse {
+        let exchange = Exchange(
+            host: "test", port: 1, origin: "the server", deadline: .now + timeout, timeout: timeout,
+            maximumAnswerBytes: maximumAnswerBytes, noBody: false, connection: Connection(), tls: nil)
         var reader = Reader(channel: Channel(socket: socket), exchange: exchange)
         return try Exchange.answer(from: &reader, exchange: exchange)
     }
@@ -258,7 +266,9 @@ private struct Exchange: Sendable {
                 throw TransportError("\(origin) answered with content-length \(text.debugDescription), not a number")
             }
             guard length <= maximumAnswerBytes else {
-                throw TransportError("\(origin) announced an answer of \(length) bytes, more than the protocol's \(maximumAnswerBytes); nothing of it was read — check the server address")
+                throw TransportError(
+                    "\(origin) announced an answer of \(length) bytes, more than the protocol's \(maximumAnswerBytes); nothing of it was read — check the server address"
+                )
             }
             body = try reader.bytes(length)
         } else {
@@ -268,7 +278,8 @@ private struct Exchange: Sendable {
     }
 
     var timeoutMessage: String {
-        return "\(origin) sent no complete answer within \(timeout.secondsText) (the deadline of one request, connecting included); the server or the network is too slow or stalled"
+        return
+            "\(origin) sent no complete answer within \(timeout.secondsText) (the deadline of one request, connecting included); the server or the network is too slow or stalled"
     }
 
     /// Milliseconds left before the deadline; throws once it has passed.
@@ -335,8 +346,9 @@ private struct Exchange: Sendable {
     private func handshake(_ channel: Channel, _ tls: TLS) throws(TransportError) {
         var error = [CChar](repeating: 0, count: 512)
         guard let client = onboard_tls_client_new(channel.socket, host, tls.caFile, &error, error.count) else {
-            throw TransportError("TLS with \(origin) cannot start: \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))",
-                                 permanent: true)
+            throw TransportError(
+                "TLS with \(origin) cannot start: \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))",
+                permanent: true)
         }
         channel.tls = client
         while true {
@@ -349,8 +361,9 @@ private struct Exchange: Sendable {
                 if connection.isCancelled { throw TransportError("the request to \(origin) was cancelled") }
                 let reason = String(cString: onboard_tls_client_error(client))
                 let untrusted = onboard_tls_client_verification_failed(client) != 0
-                throw TransportError("TLS with \(origin) failed: \(reason)\(untrusted && tls.caFile == nil ? " (for a private CA, give its certificate with --ca-file)" : "")",
-                                     permanent: untrusted)
+                throw TransportError(
+                    "TLS with \(origin) failed: \(reason)\(untrusted && tls.caFile == nil ? " (for a private CA, give its certificate with --ca-file)" : "")",
+                    permanent: untrusted)
             }
         }
     }
@@ -485,9 +498,10 @@ private struct Reader {
             scanned = available
             guard available <= limit else { throw TransportError("\(origin) sent \(what) longer than \(limit) bytes; check the server address") }
             guard try fill() else {
-                throw TransportError(available == 0 && what == "a status line"
-                    ? "\(origin) closed the connection without answering"
-                    : "\(origin) closed the connection in the middle of \(what)")
+                throw TransportError(
+                    available == 0 && what == "a status line"
+                        ? "\(origin) closed the connection without answering"
+                        : "\(origin) closed the connection in the middle of \(what)")
             }
         }
     }
@@ -499,13 +513,16 @@ private struct Reader {
         budget -= statusLine.utf8.count
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]), (100...599).contains(status) else {
-            throw TransportError("\(origin) sent an answer that is not HTTP/1.1 (status line \(String(statusLine.prefix(80)).debugDescription)); check the server address")
+            throw TransportError(
+                "\(origin) sent an answer that is not HTTP/1.1 (status line \(String(statusLine.prefix(80)).debugDescription)); check the server address")
         }
         var headers: [String: String] = [:]
         while true {
             let bytes = try line(limit: max(budget, 0), what: "the answer's headers")
             budget -= bytes.count + 2
-            guard budget >= 0 else { throw TransportError("\(origin) sent headers longer than \(HTTPTransport.maximumHeadBytes) bytes; check the server address") }
+            guard budget >= 0 else {
+                throw TransportError("\(origin) sent headers longer than \(HTTPTransport.maximumHeadBytes) bytes; check the server address")
+            }
             if bytes.isEmpty { break }
             let text = String(decoding: bytes, as: UTF8.self)
             guard let colon = text.firstIndex(of: ":") else {
@@ -544,7 +561,8 @@ private struct Reader {
                 return body
             }
             guard body.count + size <= exchange.maximumAnswerBytes else {
-                throw TransportError("\(origin) sent an answer longer than the protocol's \(exchange.maximumAnswerBytes) bytes; it was cut off there — check the server address")
+                throw TransportError(
+                    "\(origin) sent an answer longer than the protocol's \(exchange.maximumAnswerBytes) bytes; it was cut off there — check the server address")
             }
             body += try bytes(size)
             guard try line(limit: 2, what: "a chunk").isEmpty else {
@@ -556,7 +574,8 @@ private struct Reader {
     /// The body of an answer that came before the request was sent whole, as far as it arrived.
     mutating func earlyBody(_ headers: [String: String]) throws(TransportError) -> [UInt8] {
         guard let text = headers["content-length"], let length = Int(text), length >= 0,
-              length <= exchange.maximumAnswerBytes else { return [] }
+            length <= exchange.maximumAnswerBytes
+        else { return [] }
         return try bytes(length)
     }
 
@@ -564,7 +583,8 @@ private struct Reader {
     mutating func toEnd() throws(TransportError) -> [UInt8] {
         while try fill() {
             guard available <= exchange.maximumAnswerBytes else {
-                throw TransportError("\(origin) sent an answer longer than the protocol's \(exchange.maximumAnswerBytes) bytes; it was cut off there — check the server address")
+                throw TransportError(
+                    "\(origin) sent an answer longer than the protocol's \(exchange.maximumAnswerBytes) bytes; it was cut off there — check the server address")
             }
         }
         return take(available)

@@ -60,8 +60,10 @@ public actor SyncAgent {
     public private(set) var completedRuns = 0
     public private(set) var lastResult: Result<SyncSummary, SyncError>?
 
-    public init(client: SyncClient, interval: Duration = SyncAgent.defaultInterval,
-                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+    public init(
+        client: SyncClient, interval: Duration = SyncAgent.defaultInterval,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
         precondition(interval > .zero, "the sync interval must be positive")
         self.client = client
         self.interval = interval
@@ -93,8 +95,9 @@ public actor SyncAgent {
     /// Starts watching the store's appends. Idempotent.
     public func start() {
         guard observation == nil else { return }
-        let (stream, continuation) = AsyncStream.makeStream(of: Signal.self,
-                                                            bufferingPolicy: .bufferingNewest(Self.maximumPendingSignals))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Signal.self,
+            bufferingPolicy: .bufferingNewest(Self.maximumPendingSignals))
         signals = continuation
         // The handler runs on the store's writer queue: only classify and hand over, in order.
         observation = client.store.observeAppends { records in
@@ -127,7 +130,9 @@ public actor SyncAgent {
         await signOut()
         // The run in flight finishes (signOut stopped it after its request) and reports first.
         if let inFlight { _ = await inFlight.value }
-        for continuation in subscribers.withLock({ subscribers in defer { subscribers = [:] }; return Array(subscribers.values) }) {
+        for continuation in subscribers.withLock({ subscribers in
+            defer { subscribers = [:] }; return Array(subscribers.values)
+        }) {
             continuation.finish()
         }
     }

@@ -54,14 +54,17 @@ public actor SyncClient {
     ///     pinned key and refuse another (``SyncError/serverKeyMismatch``). Forget requests are
     ///     carried out only when signed with the pinned key (docs/security.md).
     ///   - seed: seeds the back-off jitter (a fixed seed makes the waits reproducible).
-    public init(store: OnboardingStore, transport: any SyncTransport, device: String? = nil, token: String,
-                batchEvents: Int = SyncLimits.maximumBatchEvents,
-                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-                now: (@Sendable () -> Timestamp)? = nil,
-                serverKey: SigningPublicKey? = nil,
-                seed: UInt64 = UInt64.random(in: .min ... .max)) {
-        precondition((1...SyncLimits.maximumBatchEvents).contains(batchEvents),
-                      "batchEvents must be 1…\(SyncLimits.maximumBatchEvents), got \(batchEvents)")
+    public init(
+        store: OnboardingStore, transport: any SyncTransport, device: String? = nil, token: String,
+        batchEvents: Int = SyncLimits.maximumBatchEvents,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        now: (@Sendable () -> Timestamp)? = nil,
+        serverKey: SigningPublicKey? = nil,
+        seed: UInt64 = UInt64.random(in: .min ... .max)
+    ) {
+        precondition(
+            (1...SyncLimits.maximumBatchEvents).contains(batchEvents),
+            "batchEvents must be 1…\(SyncLimits.maximumBatchEvents), got \(batchEvents)")
         self.store = store
         self.device = device ?? store.deviceID
         self.transport = transport
@@ -128,7 +131,9 @@ public actor SyncClient {
 
     private func timeLimitError(_ limit: Duration?, summary: SyncSummary) -> SyncError {
         let seconds = limit.map { "\($0.components.seconds) s" } ?? "its time"
-        return SyncError.timeLimit.with("the sync of device \(device) passed its time limit of \(seconds); the server holds seq \(summary.acknowledgedSeq) (kept as acknowledged) — sync again to go on")
+        return SyncError.timeLimit.with(
+            "the sync of device \(device) passed its time limit of \(seconds); the server holds seq \(summary.acknowledgedSeq) (kept as acknowledged) — sync again to go on"
+        )
     }
 
     /// The run: where the server stands (its cursor, and what it asks to forget), then the
@@ -177,8 +182,10 @@ public actor SyncClient {
 
     /// Uploads oldest first from `next` until the server holds the head (re-read before every
     /// batch, so records appended meanwhile go too), or the run is stopped.
-    private func uploadUntilHead(from next: UInt64, key: SigningPublicKey?, summary: inout SyncSummary,
-                                 progress: (@Sendable (SyncProgress) -> Void)?) async throws(SyncError) {
+    private func uploadUntilHead(
+        from next: UInt64, key: SigningPublicKey?, summary: inout SyncSummary,
+        progress: (@Sendable (SyncProgress) -> Void)?
+    ) async throws(SyncError) {
         var position = UploadPosition(next: next, batchLimit: batchEvents)
         while true {
             if shouldStop { return try markStopped(&summary) }
@@ -209,9 +216,11 @@ public actor SyncClient {
 
     /// What the server answered to the upload of `records`: an acknowledgement moves on, a gap
     /// rewinds, a body too large halves the batch; any other answer ends the run.
-    private func handle(_ response: SyncResponse, to records: [Record], head: UInt64, what: String, key: SigningPublicKey?,
-                        position: inout UploadPosition, summary: inout SyncSummary,
-                        progress: (@Sendable (SyncProgress) -> Void)?) async throws(SyncError) {
+    private func handle(
+        _ response: SyncResponse, to records: [Record], head: UInt64, what: String, key: SigningPublicKey?,
+        position: inout UploadPosition, summary: inout SyncSummary,
+        progress: (@Sendable (SyncProgress) -> Void)?
+    ) async throws(SyncError) {
         let refused = SyncWire.error(from: response.body)
         switch response.status {
         case 200:
@@ -221,7 +230,8 @@ public actor SyncClient {
         case 413 where records.count > 1:
             position.batchLimit = max(1, records.count / 2)
         case 413:
-            throw SyncError.refused.with("the server refuses record seq \(records[0].seq) of device \(device) as too large even alone (413); raise the server's body limit")
+            throw SyncError.refused.with(
+                "the server refuses record seq \(records[0].seq) of device \(device) as too large even alone (413); raise the server's body limit")
         default:
             throw refusal(response, what: what, batch: records[0].seq...records[records.count - 1].seq)
         }
@@ -229,14 +239,17 @@ public actor SyncClient {
 
     /// A 200: checks that it acknowledges the batch, stores the cursor, carries out the forget
     /// requests it brings, counts each record once per run and reports progress.
-    private func accept(_ response: SyncResponse, of records: [Record], head: UInt64, what: String, key: SigningPublicKey?,
-                        position: inout UploadPosition, summary: inout SyncSummary,
-                        progress: (@Sendable (SyncProgress) -> Void)?) async throws(SyncError) {
+    private func accept(
+        _ response: SyncResponse, of records: [Record], head: UInt64, what: String, key: SigningPublicKey?,
+        position: inout UploadPosition, summary: inout SyncSummary,
+        progress: (@Sendable (SyncProgress) -> Void)?
+    ) async throws(SyncError) {
         let end = records[records.count - 1].seq
         let acknowledged = try parseCursor(response.body, what: "answer to \(what)")
         let outcomes: [SyncWire.Outcome]
         do { outcomes = try SyncWire.outcomes(from: response.body) } catch {
-            throw SyncError.badResponse.with("the server's answer to \(what) has unreadable results (\(error)); nothing of the batch was marked acknowledged — \(Self.protocolAdvice)")
+            throw SyncError.badResponse.with(
+                "the server's answer to \(what) has unreadable results (\(error)); nothing of the batch was marked acknowledged — \(Self.protocolAdvice)")
         }
         try checkAcknowledgement(acknowledged, outcomes: outcomes, of: records, what: what)
         // Never more than this batch: an acknowledgement beyond it (another run of this
@@ -259,15 +272,20 @@ public actor SyncClient {
     /// A 409 `gap`: uploads from the server's `expected_seq` next, which must be within the
     /// local log and not behind its prune point; ``SyncLimits/maximumAttempts`` gaps in a row end
     /// the run.
-    private func rewind(to expectedSeq: UInt64?, head: UInt64, what: String, position: inout UploadPosition,
-                        summary: inout SyncSummary) async throws(SyncError) {
+    private func rewind(
+        to expectedSeq: UInt64?, head: UInt64, what: String, position: inout UploadPosition,
+        summary: inout SyncSummary
+    ) async throws(SyncError) {
         guard let expected = expectedSeq, expected >= 1, expected <= head + 1 else {
-            throw SyncError.badResponse.with("the server answered gap to \(what) with expected_seq \(expectedSeq.map(String.init) ?? "missing"), outside 1…\(head + 1); report this server bug")
+            throw SyncError.badResponse.with(
+                "the server answered gap to \(what) with expected_seq \(expectedSeq.map(String.init) ?? "missing"), outside 1…\(head + 1); report this server bug"
+            )
         }
         try checkNotBehindPrunePoint(expected - 1, try reading { try store.prunedThrough() })
         position.gapsInARow += 1
         guard position.gapsInARow <= SyncLimits.maximumAttempts else {
-            throw SyncError.refused.with("the server answered gap \(position.gapsInARow) times in a row (last expected seq \(expected)); its cursor keeps moving — sync again later")
+            throw SyncError.refused.with(
+                "the server answered gap \(position.gapsInARow) times in a row (last expected seq \(expected)); its cursor keeps moving — sync again later")
         }
         summary.rewinds += 1
         // Only ever move the durable cursor back on a gap: it must never claim more than the
@@ -282,16 +300,21 @@ public actor SyncClient {
     private func checkServerCursor(_ cursor: SyncWire.Cursor) throws(SyncError) {
         let localHead = try reading { try store.head() }
         guard cursor.acknowledgedSeq <= localHead.seq else {
-            throw SyncError.serverAhead.with("the server holds device \(device) up to seq \(cursor.acknowledgedSeq) but this store ends at seq \(localHead.seq): the store was restored from an older copy or another store uses the same device id; enrol this store as a new device instead of syncing it")
+            throw SyncError.serverAhead.with(
+                "the server holds device \(device) up to seq \(cursor.acknowledgedSeq) but this store ends at seq \(localHead.seq): the store was restored from an older copy or another store uses the same device id; enrol this store as a new device instead of syncing it"
+            )
         }
         let prunedThrough = try reading { try store.prunedThrough() }
         try checkNotBehindPrunePoint(cursor.acknowledgedSeq, prunedThrough)
         if cursor.acknowledgedSeq > 0 {
             // At the prune point the record is gone; the hash it left stands for it.
-            let localHash = cursor.acknowledgedSeq == prunedThrough?.seq
+            let localHash =
+                cursor.acknowledgedSeq == prunedThrough?.seq
                 ? prunedThrough?.hash : try reading { try store.storedRecord(at: cursor.acknowledgedSeq) }?.hash
             guard let localHash, localHash == cursor.headHash else {
-                throw SyncError.fork.with("the server's record at seq \(cursor.acknowledgedSeq) of device \(device) has hash \(cursor.headHash.hex), this store's has \(localHash?.hex ?? "none"): the logs have diverged; nothing was uploaded — keep both and have an operator compare them (onboard verify, the server's audit log) before syncing this device again")
+                throw SyncError.fork.with(
+                    "the server's record at seq \(cursor.acknowledgedSeq) of device \(device) has hash \(cursor.headHash.hex), this store's has \(localHash?.hex ?? "none"): the logs have diverged; nothing was uploaded — keep both and have an operator compare them (onboard verify, the server's audit log) before syncing this device again"
+                )
             }
         }
     }
@@ -325,11 +348,13 @@ public actor SyncClient {
     private func forgetOnRequest(_ answer: SyncWire.Cursor, key: SigningPublicKey?, summary: inout SyncSummary) async {
         guard !answer.forgetUsers.isEmpty else { return }
         guard let key else {
-            summary.forgetRequestsRefused = "the server asked to forget \(answer.forgetUsers.count) users, but this store has no pinned server key, so nothing was forgotten; pin the key onboard enroll printed (onboard sync --server-key) and sync again"
+            summary.forgetRequestsRefused =
+                "the server asked to forget \(answer.forgetUsers.count) users, but this store has no pinned server key, so nothing was forgotten; pin the key onboard enroll printed (onboard sync --server-key) and sync again"
             return
         }
         guard answer.forgetRequestsAreSigned(by: key) else {
-            summary.forgetRequestsRefused = "the server asked to forget \(answer.forgetUsers.count) users without a valid signature of the pinned server key \(key.hex.prefix(16))…, so nothing was forgotten; the answer did not come from the server this device enrolled with"
+            summary.forgetRequestsRefused =
+                "the server asked to forget \(answer.forgetUsers.count) users without a valid signature of the pinned server key \(key.hex.prefix(16))…, so nothing was forgotten; the answer did not come from the server this device enrolled with"
             return
         }
         for pseudonym in answer.forgetUsers where !summary.forgottenOnRequest.contains(pseudonym) {
@@ -358,14 +383,15 @@ public actor SyncClient {
         let given = serverKey
         let result: Result<SigningPublicKey?, StoreError> = await withCheckedContinuation { continuation in
             cursorQueue.async {
-                continuation.resume(returning: Result { () throws(StoreError) -> SigningPublicKey? in
-                    guard let given else { return try store.pinnedServerKey() }
-                    try store.pinServerKey(given)
-                    return given
-                })
+                continuation.resume(
+                    returning: Result { () throws(StoreError) -> SigningPublicKey? in
+                        guard let given else { return try store.pinnedServerKey() }
+                        try store.pinServerKey(given)
+                        return given
+                    })
             }
         }
-        do { return try result.get() } catch where error.code == .conflict {
+        do { return try result.get() } catch  where error.code == .conflict {
             throw SyncError.serverKeyMismatch.with("\(error.message); nothing was uploaded")
         } catch {
             throw SyncError.store.with("reading the pinned server key failed: \(error)")
@@ -381,17 +407,20 @@ public actor SyncClient {
     private func uploadRequest(_ records: [Record]) async throws(SyncError) -> SyncRequest {
         let signedHead = try await signHead(through: records[records.count - 1].seq)
         let keys = try reading { try store.syncKeys(for: records) }
-        return SyncRequest(method: "POST", path: SyncPaths.events(device: device),
-                    headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
-                    body: SyncWire.uploadBody(device: device, records: records, signedHead: signedHead, keys: keys))
+        return SyncRequest(
+            method: "POST", path: SyncPaths.events(device: device),
+            headers: ["authorization": "Bearer \(token)", "content-type": SyncWire.contentType],
+            body: SyncWire.uploadBody(device: device, records: records, signedHead: signedHead, keys: keys))
     }
 
     private var shouldStop: Bool { stopRequested || timeLimitPassed || Task.isCancelled }
 
     /// Sends `request` until it gets an answer that is not 429 or 5xx, waiting with back-off (or
     /// `Retry-After`) between tries. `nil` when stopped while retrying.
-    private func exchange(_ request: SyncRequest, what: String,
-                          summary: inout SyncSummary) async throws(SyncError) -> SyncResponse? {
+    private func exchange(
+        _ request: SyncRequest, what: String,
+        summary: inout SyncSummary
+    ) async throws(SyncError) -> SyncResponse? {
         var failures = 0
         while true {
             if shouldStop { return nil }
@@ -412,7 +441,9 @@ public actor SyncClient {
             }
             failures += 1
             guard failures < SyncLimits.maximumAttempts else {
-                throw SyncError.unavailable.with("\(what) for device \(device) failed \(failures) times in a row (last: \(problem)); the events stay in the local store and the next sync resumes where this one stopped — check the network and the server (\(SyncPaths.health)), then sync again")
+                throw SyncError.unavailable.with(
+                    "\(what) for device \(device) failed \(failures) times in a row (last: \(problem)); the events stay in the local store and the next sync resumes where this one stopped — check the network and the server (\(SyncPaths.health)), then sync again"
+                )
             }
             let wait: Duration
             if let retryAfterSeconds {
@@ -440,7 +471,11 @@ public actor SyncClient {
         let sleep = self.sleep
         let task = Task { _ = try? await sleep(duration) }
         pendingPause = task
-        await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
         pendingPause = nil
     }
 
@@ -456,7 +491,8 @@ public actor SyncClient {
     // MARK: Answers and the store
 
     /// How the messages of protocol violations end.
-    static let protocolAdvice = "the server does not follow the sync protocol (a bug, a proxy in the way, or not an onboard server); check the address and report it"
+    static let protocolAdvice =
+        "the server does not follow the sync protocol (a bug, a proxy in the way, or not an onboard server); check the address and report it"
 
     /// `what`: "cursor" or "answer to uploading seq …", for the message.
     private func parseCursor(_ body: [UInt8], what: String) throws(SyncError) -> SyncWire.Cursor {
@@ -468,7 +504,9 @@ public actor SyncClient {
             throw SyncError.badResponse.with("asked about device \(device), the server's \(what) is about \(cursor.device); check the server address")
         }
         guard cursor.forgetUsers.count <= SyncLimits.maximumForgetUsersPerAnswer else {
-            throw SyncError.badResponse.with("the server's \(what) asks to forget \(cursor.forgetUsers.count) users, more than the protocol's \(SyncLimits.maximumForgetUsersPerAnswer) per answer; nothing was forgotten — \(Self.protocolAdvice)")
+            throw SyncError.badResponse.with(
+                "the server's \(what) asks to forget \(cursor.forgetUsers.count) users, more than the protocol's \(SyncLimits.maximumForgetUsersPerAnswer) per answer; nothing was forgotten — \(Self.protocolAdvice)"
+            )
         }
         return cursor
     }
@@ -480,27 +518,40 @@ public actor SyncClient {
     /// uploaded further meanwhile, so it must be within this store's log and match it. Anything
     /// else is a protocol violation, and nothing of the batch is marked acknowledged — above all
     /// not more than was sent, which `prune` would then delete.
-    private func checkAcknowledgement(_ acknowledged: SyncWire.Cursor, outcomes: [SyncWire.Outcome],
-                                      of records: [Record], what: String) throws(SyncError) {
+    private func checkAcknowledgement(
+        _ acknowledged: SyncWire.Cursor, outcomes: [SyncWire.Outcome],
+        of records: [Record], what: String
+    ) throws(SyncError) {
         let first = records[0].seq
         let last = records[records.count - 1]
         if let refused = outcomes.first(where: { $0.kind == .refused }) {
-            throw SyncError.badResponse.with("the server answered 200 to \(what) but refused seq \(refused.seq) (\(refused.reason ?? "no reason")); a batch is all or nothing, so nothing was marked acknowledged — \(Self.protocolAdvice)")
+            throw SyncError.badResponse.with(
+                "the server answered 200 to \(what) but refused seq \(refused.seq) (\(refused.reason ?? "no reason")); a batch is all or nothing, so nothing was marked acknowledged — \(Self.protocolAdvice)"
+            )
         }
         guard outcomes.count == records.count,
-              outcomes.enumerated().allSatisfy({ $0.element.seq == first + UInt64($0.offset) }) else {
-            throw SyncError.badResponse.with("the server answered \(what) with \(outcomes.count) results, not one for each of the \(records.count) records in order; nothing was marked acknowledged — \(Self.protocolAdvice)")
+            outcomes.enumerated().allSatisfy({ $0.element.seq == first + UInt64($0.offset) })
+        else {
+            throw SyncError.badResponse.with(
+                "the server answered \(what) with \(outcomes.count) results, not one for each of the \(records.count) records in order; nothing was marked acknowledged — \(Self.protocolAdvice)"
+            )
         }
         let seq = acknowledged.acknowledgedSeq
         guard seq >= last.seq else {
-            throw SyncError.badResponse.with("the server acknowledged seq \(seq) in its answer to \(what), short of the batch (seq \(last.seq)); nothing was marked acknowledged — \(Self.protocolAdvice)")
+            throw SyncError.badResponse.with(
+                "the server acknowledged seq \(seq) in its answer to \(what), short of the batch (seq \(last.seq)); nothing was marked acknowledged — \(Self.protocolAdvice)"
+            )
         }
         let local: Record? = seq == last.seq ? last : try reading { try store.storedRecord(at: seq) }
         guard let local else {
-            throw SyncError.badResponse.with("the server acknowledged seq \(seq) in its answer to \(what), beyond the last record this store holds; nothing was marked acknowledged, so nothing can be pruned on its word — \(Self.protocolAdvice)")
+            throw SyncError.badResponse.with(
+                "the server acknowledged seq \(seq) in its answer to \(what), beyond the last record this store holds; nothing was marked acknowledged, so nothing can be pruned on its word — \(Self.protocolAdvice)"
+            )
         }
         guard acknowledged.headHash == local.hash else {
-            throw SyncError.badResponse.with("the server acknowledged seq \(seq) of device \(device) with hash \(acknowledged.headHash.hex), but this store's record there has \(local.hash.hex); nothing was marked acknowledged, so nothing can be pruned on its word — \(Self.protocolAdvice)")
+            throw SyncError.badResponse.with(
+                "the server acknowledged seq \(seq) of device \(device) with hash \(acknowledged.headHash.hex), but this store's record there has \(local.hash.hex); nothing was marked acknowledged, so nothing can be pruned on its word — \(Self.protocolAdvice)"
+            )
         }
     }
 
@@ -512,7 +563,9 @@ public actor SyncClient {
             return "\(scheme)://\(host)\(url.port.map { ":\($0)" } ?? "")"
         }
         let whereTo = target.map { " to \($0)" } ?? (response.headers["location"] == nil ? " without a location" : " to a relative location")
-        return SyncError.redirected.with("the server answered \(what) with HTTP \(response.status), a redirect\(whereTo); redirects are never followed, so the device token was sent nowhere else — if that is the sync server, give its address itself (--server)")
+        return SyncError.redirected.with(
+            "the server answered \(what) with HTTP \(response.status), a redirect\(whereTo); redirects are never followed, so the device token was sent nowhere else — if that is the sync server, give its address itself (--server)"
+        )
     }
 
     /// What the client does with a refusal that carries `code` at the code's status: one switch
@@ -545,7 +598,8 @@ public actor SyncClient {
         // Client bugs, a replaced device store, answers to requests a sync run never makes:
         // nothing a run can act on.
         case .malformed, .foreignDevice, .futureEvent, .notFound, .methodNotAllowed, .keysChanged, .pruned, .keyMismatch,
-             .unsupportedMediaType, .tooManyHeaders: .end(.refused)
+            .unsupportedMediaType, .tooManyHeaders:
+            .end(.refused)
         }
     }
 
@@ -559,26 +613,39 @@ public actor SyncClient {
         if let body, let code = body.code, code.status == response.status, case .end(let ending) = Self.handling(of: code) {
             switch (ending, batch) {
             case (.fork, let batch?):
-                return SyncError.fork.with("the server holds a different record than this store in seq \(batch.lowerBound)…\(batch.upperBound) of device \(device) (\(body.message)); the logs have diverged — nothing was resent; have an operator compare them (onboard verify, the server's audit log) before syncing again")
+                return SyncError.fork.with(
+                    "the server holds a different record than this store in seq \(batch.lowerBound)…\(batch.upperBound) of device \(device) (\(body.message)); the logs have diverged — nothing was resent; have an operator compare them (onboard verify, the server's audit log) before syncing again"
+                )
             case (.historyRewritten, let batch?):
-                return SyncError.historyRewritten.with("the server holds a head device \(device) signed earlier, and seq \(batch.lowerBound)…\(batch.upperBound) contradict it (\(body.message)); this log was rewritten after it was signed — nothing was resent; run onboard verify and have an operator audit the server copy (onboard audit)")
+                return SyncError.historyRewritten.with(
+                    "the server holds a head device \(device) signed earlier, and seq \(batch.lowerBound)…\(batch.upperBound) contradict it (\(body.message)); this log was rewritten after it was signed — nothing was resent; run onboard verify and have an operator audit the server copy (onboard audit)"
+                )
             case (.chainBroken, let batch?):
-                return SyncError.chainBroken.with("the server found the hash chain broken in seq \(batch.lowerBound)…\(batch.upperBound) of device \(device) (\(body.message)); run onboard verify on this store; nothing was resent")
+                return SyncError.chainBroken.with(
+                    "the server found the hash chain broken in seq \(batch.lowerBound)…\(batch.upperBound) of device \(device) (\(body.message)); run onboard verify on this store; nothing was resent"
+                )
             case (.badSignature, let batch?):
-                return SyncError.badSignature.with("the server refused the signed head of seq \(batch.upperBound) of device \(device) (\(body)); this store's signing.key is not the key registered at enrolment — enrol the device with this store's public key (onboard verify prints it)")
+                return SyncError.badSignature.with(
+                    "the server refused the signed head of seq \(batch.upperBound) of device \(device) (\(body)); this store's signing.key is not the key registered at enrolment — enrol the device with this store's public key (onboard verify prints it)"
+                )
             case (.tokenExpired, _):
-                return SyncError.tokenExpired.with("the token of device \(device) expired (401\(detail)); ask the server's admin for a new one (onboard enroll --device \(device)), and rotate it before it expires next time (onboard token --rotate, or SyncTokenClient.rotate())")
+                return SyncError.tokenExpired.with(
+                    "the token of device \(device) expired (401\(detail)); ask the server's admin for a new one (onboard enroll --device \(device)), and rotate it before it expires next time (onboard token --rotate, or SyncTokenClient.rotate())"
+                )
             default:
                 break // what the status says below
             }
         }
         switch response.status {
         case 401:
-            return SyncError.unauthorized.with("the server refused the token of device \(device) (401\(detail)); enrol the device again or ask an operator for a new token")
+            return SyncError.unauthorized.with(
+                "the server refused the token of device \(device) (401\(detail)); enrol the device again or ask an operator for a new token")
         case 403:
             return SyncError.forbidden.with("the token may not write the log of device \(device) (403\(detail)); use the token issued to this device")
         default:
-            return SyncError.refused.with("\(what) for device \(device) was refused with HTTP \(response.status)\(detail); the client and server may disagree on the protocol — upgrade one of them")
+            return SyncError.refused.with(
+                "\(what) for device \(device) was refused with HTTP \(response.status)\(detail); the client and server may disagree on the protocol — upgrade one of them"
+            )
         }
     }
 
@@ -605,7 +672,9 @@ public actor SyncClient {
     /// only in the server's backups now.
     private func checkNotBehindPrunePoint(_ serverSeq: UInt64, _ point: PrunePoint?) throws(SyncError) {
         guard let point, serverSeq < point.seq else { return }
-        throw SyncError.refused.with("the server holds device \(device) only up to seq \(serverSeq) but this store pruned seq 1…\(point.seq) after the server had acknowledged them: the server lost acknowledged records; restore the server's data from a backup — this store cannot resend seq \(serverSeq + 1)…\(point.seq)")
+        throw SyncError.refused.with(
+            "the server holds device \(device) only up to seq \(serverSeq) but this store pruned seq 1…\(point.seq) after the server had acknowledged them: the server lost acknowledged records; restore the server's data from a backup — this store cannot resend seq \(serverSeq + 1)…\(point.seq)"
+        )
     }
 
     private func storeCursor(_ seq: UInt64) async throws(SyncError) {
@@ -614,7 +683,8 @@ public actor SyncClient {
             cursorQueue.async { continuation.resume(returning: Result { () throws(StoreError) in try store.setSyncCursor(seq) }) }
         }
         do { try result.get() } catch {
-            throw SyncError.store.with("storing the sync cursor (seq \(seq)) failed: \(error); the server keeps what it acknowledged — fix the store and sync again")
+            throw SyncError.store.with(
+                "storing the sync cursor (seq \(seq)) failed: \(error); the server keeps what it acknowledged — fix the store and sync again")
         }
     }
 }

@@ -10,7 +10,8 @@
 public struct SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, for branching; the raw value is the name the docs use.
     public enum Code: String, Hashable, Sendable, CaseIterable {
-        case fork, chainBroken, historyRewritten, badSignature, unauthorized, tokenExpired, forbidden, serverAhead, unavailable, refused, badResponse, redirected, timeLimit, serverKeyMismatch, store, busy
+        case fork, chainBroken, historyRewritten, badSignature, unauthorized, tokenExpired, forbidden, serverAhead, unavailable, refused, badResponse,
+            redirected, timeLimit, serverKeyMismatch, store, busy
     }
 
     public let code: Code

@@ -18,8 +18,10 @@ public struct SyncRequest: Sendable, Hashable {
     public var query: [String: String]
 
     /// `query`: the arguments already decoded (the HTTP server's); `nil` reads them from `path`.
-    public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], query: [String: String]? = nil,
-                clientAddress: String? = nil) {
+    public init(
+        method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], query: [String: String]? = nil,
+        clientAddress: String? = nil
+    ) {
         self.method = method
         self.path = path
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
@@ -71,4 +73,3 @@ public struct SyncResponse: Sendable, Hashable {
     /// `Retry-After` in seconds, when present and numeric.
     public var retryAfterSeconds: Int? { headers["retry-after"].flatMap { Int($0) } }
 }
-

@@ -92,16 +92,20 @@ public struct SyncTokenClient: Sendable {
         let detail = refusal.map { " (\($0))" } ?? ""
         switch response.status {
         case 300...399:
-            throw SyncError.redirected.with("the server answered \(what) with HTTP \(response.status), a redirect; redirects are never followed, so the token was sent nowhere else — give the sync server's own address")
+            throw SyncError.redirected.with(
+                "the server answered \(what) with HTTP \(response.status), a redirect; redirects are never followed, so the token was sent nowhere else — give the sync server's own address"
+            )
         case 401 where refusal?.code == .tokenExpired:
             throw SyncError.tokenExpired.with("the token expired (401\(detail)); a token cannot be rotated once expired — ask the server's admin for a new one")
-        case 401: throw SyncError.unauthorized.with("the server refused the token (401\(detail))" + (refusal == nil ? "; ask the server's admin for a new one" : ""))
+        case 401:
+            throw SyncError.unauthorized.with("the server refused the token (401\(detail))" + (refusal == nil ? "; ask the server's admin for a new one" : ""))
         case 403: throw SyncError.forbidden.with("the server refused \(what) (403\(detail))")
         case 429, 500...599:
             let retry = response.retryAfterSeconds.map { "; retry after \($0) s" } ?? "; retry shortly"
             throw SyncError.unavailable.with("the server could not answer \(what) (HTTP \(response.status)\(detail))\(retry)")
         default:
-            throw SyncError.refused.with("\(what) was refused with HTTP \(response.status)\(detail); the client and server may disagree on the protocol — upgrade one of them")
+            throw SyncError.refused.with(
+                "\(what) was refused with HTTP \(response.status)\(detail); the client and server may disagree on the protocol — upgrade one of them")
         }
     }
 }

@@ -35,8 +35,9 @@ public enum SyncWire {
         let decoded: EventJSON.Decoded
         do { decoded = try EventJSON.decode(eventValue) } catch { throw SyncWireError("\(where_).event: \(error)") }
         guard let seq = decoded.seq else { throw SyncWireError("\(where_).event.seq is required") }
-        return Record(seq: seq, event: decoded.event, previousHash: try digest(members["prev"], "\(where_).prev"),
-                      hash: try digest(members["hash"], "\(where_).hash"))
+        return Record(
+            seq: seq, event: decoded.event, previousHash: try digest(members["prev"], "\(where_).prev"),
+            hash: try digest(members["hash"], "\(where_).hash"))
     }
 
     // MARK: Upload
@@ -75,8 +76,10 @@ public enum SyncWire {
         if let signedHead { members.append(.init("signed_head", signedHeadValue(signedHead))) }
         if let keys {
             let users = keys.users.sorted { $0.key < $1.key }.map { JSONValue.Member($0.key.hex, .string(HexBytes.encode($0.value.bytes))) }
-            var keyMembers: [JSONValue.Member] = [.init("pseudonym_key", .string(HexBytes.encode(keys.pseudonymKey.bytes))),
-                                                  .init("users", .object(users))]
+            var keyMembers: [JSONValue.Member] = [
+                .init("pseudonym_key", .string(HexBytes.encode(keys.pseudonymKey.bytes))),
+                .init("users", .object(users))
+            ]
             if !keys.sealed.isEmpty {
                 let sealed = keys.sealed.sorted { $0.key < $1.key }.map { JSONValue.Member(String($0.key), .string(HexBytes.encode($0.value))) }
                 keyMembers.append(.init("sealed", .object(sealed)))
@@ -95,8 +98,10 @@ public enum SyncWire {
 
     /// `{"seq", "hash", "signature"}` (hash: 64 hex digits, signature: 128).
     public static func signedHeadValue(_ head: SignedHead) -> JSONValue {
-        .object([.init("seq", .number(String(head.seq))), .init("hash", .string(head.hash.hex)),
-                 .init("signature", .string(HexBytes.encode(head.signature)))])
+        .object([
+            .init("seq", .number(String(head.seq))), .init("hash", .string(head.hash.hex)),
+            .init("signature", .string(HexBytes.encode(head.signature)))
+        ])
     }
 
     static func signedHead(from value: JSONValue, device: String) throws(SyncWireError) -> SignedHead {
@@ -105,7 +110,8 @@ public enum SyncWire {
             throw SyncWireError("body.signed_head.seq is required (a whole number)")
         }
         guard case .string(let hex)? = members["signature"], let signature = HexBytes.decode(hex),
-              signature.count == SignedHead.signatureByteCount else {
+            signature.count == SignedHead.signatureByteCount
+        else {
             throw SyncWireError("body.signed_head.signature must be \(SignedHead.signatureByteCount * 2) hex digits")
         }
         return SignedHead(device: device, seq: seq, hash: try digest(members["hash"], "body.signed_head.hash"), signature: signature)
@@ -192,8 +198,10 @@ public enum SyncWire {
         /// ``forgetUsers``, made with the key the device pinned (docs/security.md): a device
         /// forgets only on a valid one. Present whenever ``forgetUsers`` is not empty.
         public var forgetSignature: [UInt8]?
-        public init(device: String, acknowledgedSeq: UInt64, headHash: Digest, forgetUsers: [String] = [],
-                    forgetSignature: [UInt8]? = nil) {
+        public init(
+            device: String, acknowledgedSeq: UInt64, headHash: Digest, forgetUsers: [String] = [],
+            forgetSignature: [UInt8]? = nil
+        ) {
             self.device = device
             self.acknowledgedSeq = acknowledgedSeq
             self.headHash = headHash
@@ -225,7 +233,7 @@ public enum SyncWire {
     static func cursorValue(_ cursor: Cursor) -> [JSONValue.Member] {
         var members: [JSONValue.Member] = [
             .init("device", .string(cursor.device)), .init("acknowledged_seq", .number(String(cursor.acknowledgedSeq))),
-            .init("head_hash", .string(cursor.headHash.hex)),
+            .init("head_hash", .string(cursor.headHash.hex))
         ]
         if !cursor.forgetUsers.isEmpty {
             members.append(.init("forget_users", .array(cursor.forgetUsers.map { .string($0) })))
@@ -255,13 +263,15 @@ public enum SyncWire {
         var signature: [UInt8]?
         if let value = members["forget_signature"] {
             guard case .string(let hex) = value, hex.utf8.count == 2 * SignedHead.signatureByteCount,
-                  let bytes = HexBytes.decode(hex) else {
+                let bytes = HexBytes.decode(hex)
+            else {
                 throw SyncWireError("body.forget_signature must be \(2 * SignedHead.signatureByteCount) hex digits (an Ed25519 signature)")
             }
             signature = bytes
         }
-        return Cursor(device: device, acknowledgedSeq: seq, headHash: try digest(members["head_hash"], "body.head_hash"),
-                      forgetUsers: forgetUsers, forgetSignature: signature)
+        return Cursor(
+            device: device, acknowledgedSeq: seq, headHash: try digest(members["head_hash"], "body.head_hash"),
+            forgetUsers: forgetUsers, forgetSignature: signature)
     }
 
     /// `{"device", "acknowledged_seq", "head_hash", "results": [{"seq", "outcome", "reason"}]}`.
@@ -271,8 +281,10 @@ public enum SyncWire {
 
     /// `{"seq", "outcome", "reason"}`.
     static func outcomeValue(_ outcome: Outcome) -> JSONValue {
-        .object([.init("seq", .number(String(outcome.seq))), .init("outcome", .string(outcome.kind.rawValue)),
-                 .init("reason", outcome.reason.map { .string($0) } ?? .null)])
+        .object([
+            .init("seq", .number(String(outcome.seq))), .init("outcome", .string(outcome.kind.rawValue)),
+            .init("reason", outcome.reason.map { .string($0) } ?? .null)
+        ])
     }
 
     public static func outcomes(from body: [UInt8]) throws(SyncWireError) -> [Outcome] {
@@ -280,7 +292,8 @@ public enum SyncWire {
         var outcomes: [Outcome] = []
         for item in items {
             guard case .number(let seqText)? = item["seq"], let seq = UInt64(seqText),
-                  case .string(let kindText)? = item["outcome"], let kind = Outcome.Kind(rawValue: kindText) else {
+                case .string(let kindText)? = item["outcome"], let kind = Outcome.Kind(rawValue: kindText)
+            else {
                 throw SyncWireError("results: each result needs a seq and an outcome")
             }
             outcomes.append(Outcome(seq: seq, kind: kind, reason: item["reason"]?.stringValue))
@@ -328,7 +341,8 @@ public enum SyncWire {
     /// The error of a refusal body, or `nil` when the body is not one.
     public static func error(from body: [UInt8]) -> ErrorBody? {
         guard let value = try? parse(body), let inner = value["error"],
-              case .string(let code)? = inner["code"], case .string(let message)? = inner["message"] else { return nil }
+            case .string(let code)? = inner["code"], case .string(let message)? = inner["message"]
+        else { return nil }
         var expected: UInt64?
         if case .number(let text)? = inner["expected_seq"] { expected = UInt64(text) }
         return ErrorBody(wireCode: code, message: message, expectedSeq: expected)
@@ -339,8 +353,10 @@ public enum SyncWire {
     /// `{"role", "device"?, "token", "server_key"?, "expires_at"}` — the answer to enrolment,
     /// token issue and rotation; `server_key` (the server's Ed25519 public key, 64 hex digits) is
     /// the key a device pins; `expires_at` is an RFC 3339 time, `null` for a token that never expires.
-    public static func tokenBody(role: String, device: String?, token: String, serverKey: SigningPublicKey? = nil,
-                                 expiresAt: Timestamp? = nil) -> [UInt8] {
+    public static func tokenBody(
+        role: String, device: String?, token: String, serverKey: SigningPublicKey? = nil,
+        expiresAt: Timestamp? = nil
+    ) -> [UInt8] {
         var members: [JSONValue.Member] = [.init("role", .string(role))]
         if let device { members.append(.init("device", .string(device))) }
         members.append(.init("token", .string(token)))
@@ -451,8 +467,10 @@ public enum SyncWire {
                     throw SyncWireError("body.keys.sealed has key \"\(entry.key)\"; its keys are the seqs of the batch's records")
                 }
                 guard case .string(let text) = entry.value, let bytes = HexBytes.decode(text),
-                      bytes.count >= PersonalData.nonceByteCount + PersonalData.macByteCount, bytes.count <= Int(UInt16.max) else {
-                    throw SyncWireError("body.keys.sealed.\(entry.key) must be the record's sealed section in lowercase hex (nonce (24) ‖ Poly1305 tag (16) ‖ ciphertext)")
+                    bytes.count >= PersonalData.nonceByteCount + PersonalData.macByteCount, bytes.count <= Int(UInt16.max)
+                else {
+                    throw SyncWireError(
+                        "body.keys.sealed.\(entry.key) must be the record's sealed section in lowercase hex (nonce (24) ‖ Poly1305 tag (16) ‖ ciphertext)")
                 }
                 sealed[seq] = bytes
             }

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The real transport: HTTP(S) through `URLSession` (FoundationNetworking on Linux), written for
@@ -37,8 +37,10 @@ public final class URLSessionTransport: SyncTransport {
     /// server or network in trouble, and the client's back-off does better than waiting on.
     public static let defaultTimeout = Duration.seconds(30)
 
-    public init(baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout,
-                maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes) {
+    public init(
+        baseURL: URL, timeout: Duration = URLSessionTransport.defaultTimeout,
+        maximumAnswerBytes: Int = SyncLimits.maximumBodyBytes
+    ) {
         precondition(timeout > .zero, "a transport timeout must be positive")
         precondition(maximumAnswerBytes > 0, "the answer limit must be positive")
         self.baseURL = baseURL
@@ -146,7 +148,10 @@ private final class Engine: NSObject, URLSessionDataDelegate, Sendable {
                     guard let self, let task else { return }
                     let seconds = self.timeout.secondsText
                     self.finish(task, replacingSession: true) { origin, _ in
-                        .failure(URLSessionTransportError("\(origin) sent no complete answer within \(seconds) (the deadline of one request, connecting included); the server or the network is too slow or stalled"))
+                        .failure(
+                            URLSessionTransportError(
+                                "\(origin) sent no complete answer within \(seconds) (the deadline of one request, connecting included); the server or the network is too slow or stalled"
+                            ))
                     }
                 }
                 task.resume()
@@ -160,8 +165,10 @@ private final class Engine: NSObject, URLSessionDataDelegate, Sendable {
 
     /// Ends `task`'s request once: removes it, cancels the task (a no-op when it completed), and
     /// resumes its caller with `outcome`. A later callback for the task finds nothing to do.
-    private func finish(_ task: URLSessionTask, replacingSession: Bool, cancelling: Bool = true,
-                        _ outcome: (_ origin: String, _ inFlight: InFlight) -> Result<SyncResponse, any Error>) {
+    private func finish(
+        _ task: URLSessionTask, replacingSession: Bool, cancelling: Bool = true,
+        _ outcome: (_ origin: String, _ inFlight: InFlight) -> Result<SyncResponse, any Error>
+    ) {
         let (entry, oldSession) = state.withLock { state -> (InFlight?, URLSession?) in
             guard let entry = state.inFlight.removeValue(forKey: ObjectIdentifier(task)) else { return (nil, nil) }
             guard replacingSession else { return (entry, nil) }
@@ -179,18 +186,25 @@ private final class Engine: NSObject, URLSessionDataDelegate, Sendable {
 
     // MARK: URLSessionDataDelegate
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         // Never follow: the 3xx itself becomes the answer, and the token goes nowhere else.
         completionHandler(nil)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
         let limit = maximumAnswerBytes
         if response.expectedContentLength > Int64(limit) {
             finish(dataTask, replacingSession: true, cancelling: false) { origin, _ in
-                .failure(URLSessionTransportError("\(origin) announced an answer of \(response.expectedContentLength) bytes, more than the protocol's \(limit); nothing of it was read — check the server address"))
+                .failure(
+                    URLSessionTransportError(
+                        "\(origin) announced an answer of \(response.expectedContentLength) bytes, more than the protocol's \(limit); nothing of it was read — check the server address"
+                    ))
             }
             completionHandler(.cancel)
             return
@@ -212,7 +226,9 @@ private final class Engine: NSObject, URLSessionDataDelegate, Sendable {
         }
         if tooLarge {
             finish(dataTask, replacingSession: true) { origin, _ in
-                .failure(URLSessionTransportError("\(origin) sent an answer longer than the protocol's \(limit) bytes; it was cut off there — check the server address"))
+                .failure(
+                    URLSessionTransportError(
+                        "\(origin) sent an answer longer than the protocol's \(limit) bytes; it was cut off there — check the server address"))
             }
         }
     }
@@ -246,7 +262,7 @@ private final class Engine: NSObject, URLSessionDataDelegate, Sendable {
         case .notConnectedToInternet:
             return "no network to reach \(origin)"
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
             return "the TLS connection to \(origin) failed (URLError \(error.code.rawValue)); check the server's certificate and the address"
         case .badServerResponse:
             return "\(origin) sent an answer that is not valid HTTP"

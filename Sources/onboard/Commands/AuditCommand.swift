@@ -14,7 +14,7 @@ enum AuditCommand {
             "replica's hash chain, seqs and indexes, every signed head the server accepted against",
             "the key registered at enrolment. One line per device: ok, or the first bad seq and what",
             "is wrong (modified, missing, reordered, bad signature). Exit 1 when any device fails.",
-            "With --database URL (or $ONBOARD_DATABASE_URL) it audits a server's PostgreSQL.",
+            "With --database URL (or $ONBOARD_DATABASE_URL) it audits a server's PostgreSQL."
         ],
         options: [ServeCommand.dataOption, ServerStorageChoice.databaseOption, .json],
         argumentCount: 0...0,

@@ -3,7 +3,7 @@ import HTTPServer
 import OnboardingModel
 import OnboardingServer
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import OnboardingProjections
 import OnboardingStore
@@ -20,7 +20,7 @@ enum DemoCommand {
             "(the first request fails without network); then a newcomer creates an account with a taken",
             "username and a CAPTCHA. After each step: the screen, its state, the fields filled and whether",
             "its submit button is enabled. Without --store the demo uses a new temporary store and prints",
-            "its path so you can explore it with the other commands.",
+            "its path so you can explore it with the other commands."
         ],
         options: [.store],
         argumentCount: 0...0,
@@ -65,12 +65,18 @@ enum DemoCommand {
         // Enrolment as an admin does it (POST /v1/devices): the device's public key is registered,
         // so the server checks the signed head of every batch.
         let publicKey = try storeCall { try store.signingPublicKey() }
-        let enrolment = server.handle(SyncRequest(method: "POST", path: SyncPaths.devices,
-                                                  headers: ["authorization": "Bearer \(server.createdAdminToken ?? "")",
-                                                            "content-type": "application/json"],
-                                                  body: SyncWire.enrolBody(device: store.deviceID, publicKey: publicKey)))
+        let enrolment = server.handle(
+            SyncRequest(
+                method: "POST", path: SyncPaths.devices,
+                headers: [
+                    "authorization": "Bearer \(server.createdAdminToken ?? "")",
+                    "content-type": "application/json"
+                ],
+                body: SyncWire.enrolBody(device: store.deviceID, publicKey: publicKey)))
         guard enrolment.status == 201, let deviceToken = try? SyncWire.token(from: enrolment.body) else {
-            throw CLIError(ExitCode.software, "onboard demo: enrolling \(store.deviceID) failed with status \(enrolment.status): \(String(decoding: enrolment.body, as: UTF8.self))")
+            throw CLIError(
+                ExitCode.software,
+                "onboard demo: enrolling \(store.deviceID) failed with status \(enrolment.status): \(String(decoding: enrolment.body, as: UTF8.self))")
         }
         let auditorToken = try storeCall { try server.issueToken(role: .auditor) }
         let keyNote = publicKey.map { " with its signing key \($0.hex.prefix(16))…" } ?? ""
@@ -84,11 +90,14 @@ enum DemoCommand {
         output.line("   the server acknowledged seq \(summary.acknowledgedSeq): \(summary.appended) events in \(summary.batches) batches,")
         output.line("   stored durably with the same seqs and hashes as this device")
         let history = try wait { () async throws -> SyncResponse in
-            try await transport.send(SyncRequest(method: "GET", path: SyncPaths.history(user: "alice"),
-                                                 headers: ["authorization": "Bearer \(auditorToken)"]))
+            try await transport.send(
+                SyncRequest(
+                    method: "GET", path: SyncPaths.history(user: "alice"),
+                    headers: ["authorization": "Bearer \(auditorToken)"]))
         }
         if history.status == 200, let value = try? JSONValue.parse(bytes: history.body),
-           case .array(let attempts)? = value["attempts"], case .array(let sessions)? = value["sessions"] {
+            case .array(let attempts)? = value["attempts"], case .array(let sessions)? = value["sessions"]
+        {
             let failed = attempts.filter { $0["outcome"] == .string("failed") }.count
             output.line("   an auditor asks for alice's history across devices: \(attempts.count) attempts (\(failed) failed), \(sessions.count) sessions")
         } else {
@@ -132,105 +141,150 @@ enum DemoCommand {
 
     static var scenes: [Scene] {
         [
-            Scene(title: "A shared device is set up for two people", steps: [
-                Step(user: "alice", payload: .userAdded(displayName: "Alice Martin", subtitle: "Charge Nurse", imageRef: nil,
-                                                        passcodePolicy: .numeric, passcodeMinLength: 6),
-                     narration: "Alice is added to the ward iPad (no photo: shown as \"AM\")", pause: 0),
-                Step(user: "alice", payload: .passcodeSet, narration: "she chooses a 6-digit passcode (never stored)", pause: 20),
-                Step(user: "alice", payload: .biometricEnabled(kind: .face), narration: "and turns on Face ID", pause: 5),
-                Step(user: "jose", payload: .userAdded(displayName: "José Álvarez", subtitle: "Physician", imageRef: "avatars/jose.png",
-                                                       passcodePolicy: .alphanumeric, passcodeMinLength: 8),
-                     narration: "José is added with a photo and an alphanumeric passcode policy", pause: 40),
-                Step(user: "jose", payload: .passcodeSet, narration: "he sets his passcode", pause: 15),
-            ]),
-            Scene(title: "José signs in on the shared device and mistypes his passcode", steps: [
-                Step(user: "jose", payload: .userSelected,
-                     narration: "José picks himself under \"Switch or Add User\": the passcode field is empty, \"Sign In\" disabled", pause: 3600),
-                Step(user: "jose", payload: .fieldEdited(field: .passcode, filled: true, valid: false),
-                     narration: "he types five characters: too short for his 8-character policy, \"Sign In\" stays disabled", pause: 3),
-                Step(user: "jose", payload: .fieldEdited(field: .passcode, filled: true, valid: true),
-                     narration: "the eighth fits the policy: \"Sign In\" enables (the passcode itself is never recorded)", pause: 2),
-                Step(user: "jose", payload: .signInStarted(method: .passcode), narration: "he taps \"Sign In\"", pause: 1),
-                Step(user: "jose", payload: .signInFailed(method: .passcode, reason: .invalidPasscode),
-                     narration: "wrong passcode: counted toward the lockout", pause: 1),
-                Step(user: "jose", payload: .fieldEdited(field: .passcode, filled: false, valid: nil),
-                     narration: "the app empties the passcode field: \"Sign In\" disabled again", pause: 1),
-                Step(user: "jose", payload: .fieldEdited(field: .passcode, filled: true, valid: true),
-                     narration: "he types it again, carefully", pause: 5),
-                Step(user: "jose", payload: .signInStarted(method: .passcode), narration: "tries again", pause: 1),
-                Step(user: "jose", payload: .signInSucceeded(method: .passcode, secondFactor: false),
-                     narration: "signed in (this is when sync will replay the log)", pause: 1),
-                Step(user: "jose", payload: .signedOut(reason: .user), narration: "and signs out at the end of his round", pause: 900),
-            ]),
-            Scene(title: "Alice signs in with her password and a two-factor code", steps: [
-                Step(user: "alice", payload: .userSelected, narration: "Alice selects herself", pause: 120),
-                Step(user: "alice", payload: .fieldEdited(field: .password, filled: true, valid: nil),
-                     narration: "types her password (no username: she is the selected user)", pause: 6),
-                Step(user: "alice", payload: .signInStarted(method: .password), narration: "taps \"Sign In\"", pause: 2),
-                Step(user: "alice", payload: .secondFactorRequired(method: .totp), narration: "the server asks for a 2FA code", pause: 1),
-                Step(user: "alice", payload: .fieldEdited(field: .secondFactorCode, filled: true, valid: nil),
-                     narration: "she types the code from her authenticator app", pause: 8),
-                Step(user: "alice", payload: .secondFactorFailed(method: .totp),
-                     narration: "a stale code: \"Verification failed\" under the code field", pause: 4),
-                Step(user: "alice", payload: .secondFactorSucceeded(method: .totp), narration: "the fresh code works", pause: 9),
-                Step(user: "alice", payload: .signInSucceeded(method: .password, secondFactor: true),
-                     narration: "signed in with a second factor", pause: 1),
-                Step(user: "alice", payload: .signedOut(reason: .sessionExpired), narration: "her session expires", pause: 28_800),
-            ]),
-            Scene(title: "Someone guesses Alice's password", steps: [
-                Step(user: "alice", payload: .fieldEdited(field: .password, filled: true, valid: nil),
-                     narration: "someone at the iPad types a password for Alice", pause: 3600),
-                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword),
-                     narration: "a wrong password: \"Invalid password\" under the field", pause: 5),
-                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "another", pause: 20),
-                Step(user: "alice", payload: .signInFailed(method: .password, reason: .networkUnavailable),
-                     narration: "the Wi-Fi drops: shown, but never counted as a guess", pause: 15),
-                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a third guess", pause: 15),
-                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a fourth", pause: 15),
-                Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword),
-                     narration: "the fifth in five minutes: MediaWiki's throttle locks the key", pause: 15),
-                Step(user: "alice", payload: .signInThrottled(method: .password, retryAfter: .init(millisecondsSince1970: 0)),
-                     narration: "a sixth try is refused before any password check (audited, not counted)", pause: 30),
-            ]),
-            Scene(title: "Alice forgot her password", steps: [
-                Step(user: nil, payload: .passwordResetStarted,
-                     narration: "she taps \"Forgot password?\" (the app does not know whose account yet)", pause: 86_400),
-                Step(user: nil, payload: .fieldEdited(field: .email, filled: true, valid: nil),
-                     narration: "types her email address: \"Send\" enables", pause: 6),
-                Step(user: nil, payload: .passwordResetRequested(route: .email), narration: "and sends it", pause: 2),
-                Step(user: nil, payload: .passwordResetFailed(reason: .networkUnavailable),
-                     narration: "the ward's Wi-Fi is down: the request never left the iPad", pause: 2),
-                Step(user: nil, payload: .passwordResetRequested(route: .email), narration: "she sends it again once the Wi-Fi is back", pause: 40),
-                Step(user: "alice", payload: .temporaryPasswordSent,
-                     narration: "\"Temporary password sent via email\" (the password itself is never recorded)", pause: 2),
-                Step(user: "alice", payload: .fieldEdited(field: .password, filled: true, valid: nil),
-                     narration: "she types the temporary password from the mail", pause: 90),
-                Step(user: "alice", payload: .signInStarted(method: .password), narration: "and signs in with it", pause: 5),
-                Step(user: "alice", payload: .passwordChanged(forced: true), narration: "and must choose a new one", pause: 30),
-                Step(user: "alice", payload: .signInSucceeded(method: .password, secondFactor: false), narration: "signed in again", pause: 1),
-            ]),
-            Scene(title: "A newcomer creates an account", steps: [
-                Step(user: nil, payload: .accountCreationStarted, narration: "someone taps \"Create account\" (no user id yet)", pause: 600),
-                Step(user: nil, payload: .fieldEdited(field: .username, filled: true, valid: nil), narration: "types a username", pause: 4),
-                Step(user: nil, payload: .fieldValidated(field: .username, result: .usernameInUse),
-                     narration: "\"maria\": \"Username already in use\" (red)", pause: 3),
-                Step(user: nil, payload: .fieldValidated(field: .username, result: .usernameAvailable),
-                     narration: "\"maria.k\" is available", pause: 6),
-                Step(user: nil, payload: .fieldEdited(field: .password, filled: true, valid: true),
-                     narration: "a password the app finds strong enough: \"Create account\" enables", pause: 8),
-                Step(user: nil, payload: .fieldEdited(field: .passwordConfirmation, filled: true, valid: nil),
-                     narration: "and the same again to confirm it", pause: 4),
-                Step(user: nil, payload: .fieldValidated(field: .passwordConfirmation, result: .passwordsDoNotMatch),
-                     narration: "\"Passwords do not match\" (yellow) while she types", pause: 3),
-                Step(user: nil, payload: .fieldValidated(field: .passwordConfirmation, result: .passwordsMatch),
-                     narration: "\"Passwords match\" (green)", pause: 5),
-                Step(user: nil, payload: .captchaPresented(purpose: .createAccount), narration: "a CAPTCHA appears", pause: 2),
-                Step(user: nil, payload: .fieldEdited(field: .captcha, filled: true, valid: nil), narration: "she types what she reads", pause: 6),
-                Step(user: nil, payload: .captchaFailed, narration: "\"Wrong code. Please try again.\" (the answer is never recorded)", pause: 3),
-                Step(user: nil, payload: .captchaPassed, narration: "solved", pause: 11),
-                Step(user: nil, payload: .accountCreationSubmitted, narration: "she taps \"Create account\": the form is sent", pause: 2),
-                Step(user: "maria.k", payload: .accountCreated, narration: "the account maria.k exists", pause: 1),
-            ]),
+            Scene(
+                title: "A shared device is set up for two people",
+                steps: [
+                    Step(
+                        user: "alice",
+                        payload: .userAdded(
+                            displayName: "Alice Martin", subtitle: "Charge Nurse", imageRef: nil,
+                            passcodePolicy: .numeric, passcodeMinLength: 6),
+                        narration: "Alice is added to the ward iPad (no photo: shown as \"AM\")", pause: 0),
+                    Step(user: "alice", payload: .passcodeSet, narration: "she chooses a 6-digit passcode (never stored)", pause: 20),
+                    Step(user: "alice", payload: .biometricEnabled(kind: .face), narration: "and turns on Face ID", pause: 5),
+                    Step(
+                        user: "jose",
+                        payload: .userAdded(
+                            displayName: "José Álvarez", subtitle: "Physician", imageRef: "avatars/jose.png",
+                            passcodePolicy: .alphanumeric, passcodeMinLength: 8),
+                        narration: "José is added with a photo and an alphanumeric passcode policy", pause: 40),
+                    Step(user: "jose", payload: .passcodeSet, narration: "he sets his passcode", pause: 15)
+                ]),
+            Scene(
+                title: "José signs in on the shared device and mistypes his passcode",
+                steps: [
+                    Step(
+                        user: "jose", payload: .userSelected,
+                        narration: "José picks himself under \"Switch or Add User\": the passcode field is empty, \"Sign In\" disabled", pause: 3600),
+                    Step(
+                        user: "jose", payload: .fieldEdited(field: .passcode, filled: true, valid: false),
+                        narration: "he types five characters: too short for his 8-character policy, \"Sign In\" stays disabled", pause: 3),
+                    Step(
+                        user: "jose", payload: .fieldEdited(field: .passcode, filled: true, valid: true),
+                        narration: "the eighth fits the policy: \"Sign In\" enables (the passcode itself is never recorded)", pause: 2),
+                    Step(user: "jose", payload: .signInStarted(method: .passcode), narration: "he taps \"Sign In\"", pause: 1),
+                    Step(
+                        user: "jose", payload: .signInFailed(method: .passcode, reason: .invalidPasscode),
+                        narration: "wrong passcode: counted toward the lockout", pause: 1),
+                    Step(
+                        user: "jose", payload: .fieldEdited(field: .passcode, filled: false, valid: nil),
+                        narration: "the app empties the passcode field: \"Sign In\" disabled again", pause: 1),
+                    Step(
+                        user: "jose", payload: .fieldEdited(field: .passcode, filled: true, valid: true),
+                        narration: "he types it again, carefully", pause: 5),
+                    Step(user: "jose", payload: .signInStarted(method: .passcode), narration: "tries again", pause: 1),
+                    Step(
+                        user: "jose", payload: .signInSucceeded(method: .passcode, secondFactor: false),
+                        narration: "signed in (this is when sync will replay the log)", pause: 1),
+                    Step(user: "jose", payload: .signedOut(reason: .user), narration: "and signs out at the end of his round", pause: 900)
+                ]),
+            Scene(
+                title: "Alice signs in with her password and a two-factor code",
+                steps: [
+                    Step(user: "alice", payload: .userSelected, narration: "Alice selects herself", pause: 120),
+                    Step(
+                        user: "alice", payload: .fieldEdited(field: .password, filled: true, valid: nil),
+                        narration: "types her password (no username: she is the selected user)", pause: 6),
+                    Step(user: "alice", payload: .signInStarted(method: .password), narration: "taps \"Sign In\"", pause: 2),
+                    Step(user: "alice", payload: .secondFactorRequired(method: .totp), narration: "the server asks for a 2FA code", pause: 1),
+                    Step(
+                        user: "alice", payload: .fieldEdited(field: .secondFactorCode, filled: true, valid: nil),
+                        narration: "she types the code from her authenticator app", pause: 8),
+                    Step(
+                        user: "alice", payload: .secondFactorFailed(method: .totp),
+                        narration: "a stale code: \"Verification failed\" under the code field", pause: 4),
+                    Step(user: "alice", payload: .secondFactorSucceeded(method: .totp), narration: "the fresh code works", pause: 9),
+                    Step(
+                        user: "alice", payload: .signInSucceeded(method: .password, secondFactor: true),
+                        narration: "signed in with a second factor", pause: 1),
+                    Step(user: "alice", payload: .signedOut(reason: .sessionExpired), narration: "her session expires", pause: 28_800)
+                ]),
+            Scene(
+                title: "Someone guesses Alice's password",
+                steps: [
+                    Step(
+                        user: "alice", payload: .fieldEdited(field: .password, filled: true, valid: nil),
+                        narration: "someone at the iPad types a password for Alice", pause: 3600),
+                    Step(
+                        user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword),
+                        narration: "a wrong password: \"Invalid password\" under the field", pause: 5),
+                    Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "another", pause: 20),
+                    Step(
+                        user: "alice", payload: .signInFailed(method: .password, reason: .networkUnavailable),
+                        narration: "the Wi-Fi drops: shown, but never counted as a guess", pause: 15),
+                    Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a third guess", pause: 15),
+                    Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a fourth", pause: 15),
+                    Step(
+                        user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword),
+                        narration: "the fifth in five minutes: MediaWiki's throttle locks the key", pause: 15),
+                    Step(
+                        user: "alice", payload: .signInThrottled(method: .password, retryAfter: .init(millisecondsSince1970: 0)),
+                        narration: "a sixth try is refused before any password check (audited, not counted)", pause: 30)
+                ]),
+            Scene(
+                title: "Alice forgot her password",
+                steps: [
+                    Step(
+                        user: nil, payload: .passwordResetStarted,
+                        narration: "she taps \"Forgot password?\" (the app does not know whose account yet)", pause: 86_400),
+                    Step(
+                        user: nil, payload: .fieldEdited(field: .email, filled: true, valid: nil),
+                        narration: "types her email address: \"Send\" enables", pause: 6),
+                    Step(user: nil, payload: .passwordResetRequested(route: .email), narration: "and sends it", pause: 2),
+                    Step(
+                        user: nil, payload: .passwordResetFailed(reason: .networkUnavailable),
+                        narration: "the ward's Wi-Fi is down: the request never left the iPad", pause: 2),
+                    Step(user: nil, payload: .passwordResetRequested(route: .email), narration: "she sends it again once the Wi-Fi is back", pause: 40),
+                    Step(
+                        user: "alice", payload: .temporaryPasswordSent,
+                        narration: "\"Temporary password sent via email\" (the password itself is never recorded)", pause: 2),
+                    Step(
+                        user: "alice", payload: .fieldEdited(field: .password, filled: true, valid: nil),
+                        narration: "she types the temporary password from the mail", pause: 90),
+                    Step(user: "alice", payload: .signInStarted(method: .password), narration: "and signs in with it", pause: 5),
+                    Step(user: "alice", payload: .passwordChanged(forced: true), narration: "and must choose a new one", pause: 30),
+                    Step(user: "alice", payload: .signInSucceeded(method: .password, secondFactor: false), narration: "signed in again", pause: 1)
+                ]),
+            Scene(
+                title: "A newcomer creates an account",
+                steps: [
+                    Step(user: nil, payload: .accountCreationStarted, narration: "someone taps \"Create account\" (no user id yet)", pause: 600),
+                    Step(user: nil, payload: .fieldEdited(field: .username, filled: true, valid: nil), narration: "types a username", pause: 4),
+                    Step(
+                        user: nil, payload: .fieldValidated(field: .username, result: .usernameInUse),
+                        narration: "\"maria\": \"Username already in use\" (red)", pause: 3),
+                    Step(
+                        user: nil, payload: .fieldValidated(field: .username, result: .usernameAvailable),
+                        narration: "\"maria.k\" is available", pause: 6),
+                    Step(
+                        user: nil, payload: .fieldEdited(field: .password, filled: true, valid: true),
+                        narration: "a password the app finds strong enough: \"Create account\" enables", pause: 8),
+                    Step(
+                        user: nil, payload: .fieldEdited(field: .passwordConfirmation, filled: true, valid: nil),
+                        narration: "and the same again to confirm it", pause: 4),
+                    Step(
+                        user: nil, payload: .fieldValidated(field: .passwordConfirmation, result: .passwordsDoNotMatch),
+                        narration: "\"Passwords do not match\" (yellow) while she types", pause: 3),
+                    Step(
+                        user: nil, payload: .fieldValidated(field: .passwordConfirmation, result: .passwordsMatch),
+                        narration: "\"Passwords match\" (green)", pause: 5),
+                    Step(user: nil, payload: .captchaPresented(purpose: .createAccount), narration: "a CAPTCHA appears", pause: 2),
+                    Step(user: nil, payload: .fieldEdited(field: .captcha, filled: true, valid: nil), narration: "she types what she reads", pause: 6),
+                    Step(user: nil, payload: .captchaFailed, narration: "\"Wrong code. Please try again.\" (the answer is never recorded)", pause: 3),
+                    Step(user: nil, payload: .captchaPassed, narration: "solved", pause: 11),
+                    Step(user: nil, payload: .accountCreationSubmitted, narration: "she taps \"Create account\": the form is sent", pause: 2),
+                    Step(user: "maria.k", payload: .accountCreated, narration: "the account maria.k exists", pause: 1)
+                ])
         ]
     }
 

@@ -8,10 +8,12 @@ enum EnrollCommand {
     static let deviceOption = OptionSpec(name: "device", valueName: "ID", help: "the device to enrol (its store's device id)")
     static let auditorOption = OptionSpec(name: "auditor", valueName: nil, help: "issue an auditor token instead (reads every history)")
     static let revokeOption = OptionSpec(name: "revoke", valueName: nil, help: "revoke every token of --device (or with --auditor every auditor token) instead")
-    static let publicKeyOption = OptionSpec(name: "public-key", valueName: "HEX",
-                                            help: "the device's signing public key (onboard verify --store on the device prints it)")
-    static let rotateAdminOption = OptionSpec(name: "rotate-admin", valueName: nil,
-                                              help: "replace the admin token: the new one goes to its file (mode 0600), the old one stops working at once")
+    static let publicKeyOption = OptionSpec(
+        name: "public-key", valueName: "HEX",
+        help: "the device's signing public key (onboard verify --store on the device prints it)")
+    static let rotateAdminOption = OptionSpec(
+        name: "rotate-admin", valueName: nil,
+        help: "replace the admin token: the new one goes to its file (mode 0600), the old one stops working at once")
     static let adminTokenFileOption = OptionSpec(
         name: "admin-token-file", valueName: "PATH",
         help: "with --rotate-admin and --database: where the new admin token goes (mode 0600; default ./onboard-admin.token)")
@@ -29,10 +31,12 @@ enum EnrollCommand {
             "Device and auditor tokens expire after --token-lifetime (90 days by default); the expiry",
             "is printed on stderr. --rotate-admin replaces the admin token in one transaction: the new",
             "token is written only to DATA/admin.token (or --admin-token-file with --database), mode",
-            "0600, never to stdout; the old one is refused from then on, by every running server.",
+            "0600, never to stdout; the old one is refused from then on, by every running server."
         ],
-        options: [ServeCommand.dataOption, ServerStorageChoice.databaseOption, deviceOption, auditorOption, revokeOption, publicKeyOption,
-                  ServeCommand.tokenLifetimeOption, rotateAdminOption, adminTokenFileOption],
+        options: [
+            ServeCommand.dataOption, ServerStorageChoice.databaseOption, deviceOption, auditorOption, revokeOption, publicKeyOption,
+            ServeCommand.tokenLifetimeOption, rotateAdminOption, adminTokenFileOption
+        ],
         argumentCount: 0...0,
         run: run)
 
@@ -41,7 +45,9 @@ enum EnrollCommand {
         if invocation.has("rotate-admin") { return try rotateAdmin(invocation, choice: choice) }
         if invocation.values["admin-token-file"] != nil { throw .usage("onboard enroll: --admin-token-file goes with --rotate-admin") }
         let lifetime = try ServeCommand.tokenLifetime(invocation, command: "enroll")
-        if invocation.values["token-lifetime"] != nil, invocation.has("revoke") { throw .usage("onboard enroll: --token-lifetime goes with issuing a token, not --revoke") }
+        if invocation.values["token-lifetime"] != nil, invocation.has("revoke") {
+            throw .usage("onboard enroll: --token-lifetime goes with issuing a token, not --revoke")
+        }
         let device = invocation.values["device"]
         guard invocation.has("auditor") != (device != nil) else {
             throw .usage("onboard enroll: give either --device ID or --auditor")
@@ -92,8 +98,10 @@ enum EnrollCommand {
 
     /// The same on a server's PostgreSQL (the schema is created or migrated first; no admin
     /// token is made: the server makes one at its first start).
-    static func enrollInDatabase(_ choice: ServerStorageChoice, device: String?, publicKey: SigningPublicKey?, revoke: Bool,
-                                 lifetime: Int64?) throws(CLIError) -> Int32 {
+    static func enrollInDatabase(
+        _ choice: ServerStorageChoice, device: String?, publicKey: SigningPublicKey?, revoke: Bool,
+        lifetime: Int64?
+    ) throws(CLIError) -> Int32 {
         guard case .database(let url) = choice else { preconditionFailure("enrollInDatabase takes a database") }
         let server: SyncServer
         var options = SyncServer.Options()
@@ -112,7 +120,8 @@ enum EnrollCommand {
                     throw CLIError(ExitCode.dataError, "onboard enroll: \(mismatch)")
                 }
                 print(token)
-                Output.error("onboard enroll: pin the server's key on the device at its first sync: onboard sync --server-key \(server.signingKey.publicKey.hex)")
+                Output.error(
+                    "onboard enroll: pin the server's key on the device at its first sync: onboard sync --server-key \(server.signingKey.publicKey.hex)")
                 noteExpiry(server.expiry(of: .device))
             } else {
                 print(try server.issueToken(role: .auditor))
@@ -128,7 +137,8 @@ enum EnrollCommand {
 
     /// The expiry of the token just printed, on stderr.
     static func noteExpiry(_ expiresAt: Timestamp?) {
-        Output.error("onboard enroll: the token " + (expiresAt.map { "expires at \($0.iso8601); rotate it before then (onboard token --rotate)" } ?? "never expires"))
+        Output.error(
+            "onboard enroll: the token " + (expiresAt.map { "expires at \($0.iso8601); rotate it before then (onboard token --rotate)" } ?? "never expires"))
     }
 
     /// Writing the scratch file of `--rotate-admin` failed.
@@ -137,7 +147,9 @@ enum EnrollCommand {
     /// `--rotate-admin`: a new admin token into its file, the old ones revoked in the same commit.
     static func rotateAdmin(_ invocation: Invocation, choice: ServerStorageChoice) throws(CLIError) -> Int32 {
         let others = ["device", "auditor", "revoke", "public-key", "token-lifetime"].filter { invocation.values[$0] != nil || invocation.has($0) }
-        guard others.isEmpty else { throw .usage("onboard enroll: --rotate-admin takes no --\(others[0]) (the admin token neither expires nor names a device)") }
+        guard others.isEmpty else {
+            throw .usage("onboard enroll: --rotate-admin takes no --\(others[0]) (the admin token neither expires nor names a device)")
+        }
         let file: String
         switch choice {
         case .data(let data):
@@ -187,9 +199,14 @@ enum EnrollCommand {
             throw ServerStorageChoice.cliError(error, command: "enroll")
         }
         guard rename(scratch, file) == 0 else {
-            throw CLIError(ExitCode.ioError, "onboard enroll: the admin token was rotated, but \(scratch) could not be renamed to \(file) (\(String(cString: strerror(errno)))); the new token is in \(scratch) — move it there by hand")
+            throw CLIError(
+                ExitCode.ioError,
+                "onboard enroll: the admin token was rotated, but \(scratch) could not be renamed to \(file) (\(String(cString: strerror(errno)))); the new token is in \(scratch) — move it there by hand"
+            )
         }
-        Output.error("onboard enroll: rotated the admin token: the new one is in \(file) (mode 0600); \(rotated.revoked) old admin token\(rotated.revoked == 1 ? "" : "s") revoked")
+        Output.error(
+            "onboard enroll: rotated the admin token: the new one is in \(file) (mode 0600); \(rotated.revoked) old admin token\(rotated.revoked == 1 ? "" : "s") revoked"
+        )
         return ExitCode.success
     }
 }

@@ -11,8 +11,9 @@ enum ExportCommand {
 
     static let formatOption = OptionSpec(name: "format", valueName: "jsonl|csv|ocsf", help: "output format (default: jsonl)")
     static let sinceOption = OptionSpec(name: "since-seq", valueName: "N", help: "start at seq N (default: 1)")
-    static let allEventsOption = OptionSpec(name: "all-events", valueName: nil,
-                                            help: "with --format ocsf: also events that are not sign-in related, as activity Other (99)")
+    static let allEventsOption = OptionSpec(
+        name: "all-events", valueName: nil,
+        help: "with --format ocsf: also events that are not sign-in related, as activity Other (99)")
 
     static let spec = CommandSpec(
         name: "export",
@@ -26,7 +27,7 @@ enum ExportCommand {
             "(class_uid \(OCSFSchema.classUID)) per line, for a SIEM; other events are skipped unless",
             "--all-events. The mapping is in docs/audit.md.",
             "A pruned store's export starts after its prune point (said on stderr); import refuses it",
-            "into a store whose next seq is not that seq.",
+            "into a store whose next seq is not that seq."
         ],
         options: [.store, formatOption, sinceOption, allEventsOption],
         argumentCount: 0...0,
@@ -48,12 +49,15 @@ enum ExportCommand {
         defer { store.close() }
         if let point = try? store.prunedThrough(), since <= point.seq {
             // On stderr: the JSONL stays exactly what import reads.
-            Output.error("onboard export: seq 1…\(point.seq) of this store were pruned; the export starts at \(point.firstKeptSeqText), whose record links to \(point.hash.hex) (the sync server keeps the full history)")
+            Output.error(
+                "onboard export: seq 1…\(point.seq) of this store were pruned; the export starts at \(point.firstKeptSeqText), whose record links to \(point.hash.hex) (the sync server keeps the full history)"
+            )
         }
         var output = Output.standardOutput()
         if format == .csv { output.line(csvHeader) }
-        let ocsf = OCSFEncoder(product: .init(version: OnboardTool.version),
-                               includesUnrelatedEvents: invocation.has("all-events"))
+        let ocsf = OCSFEncoder(
+            product: .init(version: OnboardTool.version),
+            includesUnrelatedEvents: invocation.has("all-events"))
         var line: [UInt8] = []
         do {
             try store.forEachRecord(from: since) { record in
@@ -80,9 +84,11 @@ enum ExportCommand {
 
     static func csvRow(_ record: Record) -> String {
         let event = record.event
-        return [String(record.seq), event.id.uuidString.lowercased(), event.device, event.at.iso8601,
-                event.user ?? "", event.flow?.uuidString.lowercased() ?? "", event.type.rawValue,
-                EventJSON.encodePayload(event.payload)].map(csvField).joined(separator: ",")
+        return [
+            String(record.seq), event.id.uuidString.lowercased(), event.device, event.at.iso8601,
+            event.user ?? "", event.flow?.uuidString.lowercased() ?? "", event.type.rawValue,
+            EventJSON.encodePayload(event.payload)
+        ].map(csvField).joined(separator: ",")
     }
 
     /// RFC 4180: quote a field holding a comma, quote or line break; double inner quotes.

@@ -28,7 +28,7 @@ enum ForgetUserCommand {
             "event is appended (a replica holds only its device's records), each replica is",
             "compacted, and each device is asked at its next sync to forget USER too; its",
             "user_forgotten then arrives like any other record. With --database URL the same on a",
-            "server's PostgreSQL (also while servers run on it).",
+            "server's PostgreSQL (also while servers run on it)."
         ],
         options: [.store, ServeCommand.dataOption, ServerStorageChoice.databaseOption],
         argumentCount: 1...1,
@@ -63,7 +63,10 @@ enum ForgetUserCommand {
         do {
             try OnboardingStore.compact(at: store.path)
         } catch {
-            throw CLIError(CLIError(error).exitCode, "onboard forget-user: the user is forgotten but compacting failed: \(error.message); run forget-user again when no other process has the store open")
+            throw CLIError(
+                CLIError(error).exitCode,
+                "onboard forget-user: the user is forgotten but compacting failed: \(error.message); run forget-user again when no other process has the store open"
+            )
         }
         guard let outcome else {
             Output.error("onboard forget-user: \(user) was already forgotten; the store file was compacted")
@@ -97,7 +100,10 @@ enum ForgetUserCommand {
         }
         for path in paths {
             do { try OnboardingStore.compact(at: path) } catch {
-                throw CLIError(CLIError(error).exitCode, "onboard forget-user: \(user) is forgotten in every replica but compacting \(path) failed: \(error.message); run it again with the server stopped")
+                throw CLIError(
+                    CLIError(error).exitCode,
+                    "onboard forget-user: \(user) is forgotten in every replica but compacting \(path) failed: \(error.message); run it again with the server stopped"
+                )
             }
         }
         printOutcomes(results)
@@ -124,11 +130,12 @@ enum ForgetUserCommand {
 
     static func printOutcomes(_ results: [ForgetOutcome]) {
         for result in results {
-            let what = switch result.outcome {
-            case .erased: "key destroyed"
-            case .alreadyForgotten: "already forgotten"
-            case .neverSeen: "never seen; later records stay erased"
-            }
+            let what =
+                switch result.outcome {
+                case .erased: "key destroyed"
+                case .alreadyForgotten: "already forgotten"
+                case .neverSeen: "never seen; later records stay erased"
+                }
             print("\(result.device): \(what), reads as \(result.pseudonym); the device is asked to forget at its next sync")
         }
     }

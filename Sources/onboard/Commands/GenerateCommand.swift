@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import OnboardingModel
 import OnboardingProjections
@@ -12,17 +12,21 @@ import OnboardingWorkload
 enum GenerateCommand {
     static let eventsOption = OptionSpec(name: "events", valueName: "N", help: "how many events to write (10^4 … 10^7 typical)")
     static let seedOption = OptionSpec(name: "seed", valueName: "S", help: "the seed, a whole number 0…2^64-1 (default: 1)")
-    static let scenarioOption = OptionSpec(name: "scenario", valueName: "NAME",
-                                           help: "mixed (default), honest, brute_force, stuffing, spraying or shared_device")
+    static let scenarioOption = OptionSpec(
+        name: "scenario", valueName: "NAME",
+        help: "mixed (default), honest, brute_force, stuffing, spraying or shared_device")
     static let usersOption = OptionSpec(name: "users", valueName: "U", help: "honest accounts (default: 1000)")
     static let devicesOption = OptionSpec(name: "devices", valueName: "D", help: "personal devices; kiosks are a tenth (default: 200)")
-    static let policyOption = OptionSpec(name: "policy", valueName: "NAME|FILE",
-                                         help: "the lockout the simulated app enforces: mediawiki (default), keycloak, owasp, nist, local_passcode, fail2ban, or a policy JSON file")
+    static let policyOption = OptionSpec(
+        name: "policy", valueName: "NAME|FILE",
+        help: "the lockout the simulated app enforces: mediawiki (default), keycloak, owasp, nist, local_passcode, fail2ban, or a policy JSON file")
     static let outputOption = OptionSpec(name: "output", valueName: "FILE", help: "write to FILE instead of stdout")
-    static let noFormEventsOption = OptionSpec(name: "no-form-events", valueName: nil,
-                                               help: "the sign-in traffic alone: no field_edited, reset starts and failures or sign-ups (the stream before they existed)")
-    static let effectivenessOption = OptionSpec(name: "effectiveness", valueName: nil,
-                                                help: "print the lockout effectiveness report of every preset instead of events")
+    static let noFormEventsOption = OptionSpec(
+        name: "no-form-events", valueName: nil,
+        help: "the sign-in traffic alone: no field_edited, reset starts and failures or sign-ups (the stream before they existed)")
+    static let effectivenessOption = OptionSpec(
+        name: "effectiveness", valueName: nil,
+        help: "print the lockout effectiveness report of every preset instead of events")
 
     static let spec = CommandSpec(
         name: "generate",
@@ -34,10 +38,12 @@ enum GenerateCommand {
             "imports with `onboard import`. Honest flows also record their form input (fields filled,",
             "never their content), password resets started and failed, and sign-ups; the sign-in",
             "traffic is the same with --no-form-events. --effectiveness replays the attacks and honest",
-            "traffic under every preset (global lockout, 2 simulated days) and prints what each let through.",
+            "traffic under every preset (global lockout, 2 simulated days) and prints what each let through."
         ],
-        options: [eventsOption, seedOption, scenarioOption, usersOption, devicesOption, policyOption, noFormEventsOption,
-                  outputOption, effectivenessOption, .json],
+        options: [
+            eventsOption, seedOption, scenarioOption, usersOption, devicesOption, policyOption, noFormEventsOption,
+            outputOption, effectivenessOption, .json
+        ],
         argumentCount: 0...0,
         run: run)
 
@@ -133,15 +139,23 @@ enum GenerateCommand {
             return ExitCode.success
         }
         print("Lockout effectiveness: \(parameters.userCount) users, \(parameters.days) simulated days, seed \(seed),")
-        print("global lockout (user, factor); brute force 1 try/\(parameters.bruteForceIntervalMilliseconds) ms, stuffing 1/\(parameters.stuffingIntervalMilliseconds) ms, spraying 1/\(parameters.sprayingIntervalMilliseconds) ms")
+        print(
+            "global lockout (user, factor); brute force 1 try/\(parameters.bruteForceIntervalMilliseconds) ms, stuffing 1/\(parameters.stuffingIntervalMilliseconds) ms, spraying 1/\(parameters.sprayingIntervalMilliseconds) ms"
+        )
         let table = rows.map { row in
-            [row.policy, format(row.bruteForceGuessesPerDay), format(row.stuffingGuessesPerAccountPerDay),
-             format(row.sprayingGuessesPerAccountPerDay),
-             "\(row.honestUsersLockedOut)/\(row.honestUsers) (\(format(row.honestLockedOutShare * 100))%)",
-             row.medianTimeToLockMilliseconds.map(formatDuration) ?? "never", row.bruteForcePermanentlyLocked ? "yes" : "no"]
+            [
+                row.policy, format(row.bruteForceGuessesPerDay), format(row.stuffingGuessesPerAccountPerDay),
+                format(row.sprayingGuessesPerAccountPerDay),
+                "\(row.honestUsersLockedOut)/\(row.honestUsers) (\(format(row.honestLockedOutShare * 100))%)",
+                row.medianTimeToLockMilliseconds.map(formatDuration) ?? "never", row.bruteForcePermanentlyLocked ? "yes" : "no"
+            ]
         }
-        print(Table.render(header: ["POLICY", "BRUTE/DAY", "STUFFING/ACCT/DAY", "SPRAYING/ACCT/DAY", "HONEST LOCKED OUT",
-                                    "MEDIAN TIME TO LOCK", "PERMANENT"], rows: table))
+        print(
+            Table.render(
+                header: [
+                    "POLICY", "BRUTE/DAY", "STUFFING/ACCT/DAY", "SPRAYING/ACCT/DAY", "HONEST LOCKED OUT",
+                    "MEDIAN TIME TO LOCK", "PERMANENT"
+                ], rows: table))
         return ExitCode.success
     }
 
@@ -157,7 +171,7 @@ enum GenerateCommand {
             .init("honest_locked_out_share", .number(decimal(row.honestLockedOutShare))),
             .init("median_time_to_lock_ms", row.medianTimeToLockMilliseconds.map { .number(String($0)) } ?? .null),
             .init("brute_force_permanently_locked", .bool(row.bruteForcePermanentlyLocked)),
-            .init("events", .number(String(row.events))),
+            .init("events", .number(String(row.events)))
         ])
     }
 

@@ -9,11 +9,13 @@ enum HistoryCommand {
     static let deviceOption = OptionSpec(name: "device", valueName: "ID", help: "only this device (default: all)")
     static let sinceOption = OptionSpec(name: "since", valueName: "ISO8601", help: "from this time (inclusive)")
     static let untilOption = OptionSpec(name: "until", valueName: "ISO8601", help: "before this time (exclusive)")
-    static let outcomeOption = OptionSpec(name: "outcome", valueName: "LIST",
-                                          help: "only these outcomes: succeeded (or success), failed, throttled; comma-separated")
+    static let outcomeOption = OptionSpec(
+        name: "outcome", valueName: "LIST",
+        help: "only these outcomes: succeeded (or success), failed, throttled; comma-separated")
     static let factorOption = OptionSpec(name: "factor", valueName: "LIST", help: "only these factors: password, second_factor")
-    static let methodOption = OptionSpec(name: "method", valueName: "LIST",
-                                         help: "only these methods: \(HistoryQuery.methodNames.joined(separator: ", "))")
+    static let methodOption = OptionSpec(
+        name: "method", valueName: "LIST",
+        help: "only these methods: \(HistoryQuery.methodNames.joined(separator: ", "))")
     static let limitOption = OptionSpec(name: "limit", valueName: "N", help: "at most N attempts per page (default: all)")
     static let cursorOption = OptionSpec(name: "cursor", valueName: "C", help: "continue after the page that printed this next cursor")
     static let formatOption = OptionSpec(name: "format", valueName: "table|json|csv", help: "output format (default: table)")
@@ -22,12 +24,16 @@ enum HistoryCommand {
         name: "history",
         summary: "sign-in attempts with outcomes, and sessions with durations, filtered and paged",
         arguments: "",
-        details: ["With --user, reads only the user's records through the by_user index, never the whole log;",
-                  "with only --device, reads the log from the cursor until the page is full.",
-                  "Pages are in log order; a page with more after it prints its next cursor (JSON: next_cursor;",
-                  "table: last line; CSV: on stderr). Pass it to --cursor with the same filters for the next page."],
-        options: [.store, userOption, deviceOption, sinceOption, untilOption, outcomeOption, factorOption, methodOption,
-                  limitOption, cursorOption, formatOption, .json],
+        details: [
+            "With --user, reads only the user's records through the by_user index, never the whole log;",
+            "with only --device, reads the log from the cursor until the page is full.",
+            "Pages are in log order; a page with more after it prints its next cursor (JSON: next_cursor;",
+            "table: last line; CSV: on stderr). Pass it to --cursor with the same filters for the next page."
+        ],
+        options: [
+            .store, userOption, deviceOption, sinceOption, untilOption, outcomeOption, factorOption, methodOption,
+            limitOption, cursorOption, formatOption, .json
+        ],
         argumentCount: 0...0,
         run: run)
 
@@ -77,14 +83,20 @@ enum HistoryCommand {
     static func csv(_ history: History) -> String {
         var lines = [csvHeader]
         for attempt in history.attempts {
-            lines.append(["attempt", String(attempt.seq), attempt.at.iso8601, attempt.device, attempt.factor.rawValue,
-                          attempt.method.name, attempt.outcome.rawValue, attempt.reason ?? "", "", "", "", "", "", attempt.user ?? ""]
+            lines.append(
+                [
+                    "attempt", String(attempt.seq), attempt.at.iso8601, attempt.device, attempt.factor.rawValue,
+                    attempt.method.name, attempt.outcome.rawValue, attempt.reason ?? "", "", "", "", "", "", attempt.user ?? ""
+                ]
                 .map(ExportCommand.csvField).joined(separator: ","))
         }
         for session in history.sessions {
-            lines.append(["session", String(session.seq), "", session.device, "", session.method.rawValue, "", "", session.start.iso8601,
-                          session.end?.iso8601 ?? "", session.durationMilliseconds.map(String.init) ?? "",
-                          session.secondFactor ? "true" : "false", session.endReason ?? "", session.user ?? ""]
+            lines.append(
+                [
+                    "session", String(session.seq), "", session.device, "", session.method.rawValue, "", "", session.start.iso8601,
+                    session.end?.iso8601 ?? "", session.durationMilliseconds.map(String.init) ?? "",
+                    session.secondFactor ? "true" : "false", session.endReason ?? "", session.user ?? ""
+                ]
                 .map(ExportCommand.csvField).joined(separator: ","))
         }
         return lines.joined(separator: "\n")
@@ -95,17 +107,25 @@ enum HistoryCommand {
         let userHeader = showUser ? ["USER"] : []
         print(history.user.map { "attempts of \($0): \(history.attempts.count)" } ?? "attempts: \(history.attempts.count)")
         if !history.attempts.isEmpty {
-            print(Table.render(header: ["SEQ", "AT", "DEVICE"] + userHeader + ["FACTOR", "METHOD", "OUTCOME", "REASON"], rows: history.attempts.map {
-                [String($0.seq), $0.at.iso8601, $0.device] + user($0.user) + [$0.factor.rawValue, $0.method.name, $0.outcome.rawValue, $0.reason ?? ""]
-            }))
+            print(
+                Table.render(
+                    header: ["SEQ", "AT", "DEVICE"] + userHeader + ["FACTOR", "METHOD", "OUTCOME", "REASON"],
+                    rows: history.attempts.map {
+                        [String($0.seq), $0.at.iso8601, $0.device] + user($0.user) + [$0.factor.rawValue, $0.method.name, $0.outcome.rawValue, $0.reason ?? ""]
+                    }))
         }
         print("sessions: \(history.sessions.count)")
         if !history.sessions.isEmpty {
-            print(Table.render(header: ["DEVICE"] + userHeader + ["START", "END", "DURATION", "METHOD", "2FA", "ENDED BY"], rows: history.sessions.map {
-                [$0.device] + user($0.user) + [$0.start.iso8601, $0.end?.iso8601 ?? "open",
-                 $0.durationMilliseconds.map { DurationWords.words(milliseconds: $0) } ?? "-",
-                 $0.method.rawValue, $0.secondFactor ? "yes" : "no", $0.endReason ?? "-"]
-            }))
+            print(
+                Table.render(
+                    header: ["DEVICE"] + userHeader + ["START", "END", "DURATION", "METHOD", "2FA", "ENDED BY"],
+                    rows: history.sessions.map {
+                        [$0.device] + user($0.user) + [
+                            $0.start.iso8601, $0.end?.iso8601 ?? "open",
+                            $0.durationMilliseconds.map { DurationWords.words(milliseconds: $0) } ?? "-",
+                            $0.method.rawValue, $0.secondFactor ? "yes" : "no", $0.endReason ?? "-"
+                        ]
+                    }))
         }
         if let next = history.nextCursor { print("next page: --cursor \(next.token)") }
     }

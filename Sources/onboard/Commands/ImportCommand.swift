@@ -49,7 +49,7 @@ enum ImportCommand {
             "successful sign-ins with their user and client address, on the device that is the host",
             "(sshd) or the realm (Keycloak), or --device for lines that name none. Lines that are not",
             "authentication are counted by kind and reported, never fatal. Each event's id is made",
-            "from its line, so importing the same log again appends nothing.",
+            "from its line, so importing the same log again appends nothing."
         ],
         options: [.store, deviceOption, fromOption, yearOption, timeZoneOption, commitEveryOption, .durability, clockSkewOption],
         argumentCount: 1...1,
@@ -73,7 +73,9 @@ enum ImportCommand {
                 options.maximumClockSkewMilliseconds = nil
             } else {
                 guard let seconds = Int64(text), (0...Int64(ServeCommand.maximumClockSkewSeconds)).contains(seconds) else {
-                    throw .usage("onboard import: --max-clock-skew must be a whole number of seconds from 0 to \(ServeCommand.maximumClockSkewSeconds), or none, got \"\(text)\"")
+                    throw .usage(
+                        "onboard import: --max-clock-skew must be a whole number of seconds from 0 to \(ServeCommand.maximumClockSkewSeconds), or none, got \"\(text)\""
+                    )
                 }
                 options.maximumClockSkewMilliseconds = seconds * 1000
             }
@@ -100,23 +102,31 @@ enum ImportCommand {
 
         if !summary.skipped.isEmpty {
             let count = summary.skipped.values.reduce(0, +)
-            Output.error("onboard import: \(source): skipped \(count == 1 ? "1 line that is not an authentication event" : "\(count) lines that are not authentication events"): \(summary.skippedDescription)")
+            Output.error(
+                "onboard import: \(source): skipped \(count == 1 ? "1 line that is not an authentication event" : "\(count) lines that are not authentication events"): \(summary.skippedDescription)"
+            )
         }
         if case .sshd(let year, let zone) = importer.format, let first = summary.startYear {
             // As the user named it: Foundation calls UTC "GMT".
             let zoneName = invocation.values["timezone"] ?? zone.identifier
-            Output.error("onboard import: \(source): syslog times read in \(zoneName), the first line in \(first)\(year == nil ? " (inferred; give --year to choose)" : "")")
+            Output.error(
+                "onboard import: \(source): syslog times read in \(zoneName), the first line in \(first)\(year == nil ? " (inferred; give --year to choose)" : "")"
+            )
         }
         for example in summary.repeatExamples {
-            Output.error("onboard import: \(source): line \(example.line) repeats the id of line \(example.firstLine) with the same content: skipped as a repeat within the file")
+            Output.error(
+                "onboard import: \(source): line \(example.line) repeats the id of line \(example.firstLine) with the same content: skipped as a repeat within the file"
+            )
         }
         if summary.repeats > summary.repeatExamples.count {
             Output.error("onboard import: \(source): … and \(summary.repeats - summary.repeatExamples.count) more lines repeat an earlier line")
         }
         let repeats = summary.repeats == 1 ? "1 repeat within the file was skipped" : "\(summary.repeats) repeats within the file were skipped"
         if summary.events == 0 {
-            print(importer.format == .jsonl ? "nothing to import: \(source) has no events"
-                  : "nothing to import: \(source) has no \(importer.format.name) authentication lines; check --from")
+            print(
+                importer.format == .jsonl
+                    ? "nothing to import: \(source) has no events"
+                    : "nothing to import: \(source) has no \(importer.format.name) authentication lines; check --from")
         } else if summary.appended == 0 {
             var line = "nothing new to import: all \(summary.events - summary.repeats) events of \(source) are already in the store"
             if summary.repeats > 0 { line += "; \(repeats)" }
@@ -163,12 +173,13 @@ enum ImportCommand {
     }
 
     static func cliError(_ error: ImportError) -> CLIError {
-        let code: Int32 = switch error.kind {
-        case .invalidInput: ExitCode.dataError
-        case .inputUnavailable: ExitCode.noInput
-        case .inputOutput: ExitCode.ioError
-        case .store: error.storeError.map { CLIError($0).exitCode } ?? ExitCode.ioError
-        }
+        let code: Int32 =
+            switch error.kind {
+            case .invalidInput: ExitCode.dataError
+            case .inputUnavailable: ExitCode.noInput
+            case .inputOutput: ExitCode.ioError
+            case .store: error.storeError.map { CLIError($0).exitCode } ?? ExitCode.ioError
+            }
         return CLIError(code, "onboard import: \(error.message)")
     }
 }

@@ -12,15 +12,19 @@ enum LabCommand {
     static let acrossDevicesOption = OptionSpec(
         name: "across-devices", valueName: nil, help: "key by (user, factor) across devices, as the sync server does (default: per device)")
     static let limitOption = OptionSpec(name: "limit", valueName: "LOW..HIGH", help: "sweep: the tier limits to try, e.g. 3..20")
-    static let windowOption = OptionSpec(name: "window", valueName: "LOW..HIGH",
-                                         help: "sweep: the tier windows to try, e.g. 1m..1h (s, m, h, d)")
+    static let windowOption = OptionSpec(
+        name: "window", valueName: "LOW..HIGH",
+        help: "sweep: the tier windows to try, e.g. 1m..1h (s, m, h, d)")
     static let stepsOption = OptionSpec(name: "steps", valueName: "N", help: "sweep: windows to try, spaced geometrically (default 8, at most 64)")
-    static let weightOption = OptionSpec(name: "honest-minute-weight", valueName: "GUESSES",
-                                         help: "sweep: guesses one honest lockout minute is worth when recommending (default 1)")
-    static let writePolicyOption = OptionSpec(name: "write-policy", valueName: "FILE",
-                                              help: "sweep: write the recommended policy there, ready for --policy")
-    static let reportOption = OptionSpec(name: "report", valueName: "FILE",
-                                         help: "write an HTML report there (charts, a timeline; names users and addresses: keep it local)")
+    static let weightOption = OptionSpec(
+        name: "honest-minute-weight", valueName: "GUESSES",
+        help: "sweep: guesses one honest lockout minute is worth when recommending (default 1)")
+    static let writePolicyOption = OptionSpec(
+        name: "write-policy", valueName: "FILE",
+        help: "sweep: write the recommended policy there, ready for --policy")
+    static let reportOption = OptionSpec(
+        name: "report", valueName: "FILE",
+        help: "write an HTML report there (charts, a timeline; names users and addresses: keep it local)")
 
     static let spec = CommandSpec(
         name: "lab",
@@ -33,10 +37,12 @@ enum LabCommand {
             "and time to the first lock of each attack. Honest and attacker traffic come from a generated",
             "workload's device names, else from the heuristic of docs/lab.md. sweep tries every limit of",
             "--limit with each window of --window, prints the Pareto frontier of (guesses, honest",
-            "minutes) and recommends the frontier policy of least guesses + weight × honest minutes.",
+            "minutes) and recommends the frontier policy of least guesses + weight × honest minutes."
         ],
-        options: [.store, policiesOption, acrossDevicesOption, limitOption, windowOption, stepsOption, weightOption,
-                  writePolicyOption, reportOption, .json],
+        options: [
+            .store, policiesOption, acrossDevicesOption, limitOption, windowOption, stepsOption, weightOption,
+            writePolicyOption, reportOption, .json
+        ],
         argumentCount: 1...2,
         run: run)
 
@@ -49,12 +55,13 @@ enum LabCommand {
         if mode == "compare", let option = sweepOnly.first { throw .usage("onboard lab compare: --\(option) is a sweep option") }
         if mode == "sweep", invocation.values["policies"] != nil { throw .usage("onboard lab sweep: --policies is a compare option") }
         let grid = mode == "sweep" ? try sweepGrid(invocation) : nil
-        let weight = try invocation.values["honest-minute-weight"].map { text throws(CLIError) -> Double in
-            guard let value = Double(text), value.isFinite, value >= 0, value <= 1_000_000 else {
-                throw .usage("onboard lab sweep: --honest-minute-weight must be a number from 0 to 1000000, got \(ErrorEcho.quoted(text))")
-            }
-            return value
-        } ?? 1
+        let weight =
+            try invocation.values["honest-minute-weight"].map { text throws(CLIError) -> Double in
+                guard let value = Double(text), value.isFinite, value >= 0, value <= 1_000_000 else {
+                    throw .usage("onboard lab sweep: --honest-minute-weight must be a number from 0 to 1000000, got \(ErrorEcho.quoted(text))")
+                }
+                return value
+            } ?? 1
         let policies = mode == "compare" ? try comparedPolicies(invocation) : []
 
         let log = try readLog(invocation)
@@ -62,7 +69,8 @@ enum LabCommand {
             throw CLIError(ExitCode.dataError, "onboard lab \(mode): the log has no sign-in attempt to replay (\(log.eventCount) events)")
         }
         let across = invocation.has("across-devices")
-        let banner = "\(log.inputs.count) attempts of \(log.eventCount) events over \(format(log.days)) days; parties: "
+        let banner =
+            "\(log.inputs.count) attempts of \(log.eventCount) events over \(format(log.days)) days; parties: "
             + (log.truth == .generated ? "the generated workload's ground truth" : "the heuristic of docs/lab.md")
             + "; hash checks: off"
         if let grid {
@@ -72,8 +80,9 @@ enum LabCommand {
             if let path = invocation.values["report"] {
                 var trace = LabTrace()
                 _ = LabReplay.run(log, policy: sweep.recommendedPolicy, acrossDevices: across, trace: &trace)
-                try writeReport(LabReport.sweep(log: log, source: source(invocation), sweep: sweep, trace: trace, acrossDevices: across),
-                                to: path, mode: mode)
+                try writeReport(
+                    LabReport.sweep(log: log, source: source(invocation), sweep: sweep, trace: trace, acrossDevices: across),
+                    to: path, mode: mode)
             }
             if let path = invocation.values["write-policy"] {
                 do { try Data((sweep.recommendedPolicy.json + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
@@ -81,12 +90,13 @@ enum LabCommand {
                 }
             }
             if invocation.has("json") {
-                printJSON(.object([
-                    .init("log", logJSON(log)),
-                    .init("results", .array(sweep.results.map(resultJSON))),
-                    .init("frontier", .array(sweep.frontier.map { .string(sweep.results[$0].policy) })),
-                    .init("recommended", sweep.recommendedPolicy.jsonValue),
-                ]))
+                printJSON(
+                    .object([
+                        .init("log", logJSON(log)),
+                        .init("results", .array(sweep.results.map(resultJSON))),
+                        .init("frontier", .array(sweep.frontier.map { .string(sweep.results[$0].policy) })),
+                        .init("recommended", sweep.recommendedPolicy.jsonValue)
+                    ]))
                 return ExitCode.success
             }
             print(banner)
@@ -102,8 +112,9 @@ enum LabCommand {
             var trace = LabTrace()
             results.append(LabReplay.run(log, policy: policies[0], acrossDevices: across, trace: &trace))
             results += policies.dropFirst().map { LabReplay.run(log, policy: $0, acrossDevices: across) }
-            try writeReport(LabReport.compare(log: log, source: source(invocation), results: results, trace: trace, acrossDevices: across),
-                            to: path, mode: mode)
+            try writeReport(
+                LabReport.compare(log: log, source: source(invocation), results: results, trace: trace, acrossDevices: across),
+                to: path, mode: mode)
         } else {
             results = policies.map { LabReplay.run(log, policy: $0, acrossDevices: across) }
         }
@@ -118,9 +129,10 @@ enum LabCommand {
             print("")
             print("time to the first lock, per attack:")
             let rows = attacks.map { name in
-                [name] + results.map { result in
-                    result.attacks.first { $0.name == name }?.timeToFirstLockMilliseconds.map(duration) ?? "never"
-                }
+                [name]
+                    + results.map { result in
+                        result.attacks.first { $0.name == name }?.timeToFirstLockMilliseconds.map(duration) ?? "never"
+                    }
             }
             print(Table.render(header: ["ATTACK"] + results.map(\.policy), rows: rows))
         }
@@ -147,12 +159,15 @@ enum LabCommand {
     }
 
     static func table(_ results: [LabResult]) -> String {
-        Table.render(header: ["POLICY", "GUESSES LET THROUGH", "ATTACKS REFUSED", "HONEST LOCKED OUT", "HONEST MINUTES", "LOCKOUTS/DAY"],
-                     rows: results.map { result in
-                         [result.policy, String(result.guessesLetThrough), String(result.attackerAttemptsRefused),
-                          "\(result.honestUsersLockedOut) / \(result.honestUsers)", format(result.honestLockoutMinutes),
-                          format(result.lockoutsPerDay)]
-                     })
+        Table.render(
+            header: ["POLICY", "GUESSES LET THROUGH", "ATTACKS REFUSED", "HONEST LOCKED OUT", "HONEST MINUTES", "LOCKOUTS/DAY"],
+            rows: results.map { result in
+                [
+                    result.policy, String(result.guessesLetThrough), String(result.attackerAttemptsRefused),
+                    "\(result.honestUsersLockedOut) / \(result.honestUsers)", format(result.honestLockoutMinutes),
+                    format(result.lockoutsPerDay)
+                ]
+            })
     }
 
     static func format(_ value: Double) -> String { String(format: value < 10 ? "%.2f" : "%.1f", value) }
@@ -165,9 +180,11 @@ enum LabCommand {
     }
 
     static func logJSON(_ log: LabLog) -> JSONValue {
-        .object([.init("events", .number(String(log.eventCount))), .init("attempts", .number(String(log.inputs.count))),
-                 .init("days", .number(format(log.days))), .init("parties", .string(log.truth.rawValue)),
-                 .init("hash_checks", .bool(false))])
+        .object([
+            .init("events", .number(String(log.eventCount))), .init("attempts", .number(String(log.inputs.count))),
+            .init("days", .number(format(log.days))), .init("parties", .string(log.truth.rawValue)),
+            .init("hash_checks", .bool(false))
+        ])
     }
 
     static func resultJSON(_ result: LabResult) -> JSONValue {
@@ -179,11 +196,16 @@ enum LabCommand {
             .init("honest_users_locked_out", .number(String(result.honestUsersLockedOut))),
             .init("honest_lockout_ms", .number(String(result.honestLockoutMilliseconds))),
             .init("lockouts", .number(String(result.lockouts))),
-            .init("attacks", .array(result.attacks.map { attack in
-                .object([.init("name", .string(attack.name)), .init("attempts", .number(String(attack.attempts))),
-                         .init("guesses_let_through", .number(String(attack.guessesLetThrough))),
-                         .init("time_to_first_lock_ms", attack.timeToFirstLockMilliseconds.map { .number(String($0)) } ?? .null)])
-            })),
+            .init(
+                "attacks",
+                .array(
+                    result.attacks.map { attack in
+                        .object([
+                            .init("name", .string(attack.name)), .init("attempts", .number(String(attack.attempts))),
+                            .init("guesses_let_through", .number(String(attack.guessesLetThrough))),
+                            .init("time_to_first_lock_ms", attack.timeToFirstLockMilliseconds.map { .number(String($0)) } ?? .null)
+                        ])
+                    }))
         ])
     }
 
@@ -215,7 +237,9 @@ enum LabCommand {
     static func range(_ text: String, option: String, maximum: Int, parse: (String) -> Int?) throws(CLIError) -> ClosedRange<Int> {
         let parts = text.components(separatedBy: "..")
         guard parts.count == 2, let low = parse(parts[0]), let high = parse(parts[1]), low >= 1, low <= high, high <= maximum else {
-            throw .usage("onboard lab sweep: --\(option) must be LOW..HIGH with 1 ≤ LOW ≤ HIGH ≤ \(maximum)\(option == "window" ? " seconds (e.g. 1m..1h)" : ""), got \(ErrorEcho.quoted(text))")
+            throw .usage(
+                "onboard lab sweep: --\(option) must be LOW..HIGH with 1 ≤ LOW ≤ HIGH ≤ \(maximum)\(option == "window" ? " seconds (e.g. 1m..1h)" : ""), got \(ErrorEcho.quoted(text))"
+            )
         }
         return low...high
     }

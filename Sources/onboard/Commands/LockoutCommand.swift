@@ -5,10 +5,12 @@ import OnboardingStore
 
 /// `onboard lockout`: every key with counted failures under a policy, at a time.
 enum LockoutCommand {
-    static let policyOption = OptionSpec(name: "policy", valueName: "NAME|FILE",
-                                         help: "mediawiki (default), keycloak, owasp, nist, local_passcode, fail2ban, or a policy JSON file")
-    static let printPolicyOption = OptionSpec(name: "print-policy", valueName: nil,
-                                              help: "print the policy as JSON (a starting point for a custom file) and exit")
+    static let policyOption = OptionSpec(
+        name: "policy", valueName: "NAME|FILE",
+        help: "mediawiki (default), keycloak, owasp, nist, local_passcode, fail2ban, or a policy JSON file")
+    static let printPolicyOption = OptionSpec(
+        name: "print-policy", valueName: nil,
+        help: "print the policy as JSON (a starting point for a custom file) and exit")
 
     static let spec = CommandSpec(
         name: "lockout",
@@ -18,7 +20,7 @@ enum LockoutCommand {
             "Builds the lockout state from the whole log and evaluates it at --at: a lock is in force",
             "while that time is before its end. Keys are (user, device, factor); factor is password",
             "(password, passcode, biometric) or second_factor. docs/lockout.md explains the presets.",
-            "JSON: [{\"user\", \"device\", \"factor\", \"failures\", \"locked_until\", \"permanent\"}].",
+            "JSON: [{\"user\", \"device\", \"factor\", \"failures\", \"locked_until\", \"permanent\"}]."
         ],
         options: [.store, policyOption, .at, .json, printPolicyOption],
         argumentCount: 0...0,
@@ -35,7 +37,8 @@ enum LockoutCommand {
         defer { store.close() }
         let entries: [LockoutEngine.Entry]
         do {
-            entries = policy == store.options.lockoutPolicy
+            entries =
+                policy == store.options.lockoutPolicy
                 ? try store.lockoutEntries(at: at)
                 : try store.rebuildState(policy: policy).lockout.entries(at: at)
         } catch {
@@ -50,8 +53,10 @@ enum LockoutCommand {
             return ExitCode.success
         }
         let rows = entries.map { entry in
-            [entry.key.user ?? "(unknown)", entry.key.device ?? "(all)", entry.key.factor.rawValue, String(entry.failures),
-             entry.permanent ? "permanently" : entry.lockedUntil.map { "until \($0.iso8601)" } ?? "no"]
+            [
+                entry.key.user ?? "(unknown)", entry.key.device ?? "(all)", entry.key.factor.rawValue, String(entry.failures),
+                entry.permanent ? "permanently" : entry.lockedUntil.map { "until \($0.iso8601)" } ?? "no"
+            ]
         }
         print("policy \(policy.name), at \(at.iso8601)")
         print(Table.render(header: ["USER", "DEVICE", "FACTOR", "FAILURES", "LOCKED"], rows: rows))

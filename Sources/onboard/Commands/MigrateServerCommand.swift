@@ -3,7 +3,7 @@ import OnboardingServer
 import OnboardingStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `onboard migrate-server`: copy an LMDB-backed sync server into PostgreSQL.
@@ -21,14 +21,16 @@ enum MigrateServerCommand {
             "records from where the database's copy ends, so an interrupted run resumes and a",
             "finished one copies nothing again; each copy is audited afterwards. Stop the server on",
             "--data first. Exit 0 when every copy audits, 1 when one does not, 64 for bad usage or",
-            "URL, 69 when the database cannot be reached, 65 when the database holds something else.",
+            "URL, 69 when the database cannot be reached, 65 when the database holds something else."
         ],
         options: [ServeCommand.dataOption, ServerStorageChoice.databaseOption],
         argumentCount: 0...0,
         run: run)
 
     static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
-        guard let data = invocation.values["data"] else { throw .usage("onboard migrate-server: give --data PATH (the server's data directory) and --database URL") }
+        guard let data = invocation.values["data"] else {
+            throw .usage("onboard migrate-server: give --data PATH (the server's data directory) and --database URL")
+        }
         guard let url = invocation.values["database"] ?? invocation.environment["ONBOARD_DATABASE_URL"].flatMap({ $0.isEmpty ? nil : $0 }) else {
             throw .usage("onboard migrate-server: give --database URL (or set ONBOARD_DATABASE_URL)")
         }
@@ -46,10 +48,10 @@ enum MigrateServerCommand {
         let results: [PostgresMigration.DeviceResult]
         do {
             #if DEBUG
-            // The crash test's cut: a debug build stops dead after the first commit, as a kill would.
-            let exitAfterFirstCommit = invocation.environment[TestFaults.variable] == "migrate-exit-after-first-commit"
+                // The crash test's cut: a debug build stops dead after the first commit, as a kill would.
+                let exitAfterFirstCommit = invocation.environment[TestFaults.variable] == "migrate-exit-after-first-commit"
             #else
-            let exitAfterFirstCommit = false
+                let exitAfterFirstCommit = false
             #endif
             results = try PostgresMigration.run(dataDirectory: data, into: storage) { progress in
                 if exitAfterFirstCommit { _exit(75) }
@@ -59,7 +61,8 @@ enum MigrateServerCommand {
                 lastShown = now
                 let fraction = progress.totalRecords == 0 ? 1 : Double(progress.copiedRecords) / Double(progress.totalRecords)
                 let filled = Int(fraction * 30)
-                let bar = "migrate-server: \(progress.device) [" + String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled)
+                let bar =
+                    "migrate-server: \(progress.device) [" + String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled)
                     + "] \(progress.copiedRecords)/\(progress.totalRecords) records"
                 FileHandle.standardError.write(Data((terminal ? "\r\(bar)" + (progress.copiedRecords == progress.totalRecords ? "\n" : "") : bar + "\n").utf8))
             }
@@ -73,7 +76,9 @@ enum MigrateServerCommand {
             print("\(result.device): \(result.records) records, \(result.copied) copied now; audit \(state)")
         }
         let failed = results.filter { !$0.audit.isValid }.count
-        print("migrated \(results.count) device\(results.count == 1 ? "" : "s") into \(ServerStorageChoice.database(url).displayName), \(failed) failed the audit")
+        print(
+            "migrated \(results.count) device\(results.count == 1 ? "" : "s") into \(ServerStorageChoice.database(url).displayName), \(failed) failed the audit"
+        )
         return failed == 0 ? ExitCode.success : ExitCode.verifyFailed
     }
 }

@@ -4,8 +4,9 @@ import OnboardingStore
 
 /// `onboard prune`: remove the oldest events the sync server already holds.
 enum PruneCommand {
-    static let beforeOption = OptionSpec(name: "before", valueName: "DATE",
-                                         help: "remove acknowledged events older than this UTC date (2026-06-01) or time (2026-06-01T12:00:00Z)")
+    static let beforeOption = OptionSpec(
+        name: "before", valueName: "DATE",
+        help: "remove acknowledged events older than this UTC date (2026-06-01) or time (2026-06-01T12:00:00Z)")
     static let dryRunOption = OptionSpec(name: "dry-run", valueName: nil, help: "print what would be removed and remove nothing")
 
     static let spec = CommandSpec(
@@ -23,7 +24,7 @@ enum PruneCommand {
             "and prunes no further than it confirms with this store's hash there: a server that lost",
             "records, or lies, cannot make the device delete what it does not hold. When the server",
             "cannot be reached, nothing is pruned (exit 69). --dry-run without --server plans from the",
-            "store's own sync cursor. Exit 75 when the server has acknowledged nothing yet (run onboard sync first).",
+            "store's own sync cursor. Exit 75 when the server has acknowledged nothing yet (run onboard sync first)."
         ],
         options: [.store, beforeOption, dryRunOption] + SyncCommand.connectionOptions,
         argumentCount: 0...0,
@@ -37,7 +38,9 @@ enum PruneCommand {
         let dryRun = invocation.has("dry-run")
         let server = try SyncCommand.connection(invocation)
         if server == nil && !dryRun {
-            throw .usage("onboard prune: --server URL is required: prune asks the sync server what it holds right before deleting (--dry-run alone plans from the store's cursor)")
+            throw .usage(
+                "onboard prune: --server URL is required: prune asks the sync server what it holds right before deleting (--dry-run alone plans from the store's cursor)"
+            )
         }
         let store = try OnboardTool.openStore(invocation, writable: !dryRun || server != nil)
         defer { store.close() }
@@ -45,7 +48,8 @@ enum PruneCommand {
         let plan: PruneResult
         do { plan = try store.planPrune(before: before) } catch { throw CLIError(CLIError(error).exitCode, "onboard prune: \(error.message)") }
         if plan.limit == .nothingAcknowledged {
-            throw CLIError(ExitCode.tempFail, "onboard prune: nothing pruned: the sync server has acknowledged no event of \(store.path) yet; run onboard sync first")
+            throw CLIError(
+                ExitCode.tempFail, "onboard prune: nothing pruned: the sync server has acknowledged no event of \(store.path) yet; run onboard sync first")
         }
         guard plan.removed != nil else {
             // The prune point is read from disk: it may be the largest seq there is.
@@ -63,7 +67,8 @@ enum PruneCommand {
         do {
             result = try store.prune(before: before) { progress in
                 guard showProgress else { return }
-                FileHandle.standardError.write(Data("\rprune: removed \(progress.removedRecords) / \(progress.totalRecords) events (through seq \(progress.throughSeq))".utf8))
+                FileHandle.standardError.write(
+                    Data("\rprune: removed \(progress.removedRecords) / \(progress.totalRecords) events (through seq \(progress.throughSeq))".utf8))
             }
         } catch {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
@@ -73,7 +78,9 @@ enum PruneCommand {
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
         print("pruned \(summary(result))")
         if let point = result.prunedThrough {
-            print("the log now starts at \(point.firstKeptSeqText), linked to \(point.hash.hex) (pruned_through); it stops there because \(stopReason(result, before: before))")
+            print(
+                "the log now starts at \(point.firstKeptSeqText), linked to \(point.hash.hex) (pruned_through); it stops there because \(stopReason(result, before: before))"
+            )
         }
         return ExitCode.success
     }
@@ -94,7 +101,9 @@ enum PruneCommand {
             let local = try store.syncCursor()
             if confirmed < local {
                 try store.setSyncCursor(confirmed)
-                Output.error("onboard prune: the server now holds only seq 1…\(confirmed) of the \(local) it acknowledged before; pruning stops there (the next sync resends the rest)")
+                Output.error(
+                    "onboard prune: the server now holds only seq 1…\(confirmed) of the \(local) it acknowledged before; pruning stops there (the next sync resends the rest)"
+                )
             }
         } catch {
             throw CLIError(CLIError(error).exitCode, "onboard prune: nothing pruned: \(error.message)")
@@ -112,7 +121,8 @@ enum PruneCommand {
     static func summary(_ result: PruneResult) -> String {
         guard let range = result.removed else { return "nothing" }
         let noun = result.recordCount == 1 ? "event" : "events"
-        return "\(result.recordCount) \(noun) (seq \(range.lowerBound)…\(range.upperBound), about \(byteText(result.freedBytesEstimate)) freed for reuse; the file keeps its size)"
+        return
+            "\(result.recordCount) \(noun) (seq \(range.lowerBound)…\(range.upperBound), about \(byteText(result.freedBytesEstimate)) freed for reuse; the file keeps its size)"
     }
 
     /// Why the prune stops where it does.

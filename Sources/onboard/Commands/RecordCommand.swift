@@ -4,8 +4,9 @@ import OnboardingStore
 
 /// `onboard record`: append one event.
 enum RecordCommand {
-    static let deviceOption = OptionSpec(name: "device", valueName: "ID",
-                                         help: "device id of a store created by this command (default: random)")
+    static let deviceOption = OptionSpec(
+        name: "device", valueName: "ID",
+        help: "device id of a store created by this command (default: random)")
 
     static let spec = CommandSpec(
         name: "record",
@@ -17,7 +18,7 @@ enum RecordCommand {
             "current time are used. Re-recording an event with the same id and content writes nothing.",
             "",
             "Example:",
-            "  onboard record '{\"type\":\"sign_in_failed\",\"user\":\"alice\",\"method\":\"password\",\"reason\":\"invalid_password\"}'",
+            "  onboard record '{\"type\":\"sign_in_failed\",\"user\":\"alice\",\"method\":\"password\",\"reason\":\"invalid_password\"}'"
         ],
         options: [.store, deviceOption, .durability],
         argumentCount: 0...1,
@@ -34,8 +35,9 @@ enum RecordCommand {
                 throw .usage("onboard record: no event given; pass one JSON object as the argument or on stdin")
             }
         }
-        let store = try OnboardTool.openStore(invocation, writable: true, deviceID: invocation.values["device"],
-                                              durability: invocation.durability())
+        let store = try OnboardTool.openStore(
+            invocation, writable: true, deviceID: invocation.values["device"],
+            durability: invocation.durability())
         defer { store.close() }
         let defaults = EventJSON.Defaults(id: UUID(), device: store.deviceID, at: Clock.now())
         let decoded: EventJSON.Decoded

@@ -4,7 +4,7 @@ import OnboardingServer
 import OnboardingStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `onboard serve`: the reference sync server.
@@ -12,8 +12,9 @@ enum ServeCommand {
     static let portOption = OptionSpec(name: "port", valueName: "N", help: "TCP port (default 8080; 0 picks a free one and prints it)")
     static let dataOption = OptionSpec(name: "data", valueName: "PATH", help: "the server's data directory (default ./onboard-server)")
     static let hostOption = OptionSpec(name: "host", valueName: "ADDRESS", help: "IPv4 address to listen on (default 127.0.0.1)")
-    static let skewOption = OptionSpec(name: "max-clock-skew", valueName: "SECONDS",
-                                       help: "refuse uploads holding events dated more than this after the server's clock (default 300)")
+    static let skewOption = OptionSpec(
+        name: "max-clock-skew", valueName: "SECONDS",
+        help: "refuse uploads holding events dated more than this after the server's clock (default 300)")
     /// A day: more would let any device lock users out for that long (docs/sync-protocol.md § Event times).
     static let maximumClockSkewSeconds = 86_400
     static let openReplicasOption = OptionSpec(
@@ -24,8 +25,9 @@ enum ServeCommand {
     static let adminTokenFileOption = OptionSpec(
         name: "admin-token-file", valueName: "PATH",
         help: "with --database: where the first start writes the admin token (mode 0600; default ./onboard-admin.token)")
-    static let tlsCertificateOption = OptionSpec(name: "tls-cert", valueName: "PEM",
-                                                 help: "serve HTTPS with this certificate chain (the server's first); needs --tls-key")
+    static let tlsCertificateOption = OptionSpec(
+        name: "tls-cert", valueName: "PEM",
+        help: "serve HTTPS with this certificate chain (the server's first); needs --tls-key")
     static let tlsKeyOption = OptionSpec(name: "tls-key", valueName: "PEM", help: "the certificate's private key (unencrypted PEM)")
     static let ratePerTokenOption = OptionSpec(
         name: "rate-per-token", valueName: "R[/B]",
@@ -35,18 +37,24 @@ enum ServeCommand {
         help: "requests with a missing or bad token one address may send, or off (default \(SyncServer.RateLimits.defaultFailedAuthenticationPerAddress))")
     static let rateAnonymousOption = OptionSpec(
         name: "rate-anonymous", valueName: "R[/B]",
-        help: "requests needing no token (health, the console's files) one address may send, or off (default \(SyncServer.RateLimits.defaultAnonymousPerAddress))")
-    static let logFormatOption = OptionSpec(name: "log-format", valueName: "text|json",
-                                            help: "stderr as text lines (default) or one JSON object per line")
+        help:
+            "requests needing no token (health, the console's files) one address may send, or off (default \(SyncServer.RateLimits.defaultAnonymousPerAddress))"
+    )
+    static let logFormatOption = OptionSpec(
+        name: "log-format", valueName: "text|json",
+        help: "stderr as text lines (default) or one JSON object per line")
     static let tokenLifetimeOption = OptionSpec(
         name: "token-lifetime", valueName: "DURATION",
-        help: "how long the device and auditor tokens issued live: Nd, Nh, Nm, Ns or off (default \(TokenLifetime.describe(TokenLifetime.defaultMilliseconds)))")
+        help: "how long the device and auditor tokens issued live: Nd, Nh, Nm, Ns or off (default \(TokenLifetime.describe(TokenLifetime.defaultMilliseconds)))"
+    )
     static let trustedProxyOption = OptionSpec(
         name: "trusted-proxy", valueName: "ADDRESS[,ADDRESS…]",
         help: "reverse proxies whose X-Forwarded-For names the client (for the rate limits), held to no per-address connection limit")
     static let perAddressOption = OptionSpec(
         name: "connections-per-address", valueName: "N",
-        help: "connections one client address may hold at once (default \(HTTPServer.Limits.defaultPerAddressConnectionLimit); behind a reverse proxy, the connection limit)")
+        help:
+            "connections one client address may hold at once (default \(HTTPServer.Limits.defaultPerAddressConnectionLimit); behind a reverse proxy, the connection limit)"
+    )
 
     static let spec = CommandSpec(
         name: "serve",
@@ -75,11 +83,13 @@ enum ServeCommand {
             "\"access\",\"method\",\"path\",\"status\",\"bytes\",\"duration_ms\"}, the rest {\"at\",\"kind\",\"message\"}.",
             "Every option can also come from $ONBOARD_SERVE_<OPTION> (TLS_CERT for --tls-cert) or from",
             "--config FILE ($ONBOARD_SERVE_CONFIG): name = value lines; the command line wins, then the",
-            "environment, then the file. --check-config checks it all, prints it and exits.",
+            "environment, then the file. --check-config checks it all, prints it and exits."
         ],
-        options: [portOption, dataOption, ServerStorageChoice.databaseOption, adminTokenFileOption, hostOption, skewOption,
-                  perAddressOption, openReplicasOption, tlsCertificateOption, tlsKeyOption, ratePerTokenOption, rateFailedAuthOption,
-                  rateAnonymousOption, tokenLifetimeOption, trustedProxyOption, logFormatOption, ServeConfiguration.configOption, ServeConfiguration.checkOption],
+        options: [
+            portOption, dataOption, ServerStorageChoice.databaseOption, adminTokenFileOption, hostOption, skewOption,
+            perAddressOption, openReplicasOption, tlsCertificateOption, tlsKeyOption, ratePerTokenOption, rateFailedAuthOption,
+            rateAnonymousOption, tokenLifetimeOption, trustedProxyOption, logFormatOption, ServeConfiguration.configOption, ServeConfiguration.checkOption
+        ],
         argumentCount: 0...0,
         run: run)
 
@@ -105,7 +115,9 @@ enum ServeCommand {
         if let text = invocation.values["trusted-proxy"] {
             switch TrustedProxies.parse(text) {
             case .failure(let invalid):
-                throw .usage("onboard serve: --trusted-proxy takes IP addresses separated by commas (the proxy's address as this server sees it, e.g. 127.0.0.1); \(ErrorEcho.quoted(invalid.text)) is not one")
+                throw .usage(
+                    "onboard serve: --trusted-proxy takes IP addresses separated by commas (the proxy's address as this server sees it, e.g. 127.0.0.1); \(ErrorEcho.quoted(invalid.text)) is not one"
+                )
             case .success(let addresses):
                 trustedProxies = addresses
                 limits.addressesWithoutPerAddressLimit = Set(addresses.compactMap(TrustedProxies.ipv4))
@@ -161,10 +173,14 @@ enum ServeCommand {
             options.maximumOpenReplicas = min(options.maximumOpenReplicas, max(1, descriptorLimit / 4 / perReplica))
         }
         let replicaDescriptors = options.maximumOpenReplicas * perReplica + 64
-        limits.reservedFileDescriptors = max(limits.reservedFileDescriptors,
-                                             overcommitted ? descriptorLimit / 2 : replicaDescriptors)
+        limits.reservedFileDescriptors = max(
+            limits.reservedFileDescriptors,
+            overcommitted ? descriptorLimit / 2 : replicaDescriptors)
         if overcommitted {
-            log.write("warning", "onboard serve: warning: --max-open-replicas \(options.maximumOpenReplicas) needs about \(replicaDescriptors) file descriptors, more than half the open-file limit (\(descriptorLimit)); when they run out, requests get 503 — raise ulimit -n or lower --max-open-replicas")
+            log.write(
+                "warning",
+                "onboard serve: warning: --max-open-replicas \(options.maximumOpenReplicas) needs about \(replicaDescriptors) file descriptors, more than half the open-file limit (\(descriptorLimit)); when they run out, requests get 503 — raise ulimit -n or lower --max-open-replicas"
+            )
         }
         let server: SyncServer
         switch choice {
@@ -193,13 +209,17 @@ enum ServeCommand {
                 let file = invocation.values["admin-token-file"] ?? "./onboard-admin.token"
                 guard writeSecret(admin, to: file) else {
                     server.close()
-                    throw CLIError(ExitCode.cannotCreate, "onboard serve: cannot create \(file) for the new admin token (it exists, or the directory is not writable); pass --admin-token-file PATH and restart — the database keeps the token's hash only, so issue another with onboard enroll --database")
+                    throw CLIError(
+                        ExitCode.cannotCreate,
+                        "onboard serve: cannot create \(file) for the new admin token (it exists, or the directory is not writable); pass --admin-token-file PATH and restart — the database keeps the token's hash only, so issue another with onboard enroll --database"
+                    )
                 }
                 adminTokenNote = "onboard serve: created the admin token in \(file) (mode 0600)"
             }
         }
         let http = HTTPServer(
-            host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits, handler: SyncHTTPHandler(server: server, trustedProxies: trustedProxies),
+            host: invocation.values["host"] ?? "127.0.0.1", port: port, limits: limits,
+            handler: SyncHTTPHandler(server: server, trustedProxies: trustedProxies),
             accessLog: { entry in log.access(entry, accessLog) },
             warningLog: { warning in log.write("warning", "onboard serve: warning: \(warning)") }, responseHeaders: SyncHTTPHandler.responseHeaders,
             tls: tls)
@@ -218,10 +238,14 @@ enum ServeCommand {
             banner.line("onboard serve: TLS certificate SHA-256 \(certificate.fingerprintText), expires \(Timestamp(certificate.expiresAt).iso8601)")
         }
         banner.line("onboard serve: server key \(server.signingKey.publicKey.hex) (devices pin it: onboard sync --server-key)")
-        banner.line("onboard serve: up to \(http.connectionLimit) connections, \(limits.perAddressConnectionLimit) per address, \(options.maximumOpenReplicas) open replicas (open-file limit \(descriptorLimit))")
+        banner.line(
+            "onboard serve: up to \(http.connectionLimit) connections, \(limits.perAddressConnectionLimit) per address, \(options.maximumOpenReplicas) open replicas (open-file limit \(descriptorLimit))"
+        )
         if let adminTokenNote { banner.line(adminTokenNote) }
         for problem in server.unreadableReplicas {
-            banner.line("onboard serve: warning: the replica of \(problem); its records after the damage are left out of the cross-device views — run onboard audit --data \(choice.displayName)")
+            banner.line(
+                "onboard serve: warning: the replica of \(problem); its records after the damage are left out of the cross-device views — run onboard audit --data \(choice.displayName)"
+            )
         }
         banner.flush()
         var received: Int32 = 0
@@ -249,8 +273,9 @@ enum ServeCommand {
             options.maximumClockSkewMilliseconds = Int64(seconds) * 1000
         }
         options.rateLimits.perToken = try rate(invocation, "rate-per-token", default: options.rateLimits.perToken)
-        options.rateLimits.failedAuthenticationPerAddress = try rate(invocation, "rate-failed-auth",
-                                                                     default: options.rateLimits.failedAuthenticationPerAddress)
+        options.rateLimits.failedAuthenticationPerAddress = try rate(
+            invocation, "rate-failed-auth",
+            default: options.rateLimits.failedAuthenticationPerAddress)
         options.rateLimits.anonymousPerAddress = try rate(invocation, "rate-anonymous", default: options.rateLimits.anonymousPerAddress)
         options.tokenLifetimeMilliseconds = try tokenLifetime(invocation, command: "serve")
         if let asked = try invocation.positiveInteger("max-open-replicas"), asked > maximumOpenReplicas {
@@ -264,15 +289,19 @@ enum ServeCommand {
     static func tokenLifetime(_ invocation: Invocation, command: String) throws(CLIError) -> Int64? {
         guard let text = invocation.values["token-lifetime"] else { return TokenLifetime.defaultMilliseconds }
         guard let lifetime = TokenLifetime.parse(text) else {
-            throw .usage("onboard \(command): --token-lifetime must be a positive whole number of days, hours, minutes or seconds (90d, 12h, 30m, 45s; at most 3650d) or off, got \(ErrorEcho.quoted(text))")
+            throw .usage(
+                "onboard \(command): --token-lifetime must be a positive whole number of days, hours, minutes or seconds (90d, 12h, 30m, 45s; at most 3650d) or off, got \(ErrorEcho.quoted(text))"
+            )
         }
         return lifetime
     }
 
     /// `--check-config`: the TLS files read and checked, then every setting in force printed
     /// with where it came from (a database URL without its password); nothing is served.
-    static func checkConfiguration(_ invocation: Invocation, sources: [String: ServeConfiguration.Source], tls: TLSConfiguration?,
-                                   choice: ServerStorageChoice) throws(CLIError) -> Int32 {
+    static func checkConfiguration(
+        _ invocation: Invocation, sources: [String: ServeConfiguration.Source], tls: TLSConfiguration?,
+        choice: ServerStorageChoice
+    ) throws(CLIError) -> Int32 {
         var out = Output.standardOutput()
         if let tls {
             do {
@@ -297,7 +326,9 @@ enum ServeCommand {
         guard let text = invocation.values[name] else { return fallback }
         if text == "off" { return nil }
         guard let rate = RequestRate(text) else {
-            throw .usage("onboard serve: --\(name) must be off or RATE[/BURST] (requests per second, and at once), e.g. 100/400, with 0 < RATE ≤ 1000000 and 1 ≤ BURST ≤ 1000000; got \"\(text)\"")
+            throw .usage(
+                "onboard serve: --\(name) must be off or RATE[/BURST] (requests per second, and at once), e.g. 100/400, with 0 < RATE ≤ 1000000 and 1 ≤ BURST ≤ 1000000; got \"\(text)\""
+            )
         }
         return rate
     }
@@ -310,7 +341,10 @@ enum ServeCommand {
         }
         do {
             let certificate = try http.reloadCertificate()
-            log.write("notice", "onboard serve: SIGHUP: reloaded the TLS certificate, SHA-256 \(certificate.fingerprintText), expires \(Timestamp(certificate.expiresAt).iso8601)")
+            log.write(
+                "notice",
+                "onboard serve: SIGHUP: reloaded the TLS certificate, SHA-256 \(certificate.fingerprintText), expires \(Timestamp(certificate.expiresAt).iso8601)"
+            )
         } catch {
             log.write("warning", "onboard serve: SIGHUP: kept the TLS certificate in use: \(error)")
         }
@@ -344,8 +378,13 @@ struct ServeLog: Sendable {
             Output.error(kind == "failure" ? "\(at) \(message)" : message)
             return
         }
-        Output.error(String(decoding: SyncWire.encode(.object([.init("at", .string(at)), .init("kind", .string(kind)),
-                                                                .init("message", .string(message))])), as: UTF8.self))
+        Output.error(
+            String(
+                decoding: SyncWire.encode(
+                    .object([
+                        .init("at", .string(at)), .init("kind", .string(kind)),
+                        .init("message", .string(message))
+                    ])), as: UTF8.self))
     }
 
     func access(_ entry: HTTPAccessLogEntry, _ log: SyncServer.AccessLog) {

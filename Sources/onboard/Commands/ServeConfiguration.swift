@@ -13,10 +13,12 @@ import Foundation
 /// tls-cert = /etc/onboard/tls/fullchain.pem
 /// ```
 enum ServeConfiguration {
-    static let configOption = OptionSpec(name: "config", valueName: "FILE",
-                                         help: "read settings from FILE (name = value lines; default $ONBOARD_SERVE_CONFIG)")
-    static let checkOption = OptionSpec(name: "check-config", valueName: nil,
-                                        help: "check the configuration, print it and exit (0 good, 64 or 78 not) without serving")
+    static let configOption = OptionSpec(
+        name: "config", valueName: "FILE",
+        help: "read settings from FILE (name = value lines; default $ONBOARD_SERVE_CONFIG)")
+    static let checkOption = OptionSpec(
+        name: "check-config", valueName: nil,
+        help: "check the configuration, print it and exit (0 good, 64 or 78 not) without serving")
     /// 64 KiB: a configuration of every option fits in one; more is not a configuration file.
     static let maximumFileBytes = 64 << 10
 
@@ -86,7 +88,9 @@ enum ServeConfiguration {
             var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
             guard allowed.contains(name) else {
-                throw .usage("onboard serve: \(where_): unknown setting \"\(name)\"; the settings are serve's options without --: \(allowed.sorted().joined(separator: ", "))")
+                throw .usage(
+                    "onboard serve: \(where_): unknown setting \"\(name)\"; the settings are serve's options without --: \(allowed.sorted().joined(separator: ", "))"
+                )
             }
             guard settings[name] == nil else { throw .usage("onboard serve: \(where_): \(name) is set twice") }
             guard !value.isEmpty else { throw .usage("onboard serve: \(where_): \(name) has no value") }

@@ -34,7 +34,7 @@ enum StatsCommand {
                 .init("map_size_bytes", .number(String(stats.mapSizeBytes))),
                 .init("pruned_through_seq", stats.prunedThrough.map { .number(String($0.seq)) } ?? .null),
                 .init("pruned_through_hash", stats.prunedThrough.map { .string($0.hash.hex) } ?? .null),
-                .init("types", counts),
+                .init("types", counts)
             ])
             var writer = JSONWriter()
             writer.append(value)
@@ -50,7 +50,7 @@ enum StatsCommand {
             "head        seq \(stats.headSeq)  \(stats.headHash.hex)",
             "time span   \(stats.firstAt?.iso8601 ?? "-") … \(stats.lastAt?.iso8601 ?? "-")",
             "pruned      " + (stats.prunedThrough.map { "seq 1…\($0.seq) (the log starts at \($0.firstKeptSeqText))" } ?? "nothing"),
-            "file size   \(stats.fileSizeBytes) bytes (\(stats.usedBytes) used, map \(stats.mapSizeBytes))",
+            "file size   \(stats.fileSizeBytes) bytes (\(stats.usedBytes) used, map \(stats.mapSizeBytes))"
         ]
         if !stats.countsByType.isEmpty {
             lines.append("by type")

@@ -8,14 +8,18 @@ enum SyncCommand {
     static let tokenOption = OptionSpec(name: "token", valueName: "T", help: "this device's token (default: $ONBOARD_TOKEN)")
     static let statusOption = OptionSpec(name: "status", valueName: nil, help: "show what is pending instead of syncing")
     static let batchOption = OptionSpec(name: "batch", valueName: "N", help: "events per upload (default and maximum \(SyncLimits.maximumBatchEvents))")
-    static let serverKeyOption = OptionSpec(name: "server-key", valueName: "HEX",
-                                            help: "the server's public key (onboard enroll prints it); pinned in the store at the first sync")
-    static let maxTimeOption = OptionSpec(name: "max-time", valueName: "SECONDS",
-                                          help: "give up after this long (exit 75, what was acknowledged kept); default: no limit")
-    static let caFileOption = OptionSpec(name: "ca-file", valueName: "PEM",
-                                         help: "with https://: the CA the server's certificate must chain to (default: the system's CAs)")
-    static let insecureHTTPOption = OptionSpec(name: "insecure-http", valueName: nil,
-                                               help: "allow http:// to a host that is not loopback (the token and the log travel in clear)")
+    static let serverKeyOption = OptionSpec(
+        name: "server-key", valueName: "HEX",
+        help: "the server's public key (onboard enroll prints it); pinned in the store at the first sync")
+    static let maxTimeOption = OptionSpec(
+        name: "max-time", valueName: "SECONDS",
+        help: "give up after this long (exit 75, what was acknowledged kept); default: no limit")
+    static let caFileOption = OptionSpec(
+        name: "ca-file", valueName: "PEM",
+        help: "with https://: the CA the server's certificate must chain to (default: the system's CAs)")
+    static let insecureHTTPOption = OptionSpec(
+        name: "insecure-http", valueName: nil,
+        help: "allow http:// to a host that is not loopback (the token and the log travel in clear)")
     /// The options of every command that talks to the sync server.
     static let connectionOptions = [serverOption, tokenOption, caFileOption, insecureHTTPOption]
 
@@ -36,7 +40,7 @@ enum SyncCommand {
             "answer is acted on), 77 when the token is refused or the server key is not the pinned one,",
             "78 when the server answers with a redirect.",
             "https:// is verified against the system's CAs, or --ca-file's; http:// is refused for any",
-            "host but loopback (127.0.0.0/8, ::1, localhost) unless --insecure-http is given.",
+            "host but loopback (127.0.0.0/8, ::1, localhost) unless --insecure-http is given."
         ],
         options: [.store] + connectionOptions + [statusOption, batchOption, serverKeyOption, maxTimeOption],
         argumentCount: 0...0,
@@ -86,9 +90,13 @@ enum SyncCommand {
         switch outcome {
         case .success(let summary):
             let rate = Int(Double(summary.appended + summary.duplicates) / seconds)
-            print("synced \(store.deviceID): \(summary.appended) appended, \(summary.duplicates) already on the server, \(summary.batches) batches, \(summary.retries) retries; the server holds seq \(summary.acknowledgedSeq) (\(rate) events/s)")
+            print(
+                "synced \(store.deviceID): \(summary.appended) appended, \(summary.duplicates) already on the server, \(summary.batches) batches, \(summary.retries) retries; the server holds seq \(summary.acknowledgedSeq) (\(rate) events/s)"
+            )
             for pseudonym in summary.forgottenOnRequest {
-                print("forgot \(pseudonym) as the server asked (user_forgotten recorded and uploaded); run onboard forget-user \(pseudonym) later to compact the store file")
+                print(
+                    "forgot \(pseudonym) as the server asked (user_forgotten recorded and uploaded); run onboard forget-user \(pseudonym) later to compact the store file"
+                )
             }
             for failure in summary.forgetFailures {
                 Output.error("onboard sync: the server asked to forget \(failure)")
@@ -122,7 +130,9 @@ enum SyncCommand {
             // The token and every event would cross the network in clear: only the machine itself
             // is trusted with that unless the user says otherwise.
             guard isLoopback(url.host ?? "") || invocation.has("insecure-http") else {
-                throw .usage("onboard \(command): refusing to send the token over plain http:// to \(url.host ?? "?"), which is not this machine; use https://, or pass --insecure-http on a network you trust")
+                throw .usage(
+                    "onboard \(command): refusing to send the token over plain http:// to \(url.host ?? "?"), which is not this machine; use https://, or pass --insecure-http on a network you trust"
+                )
             }
         }
         do { return (try SyncTransports.make(baseURL: url, caFile: caFile), token) } catch {

@@ -4,8 +4,9 @@ import OnboardingStore
 
 /// `onboard token`: what the sync server says of a token, and its rotation.
 enum TokenCommand {
-    static let rotateOption = OptionSpec(name: "rotate", valueName: nil,
-                                         help: "issue a new token of the same role and device and print it (the old one stays valid until its expiry)")
+    static let rotateOption = OptionSpec(
+        name: "rotate", valueName: nil,
+        help: "issue a new token of the same role and device and print it (the old one stays valid until its expiry)")
 
     static let spec = CommandSpec(
         name: "token",
@@ -19,7 +20,7 @@ enum TokenCommand {
             "last 90 days unless the server says otherwise (onboard serve --token-lifetime); an",
             "expired token cannot be rotated (ask the admin: onboard enroll). The admin token is",
             "rotated on the server machine: onboard enroll --rotate-admin.",
-            "Exit 69 when the server cannot be reached, 77 when the token is refused or expired.",
+            "Exit 69 when the server cannot be reached, 77 when the token is refused or expired."
         ],
         options: SyncCommand.connectionOptions + [rotateOption],
         argumentCount: 0...0,
@@ -43,7 +44,9 @@ enum TokenCommand {
             print("\(describe(status)): \(expiry(status.expiresAt, now: now))")
         case .success(let (status, issued?)):
             print(issued.token)
-            Output.error("onboard token: issued a new \(status.role) token\(status.device.map { " of \($0)" } ?? "") (\(expiry(issued.expiresAt, now: now))); the old one (id \(status.id)) stays valid until \(status.expiresAt?.iso8601 ?? "revoked") — switch to the new one now")
+            Output.error(
+                "onboard token: issued a new \(status.role) token\(status.device.map { " of \($0)" } ?? "") (\(expiry(issued.expiresAt, now: now))); the old one (id \(status.id)) stays valid until \(status.expiresAt?.iso8601 ?? "revoked") — switch to the new one now"
+            )
         }
         return ExitCode.success
     }

@@ -4,8 +4,9 @@ import OnboardingStore
 
 /// `onboard users`: the shared device's "Switch or Add User" list.
 enum UsersCommand {
-    static let searchOption = OptionSpec(name: "search", valueName: "TEXT",
-                                         help: "only users whose name or subtitle contains TEXT (case and accents ignored)")
+    static let searchOption = OptionSpec(
+        name: "search", valueName: "TEXT",
+        help: "only users whose name or subtitle contains TEXT (case and accents ignored)")
 
     static let spec = CommandSpec(
         name: "users",
@@ -33,13 +34,16 @@ enum UsersCommand {
             output.append("\(section.title):")
             if section.rows.isEmpty { output.append("  (none)") }
             let rows = section.rows.map { row in
-                [row.isSelected ? "▸" : " ", row.profile.imageRef == nil ? "(\(row.profile.initials))" : "[image]",
-                 row.profile.displayName, row.profile.subtitle ?? "", row.profile.id,
-                 row.lockout.isAllowed ? "" : (row.lockout.message ?? "locked")]
+                [
+                    row.isSelected ? "▸" : " ", row.profile.imageRef == nil ? "(\(row.profile.initials))" : "[image]",
+                    row.profile.displayName, row.profile.subtitle ?? "", row.profile.id,
+                    row.lockout.isAllowed ? "" : (row.lockout.message ?? "locked")
+                ]
             }
             if !rows.isEmpty {
-                output.append(Table.render(header: ["", "", "NAME", "SUBTITLE", "ID", "LOCK"], rows: rows)
-                    .split(separator: "\n").dropFirst().map { "  " + $0 }.joined(separator: "\n"))
+                output.append(
+                    Table.render(header: ["", "", "NAME", "SUBTITLE", "ID", "LOCK"], rows: rows)
+                        .split(separator: "\n").dropFirst().map { "  " + $0 }.joined(separator: "\n"))
             }
         }
         print(output.joined(separator: "\n"))

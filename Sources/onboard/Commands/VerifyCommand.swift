@@ -18,7 +18,7 @@ enum VerifyCommand {
             "pruned_through keeps, the prune point must not pass the server's acknowledgement, and the",
             "rebuild starts from the base snapshot kept at the prune point. A signed head below the",
             "prune point has only its signature checked (its record is gone): verify says what it proves.",
-            "Every record's user must have an entry in user_keys; a record whose user has none is named.",
+            "Every record's user must have an entry in user_keys; a record whose user has none is named."
         ],
         options: [.store],
         argumentCount: 0...0,
@@ -31,10 +31,13 @@ enum VerifyCommand {
         do { report = try store.verify() } catch { throw CLIError(CLIError(error).exitCode, "onboard verify: \(error.message)") }
         if report.isValid {
             let snapshot = report.snapshotSeq.map { "; projection snapshot at seq \($0) matches a rebuild" } ?? ""
-            let pruned = report.prunedThrough.map { point in
-                "; seq 1…\(point.seq) pruned (acknowledged through seq \(report.acknowledgedSeq)), chain checked from \(point.hash.hex)"
-            } ?? ""
-            print("ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot)\(pruned); \(signatures(report)); head seq \(report.headSeq) \(report.headHash.hex)")
+            let pruned =
+                report.prunedThrough.map { point in
+                    "; seq 1…\(point.seq) pruned (acknowledged through seq \(report.acknowledgedSeq)), chain checked from \(point.hash.hex)"
+                } ?? ""
+            print(
+                "ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot)\(pruned); \(signatures(report)); head seq \(report.headSeq) \(report.headHash.hex)"
+            )
             if let note = prunedHeadsNote(report) { print(note) }
             return ExitCode.success
         }
@@ -66,10 +69,12 @@ enum VerifyCommand {
     static func prunedHeadsNote(_ report: VerifyReport) -> String? {
         guard let point = report.prunedThrough, !report.prunedSignedHeadSeqs.isEmpty else { return nil }
         let seqs = report.prunedSignedHeadSeqs
-        let listed = seqs.count <= maximumListedSeqs
+        let listed =
+            seqs.count <= maximumListedSeqs
             ? seqs.map(String.init).joined(separator: ", ")
             : seqs.prefix(maximumListedSeqs - 1).map(String.init).joined(separator: ", ") + ", … \(seqs.last!)"
-        let tie = report.prunePointIsSigned
+        let tie =
+            report.prunePointIsSigned
             ? "a signed head at the prune point vouches for that hash"
             : "no signed head vouches for that hash"
         let one = seqs.count == 1

@@ -8,11 +8,15 @@ struct SharedDevice {
     let store: OnboardingStore
 
     func run(updates: UpdateLog) async throws {
-        try await store.record(.userAdded(displayName: "Alice Martin", subtitle: "Charge Nurse",
-                                          passcodePolicy: .numeric, passcodeMinLength: 6), user: "alice")
+        try await store.record(
+            .userAdded(
+                displayName: "Alice Martin", subtitle: "Charge Nurse",
+                passcodePolicy: .numeric, passcodeMinLength: 6), user: "alice")
         try await store.record(.passcodeSet, user: "alice")
-        try await store.record(.userAdded(displayName: "José Álvarez", subtitle: "Physician", imageRef: "avatars/jose.png",
-                                          passcodePolicy: .alphanumeric, passcodeMinLength: 8), user: "jose")
+        try await store.record(
+            .userAdded(
+                displayName: "José Álvarez", subtitle: "Physician", imageRef: "avatars/jose.png",
+                passcodePolicy: .alphanumeric, passcodeMinLength: 8), user: "jose")
         try await store.record(.passcodeSet, user: "jose")
 
         // "Switch or Add User": the search folds case and diacritics, as the list shows names.

@@ -35,8 +35,9 @@ struct SigninApp {
         // Enrolment, as an admin does it: the server registers the store's signing key and hands
         // out the device's token; the app pins the server's key (its forget requests are then honoured).
         let token = try embedded.server.enroll(device: store.deviceID, publicKey: try store.signingPublicKey())
-        let client = SyncClient(store: store, transport: URLSessionTransport(baseURL: embedded.url), token: token,
-                                serverKey: embedded.server.signingKey.publicKey)
+        let client = SyncClient(
+            store: store, transport: URLSessionTransport(baseURL: embedded.url), token: token,
+            serverKey: embedded.server.signingKey.publicKey)
         let agent = SyncAgent(client: client)
         let updates = UpdateLog(agent.updates())
         await agent.start()
