@@ -214,11 +214,10 @@ public enum RecordCodec {
     public static func sealedSection(of bytes: UnsafeRawBufferPointer) throws(RecordDecodingError) -> [UInt8]? {
         let (body, envelope) = try envelope(of: bytes)
         guard let type = EventType(code: envelope.typeCode) else { throw RecordDecodingError("unknown event type code \(envelope.typeCode)") }
-        guard envelope.user != nil, type.hasPersonalFields(schema: envelope.schema) else { return nil }
-        var reader = BinaryReader(bytes: UnsafeRawBufferPointer(rebasing: body[envelope.end...]))
-        guard try reader.readPresence(field: "sealed personal fields") else { return nil }
-        let length = Int(try reader.readUInt16())
-        return Array(try reader.take(length, field: "sealed personal fields"))
+        guard let (sealed, _) = envelope.sealedSection(in: body, type: type) else {
+            throw RecordDecodingError("sealed personal fields: truncated, or a presence byte that is neither 0 nor 1")
+        }
+        return sealed.map { Array(body[$0]) }
     }
 
     /// The body of a stored record of this format and its envelope (``RecordEnvelope``).

@@ -3,8 +3,9 @@ import Foundation
 /// The envelope of a record body (docs/format.md § The body): the fixed part, then the device,
 /// the user and the session, after which come the sealed personal section (if any) and the
 /// payload. Every reader that skips to a part of the envelope goes through this one parse: the
-/// fast decoder, ``RecordCodec/userRef(of:)`` and ``RecordCodec/sealedSection(of:)``. (The
-/// reference decoder reads the same fields in the same order, naming whatever is wrong.)
+/// fast decoder, ``RecordCodec/userRef(of:)``, ``RecordCodec/sealedSection(of:)`` and the lockout
+/// scan's `StoredRecordParts`. (The reference decoder reads the same fields in the same order,
+/// naming whatever is wrong.)
 struct RecordEnvelope {
     /// The fixed part of the body, each field's bytes computed from the sizes of those before it.
     enum Layout {

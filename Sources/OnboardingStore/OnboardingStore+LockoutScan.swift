@@ -48,8 +48,9 @@ extension OnboardingStore {
     }
 }
 
-/// Reads the few fields of a stored record a lockout needs (docs/format.md: header, then type
-/// code, schema, seq, id, time, device, user, session, sealed section, payload).
+/// Reads the few fields of a stored record a lockout needs: the envelope and the sealed section
+/// through ``StoredRecordParts``, the payload's method, reason and clear address at the offsets
+/// the schema table gives (`LockoutWireCases`).
 private struct LockoutRecordReader {
     enum Outcome {
         case input(LockoutInput)
@@ -59,37 +60,13 @@ private struct LockoutRecordReader {
     }
 
     let bytes: UnsafeRawBufferPointer
-    var offset = RecordCodec.headerByteCount
-
-    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-
-    mutating func byte() -> UInt8? {
-        guard offset < bytes.count else { return nil }
-        defer { offset += 1 }
-        return bytes[offset]
-    }
-
-    mutating func integer(_ count: Int) -> UInt64? {
-        guard offset + count <= bytes.count else { return nil }
-        var value: UInt64 = 0
-        for index in offset..<offset + count { value = value << 8 | UInt64(bytes[index]) }
-        offset += count
-        return value
-    }
-
-    mutating func take(_ count: Int) -> UnsafeRawBufferPointer? {
-        guard count >= 0, offset + count <= bytes.count else { return nil }
-        defer { offset += count }
-        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
-    }
 
     mutating func read(
         users: UserDirectory, addresses: Bool, names: inout [UserRef: String],
         lastDevice: inout [UInt8], lastDeviceName: inout String
     ) -> Outcome {
-        guard bytes.count > RecordCodec.headerByteCount, bytes[0] == RecordCodec.formatVersion,
-            let code = integer(2), let type = EventType(code: UInt16(code))
-        else { return .damaged }
+        // The type first: most records are of a type no lockout reads.
+        guard let type = StoredRecordParts.type(of: bytes) else { return .damaged }
         let kind: LockoutInput.Kind
         switch type {
         case .signInFailed: kind = .passwordFailure
@@ -100,62 +77,53 @@ private struct LockoutRecordReader {
         case .lockoutCleared: kind = .lockoutCleared
         default: return .skipped
         }
-        guard let schema = byte(), schema >= 1, schema <= type.schemaVersion, take(8 + 16) != nil,
-            let milliseconds = integer(8), let deviceLength = byte(), let device = take(Int(deviceLength)),
-            let hasUser = byte(), hasUser <= 1
-        else { return .damaged }
-        let deviceName: String
-        if device.elementsEqual(lastDevice) {
-            deviceName = lastDeviceName
-        } else {
-            deviceName = String(decoding: device, as: UTF8.self)
-            lastDevice = Array(device)
-            lastDeviceName = deviceName
-        }
-        var user: String?
-        var ref: UserRef?
-        if hasUser == 1 {
-            guard let refBytes = take(UserRef.byteCount) else { return .damaged }
-            let decoded = UserRef(bytes: refBytes)
-            ref = decoded
-            if let name = names[decoded] {
-                user = name
-            } else {
-                let name = users.displayName(of: decoded)
-                names[decoded] = name
-                user = name
-            }
-        }
-        guard let hasSession = byte(), hasSession <= 1, hasSession == 0 || take(16) != nil else { return .damaged }
-        var address: String?
-        var unopened = false
-        // The sealed section comes before the payload; it is opened (a secretbox each) only once
-        // the payload shows the attempt counts.
-        var sealed: UnsafeRawBufferPointer?
-        if ref != nil, type.hasPersonalFields(schema: schema) {
-            guard let sealedPresence = byte(), sealedPresence <= 1 else { return .damaged }
-            if sealedPresence == 1 {
-                guard let length = integer(2), let section = take(Int(length)) else { return .damaged }
-                sealed = section
-            }
-        }
+        guard let record = StoredRecordParts(bytes) else { return .damaged }
+        let payload = record.payload
         var method = SignInMethod.password
+        var clearAddress: UnsafeRawBufferPointer?
         switch kind {
-        case .passwordFailure:
-            guard let methodCode = byte(), Int(methodCode) < LockoutWireCases.methods.count,
-                let reasonCode = byte(), Int(reasonCode) < LockoutWireCases.counted.count
-            else { return .damaged }
-            guard LockoutWireCases.counted[Int(reasonCode)] else { return .skipped }
-            method = LockoutWireCases.methods[Int(methodCode)]
-            if ref == nil, schema == 2, addresses, let clear = clearAddress() { address = clear }
-        case .signInSucceeded:
-            guard byte() != nil, byte() != nil else { return .damaged }
-            if ref == nil, schema == 2, addresses, let clear = clearAddress() { address = clear }
+        case .passwordFailure, .signInSucceeded:
+            let layout = kind == .passwordFailure ? LockoutWireCases.failed : LockoutWireCases.succeeded
+            guard payload.count >= layout.fixedByteCount else { return .damaged }
+            let methodCode = Int(payload[layout.method])
+            guard methodCode < LockoutWireCases.methods.count else { return .damaged }
+            if let reason = layout.reason {
+                let reasonCode = Int(payload[reason])
+                guard reasonCode < LockoutWireCases.counted.count else { return .damaged }
+                guard LockoutWireCases.counted[reasonCode] else { return .skipped }
+            }
+            // The failure's method is the engine's; a success is counted whatever its method.
+            if kind == .passwordFailure { method = LockoutWireCases.methods[methodCode] }
+            // A record with no user keeps its address in the clear (schema 2 on).
+            if record.user == nil, addresses, let offset = layout.address[Int(record.schema)] {
+                clearAddress = Self.text(in: payload, at: offset)
+            }
         default:
             break
         }
-        // Only attempts by password keep an address (LockoutInput's rule).
-        if let sealed, let ref, addresses, kind == .passwordFailure || kind == .signInSucceeded {
+        let deviceName: String
+        if record.device.elementsEqual(lastDevice) {
+            deviceName = lastDeviceName
+        } else {
+            deviceName = String(decoding: record.device, as: UTF8.self)
+            lastDevice = Array(record.device)
+            lastDeviceName = deviceName
+        }
+        var user: String?
+        if let ref = record.user {
+            if let name = names[ref] {
+                user = name
+            } else {
+                let name = users.displayName(of: ref)
+                names[ref] = name
+                user = name
+            }
+        }
+        var address = clearAddress.map { String(decoding: $0, as: UTF8.self) }
+        var unopened = false
+        // Failed and successful sign-ins keep an address (LockoutInput's rule); a sealed one costs
+        // a secretbox open, so it is opened only now. The address is the section's first field.
+        if let sealed = record.sealed, let ref = record.user, addresses, kind == .passwordFailure || kind == .signInSucceeded {
             if let key = users.key(of: ref), let plaintext = PersonalData.open(sealed, key: key),
                 plaintext.count >= 3, plaintext[0] == 1
             {
@@ -164,21 +132,55 @@ private struct LockoutRecordReader {
                 unopened = true
             }
         }
-        let input = LockoutInput(
-            kind: kind, method: method, user: user, device: deviceName,
-            at: Timestamp(millisecondsSince1970: Int64(bitPattern: milliseconds)), address: address)
+        let input = LockoutInput(kind: kind, method: method, user: user, device: deviceName, at: record.at, address: address)
         return unopened ? .sealedUnopened(input) : .input(input)
     }
 
-    /// A client address stored in the clear (a record with no user).
-    mutating func clearAddress() -> String? {
-        guard byte() == 1, let length = integer(2), let text = take(Int(length)) else { return nil }
-        return String(decoding: text, as: UTF8.self)
+    /// An optional text field at `offset`: presence byte, two-byte length, UTF-8.
+    private static func text(in payload: UnsafeRawBufferPointer, at offset: Int) -> UnsafeRawBufferPointer? {
+        guard offset + 3 <= payload.count, payload[offset] == 1 else { return nil }
+        let length = Int(payload[offset + 1]) << 8 | Int(payload[offset + 2])
+        guard offset + 3 + length <= payload.count else { return nil }
+        return UnsafeRawBufferPointer(rebasing: payload[offset + 3..<offset + 3 + length])
     }
 }
 
-/// The enums' cases, built once (`allCases` builds an array per call).
-private enum LockoutWireCases {
+/// What the scan reads of a payload, from the schema table once (`allCases` and the offsets
+/// would otherwise be computed per record).
+enum LockoutWireCases {
     static let methods = SignInMethod.allCases
     static let counted = SignInFailureReason.allCases.map(\.isCountedFailure)
+    static let failed = PayloadOffsets(.signInFailed, reason: "reason")
+    static let succeeded = PayloadOffsets(.signInSucceeded, reason: nil)
+
+    /// Where a sign-in type's method, reason and client address lie in its payload.
+    struct PayloadOffsets {
+        let method: Int
+        let reason: Int?
+        /// By schema: the client address's offset, where the schema holds it.
+        let address: [Int: Int]
+        /// The bytes up to the last of method and reason.
+        let fixedByteCount: Int
+
+        init(_ type: EventType, reason reasonName: String?) {
+            let row = EventSchema.row(type)
+            // Every schema keeps the older fields where they were (docs/format.md § Versioning).
+            guard let method = row.byteOffset(of: "method", schema: 1) else {
+                preconditionFailure("\(type.rawValue): the lockout scan needs a one-byte-aligned method field")
+            }
+            self.method = method
+            reason = reasonName.map { name in
+                guard let offset = row.byteOffset(of: name, schema: 1) else {
+                    preconditionFailure("\(type.rawValue): the lockout scan needs a one-byte-aligned \(name) field")
+                }
+                return offset
+            }
+            fixedByteCount = max(method, reason ?? 0) + 1
+            var address: [Int: Int] = [:]
+            for schema in 1...row.version {
+                address[Int(schema)] = row.byteOffset(of: ClientAddress.fieldName, schema: schema)
+            }
+            self.address = address
+        }
+    }
 }

@@ -154,6 +154,19 @@ struct SchemaGoldenTests {
                 let sealed = try RecordCodec.sealedSection(of: raw)
                 let hasSealed = key.hasSuffix("/user") && event.hasPersonalFields
                 #expect((sealed != nil) == hasSealed, "\(key): sealedSection")
+                // The parts the lockout scan reads (StoredRecordParts) agree too.
+                guard let parts = StoredRecordParts(raw) else {
+                    Issue.record("\(key): StoredRecordParts refused a golden record")
+                    return
+                }
+                #expect(parts.type == event.type && StoredRecordParts.type(of: raw) == event.type, "\(key): type")
+                #expect(parts.schema == event.type.schemaVersion(holding: event.payload.fieldValues) && parts.at == event.at, "\(key): schema, time")
+                #expect(String(decoding: parts.device, as: UTF8.self) == event.device, "\(key): device")
+                #expect(parts.user?.literal == ref?.literal && parts.sealed.map(Array.init) == sealed, "\(key): user, sealed section")
+                // The payload is the record's tail: what follows the sealed section, if any.
+                let tail = parts.sealed.map { raw.count - (($0.baseAddress! + $0.count) - raw.baseAddress!) }
+                #expect(
+                    Array(raw.suffix(parts.payload.count)) == Array(parts.payload) && (tail ?? parts.payload.count) == parts.payload.count, "\(key): payload")
             }
         }
     }
