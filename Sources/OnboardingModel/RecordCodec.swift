@@ -28,7 +28,7 @@ public enum RecordCodec {
     public static let headerByteCount = 1 + Digest.byteCount * 2
     public static let hashOffset = 1
     static let previousHashOffset = 1 + Digest.byteCount
-    static let bodyOffset = headerByteCount
+    @usableFromInline static let bodyOffset = headerByteCount
     /// Bytes of the body before the payload without the variable parts; used to pre-size buffers.
     static let fixedBodyByteCount = RecordEnvelope.Layout.minimumByteCount
 

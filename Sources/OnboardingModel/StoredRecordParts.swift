@@ -21,6 +21,7 @@ package struct StoredRecordParts {
 
     /// The type of a stored record from its first body bytes alone, `nil` for a damaged header or
     /// an unknown code: a reader can skip a record of a type it does not want before parsing more.
+    @inlinable
     package static func type(of bytes: UnsafeRawBufferPointer) -> EventType? {
         guard bytes.count > RecordCodec.bodyOffset + RecordEnvelope.Layout.typeCode.upperBound,
             bytes[0] == RecordCodec.formatVersion
@@ -30,6 +31,7 @@ package struct StoredRecordParts {
 
     /// `nil` when the record is damaged: its header, envelope or sealed section cut short, a
     /// presence byte neither 0 nor 1, an unknown type or a schema the type does not have.
+    @inlinable
     package init?(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > RecordCodec.headerByteCount, bytes[0] == RecordCodec.formatVersion else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: bytes[RecordCodec.bodyOffset...])
@@ -51,6 +53,7 @@ extension RecordEnvelope {
     /// Where the sealed personal section lies (`nil` when the record has none or it was written
     /// empty) and where the payload starts; `nil` when the section is cut short or its presence
     /// byte is neither 0 nor 1.
+    @inlinable
     func sealedSection(in body: UnsafeRawBufferPointer, type: EventType) -> (Range<Int>?, payload: Int)? {
         guard user != nil, type.hasPersonalFields(schema: schema) else { return (nil, end) }
         guard end < body.count, body[end] <= 1 else { return nil }
