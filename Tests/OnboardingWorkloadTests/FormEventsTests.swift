@@ -2,6 +2,7 @@ import Foundation
 import OnboardingModel
 import OnboardingProjections
 @testable import OnboardingWorkload
+import TestSupport
 import Testing
 
 /// The form events laid over the sign-in traffic: they leave that traffic as it was, attackers
@@ -260,7 +261,7 @@ import Testing
         #expect(squeezed * 200 < sent, "\(squeezed) of \(sent) forms sent with the button disabled")
     }
 
-    @Test func formEventsChangeNoLockoutFigure() {
+    @Test(.slow) func formEventsChangeNoLockoutFigure() { // replays the effectiveness simulation again
         var parameters = LockoutEffectivenessTests.parameters
         parameters.formEvents = false
         let without = LockoutEffectiveness.report(parameters)

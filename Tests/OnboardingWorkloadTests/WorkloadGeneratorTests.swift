@@ -24,7 +24,7 @@ import Testing
         return all
     }
 
-    @Test(arguments: WorkloadScenario.allCases)
+    @Test(.slow, arguments: WorkloadScenario.allCases) // 1.8 × 10^5 events generated
     func sameSeedGivesTheSameBytesAndAnotherSeedDoesNot(scenario: WorkloadScenario) {
         let spec = WorkloadSpec(eventCount: 10_000, seed: 42, scenario: scenario)
         var other = spec
@@ -46,7 +46,7 @@ import Testing
                 """)
     }
 
-    @Test(arguments: WorkloadScenario.allCases, [LockoutPolicy.mediawiki, .owasp, .localPasscode])
+    @Test(.slow, arguments: WorkloadScenario.allCases, [LockoutPolicy.mediawiki, .owasp, .localPasscode]) // 1.8 × 10^5 events
     func everyEventIsValidUniqueAndInTimeOrderPerDevice(scenario: WorkloadScenario, policy: LockoutPolicy) throws {
         var spec = WorkloadSpec(eventCount: 10_000, seed: 9, scenario: scenario)
         spec.policy = policy

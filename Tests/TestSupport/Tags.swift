@@ -11,7 +11,14 @@ extension Trait where Self == ConditionTrait {
     /// A condition rather than a tag: Swift 6.3's `swift test` cannot select tests by tag yet.
     public static var slow: Self {
         .enabled(
-            if: ProcessInfo.processInfo.environment["ONBOARD_TEST_FAST"] == nil,
+            if: !FastSet.isRunning,
             "slow: skipped in the fast set (ONBOARD_TEST_FAST)")
     }
+}
+
+/// The fast set of docs/testing.md: a run with `ONBOARD_TEST_FAST` set (`tools/test.sh --fast`).
+public enum FastSet {
+    /// Whether this run is the fast set: `.slow` suites skip, and so does everything that talks to
+    /// PostgreSQL (``TestDatabase/isEnabled``).
+    public static var isRunning: Bool { ProcessInfo.processInfo.environment["ONBOARD_TEST_FAST"] != nil }
 }

@@ -53,14 +53,19 @@ public enum TestDatabase {
         return .success(url)
     }()
 
-    /// Whether the PostgreSQL suites run: with a server, or in CI (where a missing one fails them).
+    /// Whether the PostgreSQL suites run: with a server, or in CI (where a missing one fails them);
+    /// never in the fast set (`ONBOARD_TEST_FAST`, docs/testing.md § The fast set), which then
+    /// starts no cluster: every test that talks to PostgreSQL is slow, and so are the PostgreSQL
+    /// cases of the suites parameterised over ``storages`` and ``serverBackends``.
     public static var isEnabled: Bool {
+        if FastSet.isRunning { return false }
         if case .success = server { return true }
         return ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty } ?? false
     }
 
     /// The line a skipped suite shows.
     public static var skipNote: Comment {
+        if FastSet.isRunning { return "slow: PostgreSQL is skipped in the fast set (ONBOARD_TEST_FAST)" }
         if case .failure(let why) = server { return "no PostgreSQL for the tests (\(why.reason)); set ONBOARD_TEST_DATABASE_URL or install postgresql" }
         return "PostgreSQL available"
     }
