@@ -3,7 +3,7 @@ import OnboardingModel
 /// All projections of a store, applied together in log order: the lockout engine first, then
 /// the session (which reads the lockout decision the record led to) and the users.
 ///
-/// State version 6 added the form fields, identifier kind and biometric badge of the session's
+/// State version 7 added the screen a temporary lock returns to; version 6 added the form fields, identifier kind and biometric badge of the session's
 /// flows and the `partially_filled` state; a version-5 state still loads as the base of a
 /// pruned store (``upgradeFromStateVersion5()``).
 ///
@@ -14,7 +14,11 @@ import OnboardingModel
 /// ```
 public struct OnboardingState: Projection {
     /// Bumped whenever any part's layout or meaning changes, so old snapshots are rebuilt.
-    public static let stateVersion = 6
+    public static let stateVersion = 7
+    /// The state versions a pruned store's base snapshot may have and still serve: version 7
+    /// only added optional members (a lock's return screen, …), so a version-6 base reads as
+    /// is, and a version-5 one through ``upgradeFromStateVersion5()``.
+    public static let readableBaseVersions: Set<Int> = [5, 6, stateVersion]
 
     public private(set) var seq: UInt64 = 0
     public private(set) var lockout: LockoutEngine

@@ -81,7 +81,10 @@ extension Flow {
             .init(
                 "resend",
                 resend.map {
-                    .object([.init("available_at", .time($0.availableAt)), .init("help", .string($0.help))])
+                    .object([
+                        .init("available_at", .time($0.availableAt)), .init("available", .bool($0.isAvailable)),
+                        .init("help", .string($0.help))
+                    ])
                 } ?? .null),
             .init("locked_until", .time(lockedUntil)),
             .init(

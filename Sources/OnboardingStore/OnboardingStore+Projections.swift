@@ -40,7 +40,7 @@ public struct RecordOutcome: Sendable {
     public var isDuplicate: Bool
     /// The password-factor decision for the event's user on its device, at the event's time.
     public var decision: LockoutDecision
-    /// The event's device after the event: who is signed in, and its flow.
+    /// The event's device after the event, at the event's time: who is signed in, and its flow.
     public var state: DeviceState
 
     /// The screen the app shows now: ``state``'s flow.
@@ -69,7 +69,7 @@ extension OnboardingStore {
                 decision: state.lockout.decide(
                     state.lockout.key(user: event.user.map(canonicalUser), device: event.device, factor: .password),
                     at: event.at),
-                state: state.session.session(device: event.device))
+                state: state.session.session(device: event.device, at: event.at, lockout: state.lockout))
         }
     }
 
@@ -112,14 +112,24 @@ extension OnboardingStore {
         }
     }
 
-    /// Who is signed in on `device` (default: this store's device), and its current flow.
-    public func deviceState(device: String? = nil) throws(StoreError) -> DeviceState {
-        try withProjections { $0.session.session(device: device ?? deviceID) }
+    /// Who is signed in on `device` (default: this store's device), and its flow as the screen
+    /// shows it at `at` (default: the store's clock, ``Options/clock``): a lock whose end has
+    /// passed is gone, a lock in force names the time left then, a resend timer that has ended
+    /// is available (docs/projections.md § State at a time).
+    ///
+    /// ```swift
+    /// let state = try store.deviceState()
+    /// state.flow.screen                       // .signIn once the lock has ended
+    /// state.flow.systemMessage?.text          // "… Please wait 4 minutes …" a minute into a lock
+    /// ```
+    public func deviceState(device: String? = nil, at: Timestamp? = nil) throws(StoreError) -> DeviceState {
+        let at = at ?? options.clock()
+        return try withProjections { $0.session.session(device: device ?? deviceID, at: at, lockout: $0.lockout) }
     }
 
-    /// The old name of ``deviceState(device:)``: "session" now means only a sign-in's span
+    /// The old name of ``deviceState(device:at:)``: "session" now means only a sign-in's span
     /// (``History/SignInSession``).
-    @available(*, deprecated, renamed: "deviceState(device:)")
+    @available(*, deprecated, renamed: "deviceState(device:at:)")
     public func session(device: String? = nil) throws(StoreError) -> DeviceState { try deviceState(device: device) }
 
     /// The "Switch or Add User" list of `device` at `at` (default: the store's clock; it decides

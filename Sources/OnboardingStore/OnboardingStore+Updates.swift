@@ -55,8 +55,12 @@ extension OnboardingStore {
     }
 
     /// The session of `device` (default: this store's device): first as it is now, then after
-    /// every commit that changes it — what the sign-in screen shows, its state and whether its
-    /// submit button is enabled.
+    /// every commit that changes it, and whenever the clock changes what it shows with no event
+    /// at all — a lock ends (the screen returns to the form), its message names a minute less,
+    /// a resend timer ends. So an app's screen unlocks by itself, with no polling: the sequence
+    /// sleeps on the store's time source (``Options/timeSource``) until the state's next
+    /// change (``DeviceState/nextChange(after:)``). Each value is the state at the time source's
+    /// time when it was read (``deviceState(device:at:)``).
     ///
     /// Sessions are states, not events: a consumer slower than the appends gets the newest one
     /// (the buffer holds one, the latest), never a stale one after a newer. The values come in
@@ -68,27 +72,50 @@ extension OnboardingStore {
         // it, and the reads reach the consumer in order.
         let queue = DispatchQueue(label: "OnboardingStore.deviceStateUpdates")
         let last = Mutex<DeviceState?>(nil)
-        let publish: @Sendable (OnboardingStore) -> Void = { store in
-            guard let session = try? store.deviceState(device: device) else { return }
+        let clock = options.timeSource
+        // The one pending wake-up: replaced by every read, so at most one sleeps per subscription.
+        let wake = Mutex<Task<Void, Never>?>(nil)
+        let publish: @Sendable (OnboardingStore, @escaping @Sendable () -> Void) -> Void = { store, again in
+            let now = clock.now()
+            guard let session = try? store.deviceState(device: device, at: now) else { return }
             let changed = last.withLock { previous -> Bool in
                 defer { previous = session }
                 return previous != session
             }
             if changed { continuation.yield(session) }
-        }
-        queue.async { [weak self] in
-            if let self { publish(self) } else { continuation.finish() }
-        }
-        let observation = observeAppends { [weak self] records in
-            guard records.contains(where: { $0.event.device == device }) else { return }
-            queue.async { [weak self] in
-                if let self { publish(self) } else { continuation.finish() }
+            let next = session.nextChange(after: now)
+            let timer = next.map { deadline in
+                Task {
+                    do { try await clock.sleep(until: deadline) } catch { return }
+                    queue.async(execute: again)
+                }
             }
+            wake.withLock { pending in
+                pending?.cancel()
+                pending = timer
+            }
+        }
+        // `read` schedules itself again when the state's next change comes.
+        let read = Mutex<(@Sendable () -> Void)?>(nil)
+        let readNow: @Sendable () -> Void = { [weak self] in
+            guard let self else { return continuation.finish() }
+            publish(self) { read.withLock { $0 }?() }
+        }
+        read.withLock { $0 = readNow }
+        queue.async(execute: readNow)
+        let observation = observeAppends { records in
+            guard records.contains(where: { $0.event.device == device }) else { return }
+            queue.async(execute: readNow)
         }
         let closing = observeClose { queue.async { continuation.finish() } }
         continuation.onTermination = { _ in
             observation.cancel()
             closing.cancel()
+            wake.withLock { pending in
+                pending?.cancel()
+                pending = nil
+            }
+            read.withLock { $0 = nil }
         }
         if isClosed { queue.async { continuation.finish() } }
         return stream

@@ -50,8 +50,18 @@ public final class OnboardingStore: Sendable {
         /// from a time that has not come. `nil`: no such check (a sync server's replica: the
         /// server checks uploads against its own clock).
         public var maximumClockSkewMilliseconds: Int64? = 5 * 60 * 1000
-        /// The clock appends are checked against (tests and simulations pass a manual one).
-        public var clock: @Sendable () -> Timestamp = OnboardingStore.systemClock
+        /// Where the store reads the time and waits for it: the default time of what it records
+        /// and decides, the clock appends are checked against, and what wakes
+        /// ``OnboardingStore/deviceStateUpdates(device:)`` when a lock ends or a resend becomes
+        /// available. ``SystemStoreClock`` by default; tests, simulations and the demo pass a
+        /// ``ManualStoreClock``.
+        public var timeSource: any StoreClock = SystemStoreClock()
+        /// ``timeSource``'s time as a function. Setting it replaces the time source with one
+        /// that reads this function and sleeps on the wall clock in steps of a minute at most.
+        public var clock: @Sendable () -> Timestamp {
+            get { { [timeSource] in timeSource.now() } }
+            set { timeSource = FunctionStoreClock(read: newValue) }
+        }
         /// Test-only LMDB failures (a commit that fills the map, an fsync that fails); `nil` in
         /// every real use. Package-only, like ``FaultPoint``.
         package var storageFaults: FaultInjector?

@@ -32,9 +32,14 @@ struct LockoutDurationWordsTests {
         #expect(DurationWords.words(milliseconds: milliseconds) == "1 second")
     }
 
-    @Test("the lock message embeds the words")
+    @Test("the lock message names the time left at the decision, not the lock's length")
     func message() {
-        let lock = TemporaryLock(until: LockoutClock.origin, reason: .backoff, durationMilliseconds: 172_800_000, failures: 1)
-        #expect(lock.message == "You have made too many recent login attempts. Please wait 2 days before trying again.")
+        let lock = TemporaryLock(
+            until: LockoutClock.origin.adding(milliseconds: 172_800_000), reason: .backoff, durationMilliseconds: 172_800_000, failures: 1,
+            decidedAt: LockoutClock.origin)
+        #expect(lock.message == "You have made too many recent login attempts. Please wait 48 hours before trying again.")
+        var later = lock
+        later.decidedAt = LockoutClock.origin.adding(milliseconds: 172_800_000 - 7_000)
+        #expect(later.message == "You have made too many recent login attempts. Please wait 7 seconds before trying again.")
     }
 }

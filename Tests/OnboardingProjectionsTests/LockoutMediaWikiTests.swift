@@ -94,7 +94,8 @@ struct LockoutMediaWikiTests {
             .check("2026-12-01T16:00:00.000Z", "allowed (150 failures)")
         ])
         let decision = scenario.decide(at: time(149))
-        #expect(decision.message == "You have made too many recent login attempts. Please wait 2 days before trying again.")
+        // The message names the time left at the 150th failure, rounded up.
+        #expect(decision.message == "You have made too many recent login attempts. Please wait 45 hours before trying again.")
         if case .locked(let lock) = decision {
             #expect(lock.reason == .tier(index: 1, limit: 150, windowSeconds: 172_800))
         } else {
@@ -127,7 +128,7 @@ struct LockoutMediaWikiTests {
         perMinute.play(steps, factor: .secondFactor)
         #expect(
             perMinute.decide(at: LockoutClock.time("16:00:09"), .secondFactor).message
-                == "You have made too many recent login attempts. Please wait 1 minute before trying again.")
+                == "You have made too many recent login attempts. Please wait 51 seconds before trying again.")
         #expect(perMinute.decide(at: LockoutClock.time("16:00:09")) == .allowed(failures: 0), "the password factor is apart")
 
         // Nine a minute never reaches 10 per minute; the 20th within 10 minutes locks.
@@ -146,7 +147,7 @@ struct LockoutMediaWikiTests {
             ], factor: .secondFactor)
         #expect(
             perTenMinutes.decide(at: LockoutClock.time("16:02:01"), .secondFactor).message
-                == "You have made too many recent login attempts. Please wait 10 minutes before trying again.")
+                == "You have made too many recent login attempts. Please wait 8 minutes before trying again.")
     }
 
     @Test(

@@ -40,7 +40,7 @@ struct LockoutOwaspTests {
             .fail("16:01:10", "locked until 16:01:11.000, wait 1 second (1 failure)")
         ])
         #expect(
-            scenario.decide(at: LockoutClock.time("16:00:01")).message
+            scenario.decide(at: LockoutClock.time("16:01:10")).message
                 == "You have made too many recent login attempts. Please wait 1 second before trying again.")
     }
 

@@ -219,7 +219,8 @@ struct ScreenStateMatrixTests {
                 flow(
                     .lockedOut, .error, user: ann,
                     system: Message("You have made too many recent login attempts. Please wait 5 minutes before trying again.", .error),
-                    lockedUntil: FlowTime.at("16:05:00"))))
+                    lockedUntil: FlowTime.at("16:05:00")
+                ).withUnlockScreen(.signIn)))
     ]
 
     /// The brief's errors on every screen where they apply (the matrix's second table).

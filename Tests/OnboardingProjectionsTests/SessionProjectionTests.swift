@@ -136,7 +136,9 @@ struct SessionProjectionTests {
     @Test("the fallback lock sentence is the engine's sentence")
     func lockSentence() {
         for milliseconds: Int64 in [1, 999, 1000, 60_000, 90_000, 300_000, 600_000, 172_800_000] {
-            let lock = TemporaryLock(until: FlowTime.at("10:00:00"), reason: .backoff, durationMilliseconds: milliseconds, failures: 1)
+            let until = FlowTime.at("10:00:00")
+            let lock = TemporaryLock(
+                until: until, reason: .backoff, durationMilliseconds: 600_000, failures: 1, decidedAt: until.adding(milliseconds: -milliseconds))
             #expect(SessionText.tooManyAttempts(waitMilliseconds: milliseconds) == lock.message)
         }
         #expect(

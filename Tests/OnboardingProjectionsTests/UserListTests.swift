@@ -162,7 +162,10 @@ struct UserListTests {
         let engine = script.state.lockout
         let locked = script.state.users.view(device: Self.device, lockout: engine, at: FlowTime.at("10:05:00.999"))
         #expect(locked.selected?.lockout.isAllowed == false)
-        #expect(locked.selected?.lockout.message == "You have made too many recent login attempts. Please wait 5 minutes before trying again.")
+        // The row's message names the time left then: the lock runs to 10:05:01.
+        #expect(locked.selected?.lockout.message == "You have made too many recent login attempts. Please wait 1 second before trying again.")
+        let early = script.state.users.view(device: Self.device, lockout: engine, at: FlowTime.at("10:00:05"))
+        #expect(early.selected?.lockout.message == "You have made too many recent login attempts. Please wait 5 minutes before trying again.")
         let free = script.state.users.view(device: Self.device, lockout: engine, at: FlowTime.at("10:05:01"))
         #expect(free.selected?.lockout == .allowed(failures: 5))
     }

@@ -21,9 +21,14 @@ struct WikipediaLoginFlowTests {
     func wrongPasswordFiveTimes() {
         var script = FlowScript(policy: .mediawiki, device: Self.device)
         let login = FlowID.make(1)
-        let locked = Flow(
-            id: login, user: "alice", screen: .lockedOut, state: .error,
-            systemMessage: Message(Self.throttleMessage, .error), lockedUntil: FlowTime.at("16:05:02"))
+        // The message names the time left at each event: 4 min 2 s at 16:01:00 reads "5 minutes".
+        func locked(_ left: String) -> Flow {
+            Flow(
+                id: login, user: "alice", screen: .lockedOut, state: .error,
+                systemMessage: Message("You have made too many recent login attempts. Please wait \(left) before trying again.", .error),
+                lockedUntil: FlowTime.at("16:05:02"), unlockScreen: .signIn)
+        }
+        #expect(locked("5 minutes").systemMessage?.text == Self.throttleMessage)
 
         script.step(
             .signInStarted(method: .password), user: "alice", at: "16:00:00",
@@ -48,15 +53,15 @@ struct WikipediaLoginFlowTests {
         // The fifth counted failure within 300 s of the first (16:00:02) locks until 16:05:02.
         script.step(
             .signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:01:00",
-            session: Self.session(locked))
+            session: Self.session(locked("5 minutes")))
         // A refused attempt and a failure the app let through while locked: still the lock screen,
         // and the lock does not grow.
         script.step(
             .signInThrottled(method: .password, retryAfter: FlowTime.at("16:05:02")), user: "alice", at: "16:01:30",
-            session: Self.session(locked))
+            session: Self.session(locked("4 minutes")))
         script.step(
             .signInFailed(method: .password, reason: .invalidPassword), user: "alice", at: "16:03:00",
-            session: Self.session(locked))
+            session: Self.session(locked("3 minutes")))
         // At exactly the end of the window the key is free again.
         #expect(
             script.state.lockout.decide(
@@ -83,7 +88,7 @@ struct WikipediaLoginFlowTests {
                 Flow(
                     id: FlowID.make(1), user: "alice", screen: .lockedOut, state: .error,
                     systemMessage: Message("You have made too many recent login attempts. Please wait 2 minutes before trying again.", .error),
-                    lockedUntil: FlowTime.at("16:02:00"))))
+                    lockedUntil: FlowTime.at("16:02:00"), unlockScreen: .signIn)))
     }
 
     @Test("two-factor sign-in: \"Verification failed\" under the code field, then success")
@@ -121,7 +126,7 @@ struct WikipediaLoginFlowTests {
                     systemMessage: Message("Your session has expired. Please sign in again.", .info))))
     }
 
-    @Test("too many 2FA codes lock with the same sentence, worded with the tier's window")
+    @Test("too many 2FA codes lock with the same sentence, worded with the time left")
     func twoFactorThrottle() {
         var script = FlowScript(policy: .mediawiki, device: Self.device)
         let login = FlowID.make(1)
@@ -136,14 +141,16 @@ struct WikipediaLoginFlowTests {
         for second in stride(from: 10, through: 26, by: 2) {
             script.step(.secondFactorFailed(method: .totp), user: "bob", at: "16:00:\(second)", session: Self.session(verificationFailed))
         }
-        let oneMinute = Flow(
-            id: login, user: "bob", screen: .lockedOut, state: .error,
-            systemMessage: Message("You have made too many recent login attempts. Please wait 1 minute before trying again.", .error),
-            lockedUntil: FlowTime.at("16:01:10"))
-        script.step(.secondFactorFailed(method: .totp), user: "bob", at: "16:00:28", session: Self.session(oneMinute))
+        func oneMinute(_ left: String) -> Flow {
+            Flow(
+                id: login, user: "bob", screen: .lockedOut, state: .error,
+                systemMessage: Message("You have made too many recent login attempts. Please wait \(left) before trying again.", .error),
+                lockedUntil: FlowTime.at("16:01:10"), unlockScreen: .secondFactor)
+        }
+        script.step(.secondFactorFailed(method: .totp), user: "bob", at: "16:00:28", session: Self.session(oneMinute("42 seconds")))
         script.step(
             .signInThrottled(method: .password, retryAfter: FlowTime.at("16:01:10")), user: "bob", at: "16:00:40",
-            session: Self.session(oneMinute))
+            session: Self.session(oneMinute("30 seconds")))
         // Tier 2: 20 per 600 s from 16:00:10. Ten more after the first lock ends reach it.
         for second in stride(from: 10, through: 26, by: 2) {
             script.step(.secondFactorFailed(method: .totp), user: "bob", at: "16:01:\(second)", session: Self.session(verificationFailed))
@@ -153,8 +160,8 @@ struct WikipediaLoginFlowTests {
             session: Self.session(
                 Flow(
                     id: login, user: "bob", screen: .lockedOut, state: .error,
-                    systemMessage: Message("You have made too many recent login attempts. Please wait 10 minutes before trying again.", .error),
-                    lockedUntil: FlowTime.at("16:10:10"))))
+                    systemMessage: Message("You have made too many recent login attempts. Please wait 9 minutes before trying again.", .error),
+                    lockedUntil: FlowTime.at("16:10:10"), unlockScreen: .secondFactor)))
         // The password factor was never touched.
         #expect(script.decision("bob") == .allowed(failures: 0))
     }
@@ -222,7 +229,7 @@ struct WikipediaLoginFlowTests {
                 Flow(
                     id: login, user: "alice", screen: .lockedOut, state: .error,
                     systemMessage: Message(Self.throttleMessage, .error),
-                    lockedUntil: FlowTime.at("16:05:00"))))
+                    lockedUntil: FlowTime.at("16:05:00"), unlockScreen: .signIn)))
         script.session = FlowID.make(2)
         let reset = FlowID.make(2)
         script.step(

@@ -45,13 +45,18 @@ public struct TemporaryLock: Sendable, Hashable {
     /// A new attempt is allowed from this instant (the `retry_after` of `sign_in_throttled`).
     public var until: Timestamp
     public var reason: LockReason
-    /// The length of the wait the message words, e.g. the tier's window.
+    /// The length of the lock as the policy imposed it, e.g. the tier's window.
     public var durationMilliseconds: Int64
     public var failures: Int
+    /// The time the decision was asked for: what ``message`` counts the time left from.
+    public var decidedAt: Timestamp
 
-    public var message: String {
-        "You have made too many recent login attempts. Please wait \(DurationWords.words(milliseconds: durationMilliseconds)) before trying again."
-    }
+    /// The time left at ``decidedAt`` (positive: a lock is in force only before its end).
+    public var remainingMilliseconds: Int64 { until.millisecondsSince1970 - decidedAt.millisecondsSince1970 }
+
+    /// "You have made too many recent login attempts. Please wait 5 minutes before trying
+    /// again.", naming the time left at ``decidedAt`` as ``WaitWords`` words it.
+    public var message: String { SessionText.tooManyAttempts(waitMilliseconds: remainingMilliseconds) }
 }
 
 /// A lock that only a clearing event lifts.

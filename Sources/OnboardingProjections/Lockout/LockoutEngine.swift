@@ -292,7 +292,7 @@ public struct LockoutEngine: Projection {
             return .locked(
                 TemporaryLock(
                     until: until, reason: reason, durationMilliseconds: state.lockDurationMilliseconds,
-                    failures: Int(state.failures)))
+                    failures: Int(state.failures), decidedAt: at))
         }
         return .allowed(failures: Int(state.failures))
     }

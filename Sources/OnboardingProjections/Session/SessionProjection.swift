@@ -80,7 +80,7 @@ public struct SessionProjection: Sendable, Hashable {
     ///
     /// In order: an event that changes no screen only keeps the biometric table; any other starts
     /// from a clean screen of its flow (`Flow(startingFrom:for:sameFlow:)`), shows what it did
-    /// (`showEffect(of:on:device:before:sameFlow:lockout:)`), keeps the biometric badge
+    /// (`showEffect(of:on:device:before:stored:sameFlow:lockout:)`), keeps the biometric badge
     /// (`keepBiometricBadge(on:before:device:)`), and the device is written back.
     public mutating func apply(_ record: Record, lockout: LockoutEngine) {
         let event = record.event
@@ -92,10 +92,13 @@ public struct SessionProjection: Sendable, Hashable {
         // One lookup per event: the position found here is where the device's session is written back.
         let index = devices.index(forKey: event.device)
         var device = index.map { devices.values[$0] } ?? DeviceState(device: event.device)
-        let before = device.flow
+        // The flow as it showed when the event happened (docs/projections.md § State at a time):
+        // a lock that had ended by then is gone, so an edit lands on the form, not the lock screen.
+        let stored = device.flow
+        let before = stored.screen == .lockedOut ? stored.at(event.at, device: event.device, lockout: lockout) : stored
         let sameFlow = event.flow == before.id
         var flow = Flow(startingFrom: before, for: event, sameFlow: sameFlow)
-        guard showEffect(of: event, on: &flow, device: &device, before: before, sameFlow: sameFlow, lockout: lockout) else { return }
+        guard showEffect(of: event, on: &flow, device: &device, before: before, stored: stored, sameFlow: sameFlow, lockout: lockout) else { return }
         keepBiometricBadge(on: &flow, before: before, device: event.device)
         device.flow = flow
         if let index {
@@ -121,7 +124,7 @@ public struct SessionProjection: Sendable, Hashable {
     /// in steps of their own below. `false` when the event leaves the device as it was.
     @inline(__always)
     private mutating func showEffect(
-        of event: Event, on flow: inout Flow, device: inout DeviceState, before: Flow, sameFlow: Bool,
+        of event: Event, on flow: inout Flow, device: inout DeviceState, before: Flow, stored: Flow, sameFlow: Bool,
         lockout: LockoutEngine
     ) -> Bool {
         switch event.payload {
@@ -131,11 +134,11 @@ public struct SessionProjection: Sendable, Hashable {
         case let .signInFailed(_, reason, _):
             Self.failSignIn(&flow, reason: reason, event: event, lockout: lockout)
         case let .signInThrottled(_, retryAfter, _):
-            Self.throttleSignIn(&flow, retryAfter: retryAfter, event: event, lockout: lockout)
+            Self.throttleSignIn(&flow, retryAfter: retryAfter, event: event, lockout: lockout, before: before, sameFlow: sameFlow)
         case .secondFactorRequired:
             flow.show(.secondFactor)
         case .secondFactorFailed:
-            Self.failSecondFactor(&flow, decision: Self.decision(.secondFactor, for: event, in: lockout))
+            Self.failSecondFactor(&flow, decision: Self.decision(.secondFactor, for: event, in: lockout), at: event.at)
         case .secondFactorSucceeded:
             flow.show(.secondFactor, .success)
         case let .signInSucceeded(method, secondFactor, _):
@@ -192,8 +195,9 @@ public struct SessionProjection: Sendable, Hashable {
             flow.inputs = FieldInputs()
             flow.systemMessage = Message(SessionText.passcodeReset, .success)
         case .lockoutCleared:
-            // Only a lock screen waiting for this user changes; any other screen stays as it is.
-            guard before.screen == .lockedOut, before.user == event.user else { return false }
+            // Only a lock screen waiting for this user changes; any other screen stays as it is. The
+            // stored flow, not `before`: `lockout` has already cleared the lock this event lifts.
+            guard stored.screen == .lockedOut, stored.user == event.user else { return false }
             flow.show(.signIn)
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
             return false // `apply` handed them to noteBiometric already
@@ -221,7 +225,9 @@ public struct SessionProjection: Sendable, Hashable {
     /// failure, and one still allowed, shows the sign-in form with what went wrong.
     @inline(__always)
     private static func failSignIn(_ flow: inout Flow, reason: SignInFailureReason, event: Event, lockout: LockoutEngine) {
-        if reason.isCountedFailure, showLock(decision(.password, for: event, in: lockout), on: &flow) { return }
+        if reason.isCountedFailure, showLock(decision(.password, for: event, in: lockout), at: event.at, returningTo: .signIn, on: &flow) {
+            return
+        }
         flow.show(.signIn, .error)
         switch reason {
         case .invalidPassword: flow.fieldMessages = [FieldMessage(field: "password", SessionText.invalidPassword, .error)]
@@ -235,25 +241,39 @@ public struct SessionProjection: Sendable, Hashable {
         }
     }
 
-    /// The app refused the attempt because of a lock; say what the engine knows of it (password
-    /// factor, then second factor), or else the wait the app recorded.
+    /// The app refused the attempt because of a lock; show what the engine knows of it (password
+    /// factor, then second factor) or the wait the app recorded, whichever ends later; a
+    /// `retry_after` already past at the event, with no lock the engine knows, is no lock at all.
     @inline(__always)
-    private static func throttleSignIn(_ flow: inout Flow, retryAfter: Timestamp, event: Event, lockout: LockoutEngine) {
+    private static func throttleSignIn(
+        _ flow: inout Flow, retryAfter: Timestamp, event: Event, lockout: LockoutEngine, before: Flow, sameFlow: Bool
+    ) {
+        // The screen the refused attempt came from: the code's, or the sign-in form's.
+        let returnScreen: Screen =
+            !sameFlow
+            ? .signIn
+            : before.screen == .lockedOut
+                ? before.unlockScreen ?? .signIn
+                : before.screen == .secondFactor ? .secondFactor : .signIn
         let lock = [decision(.password, for: event, in: lockout), decision(.secondFactor, for: event, in: lockout)].first { !$0.isAllowed }
-        if let lock, showLock(lock, on: &flow) {
-            if case .locked = lock { flow.lockedUntil = retryAfter }
-        } else {
-            flow.show(.lockedOut, .error)
-            let wait = retryAfter.millisecondsSince1970 - event.at.millisecondsSince1970
-            flow.systemMessage = Message(SessionText.tooManyAttempts(waitMilliseconds: wait), .error)
-            flow.lockedUntil = retryAfter
+        switch lock {
+        case .permanentlyLocked?:
+            _ = showLock(lock!, at: event.at, returningTo: returnScreen, on: &flow)
+        case .locked(let engineLock)?:
+            flow.showTemporaryLock(until: max(engineLock.until, retryAfter), at: event.at, returningTo: returnScreen)
+        case .allowed?, nil:
+            if retryAfter > event.at {
+                flow.showTemporaryLock(until: retryAfter, at: event.at, returningTo: returnScreen)
+            } else {
+                flow.show(returnScreen)
+            }
         }
     }
 
     /// The lock screen when the engine refuses the second factor, else the code's form with the failure.
     @inline(__always)
-    private static func failSecondFactor(_ flow: inout Flow, decision: LockoutDecision) {
-        if showLock(decision, on: &flow) { return }
+    private static func failSecondFactor(_ flow: inout Flow, decision: LockoutDecision, at: Timestamp) {
+        if showLock(decision, at: at, returningTo: .secondFactor, on: &flow) { return }
         flow.show(.secondFactor, .error)
         flow.fieldMessages = [FieldMessage(field: "second_factor_code", SessionText.verificationFailed, .error)]
     }
@@ -314,12 +334,13 @@ public struct SessionProjection: Sendable, Hashable {
     private static func edit(_ flow: inout Flow, field: FormField, filled: Bool, valid: Bool?, before: Flow, sameFlow: Bool) {
         flow.setField(FieldInput(field: field, filled: filled, valid: valid))
         if let kind = field.identifierKind { flow.identifierKind = kind }
-        if sameFlow && before.screen == .lockedOut {
+        if sameFlow && before.screen == .lockedOut && before.user == flow.user {
             // The lock screen has no fields: it stays as it was.
             flow.screen = .lockedOut
             flow.state = before.state
             flow.systemMessage = before.systemMessage
             flow.lockedUntil = before.lockedUntil
+            flow.unlockScreen = before.unlockScreen
             return
         }
         flow.screen = sameFlow && before.screen.formMask & FieldInputs.bit(field) != 0 ? before.screen : field.homeScreen
@@ -383,20 +404,21 @@ public struct SessionProjection: Sendable, Hashable {
         }
     }
 
-    /// Puts `flow` on the lock screen when `decision` refuses attempts; `false` when it allows them.
-    private static func showLock(_ decision: LockoutDecision, on flow: inout Flow) -> Bool {
+    /// Puts `flow` on the lock screen when `decision` refuses attempts at `at`, to return to
+    /// `returnScreen` when a temporary lock ends; `false` when it allows them.
+    private static func showLock(_ decision: LockoutDecision, at: Timestamp, returningTo returnScreen: Screen, on flow: inout Flow) -> Bool {
         switch decision {
         case .allowed: return false
         case .locked(let lock):
-            flow.lockedUntil = lock.until
-            flow.systemMessage = Message(lock.message, .error)
+            flow.showTemporaryLock(until: lock.until, at: at, returningTo: returnScreen)
         case .permanentlyLocked(let lock):
+            flow.screen = .lockedOut
+            flow.state = .error
+            flow.fieldMessages = []
             flow.lockedUntil = nil
+            flow.unlockScreen = nil
             flow.systemMessage = Message(lock.message, .error)
         }
-        flow.screen = .lockedOut
-        flow.state = .error
-        flow.fieldMessages = []
         return true
     }
 
@@ -591,6 +613,9 @@ public struct Flow: Sendable, Hashable {
     public var resend: ResendInfo?
     /// On `locked_out` with a temporary lock: when a new attempt is allowed.
     public var lockedUntil: Timestamp?
+    /// On `locked_out` with a temporary lock: the screen the flow returns to when the lock ends
+    /// (the form the refused attempt came from), in the state its fields give.
+    public internal(set) var unlockScreen: Screen?
     /// The flow's form fields the app reported (`field_edited`), sorted by field name: whether
     /// each is filled and, when the app checked, valid. Never their content.
     public var fields: [FieldInput] {
@@ -610,7 +635,7 @@ public struct Flow: Sendable, Hashable {
         id: UUID? = nil, user: String? = nil, screen: Screen = .signIn, state: ScreenState = .empty,
         fieldMessages: [FieldMessage] = [], systemMessage: Message? = nil, resend: ResendInfo? = nil,
         lockedUntil: Timestamp? = nil, fields: [FieldInput] = [], identifierKind: IdentifierKind? = nil,
-        biometric: BiometricKind? = nil
+        biometric: BiometricKind? = nil, unlockScreen: Screen? = nil
     ) {
         self.id = id
         self.user = user
@@ -623,6 +648,7 @@ public struct Flow: Sendable, Hashable {
         self.inputs = FieldInputs(fields)
         self.identifierKind = identifierKind
         self.biometric = biometric
+        self.unlockScreen = unlockScreen
     }
 
     /// The fold's start for each event: a clean sign-in screen of flow `id` about `user`
@@ -637,6 +663,7 @@ public struct Flow: Sendable, Hashable {
         systemMessage = nil
         resend = nil
         lockedUntil = nil
+        unlockScreen = nil
         identifierKind = nil
         biometric = nil
     }
@@ -671,7 +698,8 @@ public struct Flow: Sendable, Hashable {
 extension Flow: Codable {
     private enum CodingKeys: String, CodingKey {
         // `session`: the key snapshots have always used for the flow id.
-        case id = "session", user, screen, state, fieldMessages, systemMessage, resend, lockedUntil, fields, identifierKind, biometric
+        case id = "session", user, screen, state, fieldMessages, systemMessage, resend, lockedUntil, fields, identifierKind, biometric,
+            unlockScreen
     }
 
     public init(from decoder: any Decoder) throws {
@@ -689,6 +717,7 @@ extension Flow: Codable {
             fields: try container.decodeIfPresent([FieldInput].self, forKey: .fields) ?? [],
             identifierKind: try container.decodeIfPresent(IdentifierKind.self, forKey: .identifierKind),
             biometric: try container.decodeIfPresent(BiometricKind.self, forKey: .biometric))
+        unlockScreen = try container.decodeIfPresent(Screen.self, forKey: .unlockScreen)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -704,6 +733,7 @@ extension Flow: Codable {
         try container.encode(fields, forKey: .fields)
         try container.encodeIfPresent(identifierKind, forKey: .identifierKind)
         try container.encodeIfPresent(biometric, forKey: .biometric)
+        try container.encodeIfPresent(unlockScreen, forKey: .unlockScreen)
     }
 }
 
@@ -843,11 +873,30 @@ public struct FieldMessage: Sendable, Hashable, Codable {
     }
 }
 
-public struct ResendInfo: Sendable, Hashable, Codable {
+/// The resend timer of `reset_sent`: when a new mail may be requested, and what to do while
+/// waiting for this one.
+public struct ResendInfo: Sendable, Hashable {
+    /// When the timer ends (60 s after the mail was sent by default).
     public var availableAt: Timestamp
     public var help: String
-    public init(availableAt: Timestamp, help: String) {
+    /// Whether the timer has ended at the time the state was asked for (``DeviceState/at(_:)``):
+    /// the fold itself, which has no clock, always holds `false`.
+    public var isAvailable: Bool
+
+    public init(availableAt: Timestamp, help: String, isAvailable: Bool = false) {
         self.availableAt = availableAt
         self.help = help
+        self.isAvailable = isAvailable
+    }
+}
+
+extension ResendInfo: Codable {
+    private enum CodingKeys: String, CodingKey { case availableAt, help, isAvailable }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            availableAt: try container.decode(Timestamp.self, forKey: .availableAt), help: try container.decode(String.self, forKey: .help),
+            isAvailable: try container.decodeIfPresent(Bool.self, forKey: .isAvailable) ?? false)
     }
 }

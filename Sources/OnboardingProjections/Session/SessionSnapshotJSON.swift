@@ -74,13 +74,13 @@ extension DeviceState {
 extension Flow {
     static let snapshotKeys = [
         "session", "user", "screen", "state", "fieldMessages", "systemMessage", "resend", "lockedUntil",
-        "fields", "identifierKind", "biometric"
+        "fields", "identifierKind", "biometric", "unlockScreen"
     ]
 
     /// `{"session"? (the flow id, an uppercase UUID), "user"?, "screen", "state", "fieldMessages":
     /// [{"field", "text", "severity"}], "systemMessage"?: {"text", "severity"}, "resend"?:
     /// {"availableAt", "help"}, "lockedUntil"?, "fields": [{"field", "filled", "valid"?}],
-    /// "identifierKind"?, "biometric"?}`.
+    /// "identifierKind"?, "biometric"?, "unlockScreen"?}` (`unlockScreen` since state version 7).
     var snapshotValue: JSONValue {
         var members: [JSONValue.Member] = []
         members.append("session", id.map { .string($0.uuidString) })
@@ -118,6 +118,7 @@ extension Flow {
                     })))
         members.append("identifierKind", identifierKind.map { .string($0.rawValue) })
         members.append("biometric", biometric.map { .string($0.rawValue) })
+        members.append("unlockScreen", unlockScreen.map { .string($0.rawValue) })
         return .object(members)
     }
 
@@ -142,11 +143,13 @@ extension Flow {
             let input = try SnapshotObject(element, "\(object.path("fields"))[\(index)]", allowed: ["field", "filled", "valid"])
             fields.append(FieldInput(field: try input.name("field"), filled: try input.bool("filled"), valid: try input.optionalBool("valid")))
         }
+        let unlockScreen: Screen? = try object.optionalName("unlockScreen")
         self.init(
             id: try object.optional("session").map { (value) throws(SnapshotDecodingError) in try SnapshotJSON.uuid(value, object.path("session")) },
             user: try object.optionalString("user"), screen: try object.name("screen"), state: try object.name("state"),
             fieldMessages: fieldMessages, systemMessage: systemMessage, resend: resend, lockedUntil: try object.optionalTime("lockedUntil"),
             fields: fields, identifierKind: try object.optionalName("identifierKind"), biometric: try object.optionalName("biometric"))
+        self.unlockScreen = unlockScreen
     }
 }
 

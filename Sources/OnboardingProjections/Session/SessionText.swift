@@ -33,10 +33,12 @@ public enum SessionText {
     public static let noConnection = "No internet connection. Check your connection and try again."
     public static let serverError = "Something went wrong on our side. Please try again in a few minutes."
 
-    /// The lockout sentence for a wait the engine did not impose itself (a `sign_in_throttled`
-    /// whose lock the local policy does not know): the same words as ``TemporaryLock/message``.
+    /// The lockout sentence for `waitMilliseconds` left, rounded up as ``WaitWords`` says: the
+    /// message of every temporary lock (``TemporaryLock/message``) and of a `sign_in_throttled`
+    /// whose lock the local policy does not know. With 4–5 minutes left it is the Wikipedia
+    /// design's own sentence, "… Please wait 5 minutes before trying again."
     public static func tooManyAttempts(waitMilliseconds: Int64) -> String {
-        "You have made too many recent login attempts. Please wait \(DurationWords.words(milliseconds: waitMilliseconds)) before trying again."
+        "You have made too many recent login attempts. Please wait \(WaitWords.words(remainingMilliseconds: waitMilliseconds)) before trying again."
     }
 
     // MARK: Second factor (the Wikipedia login design's "2FA" table)

@@ -8,23 +8,27 @@ enum SessionCommand {
         name: "session",
         summary: "the signed-in user and the current screen, state and messages of a device",
         arguments: "",
-        details: ["The JSON form is documented in docs/projections.md."],
-        options: [.store, .device, .json],
+        details: [
+            "The screen as it shows at --at (default now): a lock whose end has passed is gone, a lock in force names the time left then.",
+            "The JSON form is documented in docs/projections.md."
+        ],
+        options: [.store, .device, .at, .json],
         argumentCount: 0...0,
         run: run)
 
     static func run(_ invocation: Invocation) throws(CLIError) -> Int32 {
         let store = try OnboardTool.openStore(invocation, writable: false)
         defer { store.close() }
+        let at = try invocation.time("at") ?? Clock.now()
         let session: DeviceState
-        do { session = try store.deviceState(device: invocation.values["device"]) } catch {
+        do { session = try store.deviceState(device: invocation.values["device"], at: at) } catch {
             throw CLIError(CLIError(error).exitCode, "onboard session: \(error.message)")
         }
         if invocation.has("json") {
             printJSON(session.jsonValue)
             return ExitCode.success
         }
-        print(text(session))
+        print(text(session, at: at))
         return ExitCode.success
     }
 
@@ -35,7 +39,7 @@ enum SessionCommand {
         }.joined(separator: ", ")
     }
 
-    static func text(_ session: DeviceState) -> String {
+    static func text(_ session: DeviceState, at: Timestamp) -> String {
         var lines = ["device     \(session.device)"]
         if let user = session.signedIn {
             lines.append("signed in  \(user.user) since \(user.since.iso8601) with \(user.method.rawValue)\(user.secondFactor ? " + second factor" : "")")
@@ -48,8 +52,14 @@ enum SessionCommand {
             lines.append("  \(message.field): \(message.text) [\(message.severity.rawValue)]")
         }
         if let message = flow.systemMessage { lines.append("  \(message.text) [\(message.severity.rawValue)]") }
-        if let until = flow.lockedUntil { lines.append("  locked until \(until.iso8601)") }
-        if let resend = flow.resend { lines.append("  resend from \(resend.availableAt.iso8601): \(resend.help)") }
+        if let until = flow.lockedUntil {
+            let left = WaitWords.words(remainingMilliseconds: until.millisecondsSince1970 - at.millisecondsSince1970)
+            lines.append("  locked until \(until.iso8601) (\(left) left at \(at.iso8601))")
+        }
+        if let resend = flow.resend {
+            let timer = resend.isAvailable ? "resend available since \(resend.availableAt.iso8601)" : "resend from \(resend.availableAt.iso8601)"
+            lines.append("  \(timer): \(resend.help)")
+        }
         if !flow.fields.isEmpty { lines.append("fields     \(fieldsText(flow.fields))") }
         if let kind = flow.biometric { lines.append("biometric  \(kind.rawValue) (badge on the sign-in button)") }
         lines.append("submit     \(flow.submitEnabled ? "enabled" : "disabled")")
