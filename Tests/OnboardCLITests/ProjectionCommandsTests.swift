@@ -145,6 +145,47 @@ import TestSupport
         }
     }
 
+    @Test func sessionAtATimeShowsTheLockUntilItEndsThenTheForm() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            // Alice types a password, then five failures from +0 s to +40 s: locked until +300 s.
+            let store = try importLog(
+                [Self.event(20, .fieldEdited(field: .password, filled: true, valid: nil), seconds: -5)] + Self.lockoutLog().prefix(5), into: directory)
+            func session(at seconds: Int64, json: Bool = true) throws -> String {
+                let at = Self.start.adding(milliseconds: seconds * 1000).iso8601
+                let result = try CLI.run(["session", "--store", store, "--at", at] + (json ? ["--json"] : []))
+                #expect(result.status == 0, "\(result.stderr)")
+                return result.stdout
+            }
+            let locked = try JSONValue.parse(try session(at: 40))
+            #expect(locked["flow"]?["screen"] == .string("locked_out"))
+            #expect(locked["flow"]?["locked_until"] == .string("2026-11-30T16:05:00.000Z"))
+            #expect(
+                locked["flow"]?["system_message"]?["text"]
+                    == .string("You have made too many recent login attempts. Please wait 5 minutes before trying again."))
+            let sevenSeconds = try JSONValue.parse(try session(at: 293))
+            #expect(
+                sevenSeconds["flow"]?["system_message"]?["text"]
+                    == .string("You have made too many recent login attempts. Please wait 7 seconds before trying again."))
+            #expect(try session(at: 293, json: false).contains("locked until 2026-11-30T16:05:00.000Z (7 seconds left at 2026-11-30T16:04:53.000Z)"))
+            // An hour after: the form is back, submit enabled, nothing pending.
+            let later = try JSONValue.parse(try session(at: 3_600))
+            #expect(later["flow"]?["screen"] == .string("sign_in"))
+            #expect(later["flow"]?["state"] == .string("partially_filled"))
+            #expect(later["flow"]?["locked_until"] == .null)
+            #expect(later["flow"]?["system_message"] == .null)
+            #expect(later["flow"]?["submit_enabled"] == .bool(true))
+            // Without --at it is now: the lock of 2026-11-30 ended long ago.
+            let now = try JSONValue.parse(try CLI.run(["session", "--store", store, "--json"]).stdout)
+            #expect(now["flow"]?["screen"] == .string("sign_in"))
+            // A bad time is a usage error naming the option.
+            let bad = try CLI.run(["session", "--store", store, "--at", "yesterday"])
+            #expect(bad.status == 64)
+            #expect(bad.stderr.contains("--at"), "\(bad.stderr)")
+        }
+    }
+
     @Test func sessionUsersAndHistoryCommands() async throws {
         try await onOwnThread {
             let directory = try TemporaryDirectory()
@@ -218,7 +259,12 @@ import TestSupport
                 "screen   ", "lockout  allowed (1 counted failure)", "locked_out (error)",
                 "You have made too many recent login attempts. Please wait 5 minutes before trying again.",
                 "lockout  locked until", "event    sign_in_throttled", "Switch or Add User", "(AM) Alice Martin",
-                "search \"jose\" finds: José Álvarez"
+                "search \"jose\" finds: José Álvarez",
+                // The clock alone ends the lock: the screen read again with no event.
+                "no new event", "the lock has ended by itself",
+                "locked_out (error) · \"You have made too many recent login attempts. Please wait 4 minutes before trying again.\"",
+                "seconds before trying again.\" [error]\n   …    the five minutes are over: the lock has ended by itself, the form is back as it was left\n        time     ",
+                "no new event\n        screen   sign_in (partially_filled) · submit enabled · Face ID badge · password filled"
             ] {
                 #expect(demo.stdout.contains(expected), "demo output lacks \(expected)")
             }

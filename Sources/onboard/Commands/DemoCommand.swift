@@ -29,7 +29,8 @@ enum DemoCommand {
     /// One step of the story: who, what, and the line the reader sees.
     struct Step {
         let user: String?
-        let payload: Payload
+        /// `nil`: no event, only time passes (the screen read again shows what the clock changed).
+        let payload: Payload?
         let narration: String
         /// Seconds after the previous step.
         let pause: Int64
@@ -218,18 +219,24 @@ enum DemoCommand {
                     Step(
                         user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword),
                         narration: "a wrong password: \"Invalid password\" under the field", pause: 5),
-                    Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "another", pause: 20),
+                    Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "another", pause: 8),
                     Step(
                         user: "alice", payload: .signInFailed(method: .password, reason: .networkUnavailable),
-                        narration: "the Wi-Fi drops: shown, but never counted as a guess", pause: 15),
-                    Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a third guess", pause: 15),
-                    Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a fourth", pause: 15),
+                        narration: "the Wi-Fi drops: shown, but never counted as a guess", pause: 6),
+                    Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a third guess", pause: 6),
+                    Step(user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword), narration: "a fourth", pause: 6),
                     Step(
                         user: "alice", payload: .signInFailed(method: .password, reason: .invalidPassword),
-                        narration: "the fifth in five minutes: MediaWiki's throttle locks the key", pause: 15),
+                        narration: "the fifth in five minutes: MediaWiki's throttle locks the key", pause: 6),
                     Step(
                         user: "alice", payload: .signInThrottled(method: .password, retryAfter: .init(millisecondsSince1970: 0)),
-                        narration: "a sixth try is refused before any password check (audited, not counted)", pause: 30)
+                        narration: "a sixth try a minute later is refused before any password check (audited, not counted)", pause: 60),
+                    Step(
+                        user: "alice", payload: nil,
+                        narration: "nobody touches the iPad: two minutes on, the screen counts down by itself (no event)", pause: 120),
+                    Step(
+                        user: "alice", payload: nil,
+                        narration: "the five minutes are over: the lock has ended by itself, the form is back as it was left", pause: 120)
                 ]),
             Scene(
                 title: "Alice forgot her password",
@@ -315,7 +322,14 @@ enum DemoCommand {
             let session = UUID()
             for step in scene.steps {
                 clock = clock.adding(milliseconds: step.pause * 1000 + Int64.random(in: 0..<1000))
-                var payload = step.payload
+                guard var payload = step.payload else {
+                    // Only time passes: the screen, read again, shows what the clock changed.
+                    output.line("   …    \(step.narration)")
+                    output.line("        time     \(clock.iso8601), no new event")
+                    let screen = try storeCall { try store.deviceState(at: clock) }
+                    output.line("        screen   \(describe(screen.flow))")
+                    continue
+                }
                 if case .signInThrottled(let method, _, _) = payload {
                     // The retry time comes from the lockout engine, as an app would do it.
                     let decision = try storeCall { try store.signInDecision(user: step.user, at: clock) }
@@ -327,7 +341,7 @@ enum DemoCommand {
                 output.line("   #\(result.seq)  \(step.narration)")
                 let fields = EventText.details(event)
                 output.line("        event    \(event.type.rawValue)\(fields.isEmpty ? "" : "  " + fields)")
-                let screen = try storeCall { try store.deviceState() }
+                let screen = try storeCall { try store.deviceState(at: clock) }
                 output.line("        screen   \(describe(screen.flow))")
                 if let user = step.user {
                     let decision = try storeCall { try store.signInDecision(user: user, at: clock) }
