@@ -114,7 +114,7 @@ struct SessionAtTimeTests {
         script.record(.temporaryPasswordSent, user: "alice", at: "10:00:00.500")
         let end = FlowTime.at("10:01:00.500")
         #expect(Self.shown(script, at: "10:01:00.499").resend == ResendInfo(availableAt: end, help: SessionText.resendHelp, isAvailable: false))
-        #expect(Self.shown(script, at: "10:01:00.500").resend == ResendInfo(availableAt: end, help: SessionText.resendHelp, isAvailable: true))
+        #expect(Self.shown(script, at: "10:01:00.500").resend == ResendInfo(availableAt: end, help: SessionText.resendAvailableHelp, isAvailable: true))
         #expect(script.deviceSession.nextChange(after: FlowTime.at("10:00:30")) == end)
         #expect(script.deviceSession.at(end, lockout: script.state.lockout).nextChange(after: end) == nil)
     }

@@ -63,7 +63,9 @@ extension Flow {
                 }
             }
         }
-        if let resend, !resend.isAvailable, resend.availableAt <= time { flow.resend?.isAvailable = true }
+        if let resend, !resend.isAvailable, resend.availableAt <= time {
+            flow.resend = ResendInfo(availableAt: resend.availableAt, help: SessionText.resendAvailableHelp, isAvailable: true)
+        }
         return flow
     }
 

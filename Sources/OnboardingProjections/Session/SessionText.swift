@@ -60,6 +60,8 @@ public enum SessionText {
 
     public static let temporaryPasswordSent = "Temporary password sent via email"
     public static let resendHelp = "Didn't get the email? Check your spam folder. You can send it again when the timer ends."
+    /// The same help once the resend timer has ended.
+    public static let resendAvailableHelp = "Didn't get the email? Check your spam folder, or send it again."
     public static let passwordChanged = "Your password has been changed."
     public static let tooManyResetRequests = "Too many reset requests. Please wait a few minutes before trying again."
 
