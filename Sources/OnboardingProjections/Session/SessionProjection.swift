@@ -879,7 +879,7 @@ public struct ResendInfo: Sendable, Hashable {
     /// When the timer ends (60 s after the mail was sent by default).
     public var availableAt: Timestamp
     public var help: String
-    /// Whether the timer has ended at the time the state was asked for (``DeviceState/at(_:)``):
+    /// Whether the timer has ended at the time the state was asked for (``DeviceState/at(_:lockout:)``):
     /// the fold itself, which has no clock, always holds `false`.
     public var isAvailable: Bool
 
