@@ -113,7 +113,7 @@ public struct SessionProjection: Sendable, Hashable {
     ///
     /// In order: an event that changes no screen only keeps the biometric table; any other starts
     /// from a clean screen of its flow (`Flow(startingFrom:for:sameFlow:)`), shows what it did
-    /// (`showEffect(of:on:device:before:sameFlow:lockout:)`), keeps the biometric badge
+    /// (`showEffect(of:on:device:before:sameFlow:lockout:users:)`), keeps the biometric badge
     /// (`keepBiometricBadge(on:before:device:)`), and the device is written back.
     public mutating func apply(_ record: Record, lockout: LockoutEngine, users: MultiUserProjection = MultiUserProjection()) {
         let event = record.event
