@@ -120,7 +120,8 @@ public struct SessionProjection: Sendable, Hashable {
         if Self.changesNoScreen(event.payload) {
             // Only the biometric badge; decided before touching the device table.
             noteBiometric(record)
-            if case .userRemoved = event.payload { removeUser(event, users: users) }
+            // The record, not `event`: handing the event out of line would copy it on every event.
+            if case .userRemoved = event.payload { removeUser(record, users: users) }
             return
         }
         // One lookup per event: the position found here is where the device's session is written back.
@@ -454,7 +455,8 @@ public struct SessionProjection: Sendable, Hashable {
     /// After `user_removed`: a device whose flow is about the removed user, or where that user is
     /// signed in, shows the empty sign-in screen of the user the users projection selects now.
     @inline(never)
-    private mutating func removeUser(_ event: Event, users: MultiUserProjection) {
+    private mutating func removeUser(_ record: Record, users: MultiUserProjection) {
+        let event = record.event
         guard let user = event.user, let index = devices.index(forKey: event.device) else { return }
         var device = devices.values[index]
         guard device.flow.user == user || device.signedIn?.user == user else { return }
