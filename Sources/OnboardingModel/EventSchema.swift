@@ -171,6 +171,7 @@ extension EventType {
         case .fieldEdited: [.choice("field", FormField.self), .flag("filled"), .flag("valid", optional: true)]
         case .accountCreationSubmitted, .passwordResetStarted: []
         case .passwordResetFailed: [.choice("reason", PasswordResetFailureReason.self)]
+        case .userSwitchOpened, .userSwitchClosed: []
         }
     }
 }

@@ -55,6 +55,12 @@ public enum EventType: String, WireEnum {
     case passwordResetStarted = "password_reset_started"
     /// A password reset request was refused or could not be sent.
     case passwordResetFailed = "password_reset_failed"
+    // shared device: the "Switch or Add User" screen
+    /// The user tapped "Switch or Add User": `switch_user` shows the device's users.
+    case userSwitchOpened = "user_switch_opened"
+    /// The user tapped "Back" on "Switch or Add User": the selection is kept and `sign_in`
+    /// shows the selected user.
+    case userSwitchClosed = "user_switch_closed"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }

@@ -55,6 +55,10 @@ public enum Payload: Sendable, Hashable {
     case accountCreationSubmitted
     case passwordResetStarted
     case passwordResetFailed(reason: PasswordResetFailureReason)
+    /// "Switch or Add User" tapped on a shared device's sign-in screen.
+    case userSwitchOpened
+    /// "Back" tapped on "Switch or Add User".
+    case userSwitchClosed
 
     /// The client address of a sign-in event, `nil` when absent or for other types.
     public var clientAddress: String? {
@@ -103,6 +107,8 @@ public enum Payload: Sendable, Hashable {
         case .accountCreationSubmitted: .accountCreationSubmitted
         case .passwordResetStarted: .passwordResetStarted
         case .passwordResetFailed: .passwordResetFailed
+        case .userSwitchOpened: .userSwitchOpened
+        case .userSwitchClosed: .userSwitchClosed
         }
     }
 
@@ -137,7 +143,7 @@ public enum Payload: Sendable, Hashable {
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
-            .accountCreationSubmitted, .passwordResetStarted:
+            .accountCreationSubmitted, .passwordResetStarted, .userSwitchOpened, .userSwitchClosed:
             []
         }
     }
@@ -204,6 +210,8 @@ public enum Payload: Sendable, Hashable {
         case .accountCreationSubmitted: self = .accountCreationSubmitted
         case .passwordResetStarted: self = .passwordResetStarted
         case .passwordResetFailed: self = .passwordResetFailed(reason: try source.choice())
+        case .userSwitchOpened: self = .userSwitchOpened
+        case .userSwitchClosed: self = .userSwitchClosed
         }
     }
 }

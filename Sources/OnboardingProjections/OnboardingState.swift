@@ -1,11 +1,14 @@
 import OnboardingModel
 
 /// All projections of a store, applied together in log order: the lockout engine first, then
-/// the session (which reads the lockout decision the record led to) and the users.
+/// the users, then the session (which reads the lockout decision the record led to, and the
+/// users' selection for `user_switch_closed` and `user_removed`).
 ///
 /// State version 7 added the screen a temporary lock returns to; version 6 added the form fields, identifier kind and biometric badge of the session's
 /// flows and the `partially_filled` state; a version-5 state still loads as the base of a
-/// pruned store (``upgradeFromStateVersion5()``).
+/// pruned store (``upgradeFromStateVersion5()``). State version 7 added `forgot_passcode`, the
+/// "Switch or Add User" events and the CAPTCHA failures in a row (with their setting); a
+/// version-6 base loads with none counted.
 ///
 /// ```swift
 /// var state = OnboardingState(policy: .mediawiki)
@@ -29,6 +32,20 @@ public struct OnboardingState: Projection {
         lockout = LockoutEngine(policy: policy)
     }
 
+    /// `captchaAlternativesAfterFailures`: the session's setting (``SessionProjection/captchaAlternativesAfterFailures``).
+    public init(policy: LockoutPolicy = .mediawiki, captchaAlternativesAfterFailures: Int) {
+        lockout = LockoutEngine(policy: policy)
+        session = SessionProjection(
+            resendWaitMilliseconds: SessionProjection.defaultResendWaitMilliseconds,
+            captchaAlternativesAfterFailures: captchaAlternativesAfterFailures)
+    }
+
+    /// The session's CAPTCHA setting from now on (a pruned store's base folded under another).
+    package mutating func useCaptchaAlternativesAfterFailures(_ failures: Int) {
+        precondition(failures > 0, "the CAPTCHA alternatives need at least one failure (got \(failures))")
+        session.captchaAlternativesAfterFailures = failures
+    }
+
     /// A state read from a snapshot (``init(snapshotJSON:)``).
     init(seq: UInt64, lockout: LockoutEngine, session: SessionProjection, users: MultiUserProjection) {
         self.seq = seq
@@ -46,8 +63,8 @@ public struct OnboardingState: Projection {
     public mutating func apply(_ record: Record) {
         precondition(record.seq > seq, "records must be applied in seq order (got \(record.seq) after \(seq))")
         lockout.apply(record)
-        session.apply(record, lockout: lockout)
         users.apply(record)
+        session.apply(record, lockout: lockout, users: users)
         seq = record.seq
     }
 }

@@ -209,7 +209,7 @@ extension OnboardingStore {
                 .pruned, "cannot rebuild the projections through seq \(seq): seq 1…\(point.seq) were pruned; the sync server keeps the full history",
                 seq: point.seq)
         }
-        var state = OnboardingState(policy: policy)
+        var state = OnboardingState(policy: policy, captchaAlternativesAfterFailures: options.captchaAlternativesAfterFailures)
         try replay(into: &state, through: seq)
         return state
     }
@@ -241,7 +241,9 @@ extension OnboardingStore {
     /// Loads the snapshot (if it is of this state version and policy) and replays the log after it.
     func loadProjections() throws(StoreError) {
         if projections.withLock({ $0.state != nil }) { return }
-        var (state, snapshotSeq) = try readSnapshot() ?? (OnboardingState(policy: options.lockoutPolicy), 0)
+        var (state, snapshotSeq) =
+            try readSnapshot()
+            ?? (OnboardingState(policy: options.lockoutPolicy, captchaAlternativesAfterFailures: options.captchaAlternativesAfterFailures), 0)
         // On a pruned store a snapshot older than the prune point gives way to the base snapshot.
         try replay(into: &state)
         let loaded = state
@@ -344,10 +346,12 @@ extension OnboardingStore {
         }
     }
 
-    /// The stored snapshot, when it is usable: same state version, same policy, not past the head.
+    /// The stored snapshot, when it is usable: same state version, same policy and session
+    /// setting, not past the head.
     func readSnapshot() throws(StoreError) -> (OnboardingState, UInt64)? {
         guard let decoded = try decodeSnapshot(), case .success(let state) = decoded.state,
             decoded.version == OnboardingState.stateVersion, state.lockout.policy == options.lockoutPolicy,
+            state.session.captchaAlternativesAfterFailures == options.captchaAlternativesAfterFailures,
             state.seq == decoded.seq, decoded.seq <= (try head().seq)
         else { return nil }
         return (state, decoded.seq)

@@ -142,7 +142,7 @@ extension OnboardingStore {
         var base =
             try reading { transaction in
                 try readPrunedThrough(transaction).map { try readBase(transaction, at: $0, policy: nil) }
-            } ?? OnboardingState(policy: options.lockoutPolicy)
+            } ?? OnboardingState(policy: options.lockoutPolicy, captchaAlternativesAfterFailures: options.captchaAlternativesAfterFailures)
         var result = plan
         result.recordCount = 0
         var next = range.lowerBound
@@ -286,9 +286,9 @@ extension OnboardingStore {
         }
         let version = Int(bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         let seq = bytes[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        // A base of state version 5 (the build before the form fields) or 6 (before the
-        // screens of issue 31: the screen a lock returns to, …) still serves: what it lacks
-        // starts empty.
+        // A base of state version 5 (the build before the form fields) or 6 (before issue 31's
+        // screens: the screen a lock returns to, the CAPTCHA failures in a row, …) still serves:
+        // what it lacks starts empty.
         guard OnboardingState.readableBaseVersions.contains(version) else {
             throw StoreError(
                 .pruned,
@@ -317,7 +317,9 @@ extension OnboardingStore {
         try reading { transaction in
             let users = users
             if let point = try readPrunedThrough(transaction), state.seq < point.seq {
+                let captchaSetting = state.session.captchaAlternativesAfterFailures
                 state = try readBase(transaction, at: point, policy: state.lockout.policy)
+                state.useCaptchaAlternativesAfterFailures(captchaSetting)
             }
             guard state.seq < end, let first = StoreLayout.successor(of: state.seq) else { return }
             try transaction.withCursor(databases.events) { cursor in

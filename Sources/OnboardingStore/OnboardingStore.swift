@@ -31,6 +31,10 @@ public final class OnboardingStore: Sendable {
         package var maintainProjections = true
         /// The lockout policy the store's projections use.
         public var lockoutPolicy = LockoutPolicy.mediawiki
+        /// After this many wrong CAPTCHA answers in a row the CAPTCHA also says how else to get an
+        /// account (``SessionProjection/defaultCaptchaAlternativesAfterFailures``, 3, says why).
+        /// A snapshot folded under another setting is rebuilt on open, as for the lockout policy.
+        public var captchaAlternativesAfterFailures = SessionProjection.defaultCaptchaAlternativesAfterFailures
         /// Write a projection snapshot after this many events (and on close): reopening then
         /// replays at most this many events. 10,000 events replay in a few milliseconds.
         public var snapshotEveryEvents = 10_000

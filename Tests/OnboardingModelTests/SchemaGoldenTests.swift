@@ -66,7 +66,9 @@ struct SchemaGoldenTests {
         ("field_edited.minimal", .fieldEdited(field: .username, filled: false)),
         ("account_creation_submitted", .accountCreationSubmitted),
         ("password_reset_started", .passwordResetStarted),
-        ("password_reset_failed", .passwordResetFailed(reason: .unknownAccount))
+        ("password_reset_failed", .passwordResetFailed(reason: .unknownAccount)),
+        ("user_switch_opened", .userSwitchOpened),
+        ("user_switch_closed", .userSwitchClosed)
     ]
 
     /// How each payload is written: with a live user (personal fields sealed), without a user

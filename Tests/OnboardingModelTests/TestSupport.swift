@@ -244,6 +244,8 @@ struct EventGenerator {
         case .accountCreationSubmitted: return .accountCreationSubmitted
         case .passwordResetStarted: return .passwordResetStarted
         case .passwordResetFailed: return .passwordResetFailed(reason: rng.pick())
+        case .userSwitchOpened: return .userSwitchOpened
+        case .userSwitchClosed: return .userSwitchClosed
         }
     }
 

@@ -17,7 +17,8 @@ struct WireCodeTests {
         ("temporary_password_sent", 24), ("password_changed", 25), ("account_creation_started", 26),
         ("field_validated", 27), ("account_creation_failed", 28), ("account_created", 29),
         ("lockout_cleared", 30), ("user_forgotten", 31), ("field_edited", 32), ("account_creation_submitted", 33),
-        ("password_reset_started", 34), ("password_reset_failed", 35)
+        ("password_reset_started", 34), ("password_reset_failed", 35), ("user_switch_opened", 36),
+        ("user_switch_closed", 37)
     ]
 
     /// The types with a schema 2 (docs/format.md § Event types); every other type is at schema 1.
@@ -42,7 +43,7 @@ struct WireCodeTests {
         }
     }
 
-    @Test("codes outside 1…35 name no event type", arguments: [UInt16(0), 36, 37, 255, 256, 257, 0x0101, UInt16.max])
+    @Test("codes outside 1…37 name no event type", arguments: [UInt16(0), 38, 39, 255, 256, 257, 0x0101, UInt16.max])
     func unknownEventTypeCodes(code: UInt16) {
         #expect(EventType(code: code) == nil)
     }

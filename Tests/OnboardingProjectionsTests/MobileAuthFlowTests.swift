@@ -183,7 +183,7 @@ struct MobileAuthFlowTests {
         record(.captchaPresented(purpose: .signIn), "09:00:02")
         record(.captchaPassed, "09:00:03")
         // Forgot password.
-        record(.passcodeResetStarted, "09:01:00")
+        record(.passwordResetStarted, "09:01:00")
         record(.passwordResetRequested(route: .email), "09:01:05")
         record(.temporaryPasswordSent, "09:01:06")
         // Register.
@@ -198,7 +198,7 @@ struct MobileAuthFlowTests {
         record(.signInSucceeded(method: .password, secondFactor: true), "09:03:12")
 
         let expected: Set<String> = [
-            "sign_in empty", "sign_in loading", "sign_in error", "sign_in success",
+            "sign_in empty", "sign_in loading", "sign_in error",
             "forgot_password empty", "forgot_password loading", "reset_sent success",
             "create_account empty", "create_account error", "create_account success",
             "second_factor empty", "second_factor loading", "second_factor error", "second_factor success",

@@ -127,8 +127,11 @@ struct ScreenStateMatrixTests {
                     fields: [FieldInput(field: .secondFactorCode, filled: true)]))),
         Walk(
             screen: .secondFactor, state: .success,
-            steps: [(.secondFactorRequired(method: .totp), ann), (.secondFactorSucceeded(method: .totp), ann)],
-            expected: session(flow(.secondFactor, .success, user: ann))),
+            steps: [
+                (.secondFactorRequired(method: .totp), ann), (.fieldEdited(field: .secondFactorCode, filled: true, valid: nil), ann),
+                (.secondFactorSucceeded(method: .totp), ann)
+            ],
+            expected: session(flow(.secondFactor, .success, user: ann, fields: [FieldInput(field: .secondFactorCode, filled: true)]))),
 
         Walk(
             screen: .captcha, state: .empty, steps: [(.captchaPresented(purpose: .signIn), nil)],
@@ -193,6 +196,14 @@ struct ScreenStateMatrixTests {
             expected: session(flow(.forgotPassword, .loading, fields: [email], identifierKind: .email))),
 
         Walk(
+            screen: .forgotPasscode, state: .empty, steps: [(.userSelected, "ann"), (.passcodeResetStarted, "ann")],
+            expected: session(flow(.forgotPasscode, .empty, user: "ann"))),
+        Walk(
+            screen: .forgotPasscode, state: .partiallyFilled,
+            steps: [(.passcodeResetStarted, "ann"), (.fieldEdited(field: .passcode, filled: true, valid: true), "ann")],
+            expected: session(flow(.forgotPasscode, .partiallyFilled, user: "ann", fields: [FieldInput(field: .passcode, filled: true, valid: true)]))),
+
+        Walk(
             screen: .resetSent, state: .success,
             steps: [(.passwordResetRequested(route: .email), nil), (.temporaryPasswordSent, ann)],
             expected: session(
@@ -203,6 +214,9 @@ struct ScreenStateMatrixTests {
                         availableAt: FlowTime.at("16:01:01"),
                         help: "Didn't get the email? Check your spam folder. You can send it again when the timer ends."),
                     identifierKind: .email))),
+        Walk(
+            screen: .switchUser, state: .empty, steps: [(.userSelected, "ann"), (.userSwitchOpened, "ann")],
+            expected: session(flow(.switchUser, .empty, user: "ann"))),
         Walk(
             screen: .switchUser, state: .success,
             steps: [(.userAdded(displayName: "Ann Lee", subtitle: nil, imageRef: nil, passcodePolicy: .numeric, passcodeMinLength: 6), "ann")],

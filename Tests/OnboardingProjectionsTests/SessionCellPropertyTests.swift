@@ -14,13 +14,14 @@ struct SessionCellPropertyTests {
     /// Each screen's form, as the table lists it (not read from `Screen.formFields`).
     static let forms: [Screen: Set<FormField>] = [
         .signIn: [.username, .email, .phone, .password, .passcode], .secondFactor: [.secondFactorCode], .captcha: [.captcha],
-        .createAccount: [.username, .email, .phone, .password, .passwordConfirmation], .forgotPassword: [.username, .email, .phone]
+        .createAccount: [.username, .email, .phone, .password, .passwordConfirmation], .forgotPassword: [.username, .email, .phone],
+        .forgotPasscode: [.passcode]
     ]
     static let identifiers: Set<FormField> = [.username, .email, .phone]
 
     /// `submit_enabled` by the table of docs/projections.md § submit_enabled.
     static func expectedSubmit(_ flow: Flow) -> Bool {
-        guard let form = forms[flow.screen], flow.state != .loading else { return false }
+        guard let form = forms[flow.screen], flow.state != .loading, flow.state != .success else { return false }
         let shown = flow.fields.filter { form.contains($0.field) }
         guard shown.allSatisfy({ $0.filled && $0.valid != false }) else { return false }
         let filled = Set(shown.map(\.field))
@@ -31,6 +32,7 @@ struct SessionCellPropertyTests {
         case .captcha: return filled.contains(.captcha)
         case .createAccount: return identifier && filled.contains(.password)
         case .forgotPassword: return identifier || flow.user != nil
+        case .forgotPasscode: return filled.contains(.passcode)
         default: return false
         }
     }

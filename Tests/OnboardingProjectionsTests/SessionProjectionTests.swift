@@ -43,7 +43,7 @@ struct SessionProjectionTests {
         script.session = FlowID.make(7)
         let ignored: [Payload] = [
             .userProfileUpdated(displayName: "Ann B. Lee", subtitle: "Ward 3", imageRef: nil), .passcodeSet, .passcodeChanged,
-            .biometricEnabled(kind: .touch), .biometricDisabled, .userRemoved(reason: .userRequest)
+            .biometricEnabled(kind: .touch), .biometricDisabled
         ]
         // Only the badge on the sign-in button follows biometric sign-in being switched on and off.
         var badged = before

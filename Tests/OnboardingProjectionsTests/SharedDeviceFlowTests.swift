@@ -95,8 +95,13 @@ struct SharedDeviceFlowTests {
                 .flowSelected(.flowRow(alice, selected: true)),
                 .flowAll([.flowRow(alice, selected: true), .flowRow(jose)])
             ])
+        // On "Switch or Add User" the checkmark moves to her; "Back" shows her sign-in screen.
         script.step(
             .userSelected, user: "alice", at: "16:02:00",
+            session: Self.session(Flow(id: aliceLogin, user: "alice", screen: .switchUser, state: .empty)),
+            users: aliceSelected)
+        script.step(
+            .userSwitchClosed, user: nil, at: "16:02:01",
             session: Self.session(Flow(id: aliceLogin, user: "alice", screen: .signIn, state: .empty)),
             users: aliceSelected)
         #expect(!alice.canSubmit(passcode: ""))
@@ -189,6 +194,10 @@ struct SharedDeviceFlowTests {
             ])
         script.step(
             .userSelected, user: "jose", at: "17:01:00",
+            session: Self.session(Flow(id: joseLogin, user: "jose", screen: .switchUser, state: .empty, biometric: .face)),
+            users: joseSelected)
+        script.step(
+            .userSwitchClosed, user: nil, at: "17:01:01",
             session: Self.session(Flow(id: joseLogin, user: "jose", screen: .signIn, state: .empty, biometric: .face)),
             users: joseSelected)
         script.step(
@@ -272,7 +281,7 @@ struct SharedDeviceFlowTests {
         let forgot = FlowID.make(6)
         script.step(
             .passcodeResetStarted, user: "alice", at: "23:01:00",
-            session: Self.session(Flow(id: forgot, user: "alice", screen: .forgotPassword, state: .empty)),
+            session: Self.session(Flow(id: forgot, user: "alice", screen: .forgotPasscode, state: .empty)),
             users: aliceWith(.permanentlyLocked(disabled)))
         script.step(
             .passcodeResetCompleted, user: "alice", at: "23:03:00",

@@ -305,7 +305,8 @@ struct WikipediaLoginFlowTests {
         script.step(
             .captchaFailed, user: nil, at: "16:01:20",
             session: Self.session(Flow(id: signUp, screen: .captcha, state: .error, fieldMessages: wrongCode)))
-        script.step(.captchaPassed, user: nil, at: "16:01:30", session: form(.success, []))
+        // Passed: the form again, as it rests; only `account_created` is its success.
+        script.step(.captchaPassed, user: nil, at: "16:01:30", session: form(.empty, []))
         script.step(
             .accountCreated, user: "bob", at: "16:01:32",
             session: form(.success, [], system: Message("Your account has been created.", .success), user: "bob"))
@@ -327,7 +328,7 @@ struct WikipediaLoginFlowTests {
             session: Self.session(Flow(id: login, user: "alice", screen: .captcha, state: .empty)))
         script.step(
             .captchaPassed, user: "alice", at: "16:00:09",
-            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .success)))
+            session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .empty)))
         script.step(
             .signInStarted(method: .password), user: "alice", at: "16:00:12",
             session: Self.session(Flow(id: login, user: "alice", screen: .signIn, state: .loading)))

@@ -297,10 +297,11 @@ struct PruneTests {
 /// state version 5, without the session's form fields and biometric badges: it must still open.
 @Suite("A pruned base of state version 5 still serves")
 struct PrunedBaseVersion5Tests {
-    /// `value` (a decoded JSON tree) without the members state version 6 added.
+    /// `value` (a decoded JSON tree) without the members state versions 6 and 7 added.
     static func stripped(_ value: Any) -> Any {
         if var object = value as? [String: Any] {
             object["biometrics"] = nil // the session's table
+            object = strippedOfVersion7(object)
             if object["screen"] != nil { // a flow (a user profile has a `biometric` of its own, kept)
                 for key in ["fields", "identifierKind", "biometric"] { object[key] = nil }
             }
@@ -308,6 +309,43 @@ struct PrunedBaseVersion5Tests {
         }
         if let array = value as? [Any] { return array.map(stripped) }
         return value
+    }
+
+    /// `object` without the session members state version 7 added (the CAPTCHA setting and count).
+    static func strippedOfVersion7(_ object: [String: Any]) -> [String: Any] {
+        var object = object
+        object["captchaAlternativesAfterFailures"] = nil
+        object["captchaFailures"] = nil
+        return object
+    }
+
+    @Test("a base of state version 6 opens: no CAPTCHA failures counted, the store's setting")
+    func version6BaseOpens() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let events = PruneTests.events(200)
+        let store = try await PruneTests.makeStore(directory.store, events: events, acknowledged: 150)
+        _ = try store.prune(before: PruneTests.farFuture)
+        let expected = try store.deviceState(device: Events.device)
+        store.close()
+        try withRawStore(directory.store) { raw in
+            let snapshots = try #require(try raw.environment.openDatabase("snapshots", create: false))
+            try raw.environment.write { transaction in
+                let base = try #require(try transaction.get(snapshots, key: Array("pruned_base".utf8)))
+                var tree = try #require(try JSONSerialization.jsonObject(with: Data(base[12...])) as? [String: Any])
+                tree["session"] = Self.strippedOfVersion7(try #require(tree["session"] as? [String: Any]))
+                let old = try JSONSerialization.data(withJSONObject: tree)
+                #expect(!String(decoding: old, as: UTF8.self).contains("captchaFailures"))
+                try transaction.put(
+                    snapshots, key: Array("pruned_base".utf8),
+                    value: StoreLayout.uint32Value(6) + Array(base[4..<12]) + Array(old))
+                _ = try transaction.delete(snapshots, key: Array("onboarding_state".utf8))
+            }
+        }
+        let reopened = try OnboardingStore.open(at: directory.store, options: storeOptions { $0.captchaAlternativesAfterFailures = 4 })
+        defer { reopened.close() }
+        #expect(try reopened.deviceState(device: Events.device) == expected)
+        #expect(try reopened.projectionState().session.captchaAlternativesAfterFailures == 4)
     }
 
     @Test("opened, caught up and equal to a store that never pruned; the badge comes back from the user list")
@@ -352,7 +390,7 @@ struct PrunedBaseVersion5Tests {
 @Suite("The pruned base's exact bytes")
 struct PrunedBaseGoldenTests {
     static let golden =
-        #"{"seq":2,"lockout":{"policy":{"name":"mediawiki","password":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"secondFactor":{"tiers":[{"limit":10,"windowSeconds":60},{"limit":20,"windowSeconds":600}]},"clearing":{"signInSucceeded":"all","passwordChanged":"all","lockoutCleared":"all","passcodeResetCompleted":"all"},"address":{"scope":"address_and_user","rule":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"clearedBySuccess":true}},"acrossDevices":false,"seq":2,"keys":[{"user":"alice","device":"kiosk-7","factor":"password","failures":1,"windows":[[1796054401123,1],[1796054401123,1]],"lastFailureAt":1796054401123}]},"session":{"devices":{"kiosk-7":{"device":"kiosk-7","flow":{"user":"alice","screen":"sign_in","state":"error","fieldMessages":[{"field":"password","text":"Invalid password","severity":"error"}],"fields":[]}}},"resendWaitMilliseconds":60000,"captchaPurposes":{},"biometrics":{}},"users":{"devices":{"kiosk-7":{"users":[{"id":"alice","displayName":"Alice Martin","initials":"AM","passcodePolicy":"numeric","passcodeMinimumLength":6,"hasPasscode":false,"addedAt":1796054400123}],"selected":"alice"}}}}"#
+        #"{"seq":2,"lockout":{"policy":{"name":"mediawiki","password":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"secondFactor":{"tiers":[{"limit":10,"windowSeconds":60},{"limit":20,"windowSeconds":600}]},"clearing":{"signInSucceeded":"all","passwordChanged":"all","lockoutCleared":"all","passcodeResetCompleted":"all"},"address":{"scope":"address_and_user","rule":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"clearedBySuccess":true}},"acrossDevices":false,"seq":2,"keys":[{"user":"alice","device":"kiosk-7","factor":"password","failures":1,"windows":[[1796054401123,1],[1796054401123,1]],"lastFailureAt":1796054401123}]},"session":{"devices":{"kiosk-7":{"device":"kiosk-7","flow":{"user":"alice","screen":"sign_in","state":"error","fieldMessages":[{"field":"password","text":"Invalid password","severity":"error"}],"fields":[]}}},"resendWaitMilliseconds":60000,"captchaPurposes":{},"biometrics":{},"captchaAlternativesAfterFailures":3,"captchaFailures":{}},"users":{"devices":{"kiosk-7":{"users":[{"id":"alice","displayName":"Alice Martin","initials":"AM","passcodePolicy":"numeric","passcodeMinimumLength":6,"hasPasscode":false,"addedAt":1796054400123}],"selected":"alice"}}}}"#
 
     @Test("a prune of two records leaves version 7 ‖ seq 2 ‖ these bytes, and the store reopens from them")
     func goldenBase() async throws {

@@ -21,7 +21,7 @@ import OnboardingModel
 ///   `second_factor`: then it is the code being submitted and the screen stays.
 /// - `signed_out` always returns to `sign_in` for the user who left (the shared-device pattern:
 ///   the sign-in screen shows the previous user by default); `switch_user` is shown after
-///   `user_added`, which happens from the "Switch or Add User" screen.
+///   `user_switch_opened`, and in `success` after `user_added` (Add User is on that screen).
 /// - An event without a `user` keeps the flow's user while it belongs to the same flow
 ///   (`session`), so an account-creation or reset flow remembers whom it is about.
 /// - The fields the app reported (`field_edited`) belong to the flow: they survive a detour
@@ -40,16 +40,39 @@ import OnboardingModel
 ///   (password factor, then second factor) or, when the engine knows none, the app's `retry_after`.
 ///   A permanent lock has no `lockedUntil`. The lock screen has no fields: an edit recorded there
 ///   leaves it as it is.
-/// - `captcha_passed` returns to the screen of the last `captcha_presented` purpose on the device.
+/// - `captcha_passed` returns to the screen of the last `captcha_presented` purpose on the device,
+///   in that form's resting state: the CAPTCHA only let the user go on, nothing is done yet.
+/// - After ``captchaAlternativesAfterFailures`` `captcha_failed` in a row in one flow, the CAPTCHA
+///   (its error, and each new image after it) also shows ``SessionText/captchaAlternatives``
+///   (info), as `captcha_alternatives_viewed` does. A `captcha_passed` or another flow starts the
+///   count again; a new image (`captcha_presented`) does not.
+/// - A screen in `success` has done its job: its submit button is disabled.
+/// - "Switch or Add User": `user_switch_opened` shows `switch_user` (`empty`: the list and an
+///   empty search field); `user_selected` there moves the checkmark and stays; `user_switch_closed`
+///   ("Back") returns to `sign_in` for the device's selected user (the users projection's), the
+///   form empty.
+/// - "Forgot passcode?" (`passcode_reset_started`) shows `forgot_passcode`, whose form is the new
+///   passcode: the passcode typed on the sign-in form is not carried over.
+/// - `user_removed` of the user the device's flow is about, or of the user signed in there, ends
+///   that: the device shows the empty `sign_in` of the user the users projection selects next
+///   (the previous user; nobody when the list is empty).
 public struct SessionProjection: Sendable, Hashable {
     /// How long after `temporary_password_sent` a new mail may be requested: a minute keeps a
     /// user from flooding their own inbox (and the mail server) while they wait, and is short
     /// enough that someone whose mail went missing is not stuck (the mobile brief's retry timer).
     public static let defaultResendWaitMilliseconds: Int64 = 60_000
+    /// Three wrong answers in a row: one miss is a typo, two an unlucky image, three a user who
+    /// cannot read or hear these CAPTCHAs; the Wikipedia login design's user story asks that such
+    /// a user learn the other ways to create an account without having to look for them.
+    public static let defaultCaptchaAlternativesAfterFailures = 3
 
     public private(set) var devices: [String: DeviceState] = [:]
     /// The resend timer shown on `reset_sent`.
     public let resendWaitMilliseconds: Int64
+    /// How many `captcha_failed` in a row (in one flow) bring up the CAPTCHA alternatives.
+    public internal(set) var captchaAlternativesAfterFailures: Int
+    /// Per device: the `captcha_failed` in a row of its last flow with one.
+    private(set) var captchaFailures: [String: CaptchaFailures] = [:]
     /// While a CAPTCHA is shown on a device: what it is for, so `captcha_passed` returns there.
     private(set) var captchaPurposes: [String: CaptchaPurpose] = [:]
     /// Per device, the users who enabled biometric sign-in there and with which sensor: the badge
@@ -60,33 +83,45 @@ public struct SessionProjection: Sendable, Hashable {
         self.init(resendWaitMilliseconds: SessionProjection.defaultResendWaitMilliseconds)
     }
 
-    public init(resendWaitMilliseconds: Int64) {
+    public init(
+        resendWaitMilliseconds: Int64,
+        captchaAlternativesAfterFailures: Int = SessionProjection.defaultCaptchaAlternativesAfterFailures
+    ) {
         precondition(resendWaitMilliseconds > 0, "the resend timer must be positive (got \(resendWaitMilliseconds) ms)")
+        precondition(
+            captchaAlternativesAfterFailures > 0,
+            "the CAPTCHA alternatives need at least one failure (got \(captchaAlternativesAfterFailures))")
         self.resendWaitMilliseconds = resendWaitMilliseconds
+        self.captchaAlternativesAfterFailures = captchaAlternativesAfterFailures
     }
 
     /// A state read from a snapshot (SessionSnapshotJSON.swift).
     init(
         devices: [String: DeviceState], resendWaitMilliseconds: Int64, captchaPurposes: [String: CaptchaPurpose],
-        biometrics: [String: [String: BiometricKind]]
+        biometrics: [String: [String: BiometricKind]], captchaAlternativesAfterFailures: Int,
+        captchaFailures: [String: CaptchaFailures]
     ) {
-        self.init(resendWaitMilliseconds: resendWaitMilliseconds)
+        self.init(resendWaitMilliseconds: resendWaitMilliseconds, captchaAlternativesAfterFailures: captchaAlternativesAfterFailures)
         self.devices = devices
         self.captchaPurposes = captchaPurposes
         self.biometrics = biometrics
+        self.captchaFailures = captchaFailures
     }
 
-    /// `lockout` is the lockout state *after* this record was applied to it.
+    /// `lockout` is the lockout state *after* this record was applied to it, and `users` the users
+    /// projection after it: `user_switch_closed` and `user_removed` show its selected user.
     ///
     /// In order: an event that changes no screen only keeps the biometric table; any other starts
     /// from a clean screen of its flow (`Flow(startingFrom:for:sameFlow:)`), shows what it did
-    /// (`showEffect(of:on:device:before:stored:sameFlow:lockout:)`), keeps the biometric badge
+    /// (`showEffect(of:on:device:before:stored:sameFlow:lockout:users:)`), keeps the biometric badge
     /// (`keepBiometricBadge(on:before:device:)`), and the device is written back.
-    public mutating func apply(_ record: Record, lockout: LockoutEngine) {
+    public mutating func apply(_ record: Record, lockout: LockoutEngine, users: MultiUserProjection = MultiUserProjection()) {
         let event = record.event
         if Self.changesNoScreen(event.payload) {
             // Only the biometric badge; decided before touching the device table.
             noteBiometric(record)
+            // The record, not `event`: handing the event out of line would copy it on every event.
+            if case .userRemoved = event.payload { removeUser(record, users: users) }
             return
         }
         // One lookup per event: the position found here is where the device's session is written back.
@@ -98,7 +133,8 @@ public struct SessionProjection: Sendable, Hashable {
         let before = stored.screen == .lockedOut ? stored.at(event.at, device: event.device, lockout: lockout) : stored
         let sameFlow = event.flow == before.id
         var flow = Flow(startingFrom: before, for: event, sameFlow: sameFlow)
-        guard showEffect(of: event, on: &flow, device: &device, before: before, stored: stored, sameFlow: sameFlow, lockout: lockout) else { return }
+        guard showEffect(of: event, on: &flow, device: &device, before: before, stored: stored, sameFlow: sameFlow, lockout: lockout, users: users)
+        else { return }
         keepBiometricBadge(on: &flow, before: before, device: event.device)
         device.flow = flow
         if let index {
@@ -125,7 +161,7 @@ public struct SessionProjection: Sendable, Hashable {
     @inline(__always)
     private mutating func showEffect(
         of event: Event, on flow: inout Flow, device: inout DeviceState, before: Flow, stored: Flow, sameFlow: Bool,
-        lockout: LockoutEngine
+        lockout: LockoutEngine, users: MultiUserProjection
     ) -> Bool {
         switch event.payload {
         case let .signInStarted(_, identifierKind):
@@ -150,18 +186,29 @@ public struct SessionProjection: Sendable, Hashable {
         case .captchaPresented(let purpose):
             captchaPurposes[event.device] = purpose
             flow.show(.captcha)
+            if offersCaptchaAlternatives(device: event.device, flow: event.flow, failing: false) {
+                flow.systemMessage = Message(SessionText.captchaAlternatives, .info)
+            }
         case .captchaFailed:
             flow.show(.captcha, .error)
             flow.fieldMessages = [FieldMessage(field: "captcha", SessionText.wrongCaptcha, .error)]
+            if offersCaptchaAlternatives(device: event.device, flow: event.flow, failing: true) {
+                flow.systemMessage = Message(SessionText.captchaAlternatives, .info)
+            }
         case .captchaPassed:
             let purpose = captchaPurposes.removeValue(forKey: event.device) ?? .signIn
-            flow.show(purpose == .createAccount ? .createAccount : .signIn, .success)
+            captchaFailures[event.device] = nil
+            flow.show(purpose == .createAccount ? .createAccount : .signIn)
         case .captchaAlternativesViewed:
             Self.viewCaptchaAlternatives(&flow, before: before, sameFlow: sameFlow)
         case let .fieldEdited(field, filled, valid):
             Self.edit(&flow, field: field, filled: filled, valid: valid, before: before, sameFlow: sameFlow)
-        case .passwordResetStarted, .passcodeResetStarted:
+        case .passwordResetStarted:
             flow.show(.forgotPassword)
+        case .passcodeResetStarted:
+            // The form is the new passcode: what was typed on the sign-in form is not it.
+            flow.inputs.remove(.passcode)
+            flow.show(.forgotPasscode)
         case .passwordResetRequested(let route):
             flow.show(.forgotPassword, .loading)
             flow.identifierKind = route == .email ? .email : .username
@@ -184,7 +231,8 @@ public struct SessionProjection: Sendable, Hashable {
             flow.inputs = FieldInputs()
             flow.systemMessage = Message(SessionText.accountCreated, .success)
         case .userSelected:
-            flow.screen = .signIn
+            // On "Switch or Add User" the checkmark moves and the list stays until "Back".
+            flow.screen = before.screen == .switchUser ? .switchUser : .signIn
             flow.inputs = FieldInputs()
             flow.identifierKind = nil
         case .userAdded:
@@ -199,6 +247,13 @@ public struct SessionProjection: Sendable, Hashable {
             // stored flow, not `before`: `lockout` has already cleared the lock this event lifts.
             guard stored.screen == .lockedOut, stored.user == event.user else { return false }
             flow.show(.signIn)
+        case .userSwitchOpened:
+            flow.show(.switchUser)
+        case .userSwitchClosed:
+            // "Back" keeps the selection: the sign-in screen shows the selected user, the form empty.
+            flow.user = users.devices[event.device]?.selected
+            flow.inputs = FieldInputs()
+            flow.identifierKind = nil
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
             return false // `apply` handed them to noteBiometric already
         }
@@ -402,6 +457,34 @@ public struct SessionProjection: Sendable, Hashable {
             let kind = biometrics[name]?[user]
             if session.flow.biometric != kind { devices[name]!.flow.biometric = kind }
         }
+    }
+
+    /// Counts a `captcha_failed` (`failing`) of `flow` on `device`, and says whether the CAPTCHA
+    /// now offers its alternatives: after ``captchaAlternativesAfterFailures`` failures in a row
+    /// in that flow.
+    @inline(never)
+    private mutating func offersCaptchaAlternatives(device: String, flow: UUID?, failing: Bool) -> Bool {
+        var failures = captchaFailures[device].flatMap { $0.flow == flow ? $0 : nil } ?? CaptchaFailures(flow: flow, count: 0)
+        if failing {
+            failures.count += 1
+            captchaFailures[device] = failures
+        }
+        return failures.count >= captchaAlternativesAfterFailures
+    }
+
+    /// After `user_removed`: a device whose flow is about the removed user, or where that user is
+    /// signed in, shows the empty sign-in screen of the user the users projection selects now.
+    @inline(never)
+    private mutating func removeUser(_ record: Record, users: MultiUserProjection) {
+        let event = record.event
+        guard let user = event.user, let index = devices.index(forKey: event.device) else { return }
+        var device = devices.values[index]
+        guard device.flow.user == user || device.signedIn?.user == user else { return }
+        if device.signedIn?.user == user { device.signedIn = nil }
+        let selected = users.devices[event.device]?.selected
+        device.flow = Flow(cleanScreenOf: event.flow, user: selected)
+        device.flow.biometric = selected.flatMap { biometrics[event.device]?[$0] }
+        devices.values[index] = device
     }
 
     /// Puts `flow` on the lock screen when `decision` refuses attempts at `at`, to return to
@@ -673,10 +756,11 @@ public struct Flow: Sendable, Hashable {
     /// filled and none is invalid, and the fields it needs are filled: on `sign_in` a password or
     /// passcode, and an identifier unless the flow's user is known (a selected user on a shared
     /// device); on `second_factor` the code; on `captcha` the answer; on `create_account` an
-    /// identifier and a password; on `forgot_password` an identifier unless the user is known.
+    /// identifier and a password; on `forgot_password` an identifier unless the user is known; on
+    /// `forgot_passcode` the new passcode. A screen in `success` has done its job: disabled.
     public var submitEnabled: Bool {
         let form = screen.formMask
-        guard state != .loading, form != 0 else { return false }
+        guard state != .loading, state != .success, form != 0 else { return false }
         let reported = inputs.reported & form
         // Every reported field of the form filled, none reported invalid.
         guard inputs.filled & reported == reported, inputs.invalid & reported == 0 else { return false }
@@ -688,6 +772,7 @@ public struct Flow: Sendable, Hashable {
         case .captcha: return filled & FieldInputs.mask([.captcha]) != 0
         case .createAccount: return identifier && filled & FieldInputs.mask([.password]) != 0
         case .forgotPassword: return identifier || user != nil
+        case .forgotPasscode: return filled & FieldInputs.mask([.passcode]) != 0
         case .resetSent, .switchUser, .signedIn, .lockedOut: return false
         }
     }
@@ -768,6 +853,15 @@ struct FieldInputs: Sendable, Hashable {
         valid = input.valid == true ? valid | bit : valid & ~bit
     }
 
+    /// Forgets what was reported of `field`.
+    mutating func remove(_ field: FormField) {
+        let kept = ~FieldInputs.bit(field)
+        reported &= kept
+        filled &= kept
+        invalid &= kept
+        valid &= kept
+    }
+
     /// The reported fields, sorted by field name.
     var list: [FieldInput] {
         FieldInputs.byName.compactMap { field in
@@ -800,7 +894,7 @@ public struct FieldInput: Sendable, Hashable, Codable {
 public enum Screen: String, Sendable, Hashable, Codable, CaseIterable {
     case signIn = "sign_in", secondFactor = "second_factor", captcha, createAccount = "create_account",
         forgotPassword = "forgot_password", resetSent = "reset_sent", switchUser = "switch_user",
-        signedIn = "signed_in", lockedOut = "locked_out"
+        signedIn = "signed_in", lockedOut = "locked_out", forgotPasscode = "forgot_passcode"
 
     /// The fields of the screen's form; empty for the screens without one (they have no submit
     /// button and are never `empty` or `partially_filled`).
@@ -811,6 +905,7 @@ public enum Screen: String, Sendable, Hashable, Codable, CaseIterable {
         case .captcha: [.captcha]
         case .createAccount: [.username, .email, .phone, .password, .passwordConfirmation]
         case .forgotPassword: [.username, .email, .phone]
+        case .forgotPasscode: [.passcode]
         case .resetSent, .switchUser, .signedIn, .lockedOut: []
         }
     }
@@ -823,6 +918,7 @@ public enum Screen: String, Sendable, Hashable, Codable, CaseIterable {
         case .captcha: Screen.captchaMask
         case .createAccount: Screen.createAccountMask
         case .forgotPassword: Screen.forgotPasswordMask
+        case .forgotPasscode: Screen.forgotPasscodeMask
         case .resetSent, .switchUser, .signedIn, .lockedOut: 0
         }
     }
@@ -832,6 +928,7 @@ public enum Screen: String, Sendable, Hashable, Codable, CaseIterable {
     private static let captchaMask = FieldInputs.mask(Screen.captcha.formFields)
     private static let createAccountMask = FieldInputs.mask(Screen.createAccount.formFields)
     private static let forgotPasswordMask = FieldInputs.mask(Screen.forgotPassword.formFields)
+    private static let forgotPasscodeMask = FieldInputs.mask(Screen.forgotPasscode.formFields)
 }
 
 /// The five states the mobile auth brief asks of every screen (docs/projections.md has the

@@ -5,19 +5,33 @@ import OnboardingModel
 
 extension SessionProjection {
     /// `{"devices": {name: device}, "resendWaitMilliseconds", "captchaPurposes": {name: purpose},
-    /// "biometrics": {name: {user: kind}}}`, every dictionary sorted by key.
+    /// "biometrics": {name: {user: kind}}, "captchaAlternativesAfterFailures", "captchaFailures":
+    /// {name: {"session"?, "count"}}}`, every dictionary sorted by key.
     var snapshotValue: JSONValue {
         .object([
             .init("devices", SnapshotJSON.sorted(devices) { $0.snapshotValue }),
             .init("resendWaitMilliseconds", .number(String(resendWaitMilliseconds))),
             .init("captchaPurposes", SnapshotJSON.sorted(captchaPurposes) { .string($0.rawValue) }),
-            .init("biometrics", SnapshotJSON.sorted(biometrics) { SnapshotJSON.sorted($0) { .string($0.rawValue) } })
+            .init("biometrics", SnapshotJSON.sorted(biometrics) { SnapshotJSON.sorted($0) { .string($0.rawValue) } }),
+            .init("captchaAlternativesAfterFailures", .number(String(captchaAlternativesAfterFailures))),
+            .init(
+                "captchaFailures",
+                SnapshotJSON.sorted(captchaFailures) { failures in
+                    var members: [JSONValue.Member] = []
+                    members.append("session", failures.flow.map { .string($0.uuidString) })
+                    members.append(.init("count", .number(String(failures.count))))
+                    return .object(members)
+                })
         ])
     }
 
-    /// `biometrics` is absent from snapshots of state version 5 (see ``OnboardingState/upgradeFromStateVersion5()``).
+    /// `biometrics` is absent from snapshots of state version 5 (see ``OnboardingState/upgradeFromStateVersion5()``),
+    /// `captchaAlternativesAfterFailures` and `captchaFailures` from those before version 7 (a
+    /// pruned store's base: the default, and no failures counted).
     init(snapshotValue value: JSONValue, path: String) throws(SnapshotDecodingError) {
-        let object = try SnapshotObject(value, path, allowed: ["devices", "resendWaitMilliseconds", "captchaPurposes", "biometrics"])
+        let object = try SnapshotObject(
+            value, path,
+            allowed: ["devices", "resendWaitMilliseconds", "captchaPurposes", "biometrics", "captchaAlternativesAfterFailures", "captchaFailures"])
         let wait: Int64 = try object.integer("resendWaitMilliseconds")
         guard wait > 0 else { throw SnapshotDecodingError(object.path("resendWaitMilliseconds"), "must be positive") }
         var devices: [String: DeviceState] = [:]
@@ -37,7 +51,20 @@ extension SessionProjection {
             }
             biometrics[device.key] = kinds
         }
-        self.init(devices: devices, resendWaitMilliseconds: wait, captchaPurposes: purposes, biometrics: biometrics)
+        let threshold: Int = try object.optionalInteger("captchaAlternativesAfterFailures") ?? Self.defaultCaptchaAlternativesAfterFailures
+        guard threshold > 0 else { throw SnapshotDecodingError(object.path("captchaAlternativesAfterFailures"), "must be positive") }
+        var failures: [String: CaptchaFailures] = [:]
+        for member in try object.optionalDictionary("captchaFailures") ?? [] {
+            let entry = try SnapshotObject(member.value, "\(object.path("captchaFailures")).\(member.key)", allowed: ["session", "count"])
+            let count: Int = try entry.integer("count")
+            guard count > 0 else { throw SnapshotDecodingError(entry.path("count"), "must be positive") }
+            failures[member.key] = CaptchaFailures(
+                flow: try entry.optional("session").map { (value) throws(SnapshotDecodingError) in try SnapshotJSON.uuid(value, entry.path("session")) },
+                count: count)
+        }
+        self.init(
+            devices: devices, resendWaitMilliseconds: wait, captchaPurposes: purposes, biometrics: biometrics,
+            captchaAlternativesAfterFailures: threshold, captchaFailures: failures)
     }
 }
 

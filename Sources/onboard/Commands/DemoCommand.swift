@@ -165,8 +165,12 @@ enum DemoCommand {
                 title: "José signs in on the shared device and mistypes his passcode",
                 steps: [
                     Step(
-                        user: "jose", payload: .userSelected,
-                        narration: "José picks himself under \"Switch or Add User\": the passcode field is empty, \"Sign In\" disabled", pause: 3600),
+                        user: "jose", payload: .userSwitchOpened,
+                        narration: "someone taps \"Switch or Add User\": the list of the iPad's users", pause: 3600),
+                    Step(user: "jose", payload: .userSelected, narration: "José taps his name: the checkmark moves to him", pause: 3),
+                    Step(
+                        user: "jose", payload: .userSwitchClosed,
+                        narration: "\"Back\": his sign-in screen, the passcode field empty, \"Sign In\" disabled", pause: 2),
                     Step(
                         user: "jose", payload: .fieldEdited(field: .passcode, filled: true, valid: false),
                         narration: "he types five characters: too short for his 8-character policy, \"Sign In\" stays disabled", pause: 3),
