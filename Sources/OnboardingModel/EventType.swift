@@ -55,6 +55,10 @@ public enum EventType: String, WireEnum {
     case passwordResetStarted = "password_reset_started"
     /// A password reset request was refused or could not be sent.
     case passwordResetFailed = "password_reset_failed"
+    // sign-in screen
+    /// What a sign-in screen offered, top to bottom: providers, password, passcode, the
+    /// biometric badge; and the platform the device says it is (App Store guideline 4.8).
+    case signInOptionsShown = "sign_in_options_shown"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }
@@ -120,6 +124,9 @@ public struct FieldSpec: Sendable {
         case instant
         /// A whole number within a range.
         case count(ClosedRange<Int>)
+        /// An ordered list of 1…`maximumCount` distinct names of a closed set; stored as a count
+        /// byte and each name's index. Not personal data (only text is).
+        case choices([String], maximumCount: Int)
     }
 
     public let name: String
@@ -141,4 +148,6 @@ public enum FieldValue: Sendable, Hashable {
     case flag(Bool)
     case instant(Timestamp)
     case count(Int)
+    /// The codes of a ``FieldSpec/Kind/choices(_:maximumCount:)`` field, in order.
+    case choices([UInt8])
 }

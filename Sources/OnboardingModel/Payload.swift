@@ -55,6 +55,9 @@ public enum Payload: Sendable, Hashable {
     case accountCreationSubmitted
     case passwordResetStarted
     case passwordResetFailed(reason: PasswordResetFailureReason)
+    /// What a sign-in screen offered, top to bottom (1…``SignInOption/maximumShown`` options,
+    /// each at most once), and the platform the device says it is, when the app says.
+    case signInOptionsShown(options: [SignInOption], platform: DevicePlatform? = nil)
 
     /// The client address of a sign-in event, `nil` when absent or for other types.
     public var clientAddress: String? {
@@ -103,6 +106,7 @@ public enum Payload: Sendable, Hashable {
         case .accountCreationSubmitted: .accountCreationSubmitted
         case .passwordResetStarted: .passwordResetStarted
         case .passwordResetFailed: .passwordResetFailed
+        case .signInOptionsShown: .signInOptionsShown
         }
     }
 
@@ -134,6 +138,7 @@ public enum Payload: Sendable, Hashable {
         case .lockoutCleared(let reason): [.choice(reason.wireCode)]
         case let .fieldEdited(field, filled, valid): [.choice(field.wireCode), .flag(filled), valid.map(FieldValue.flag)]
         case .passwordResetFailed(let reason): [.choice(reason.wireCode)]
+        case let .signInOptionsShown(options, platform): [.choices(options.map(\.wireCode)), platform.map { .choice($0.wireCode) }]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
@@ -204,6 +209,7 @@ public enum Payload: Sendable, Hashable {
         case .accountCreationSubmitted: self = .accountCreationSubmitted
         case .passwordResetStarted: self = .passwordResetStarted
         case .passwordResetFailed: self = .passwordResetFailed(reason: try source.choice())
+        case .signInOptionsShown: self = .signInOptionsShown(options: try source.choices(), platform: try source.optionalChoice())
         }
     }
 }
@@ -222,6 +228,7 @@ protocol PayloadFieldSource {
     mutating func optionalFlag() throws(FieldDeclined) -> Bool?
     mutating func instant() throws(FieldDeclined) -> Timestamp
     mutating func count() throws(FieldDeclined) -> Int
+    mutating func choices<E: WireEnum>() throws(FieldDeclined) -> [E]
 }
 
 /// Hands out checked field values in order; a mismatch is a codec bug, hence preconditions.
@@ -283,5 +290,13 @@ private struct FieldReader: PayloadFieldSource {
     mutating func count() -> Int {
         guard case .count(let count)? = nextValue() else { preconditionFailure("field \(index - 1) is not a count") }
         return count
+    }
+
+    mutating func choices<E: WireEnum>() -> [E] {
+        guard case .choices(let codes)? = nextValue() else { preconditionFailure("field \(index - 1) is not a list of choices") }
+        return codes.map { code in
+            guard let value = E(wireCode: code) else { preconditionFailure("field \(index - 1) holds a code that is not a \(E.self)") }
+            return value
+        }
     }
 }

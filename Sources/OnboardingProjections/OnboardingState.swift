@@ -5,7 +5,8 @@ import OnboardingModel
 ///
 /// State version 6 added the form fields, identifier kind and biometric badge of the session's
 /// flows and the `partially_filled` state; a version-5 state still loads as the base of a
-/// pruned store (``upgradeFromStateVersion5()``).
+/// pruned store (``upgradeFromStateVersion5()``). State version 7 added each device's sign-in
+/// options (``DeviceState/signInOptions``); a version-6 base loads as it is (no device has any).
 ///
 /// ```swift
 /// var state = OnboardingState(policy: .mediawiki)
@@ -14,7 +15,7 @@ import OnboardingModel
 /// ```
 public struct OnboardingState: Projection {
     /// Bumped whenever any part's layout or meaning changes, so old snapshots are rebuilt.
-    public static let stateVersion = 6
+    public static let stateVersion = 7
 
     public private(set) var seq: UInt64 = 0
     public private(set) var lockout: LockoutEngine

@@ -286,9 +286,9 @@ extension OnboardingStore {
         }
         let version = Int(bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         let seq = bytes[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        // A base of state version 5 (the build before the form fields) still serves: the
-        // fields it lacks start empty.
-        guard version == OnboardingState.stateVersion || version == 5 else {
+        // A base of state version 5 (the build before the form fields) or 6 (before the
+        // devices' sign-in options) still serves: what it lacks starts empty.
+        guard version == OnboardingState.stateVersion || version == 5 || version == 6 else {
             throw StoreError(
                 .pruned,
                 "\(lost) and the base snapshot is of projection state version \(version), not \(OnboardingState.stateVersion); open it with the onboard that pruned it, or restore it from the sync server's copy",

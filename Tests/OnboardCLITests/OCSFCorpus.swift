@@ -125,6 +125,7 @@ enum OCSFCorpus {
                 case .flag: .bool(variant % 2 == 0)
                 case .instant: .string(times[(variant + 1) % times.count].iso8601)
                 case .count(let range): .number(String([range.lowerBound, range.upperBound][variant % 2]))
+                case .choices(let names, _): .array([names[variant % names.count], names[(variant + 1) % names.count]].map(JSONValue.string))
                 }
             members.append(.init(spec.name, value))
         }

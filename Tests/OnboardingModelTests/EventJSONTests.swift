@@ -66,7 +66,9 @@ struct EventJSONTests {
         Samples.event(.fieldEdited(field: .email, filled: false, valid: nil), user: nil),
         Samples.event(.accountCreationSubmitted, user: nil),
         Samples.event(.passwordResetStarted, user: nil),
-        Samples.event(.passwordResetFailed(reason: .unknownAccount), user: nil)
+        Samples.event(.passwordResetFailed(reason: .unknownAccount), user: nil),
+        Samples.event(.signInOptionsShown(options: [.apple, .google, .password, .biometric], platform: .ios), user: nil, session: nil),
+        Samples.event(.signInOptionsShown(options: [.passcode]))
     ]
 
     @Test("the corpus covers every event type and is valid")

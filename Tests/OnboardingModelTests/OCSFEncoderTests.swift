@@ -127,7 +127,9 @@ struct OCSFEncoderTests {
         .fieldValidated(field: .username, result: .usernameInUse), .accountCreationFailed(field: nil, reason: .serverError),
         .accountCreated, .userForgotten,
         // Form input: what the user typed into (never what), not an authentication.
-        .fieldEdited(field: .passcode, filled: true, valid: true), .accountCreationSubmitted
+        .fieldEdited(field: .passcode, filled: true, valid: true), .accountCreationSubmitted,
+        // What a sign-in screen offered: the app's design, not an authentication.
+        .signInOptionsShown(options: [.google, .apple, .password], platform: .ios)
     ]
 
     @Test func everyTypeIsEitherSignInRelatedOrSkipped() {

@@ -244,6 +244,14 @@ struct EventGenerator {
         case .accountCreationSubmitted: return .accountCreationSubmitted
         case .passwordResetStarted: return .passwordResetStarted
         case .passwordResetFailed: return .passwordResetFailed(reason: rng.pick())
+        case .signInOptionsShown:
+            // 1…all options, distinct, in a random order; a platform or none.
+            var options: [SignInOption] = []
+            for _ in 0..<rng.int(in: 1...SignInOption.allCases.count) {
+                let option: SignInOption = rng.pick()
+                if !options.contains(option) { options.append(option) }
+            }
+            return .signInOptionsShown(options: options, platform: rng.chance(1, in: 3) ? nil : rng.pick(DevicePlatform.self))
         }
     }
 

@@ -139,7 +139,8 @@ public struct OCSFClassification: Sendable, Equatable {
                 message: "Lockout cleared (reason: \(reason.rawValue))")
         case .userAdded, .userProfileUpdated, .userSelected, .userRemoved, .passcodeSet, .biometricEnabled,
             .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted, .fieldValidated,
-            .accountCreationFailed, .accountCreated, .userForgotten, .fieldEdited, .accountCreationSubmitted:
+            .accountCreationFailed, .accountCreated, .userForgotten, .fieldEdited, .accountCreationSubmitted,
+            .signInOptionsShown:
             return nil
         }
     }
