@@ -297,10 +297,11 @@ struct PruneTests {
 /// state version 5, without the session's form fields and biometric badges: it must still open.
 @Suite("A pruned base of state version 5 still serves")
 struct PrunedBaseVersion5Tests {
-    /// `value` (a decoded JSON tree) without the members state version 6 added.
+    /// `value` (a decoded JSON tree) without the members state versions 6 and 7 added.
     static func stripped(_ value: Any) -> Any {
         if var object = value as? [String: Any] {
             object["biometrics"] = nil // the session's table
+            object["signInOptions"] = nil // a device's (version 7)
             if object["screen"] != nil { // a flow (a user profile has a `biometric` of its own, kept)
                 for key in ["fields", "identifierKind", "biometric"] { object[key] = nil }
             }
@@ -329,7 +330,7 @@ struct PrunedBaseVersion5Tests {
             let snapshots = try #require(try raw.environment.openDatabase("snapshots", create: false))
             try raw.environment.write { transaction in
                 let base = try #require(try transaction.get(snapshots, key: Array("pruned_base".utf8)))
-                #expect(Array(base[0..<4]) == StoreLayout.uint32Value(6))
+                #expect(Array(base[0..<4]) == StoreLayout.uint32Value(7))
                 let tree = try JSONSerialization.jsonObject(with: Data(base[12...]))
                 let old = try JSONSerialization.data(withJSONObject: Self.stripped(tree))
                 #expect(!String(decoding: old, as: UTF8.self).contains("biometrics"))
@@ -354,7 +355,7 @@ struct PrunedBaseGoldenTests {
     static let golden =
         #"{"seq":2,"lockout":{"policy":{"name":"mediawiki","password":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"secondFactor":{"tiers":[{"limit":10,"windowSeconds":60},{"limit":20,"windowSeconds":600}]},"clearing":{"signInSucceeded":"all","passwordChanged":"all","lockoutCleared":"all","passcodeResetCompleted":"all"},"address":{"scope":"address_and_user","rule":{"tiers":[{"limit":5,"windowSeconds":300},{"limit":150,"windowSeconds":172800}]},"clearedBySuccess":true}},"acrossDevices":false,"seq":2,"keys":[{"user":"alice","device":"kiosk-7","factor":"password","failures":1,"windows":[[1796054401123,1],[1796054401123,1]],"lastFailureAt":1796054401123}]},"session":{"devices":{"kiosk-7":{"device":"kiosk-7","flow":{"user":"alice","screen":"sign_in","state":"error","fieldMessages":[{"field":"password","text":"Invalid password","severity":"error"}],"fields":[]}}},"resendWaitMilliseconds":60000,"captchaPurposes":{},"biometrics":{}},"users":{"devices":{"kiosk-7":{"users":[{"id":"alice","displayName":"Alice Martin","initials":"AM","passcodePolicy":"numeric","passcodeMinimumLength":6,"hasPasscode":false,"addedAt":1796054400123}],"selected":"alice"}}}}"#
 
-    @Test("a prune of two records leaves version 6 ‖ seq 2 ‖ these bytes, and the store reopens from them")
+    @Test("a prune of two records leaves version 7 ‖ seq 2 ‖ these bytes, and the store reopens from them")
     func goldenBase() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -372,7 +373,7 @@ struct PrunedBaseGoldenTests {
             return try raw.environment.read { transaction in try transaction.get(snapshots, key: Array("pruned_base".utf8)) }
         }
         let bytes = try #require(base)
-        #expect(Array(bytes[0..<12]) == StoreLayout.uint32Value(6) + StoreLayout.seqKey(2))
+        #expect(Array(bytes[0..<12]) == StoreLayout.uint32Value(7) + StoreLayout.seqKey(2))
         #expect(String(decoding: bytes[12...], as: UTF8.self) == Self.golden)
         // Opened from the base alone (no regular snapshot), it gives the same state.
         try withRawStore(directory.store) { raw in
