@@ -61,7 +61,10 @@ enum OCSFCorpus {
         var index = 0
         for type in EventType.allCases {
             let variants = type.fields.reduce(2) { most, spec in
-                if case .choice(let names) = spec.kind { return max(most, names.count) } else { return most }
+                switch spec.kind {
+                case .choice(let names), .choices(let names, _): max(most, names.count)
+                default: most
+                }
             }
             for variant in 0..<variants {
                 index += 1

@@ -9,7 +9,8 @@ import TestSupport
     static let skippedTypes: Set<String> = [
         "user_added", "user_profile_updated", "user_selected", "user_removed", "passcode_set", "biometric_enabled",
         "biometric_disabled", "captcha_alternatives_viewed", "account_creation_started", "field_validated",
-        "account_creation_failed", "account_created", "user_forgotten", "field_edited", "account_creation_submitted"
+        "account_creation_failed", "account_created", "user_forgotten", "field_edited", "account_creation_submitted",
+        "sign_in_options_shown"
     ]
 
     static func objects(_ output: String) throws -> [[String: Any]] {

@@ -65,8 +65,8 @@ enum VerifyCommand {
         guard count > 0 else { return }
         let records = "\(count) sign_in_options_shown record\(count == 1 ? "" : "s")"
         print(
-            "design: \(records) break\(count == 1 ? "s" : "") App Store Review Guideline 4.8 (a finding about the app's sign-in screen, not the log: the exit status is the integrity checks')"
-        )
+            "design: \(records) break\(count == 1 ? "s" : "") App Store Review Guideline 4.8 — findings about the app's sign-in screen, "
+                + "not damage to the log, so the exit status stays that of the integrity checks")
         for finding in report.designFindings { print("  \(finding)") }
         let unlisted = count - report.designFindings.count
         if unlisted > 0 { print("  … and \(unlisted) more") }
