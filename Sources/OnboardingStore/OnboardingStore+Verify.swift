@@ -288,8 +288,9 @@ extension OnboardingStore {
             let record = try RecordCodec.decode(value, expectedSeq: seq, users: users)
             Self.checkLink(of: record, seq: seq, followsGap: followsGap, walk: &walk, report: &report)
             try Self.noteIndexEntries(of: record, value: value, seq: seq, entryRefs: entryRefs, walk: &walk, report: &report)
-            // The design check: one comparison for every other type.
-            if case let .signInOptionsShown(options, platform) = record.event.payload {
+            // The design check: one comparison of the type for every other record (matching the
+            // payload first would copy every record's payload).
+            if record.event.type == .signInOptionsShown, case let .signInOptionsShown(options, platform) = record.event.payload {
                 report.addDesignFindings(SignInOptions.guideline48Findings(options: options, platform: platform), seq: seq)
             }
         } catch {
