@@ -124,6 +124,10 @@ extension Event {
                 guard instant >= Timestamp.minimum, instant <= Timestamp.maximum else {
                     throw EventValidationError(field: spec.name, "time must lie between years 0001 and 9999")
                 }
+            case .choices(let codes)?:
+                if case .choices(let names, let maximumCount) = spec.kind {
+                    try Event.validateChoices(codes, names: names, maximumCount: maximumCount, field: spec.name)
+                }
             default: break
             }
         }
@@ -183,6 +187,20 @@ extension Event {
             previousWasC2 = byte == 0xC2
         }
         return false
+    }
+
+    /// A list of choices holds 1…`maximumCount` known values, none twice (an app can build any
+    /// array; the codecs check the same when they read one).
+    static func validateChoices(_ codes: [UInt8], names: [String], maximumCount: Int, field: String) throws(EventValidationError) {
+        guard !codes.isEmpty, codes.count <= maximumCount else {
+            throw EventValidationError(field: field, "must list 1 to \(maximumCount) values, got \(codes.count)")
+        }
+        for (index, code) in codes.enumerated() {
+            guard Int(code) < names.count else { throw EventValidationError(field: field, "holds unknown code \(code)") }
+            guard !codes[..<index].contains(code) else {
+                throw EventValidationError(field: field, "lists \(names[Int(code)]) twice; list each value at most once")
+            }
+        }
     }
 
     static func validateText(_ text: String, field: String) throws(EventValidationError) {

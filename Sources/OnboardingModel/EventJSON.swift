@@ -75,6 +75,14 @@ public enum EventJSON {
         case .flag(let flag): bytes.append(contentsOf: (flag ? "true" : "false").utf8)
         case .instant(let instant): JSONWriter.appendQuoted(instant.iso8601, to: &bytes)
         case .count(let count): bytes.append(contentsOf: String(count).utf8)
+        case .choices(let codes):
+            guard case .choices(let names, _) = spec.kind else { preconditionFailure("\(spec.name) is not a list of choices") }
+            bytes.append(UInt8(ascii: "["))
+            for (index, code) in codes.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                JSONWriter.appendQuoted(names[Int(code)], to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
         }
     }
 
@@ -208,6 +216,7 @@ public enum EventJSON {
         case .instant: " (ISO-8601 UTC time)"
         case .count(let range): " (a whole number \(range.lowerBound)…\(range.upperBound))"
         case .text: " (text)"
+        case .choices(let names, let maximumCount): " (an array of 1–\(maximumCount) of: \(names.joined(separator: ", ")), each at most once)"
         }
     }
 
@@ -236,7 +245,38 @@ public enum EventJSON {
                 throw EventValidationError(field: spec.name, "must be between \(range.lowerBound) and \(range.upperBound), got \(count)")
             }
             return .count(count)
+        case .choices(let names, let maximumCount):
+            return .choices(try choices(raw, names: names, maximumCount: maximumCount, field: spec.name))
         }
+    }
+
+    /// The codes of a list of choices: a JSON array of 1…`maximumCount` distinct names.
+    static func choices(_ raw: JSONValue, names: [String], maximumCount: Int, field: String) throws(EventValidationError) -> [UInt8] {
+        let allowed = names.joined(separator: ", ")
+        guard case .array(let elements) = raw else {
+            throw EventValidationError(field: field, "must be an array of names (1–\(maximumCount) of: \(allowed)), got \(raw.kindName)")
+        }
+        guard !elements.isEmpty else {
+            throw EventValidationError(field: field, "must list at least one of: \(allowed)")
+        }
+        guard elements.count <= maximumCount else {
+            throw EventValidationError(field: field, "lists \(elements.count) values; at most \(maximumCount), each of: \(allowed) at most once")
+        }
+        var codes: [UInt8] = []
+        codes.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            guard case .string(let name) = element else {
+                throw EventValidationError(field: field, "element \(index) must be a string (one of: \(allowed)), got \(element.kindName)")
+            }
+            guard let code = names.firstIndex(of: name) else {
+                throw EventValidationError(field: field, "\(ErrorEcho.quoted(name)) is not one of: \(allowed)")
+            }
+            guard !codes.contains(UInt8(code)) else {
+                throw EventValidationError(field: field, "lists \(ErrorEcho.quoted(name)) twice; list each option at most once")
+            }
+            codes.append(UInt8(code))
+        }
+        return codes
     }
 
     static func string(_ raw: JSONValue, field: String) throws(EventValidationError) -> String {

@@ -25,8 +25,10 @@ public struct EventSchema: Sendable {
         /// on (`[2: 5]`: schema 1 knows codes 0…4).
         public let valuesAdded: [UInt8: Int]
 
-        /// How many of the choice's values schema `version` knows (all for a non-choice).
+        /// How many of the choice's values schema `version` knows (`nil` for a field of another
+        /// kind). A list of choices knows all its values: none is added by a later schema yet.
         func knownValueCount(at version: UInt8) -> Int? {
+            if case .choices(let names, _) = spec.kind { return names.count }
             guard case .choice(let names) = spec.kind else { return nil }
             return valuesAdded.filter { $0.key > version }.map(\.value).min() ?? names.count
         }
@@ -78,7 +80,7 @@ public struct EventSchema: Sendable {
     /// One schema's fields as the fast decoder reads them: plain values, no arrays of names.
     struct Layout: Sendable {
         struct Slot: Sendable {
-            enum Kind: UInt8, Sendable { case text, choice, flag, instant, count }
+            enum Kind: UInt8, Sendable { case text, choice, flag, instant, count, choices }
             let kind: Kind
             let isOptional: Bool
             /// Whether the schema holds the field (an older schema reads a newer field as absent).
@@ -89,6 +91,7 @@ public struct EventSchema: Sendable {
             let firstNewCode: Int
             /// Choice codes below this are valid at this schema.
             let knownValueCount: Int
+            /// A count's range; for a list of choices, how many values it may hold.
             let range: ClosedRange<Int>
             /// A present value is left to the reference decoder (the client address: checked there).
             let declinesWhenPresent: Bool
@@ -107,6 +110,7 @@ public struct EventSchema: Sendable {
                 case .flag: kind = .flag
                 case .instant: kind = .instant
                 case .count(let bounds): kind = .count; range = bounds
+                case .choices(_, let maximumCount): kind = .choices; range = 1...maximumCount
                 }
                 let known = field.knownValueCount(at: schema) ?? 0
                 let before = schema > 1 ? field.knownValueCount(at: schema - 1) ?? 0 : 0
@@ -172,6 +176,8 @@ extension EventType {
         case .accountCreationSubmitted, .passwordResetStarted: []
         case .passwordResetFailed: [.choice("reason", PasswordResetFailureReason.self)]
         case .userSwitchOpened, .userSwitchClosed: []
+        case .signInOptionsShown:
+            [.choices("options", SignInOption.self, maximumCount: SignInOption.maximumShown), .choice("platform", DevicePlatform.self, optional: true)]
         }
     }
 }
@@ -194,6 +200,13 @@ extension EventSchema.Field {
     }
     static func count(_ name: String, _ range: ClosedRange<Int>) -> Self {
         Self(spec: FieldSpec(name: name, kind: .count(range), isOptional: false), since: 1, valuesAdded: [:])
+    }
+    /// A required list of 1…`maximumCount` distinct values of `E`, in the order given. The
+    /// stored form has one byte for the count and one per code, hence the bounds.
+    static func choices<E: WireEnum>(_ name: String, _ type: E.Type, maximumCount: Int) -> Self {
+        precondition((1...Int(UInt8.max)).contains(maximumCount), "\(name): a list holds 1…255 values (one count byte)")
+        precondition(E.allCases.count <= Int(UInt8.max) + 1, "\(name): each value is stored as one byte")
+        return Self(spec: FieldSpec(name: name, kind: .choices(E.wireNames, maximumCount: maximumCount), isOptional: false), since: 1, valuesAdded: [:])
     }
     /// The client's network address on a sign-in event (schema 2): optional text that must be an
     /// IPv4 or IPv6 address in its canonical form (``ClientAddress``).

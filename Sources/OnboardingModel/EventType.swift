@@ -61,6 +61,10 @@ public enum EventType: String, WireEnum {
     /// The user tapped "Back" on "Switch or Add User": the selection is kept and `sign_in`
     /// shows the selected user.
     case userSwitchClosed = "user_switch_closed"
+    // sign-in screen
+    /// What a sign-in screen offered, top to bottom: providers, password, passcode, the
+    /// biometric badge; and the platform the device says it is (App Store guideline 4.8).
+    case signInOptionsShown = "sign_in_options_shown"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }
@@ -126,6 +130,9 @@ public struct FieldSpec: Sendable {
         case instant
         /// A whole number within a range.
         case count(ClosedRange<Int>)
+        /// An ordered list of 1…`maximumCount` distinct names of a closed set; stored as a count
+        /// byte and each name's index. Not personal data (only text is).
+        case choices([String], maximumCount: Int)
     }
 
     public let name: String
@@ -147,4 +154,6 @@ public enum FieldValue: Sendable, Hashable {
     case flag(Bool)
     case instant(Timestamp)
     case count(Int)
+    /// The codes of a ``FieldSpec/Kind/choices(_:maximumCount:)`` field, in order.
+    case choices([UInt8])
 }

@@ -59,6 +59,9 @@ public enum Payload: Sendable, Hashable {
     case userSwitchOpened
     /// "Back" tapped on "Switch or Add User".
     case userSwitchClosed
+    /// What a sign-in screen offered, top to bottom (1…``SignInOption/maximumShown`` options,
+    /// each at most once), and the platform the device says it is, when the app says.
+    case signInOptionsShown(options: [SignInOption], platform: DevicePlatform? = nil)
 
     /// The client address of a sign-in event, `nil` when absent or for other types.
     public var clientAddress: String? {
@@ -109,6 +112,7 @@ public enum Payload: Sendable, Hashable {
         case .passwordResetFailed: .passwordResetFailed
         case .userSwitchOpened: .userSwitchOpened
         case .userSwitchClosed: .userSwitchClosed
+        case .signInOptionsShown: .signInOptionsShown
         }
     }
 
@@ -140,6 +144,7 @@ public enum Payload: Sendable, Hashable {
         case .lockoutCleared(let reason): [.choice(reason.wireCode)]
         case let .fieldEdited(field, filled, valid): [.choice(field.wireCode), .flag(filled), valid.map(FieldValue.flag)]
         case .passwordResetFailed(let reason): [.choice(reason.wireCode)]
+        case let .signInOptionsShown(options, platform): [.choices(options.map(\.wireCode)), platform.map { .choice($0.wireCode) }]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
@@ -212,6 +217,7 @@ public enum Payload: Sendable, Hashable {
         case .passwordResetFailed: self = .passwordResetFailed(reason: try source.choice())
         case .userSwitchOpened: self = .userSwitchOpened
         case .userSwitchClosed: self = .userSwitchClosed
+        case .signInOptionsShown: self = .signInOptionsShown(options: try source.choices(), platform: try source.optionalChoice())
         }
     }
 }
@@ -230,6 +236,7 @@ protocol PayloadFieldSource {
     mutating func optionalFlag() throws(FieldDeclined) -> Bool?
     mutating func instant() throws(FieldDeclined) -> Timestamp
     mutating func count() throws(FieldDeclined) -> Int
+    mutating func choices<E: WireEnum>() throws(FieldDeclined) -> [E]
 }
 
 /// Hands out checked field values in order; a mismatch is a codec bug, hence preconditions.
@@ -291,5 +298,13 @@ private struct FieldReader: PayloadFieldSource {
     mutating func count() -> Int {
         guard case .count(let count)? = nextValue() else { preconditionFailure("field \(index - 1) is not a count") }
         return count
+    }
+
+    mutating func choices<E: WireEnum>() -> [E] {
+        guard case .choices(let codes)? = nextValue() else { preconditionFailure("field \(index - 1) is not a list of choices") }
+        return codes.map { code in
+            guard let value = E(wireCode: code) else { preconditionFailure("field \(index - 1) holds a code that is not a \(E.self)") }
+            return value
+        }
     }
 }

@@ -139,6 +139,20 @@ private struct FastFieldSource: PayloadFieldSource {
         guard let raw = body.uint32(), slot.range.contains(Int(raw)) else { throw FieldDeclined() }
         return Int(raw)
     }
+
+    /// A count byte within the slot's range, then that many known codes, none twice.
+    mutating func choices<E: WireEnum>() throws(FieldDeclined) -> [E] {
+        let slot = nextSlot()
+        guard let count = body.uint8(), slot.range.contains(Int(count)) else { throw FieldDeclined() }
+        var values: [E] = []
+        values.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            let value: E = try choice(slot)
+            guard !values.contains(value) else { throw FieldDeclined() }
+            values.append(value)
+        }
+        return values
+    }
 }
 
 /// Reads a record body; every read returns `nil` on anything the reference decoder would refuse.

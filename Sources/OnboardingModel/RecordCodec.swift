@@ -132,6 +132,11 @@ public enum RecordCodec {
             case .flag(let flag)?: writer.append(UInt8(flag ? 1 : 0))
             case .instant(let instant)?: writer.append(instant.millisecondsSince1970)
             case .count(let count)?: writer.append(UInt32(count))
+            case .choices(let codes)?:
+                // A count byte, then one code each (docs/format.md § Payload fields).
+                precondition(!codes.isEmpty && codes.count <= Int(UInt8.max), "a list of choices must be validated before encoding")
+                writer.append(UInt8(codes.count))
+                writer.append(codes)
             }
         }
     }
@@ -327,6 +332,8 @@ public enum RecordCodec {
                     throw RecordDecodingError("\(type.rawValue).\(spec.name) is \(count), outside \(range)")
                 }
                 values.append(.count(count))
+            case .choices(let names, let maximumCount):
+                values.append(.choices(try reader.readChoices(names: names, maximumCount: maximumCount, field: "\(type.rawValue).\(spec.name)")))
             }
         }
         guard reader.isAtEnd else { throw RecordDecodingError("\(reader.remaining) unexpected bytes after the payload") }
@@ -483,5 +490,22 @@ struct BinaryReader {
     mutating func readShortString(field: String) throws(RecordDecodingError) -> String {
         let length = Int(try readInteger(UInt16.self, field: field))
         return try readString(byteCount: length, field: field)
+    }
+
+    /// A list of choices: a count byte (1…`maximumCount`), then that many distinct codes, each
+    /// below `names.count`.
+    mutating func readChoices(names: [String], maximumCount: Int, field: String) throws(RecordDecodingError) -> [UInt8] {
+        let count = Int(try readUInt8())
+        guard count >= 1, count <= maximumCount else {
+            throw RecordDecodingError("\(field) holds \(count) values, outside 1…\(maximumCount)")
+        }
+        let codes = Array(try take(count, field: field))
+        for (index, code) in codes.enumerated() {
+            guard Int(code) < names.count else { throw RecordDecodingError("\(field) has unknown code \(code)") }
+            guard !codes[..<index].contains(code) else {
+                throw RecordDecodingError("\(field) holds \(names[Int(code)]) twice (each value at most once)")
+            }
+        }
+        return codes
     }
 }

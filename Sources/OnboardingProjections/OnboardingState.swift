@@ -7,8 +7,9 @@ import OnboardingModel
 /// State version 7 added the screen a temporary lock returns to; version 6 added the form fields, identifier kind and biometric badge of the session's
 /// flows and the `partially_filled` state; a version-5 state still loads as the base of a
 /// pruned store (``upgradeFromStateVersion5()``). State version 7 added `forgot_passcode`, the
-/// "Switch or Add User" events and the CAPTCHA failures in a row (with their setting); a
-/// version-6 base loads with none counted.
+/// "Switch or Add User" events, the CAPTCHA failures in a row (with their setting), the screen a
+/// temporary lock returns to and each device's sign-in options (``DeviceState/signInOptions``); a
+/// version-6 base loads with none of them.
 ///
 /// ```swift
 /// var state = OnboardingState(policy: .mediawiki)

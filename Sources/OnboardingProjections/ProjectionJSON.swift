@@ -56,7 +56,30 @@ extension DeviceState {
                     .init("method", .string(user.method.rawValue)), .init("second_factor", .bool(user.secondFactor))
                 ])
             } ?? .null
-        return .object([.init("device", .string(device)), .init("signed_in", signedIn), .init("flow", flow.jsonValue)])
+        return .object([
+            .init("device", .string(device)), .init("signed_in", signedIn), .init("flow", flow.jsonValue),
+            .init("sign_in_options", signInOptions?.jsonValue ?? .null)
+        ])
+    }
+}
+
+extension SignInOptions {
+    /// `{"options", "platform", "shown_at", "guideline_4_8": [{"kind", "problem"}]}` (docs/projections.md
+    /// § `onboard session --json`).
+    public var jsonValue: JSONValue {
+        .object([
+            .init("options", .array(options.map { .string($0.rawValue) })),
+            .init("platform", .text(platform?.rawValue)),
+            .init("shown_at", .time(shownAt)),
+            .init("guideline_4_8", .array(guideline48Findings.map(\.jsonValue)))
+        ])
+    }
+}
+
+extension Guideline48Finding {
+    /// `{"kind", "problem"}`.
+    public var jsonValue: JSONValue {
+        .object([.init("kind", .string(kind)), .init("problem", .string(problem))])
     }
 }
 

@@ -73,6 +73,28 @@ public struct VerifyReport: Sendable {
 
     public var isValid: Bool { problems.isEmpty }
 
+    /// A `sign_in_options_shown` record whose screen breaks App Store Review Guideline 4.8
+    /// (``SignInOptions/guideline48Findings(options:platform:)``): a finding about the app's
+    /// design, not about the log, so it never makes the report invalid.
+    public struct DesignFinding: Sendable, CustomStringConvertible {
+        public var seq: UInt64
+        public var findings: [Guideline48Finding]
+        public var description: String { "seq \(seq): " + findings.map(\.problem).joined(separator: "; ") }
+    }
+
+    /// List the first few design findings; the count says how many records have one.
+    public static let maximumDesignFindings = 5
+    /// How many `sign_in_options_shown` records break guideline 4.8.
+    public private(set) var designFindingCount = 0
+    /// The first ``maximumDesignFindings`` of them, by seq.
+    public private(set) var designFindings: [DesignFinding] = []
+
+    mutating func addDesignFindings(_ findings: [Guideline48Finding], seq: UInt64) {
+        guard !findings.isEmpty else { return }
+        designFindingCount += 1
+        if designFindings.count < VerifyReport.maximumDesignFindings { designFindings.append(DesignFinding(seq: seq, findings: findings)) }
+    }
+
     /// The problem at the lowest seq (the first bad record), or the first one without a seq.
     public var firstProblem: Problem? {
         problems.filter { $0.seq != nil }.min { $0.seq! < $1.seq! } ?? problems.first
@@ -93,7 +115,8 @@ extension OnboardingStore {
     /// store, linked to its hash) without gaps, the head in `meta` is the last record, every index
     /// holds exactly the entries the log implies, and every signed head verifies with the store's
     /// public key and names a record the log holds with that hash (docs/audit.md, "Verification
-    /// procedure").
+    /// procedure"). On the way it checks every `sign_in_options_shown` against App Store Review
+    /// Guideline 4.8: its findings are about the app's design and leave the report valid.
     public func verify() throws(StoreError) -> VerifyReport {
         var report = try verifyLog()
         if report.isValid { try verifySnapshot(&report) }
@@ -254,7 +277,8 @@ extension OnboardingStore {
     }
 
     /// The record stored under `seq` decodes and links to the one before (`checkLink(of:seq:followsGap:walk:report:)`);
-    /// the walk notes the index entries it implies (`noteIndexEntries(of:value:seq:entryRefs:walk:report:)`).
+    /// the walk notes the index entries it implies (`noteIndexEntries(of:value:seq:entryRefs:walk:report:)`)
+    /// and, for a `sign_in_options_shown`, its guideline 4.8 findings (``VerifyReport/designFindings``).
     /// One that cannot be read is reported as what its decoding found (`reportUnreadable(_:value:seq:walk:report:)`).
     private func checkRecord(
         _ value: UnsafeRawBufferPointer, seq: UInt64, followsGap: Bool, users: UserDirectory, entryRefs: Set<UserRef>?,
@@ -264,6 +288,11 @@ extension OnboardingStore {
             let record = try RecordCodec.decode(value, expectedSeq: seq, users: users)
             Self.checkLink(of: record, seq: seq, followsGap: followsGap, walk: &walk, report: &report)
             try Self.noteIndexEntries(of: record, value: value, seq: seq, entryRefs: entryRefs, walk: &walk, report: &report)
+            // The design check: one comparison of the type for every other record (matching the
+            // payload first would copy every record's payload).
+            if record.event.type == .signInOptionsShown, case let .signInOptionsShown(options, platform) = record.event.payload {
+                report.addDesignFindings(SignInOptions.guideline48Findings(options: options, platform: platform), seq: seq)
+            }
         } catch {
             Self.reportUnreadable(error, value: value, seq: seq, walk: &walk, report: &report)
         }

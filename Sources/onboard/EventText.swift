@@ -31,6 +31,10 @@ enum EventText {
         case .flag(let flag): return flag ? "true" : "false"
         case .instant(let instant): return instant.iso8601
         case .count(let count): return String(count)
+        case .choices(let codes):
+            // `options=apple,google,password`: the order the screen showed them in.
+            guard case .choices(let names, _) = spec.kind else { return codes.map(String.init).joined(separator: ",") }
+            return codes.map { names[Int($0)] }.joined(separator: ",")
         }
     }
 }

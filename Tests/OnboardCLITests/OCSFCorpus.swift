@@ -61,7 +61,10 @@ enum OCSFCorpus {
         var index = 0
         for type in EventType.allCases {
             let variants = type.fields.reduce(2) { most, spec in
-                if case .choice(let names) = spec.kind { return max(most, names.count) } else { return most }
+                switch spec.kind {
+                case .choice(let names), .choices(let names, _): max(most, names.count)
+                default: most
+                }
             }
             for variant in 0..<variants {
                 index += 1
@@ -125,6 +128,7 @@ enum OCSFCorpus {
                 case .flag: .bool(variant % 2 == 0)
                 case .instant: .string(times[(variant + 1) % times.count].iso8601)
                 case .count(let range): .number(String([range.lowerBound, range.upperBound][variant % 2]))
+                case .choices(let names, _): .array([names[variant % names.count], names[(variant + 1) % names.count]].map(JSONValue.string))
                 }
             members.append(.init(spec.name, value))
         }

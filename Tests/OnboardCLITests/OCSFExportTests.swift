@@ -10,7 +10,8 @@ import TestSupport
         "user_added", "user_profile_updated", "user_selected", "user_removed", "passcode_set", "biometric_enabled",
         "biometric_disabled", "captcha_alternatives_viewed", "account_creation_started", "field_validated",
         "account_creation_failed", "account_created", "user_forgotten", "field_edited", "account_creation_submitted",
-        "user_switch_opened", "user_switch_closed"
+        "user_switch_opened", "user_switch_closed",
+        "sign_in_options_shown"
     ]
 
     static func objects(_ output: String) throws -> [[String: Any]] {

@@ -68,7 +68,9 @@ struct EventJSONTests {
         Samples.event(.passwordResetStarted, user: nil),
         Samples.event(.passwordResetFailed(reason: .unknownAccount), user: nil),
         Samples.event(.userSwitchOpened, user: nil),
-        Samples.event(.userSwitchClosed)
+        Samples.event(.userSwitchClosed),
+        Samples.event(.signInOptionsShown(options: [.apple, .google, .password, .biometric], platform: .ios), user: nil, session: nil),
+        Samples.event(.signInOptionsShown(options: [.passcode]))
     ]
 
     @Test("the corpus covers every event type and is valid")

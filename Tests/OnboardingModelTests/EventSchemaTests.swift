@@ -56,6 +56,8 @@ struct EventSchemaTests {
                     case (_, nil): #expect(spec.isOptional, "\(type.rawValue).\(spec.name) is required")
                     case (.text, .text?), (.flag, .flag?), (.instant, .instant?), (.count, .count?): break
                     case (.choice(let names), .choice(let code)?): #expect(Int(code) < names.count)
+                    case (.choices(let names, let maximumCount), .choices(let codes)?):
+                        #expect((1...maximumCount).contains(codes.count) && codes.allSatisfy { Int($0) < names.count } && Set(codes).count == codes.count)
                     default: Issue.record("\(type.rawValue).\(spec.name): the value \(String(describing: value)) is not of the field's kind")
                     }
                 }

@@ -129,7 +129,9 @@ struct OCSFEncoderTests {
         // Form input: what the user typed into (never what), not an authentication.
         .fieldEdited(field: .passcode, filled: true, valid: true), .accountCreationSubmitted,
         // Navigation on a shared device's "Switch or Add User" screen.
-        .userSwitchOpened, .userSwitchClosed
+        .userSwitchOpened, .userSwitchClosed,
+        // What a sign-in screen offered: the app's design, not an authentication.
+        .signInOptionsShown(options: [.google, .apple, .password], platform: .ios)
     ]
 
     @Test func everyTypeIsEitherSignInRelatedOrSkipped() {

@@ -68,7 +68,14 @@ struct SchemaGoldenTests {
         ("password_reset_started", .passwordResetStarted),
         ("password_reset_failed", .passwordResetFailed(reason: .unknownAccount)),
         ("user_switch_opened", .userSwitchOpened),
-        ("user_switch_closed", .userSwitchClosed)
+        ("user_switch_closed", .userSwitchClosed),
+        ("sign_in_options_shown", .signInOptionsShown(options: [.apple, .google, .password, .biometric], platform: .ios)),
+        ("sign_in_options_shown.minimal", .signInOptionsShown(options: [.other])),
+        (
+            "sign_in_options_shown.all",
+            .signInOptionsShown(
+                options: [.biometric, .passcode, .password, .other, .github, .microsoft, .facebook, .google, .apple], platform: .other)
+        )
     ]
 
     /// How each payload is written: with a live user (personal fields sealed), without a user

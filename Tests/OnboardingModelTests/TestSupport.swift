@@ -246,6 +246,14 @@ struct EventGenerator {
         case .passwordResetFailed: return .passwordResetFailed(reason: rng.pick())
         case .userSwitchOpened: return .userSwitchOpened
         case .userSwitchClosed: return .userSwitchClosed
+        case .signInOptionsShown:
+            // 1…all options, distinct, in a random order; a platform or none.
+            var options: [SignInOption] = []
+            for _ in 0..<rng.int(in: 1...SignInOption.allCases.count) {
+                let option: SignInOption = rng.pick()
+                if !options.contains(option) { options.append(option) }
+            }
+            return .signInOptionsShown(options: options, platform: rng.chance(1, in: 3) ? nil : rng.pick(DevicePlatform.self))
         }
     }
 

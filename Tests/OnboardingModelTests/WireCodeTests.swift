@@ -18,7 +18,7 @@ struct WireCodeTests {
         ("field_validated", 27), ("account_creation_failed", 28), ("account_created", 29),
         ("lockout_cleared", 30), ("user_forgotten", 31), ("field_edited", 32), ("account_creation_submitted", 33),
         ("password_reset_started", 34), ("password_reset_failed", 35), ("user_switch_opened", 36),
-        ("user_switch_closed", 37)
+        ("user_switch_closed", 37), ("sign_in_options_shown", 38)
     ]
 
     /// The types with a schema 2 (docs/format.md § Event types); every other type is at schema 1.
@@ -43,7 +43,7 @@ struct WireCodeTests {
         }
     }
 
-    @Test("codes outside 1…37 name no event type", arguments: [UInt16(0), 38, 39, 255, 256, 257, 0x0101, UInt16.max])
+    @Test("codes outside 1…38 name no event type", arguments: [UInt16(0), 39, 40, 255, 256, 257, 0x0101, UInt16.max])
     func unknownEventTypeCodes(code: UInt16) {
         #expect(EventType(code: code) == nil)
     }
@@ -80,6 +80,8 @@ struct WireCodeTests {
         #expect(IdentifierKind.wireNames == ["username", "email", "phone"])
         #expect(PasswordResetFailureReason.wireNames == ["unknown_account", "network_unavailable", "server_error", "rate_limited"])
         #expect(LockoutClearReason.wireNames == ["admin", "password_reset", "passcode_reset"])
+        #expect(SignInOption.wireNames == ["apple", "google", "facebook", "microsoft", "github", "other", "password", "passcode", "biometric"])
+        #expect(DevicePlatform.wireNames == ["ios", "android", "web", "other"])
     }
 
     @Test("a few cases by name, so a swap of two cases is caught even if names stay")
@@ -106,6 +108,11 @@ struct WireCodeTests {
         #expect(IdentifierKind.phone.wireCode == 2)
         #expect(PasswordResetFailureReason.rateLimited.wireCode == 3)
         #expect(EventType.passwordResetFailed.code == 35)
+        #expect(SignInOption.biometric.wireCode == 8)
+        #expect(SignInOption.other.wireCode == 5)
+        #expect(DevicePlatform.web.wireCode == 2)
+        #expect(EventType.signInOptionsShown.code == 38)
+        #expect(EventType.userSwitchClosed.code == 37)
     }
 
     @Test("wire codes round trip and unknown codes are nil for every enum")
@@ -135,6 +142,8 @@ struct WireCodeTests {
         check(LockoutClearReason.self)
         check(IdentifierKind.self)
         check(PasswordResetFailureReason.self)
+        check(SignInOption.self)
+        check(DevicePlatform.self)
     }
 
     @Test("payload fields of every type are pinned in canonical (JSON and binary) order")
@@ -159,7 +168,8 @@ struct WireCodeTests {
             .accountCreationFailed: ["field", "reason"],
             .lockoutCleared: ["reason"],
             .fieldEdited: ["field", "filled", "valid"],
-            .passwordResetFailed: ["reason"]
+            .passwordResetFailed: ["reason"],
+            .signInOptionsShown: ["options", "platform"]
         ]
         for type in EventType.allCases {
             #expect(type.fields.map(\.name) == expected[type, default: []], "fields of \(type.rawValue)")
@@ -173,7 +183,7 @@ struct WireCodeTests {
                 "user_profile_updated.display_name", "user_profile_updated.subtitle", "user_profile_updated.image_ref",
                 "sign_in_started.identifier_kind", "sign_in_failed.client_address", "sign_in_throttled.client_address",
                 "second_factor_failed.client_address", "sign_in_succeeded.client_address",
-                "account_creation_failed.field", "field_edited.valid"
+                "account_creation_failed.field", "field_edited.valid", "sign_in_options_shown.platform"
             ])
     }
 

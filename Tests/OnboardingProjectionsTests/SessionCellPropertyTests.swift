@@ -72,6 +72,13 @@ struct SessionCellPropertyTests {
                 case .flag: return .flag(rng.int(in: 0...1) == 1)
                 case .instant: return .instant(now.adding(milliseconds: Int64(rng.int(in: 0...600_000))))
                 case .count(let range): return .count(range.lowerBound)
+                case .choices(let names, let maximumCount):
+                    var codes: [UInt8] = []
+                    for _ in 0..<rng.int(in: 1...min(names.count, maximumCount)) {
+                        let code = UInt8(rng.int(in: 0...names.count - 1))
+                        if !codes.contains(code) { codes.append(code) }
+                    }
+                    return .choices(codes)
                 }
             }
             let users: [String?] = [nil, "ann", "bob", "carol@example.org"]

@@ -143,6 +143,12 @@ enum OpenAPIEventSchemas {
             return [reference("Timestamp")]
         case .count(let range):
             return ["type: integer"] + nullable + ["minimum: \(range.lowerBound)", "maximum: \(range.upperBound)"]
+        case .choices(let names, let maximumCount):
+            // Lists are never optional in the vocabulary (FieldSpec.choices): no `nullable`.
+            return [
+                "type: array", "minItems: 1", "maxItems: \(maximumCount)", "uniqueItems: true", "items:", "  type: string",
+                "  enum: \(flowList(names))"
+            ]
         }
     }
 }

@@ -86,7 +86,9 @@ import Testing
         #expect(await Self.armed(clock))
         clock.advance(byMilliseconds: 60_000)
         let available = await Self.next(&updates)
-        #expect(available?.flow.resend == ResendInfo(availableAt: Self.start.adding(milliseconds: 60_000), help: SessionText.resendAvailableHelp, isAvailable: true))
+        #expect(
+            available?.flow.resend == ResendInfo(availableAt: Self.start.adding(milliseconds: 60_000), help: SessionText.resendAvailableHelp, isAvailable: true)
+        )
     }
 
     @Test func deviceStateAnswersAtTheTimeAskedAndTheStoresClockByDefault() async throws {

@@ -214,6 +214,7 @@ struct MigrationTests {
             case .flag(let flag)?: body.append(flag ? 1 : 0)
             case .instant(let instant)?: u64(UInt64(bitPattern: instant.millisecondsSince1970))
             case .count(let count)?: withUnsafeBytes(of: UInt32(count).bigEndian) { body += $0 }
+            case .choices(let codes)?: body.append(UInt8(codes.count)); body += codes
             }
         }
         let hash = Digest.hash(previous.bytes + body)

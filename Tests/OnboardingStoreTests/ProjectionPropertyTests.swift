@@ -55,7 +55,9 @@ import TestSupport
             case 36: return pick([.captchaPresented(purpose: .createAccount), .captchaFailed, .captchaPassed, .captchaAlternativesViewed])
             case 37: return pick([.accountCreationStarted, .accountCreated])
             case 38: return .accountCreationFailed(field: pick([nil, .username]), reason: pick(AccountCreationFailureReason.allCases))
-            default: return .userProfileUpdated(displayName: "Renamed", subtitle: nil, imageRef: "img/1.png")
+            default:
+                guard random.next() % 2 == 0 else { return .userProfileUpdated(displayName: "Renamed", subtitle: nil, imageRef: "img/1.png") }
+                return .signInOptionsShown(options: pick([[.apple, .google, .password], [.google, .apple], [.passcode]]), platform: pick([nil, .ios, .android]))
             }
         }
 

@@ -90,6 +90,11 @@ public enum FuzzFixtures {
         case .accountCreationSubmitted: return .accountCreationSubmitted
         case .passwordResetStarted: return .passwordResetStarted
         case .passwordResetFailed: return .passwordResetFailed(reason: pick(index))
+        case .signInOptionsShown:
+            // Rotating through the options: Apple first, second, or missing, on each platform.
+            let count = SignInOption.allCases.count
+            let options = (0..<(1 + index % 4)).map { SignInOption.allCases[(index + $0) % count] }
+            return .signInOptionsShown(options: options, platform: index % 5 == 4 ? nil : pick(index))
         }
     }
 

@@ -65,7 +65,10 @@ struct MakeFuzzCorpus {
             "escapes":
                 #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","at":"2026-11-29T16:00:00.12Z","user":"al\u0069ce","type":"user_added","display_name":"A\u00e9 \ud83d\ude00 \"q\"","passcode_policy":"numeric","passcode_min_length":6}"#,
             "extremes":
-                #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":18446744073709551615,"at":"9999-12-31T23:59:59.999Z","type":"sign_in_throttled","method":"password","retry_after":"0001-01-01T00:00:00.000Z"}"#
+                #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","seq":18446744073709551615,"at":"9999-12-31T23:59:59.999Z","type":"sign_in_throttled","method":"password","retry_after":"0001-01-01T00:00:00.000Z"}"#,
+            // A list of choices as a hostile writer sends it: a repeat, a nested array, null, a number.
+            "hostile-list":
+                #"{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","device":"kiosk-7","at":"2026-11-29T16:00:00Z","type":"sign_in_options_shown","options":[ "google",["apple"],"google",null,1 ],"platform":"ios"}"#
         ]
         for (name, line) in variants.sorted(by: { $0.key < $1.key }) { try writer.seed("FuzzEventLine", "variant-\(name).json", Array(line.utf8)) }
         var tokens = [
@@ -76,7 +79,10 @@ struct MakeFuzzCorpus {
         for type in EventType.allCases {
             for spec in type.fields {
                 tokens.append(spec.name)
-                if case .choice(let names) = spec.kind { tokens += names }
+                switch spec.kind {
+                case .choice(let names), .choices(let names, _): tokens += names
+                default: break
+                }
             }
         }
         try writer.dictionary("FuzzEventLine", tokens.map { Array("\"\($0)\"".utf8) })

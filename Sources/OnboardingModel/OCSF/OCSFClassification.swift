@@ -140,7 +140,8 @@ public struct OCSFClassification: Sendable, Equatable {
         case .userAdded, .userProfileUpdated, .userSelected, .userRemoved, .passcodeSet, .biometricEnabled,
             .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted, .fieldValidated,
             .accountCreationFailed, .accountCreated, .userForgotten, .fieldEdited, .accountCreationSubmitted,
-            .userSwitchOpened, .userSwitchClosed:
+            .userSwitchOpened, .userSwitchClosed,
+            .signInOptionsShown:
             return nil
         }
     }

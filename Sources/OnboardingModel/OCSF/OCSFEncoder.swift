@@ -229,6 +229,12 @@ public struct OCSFEncoder: Sendable {
                 case .flag(let flag): .bool(flag)
                 case .instant(let instant): .string(instant.iso8601)
                 case .count(let count): .number(String(count))
+                case .choices(let codes):
+                    if case .choices(let names, _) = spec.kind {
+                        .array(codes.map { .string(names[Int($0)]) })
+                    } else {
+                        preconditionFailure("\(spec.name) is not a list of choices")
+                    }
                 }
             members.append(.init(spec.name, json))
         }

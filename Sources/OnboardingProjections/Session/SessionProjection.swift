@@ -56,6 +56,9 @@ import OnboardingModel
 /// - `user_removed` of the user the device's flow is about, or of the user signed in there, ends
 ///   that: the device shows the empty `sign_in` of the user the users projection selects next
 ///   (the previous user; nobody when the list is empty).
+/// - `sign_in_options_shown` describes the device's sign-in screen, not a flow: the last one is
+///   kept on the device (``DeviceState/signInOptions``) and it changes no screen, like the
+///   biometric events.
 public struct SessionProjection: Sendable, Hashable {
     /// How long after `temporary_password_sent` a new mail may be requested: a minute keeps a
     /// user from flooding their own inbox (and the mail server) while they wait, and is short
@@ -111,15 +114,21 @@ public struct SessionProjection: Sendable, Hashable {
     /// `lockout` is the lockout state *after* this record was applied to it, and `users` the users
     /// projection after it: `user_switch_closed` and `user_removed` show its selected user.
     ///
-    /// In order: an event that changes no screen only keeps the biometric table; any other starts
-    /// from a clean screen of its flow (`Flow(startingFrom:for:sameFlow:)`), shows what it did
+    /// In order: an event that changes no screen only keeps the biometric table or the device's
+    /// sign-in options (and a removed user's device moves on); any other starts from a clean screen
+    /// of its flow (`Flow(startingFrom:for:sameFlow:)`), shows what it did
     /// (`showEffect(of:on:device:before:stored:sameFlow:lockout:users:)`), keeps the biometric badge
     /// (`keepBiometricBadge(on:before:device:)`), and the device is written back.
     public mutating func apply(_ record: Record, lockout: LockoutEngine, users: MultiUserProjection = MultiUserProjection()) {
         let event = record.event
         if Self.changesNoScreen(event.payload) {
-            // Only the biometric badge; decided before touching the device table.
-            noteBiometric(record)
+            // Only the biometric badge or the device's sign-in options; decided before touching
+            // the device table.
+            if case let .signInOptionsShown(options, platform) = event.payload {
+                noteSignInOptions(SignInOptions(options: options, platform: platform, shownAt: event.at), device: event.device)
+            } else {
+                noteBiometric(record)
+            }
             // The record, not `event`: handing the event out of line would copy it on every event.
             if case .userRemoved = event.payload { removeUser(record, users: users) }
             return
@@ -144,11 +153,13 @@ public struct SessionProjection: Sendable, Hashable {
         }
     }
 
-    /// The events that change no screen, only the biometric table (`noteBiometric(_:)`).
+    /// The events that change no screen, only the biometric table (`noteBiometric(_:)`) or the
+    /// device's sign-in options (`noteSignInOptions(_:device:)`).
     @inline(__always)
     private static func changesNoScreen(_ payload: Payload) -> Bool {
         switch payload {
-        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
+        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
+            .signInOptionsShown:
             true
         default:
             false
@@ -254,8 +265,9 @@ public struct SessionProjection: Sendable, Hashable {
             flow.user = users.devices[event.device]?.selected
             flow.inputs = FieldInputs()
             flow.identifierKind = nil
-        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten:
-            return false // `apply` handed them to noteBiometric already
+        case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
+            .signInOptionsShown:
+            return false // `apply` handed them to noteBiometric or noteSignInOptions already
         }
         return true
     }
@@ -487,6 +499,13 @@ public struct SessionProjection: Sendable, Hashable {
         devices.values[index] = device
     }
 
+    /// The device's sign-in screen as last recorded: it replaces what an earlier event said, and
+    /// leaves the flow and who is signed in as they are. Out of line: rare, and `apply` stays small.
+    @inline(never)
+    private mutating func noteSignInOptions(_ options: SignInOptions, device: String) {
+        devices[device, default: DeviceState(device: device)].signInOptions = options
+    }
+
     /// Puts `flow` on the lock screen when `decision` refuses attempts at `at`, to return to
     /// `returnScreen` when a temporary lock ends; `false` when it allows them.
     private static func showLock(_ decision: LockoutDecision, at: Timestamp, returningTo returnScreen: Screen, on flow: inout Flow) -> Bool {
@@ -643,16 +662,20 @@ extension AccountCreationFailureReason {
     }
 }
 
-/// One device's state: who is signed in (``SignedInUser``), and the flow its screen shows.
+/// One device's state: who is signed in (``SignedInUser``), the flow its screen shows, and what
+/// its sign-in screen offered when the app last said (``SignInOptions``).
 public struct DeviceState: Sendable, Hashable, Codable {
     public var device: String
     public var signedIn: SignedInUser?
     public var flow: Flow
+    /// The last `sign_in_options_shown` of the device, `nil` before the first.
+    public var signInOptions: SignInOptions?
 
-    public init(device: String, signedIn: SignedInUser? = nil, flow: Flow = Flow()) {
+    public init(device: String, signedIn: SignedInUser? = nil, flow: Flow = Flow(), signInOptions: SignInOptions? = nil) {
         self.device = device
         self.signedIn = signedIn
         self.flow = flow
+        self.signInOptions = signInOptions
     }
 }
 

@@ -69,7 +69,8 @@ extension SessionProjection {
 }
 
 extension DeviceState {
-    /// `{"device", "signedIn"?: {"user", "since", "method", "secondFactor"}, "flow"}`.
+    /// `{"device", "signedIn"?: {"user", "since", "method", "secondFactor"}, "flow",
+    /// "signInOptions"?: {"options": [name], "platform"?, "shownAt"}}`.
     var snapshotValue: JSONValue {
         var members: [JSONValue.Member] = [.init("device", .string(device))]
         members.append(
@@ -81,11 +82,14 @@ extension DeviceState {
                 ])
             })
         members.append(.init("flow", flow.snapshotValue))
+        members.append("signInOptions", signInOptions?.snapshotValue)
         return .object(members)
     }
 
+    /// `signInOptions` is absent from snapshots of state version 6 and before, and while the
+    /// device has recorded none.
     init(snapshotValue value: JSONValue, path: String) throws(SnapshotDecodingError) {
-        let object = try SnapshotObject(value, path, allowed: ["device", "signedIn", "flow"])
+        let object = try SnapshotObject(value, path, allowed: ["device", "signedIn", "flow", "signInOptions"])
         var signedIn: SignedInUser?
         if let user = try object.optionalObject("signedIn", allowed: ["user", "since", "method", "secondFactor"]) {
             signedIn = SignedInUser(
@@ -94,7 +98,35 @@ extension DeviceState {
         }
         self.init(
             device: try object.string("device"), signedIn: signedIn,
-            flow: try Flow(snapshotValue: try object.required("flow"), path: object.path("flow")))
+            flow: try Flow(snapshotValue: try object.required("flow"), path: object.path("flow")),
+            signInOptions: try object.optional("signInOptions").map { (value) throws(SnapshotDecodingError) in
+                try SignInOptions(snapshotValue: value, path: object.path("signInOptions"))
+            })
+    }
+}
+
+extension SignInOptions {
+    var snapshotValue: JSONValue {
+        var members: [JSONValue.Member] = [.init("options", .array(options.map { .string($0.rawValue) }))]
+        members.append("platform", platform.map { .string($0.rawValue) })
+        members.append(.init("shownAt", .milliseconds(shownAt)))
+        return .object(members)
+    }
+
+    /// The event's rule holds here too: 1…``SignInOption/maximumShown`` known names, none twice.
+    init(snapshotValue value: JSONValue, path: String) throws(SnapshotDecodingError) {
+        let object = try SnapshotObject(value, path, allowed: ["options", "platform", "shownAt"])
+        let elements = try object.array("options")
+        guard (1...SignInOption.maximumShown).contains(elements.count) else {
+            throw SnapshotDecodingError(object.path("options"), "must hold 1 to \(SignInOption.maximumShown) options, got \(elements.count)")
+        }
+        var options: [SignInOption] = []
+        for (index, element) in elements.enumerated() {
+            let option: SignInOption = try SnapshotJSON.name(element, "\(object.path("options"))[\(index)]")
+            guard !options.contains(option) else { throw SnapshotDecodingError("\(object.path("options"))[\(index)]", "repeats \(option.rawValue)") }
+            options.append(option)
+        }
+        self.init(options: options, platform: try object.optionalName("platform"), shownAt: try object.time("shownAt"))
     }
 }
 

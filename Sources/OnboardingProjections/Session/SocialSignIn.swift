@@ -2,7 +2,8 @@ import OnboardingModel
 
 /// The order of the social sign-in buttons: Sign in with Apple comes first, and must be offered
 /// whenever any other third-party sign-in is (App Store Review Guideline 4.8). The methods are
-/// those of `sign_in_started` (docs/events.md § `sign_in_started`).
+/// those of `sign_in_started` (docs/events.md § `sign_in_started`). What a screen actually
+/// showed is checked against the same rule by ``SignInOptions/guideline48Findings(options:platform:)``.
 ///
 /// ```swift
 /// SocialSignIn.buttons(offering: [.google, .password])   // [.apple, .google]

@@ -63,6 +63,16 @@ enum SessionCommand {
         if !flow.fields.isEmpty { lines.append("fields     \(fieldsText(flow.fields))") }
         if let kind = flow.biometric { lines.append("biometric  \(kind.rawValue) (badge on the sign-in button)") }
         lines.append("submit     \(flow.submitEnabled ? "enabled" : "disabled")")
+        if let shown = session.signInOptions { lines += optionsLines(shown) }
         return lines.joined(separator: "\n")
+    }
+
+    /// `options    apple, google, password (ios, shown 2026-11-29T16:00:00.000Z)` and one line
+    /// per guideline 4.8 finding.
+    static func optionsLines(_ shown: SignInOptions) -> [String] {
+        let platform = shown.platform?.rawValue ?? "platform not recorded"
+        var lines = ["options    \(shown.options.map(\.rawValue).joined(separator: ", ")) (\(platform), shown \(shown.shownAt.iso8601))"]
+        for finding in shown.guideline48Findings { lines.append("  guideline 4.8: \(finding.problem)") }
+        return lines
     }
 }

@@ -18,7 +18,11 @@ enum VerifyCommand {
             "pruned_through keeps, the prune point must not pass the server's acknowledgement, and the",
             "rebuild starts from the base snapshot kept at the prune point. A signed head below the",
             "prune point has only its signature checked (its record is gone): verify says what it proves.",
-            "Every record's user must have an entry in user_keys; a record whose user has none is named."
+            "Every record's user must have an entry in user_keys; a record whose user has none is named.",
+            "Design findings: every sign_in_options_shown whose screen breaks App Store Review Guideline",
+            "4.8 (a third-party provider without Sign in with Apple, or Apple not first on iOS) is counted",
+            "and the first few are listed. They are about the app, not the log: the exit status stays",
+            "that of the integrity checks (docs/projections.md § Sign-in options)."
         ],
         options: [.store],
         argumentCount: 0...0,
@@ -39,6 +43,7 @@ enum VerifyCommand {
                 "ok: \(report.recordsChecked) records, hash chain intact, indexes match\(snapshot)\(pruned); \(signatures(report)); head seq \(report.headSeq) \(report.headHash.hex)"
             )
             if let note = prunedHeadsNote(report) { print(note) }
+            printDesignFindings(report)
             return ExitCode.success
         }
         let total = report.problems.count + report.unreportedProblems
@@ -49,7 +54,22 @@ enum VerifyCommand {
         for problem in report.problems { Output.error("  \(problem)") }
         if report.unreportedProblems > 0 { Output.error("  … and \(report.unreportedProblems) more") }
         if let note = prunedHeadsNote(report) { Output.error(note) }
+        printDesignFindings(report)
         return ExitCode.verifyFailed
+    }
+
+    /// The guideline 4.8 findings, on stdout after the integrity result: they describe the app's
+    /// sign-in screen, not damage, so they change neither the result nor the exit status.
+    static func printDesignFindings(_ report: VerifyReport) {
+        let count = report.designFindingCount
+        guard count > 0 else { return }
+        let records = "\(count) sign_in_options_shown record\(count == 1 ? "" : "s")"
+        print(
+            "design: \(records) break\(count == 1 ? "s" : "") App Store Review Guideline 4.8 — findings about the app's sign-in screen, "
+                + "not damage to the log, so the exit status stays that of the integrity checks")
+        for finding in report.designFindings { print("  \(finding)") }
+        let unlisted = count - report.designFindings.count
+        if unlisted > 0 { print("  … and \(unlisted) more") }
     }
 
     /// What the signature check covered, for the success line.
