@@ -159,7 +159,14 @@ enum DemoCommand {
                             displayName: "José Álvarez", subtitle: "Physician", imageRef: "avatars/jose.png",
                             passcodePolicy: .alphanumeric, passcodeMinLength: 8),
                         narration: "José is added with a photo and an alphanumeric passcode policy", pause: 40),
-                    Step(user: "jose", payload: .passcodeSet, narration: "he sets his passcode", pause: 15)
+                    Step(user: "jose", payload: .passcodeSet, narration: "he sets his passcode", pause: 15),
+                    Step(
+                        user: nil, payload: .signInOptionsShown(options: [.google, .apple, .password, .passcode, .biometric], platform: .ios),
+                        narration: "the app records what its sign-in screen offers, top to bottom (a first build: Google above Apple)",
+                        pause: 10),
+                    Step(
+                        user: nil, payload: .signInOptionsShown(options: [.apple, .google, .password, .passcode, .biometric], platform: .ios),
+                        narration: "the next build puts Sign in with Apple first, as App Store guideline 4.8 asks on iOS", pause: 60)
                 ]),
             Scene(
                 title: "José signs in on the shared device and mistypes his passcode",
@@ -191,7 +198,17 @@ enum DemoCommand {
                     Step(
                         user: "jose", payload: .signInSucceeded(method: .passcode, secondFactor: false),
                         narration: "signed in (this is when sync will replay the log)", pause: 1),
-                    Step(user: "jose", payload: .signedOut(reason: .user), narration: "and signs out at the end of his round", pause: 900)
+                    Step(user: "jose", payload: .signedOut(reason: .user), narration: "and signs out at the end of his round", pause: 900),
+                    Step(
+                        user: "jose", payload: .passcodeResetStarted,
+                        narration: "the next morning he has forgotten it: \"Forgot Passcode?\" opens its own screen, \"Reset\" disabled",
+                        pause: 43_200),
+                    Step(
+                        user: "jose", payload: .fieldEdited(field: .passcode, filled: true, valid: true),
+                        narration: "he types a new passcode that fits his policy: \"Reset\" enables", pause: 8),
+                    Step(
+                        user: "jose", payload: .passcodeResetCompleted,
+                        narration: "the passcode is reset: back to \"Sign In\" with a green confirmation", pause: 3)
                 ]),
             Scene(
                 title: "Alice signs in with her password and a two-factor code",
@@ -292,9 +309,31 @@ enum DemoCommand {
                     Step(user: nil, payload: .captchaPresented(purpose: .createAccount), narration: "a CAPTCHA appears", pause: 2),
                     Step(user: nil, payload: .fieldEdited(field: .captcha, filled: true, valid: nil), narration: "she types what she reads", pause: 6),
                     Step(user: nil, payload: .captchaFailed, narration: "\"Wrong code. Please try again.\" (the answer is never recorded)", pause: 3),
+                    Step(user: nil, payload: .captchaPresented(purpose: .createAccount), narration: "a new image", pause: 2),
+                    Step(user: nil, payload: .captchaFailed, narration: "wrong again", pause: 5),
+                    Step(user: nil, payload: .captchaPresented(purpose: .createAccount), narration: "another image", pause: 2),
+                    Step(
+                        user: nil, payload: .captchaFailed,
+                        narration: "a third wrong answer in a row: the CAPTCHA now also says how else to get an account", pause: 5),
                     Step(user: nil, payload: .captchaPassed, narration: "solved", pause: 11),
                     Step(user: nil, payload: .accountCreationSubmitted, narration: "she taps \"Create account\": the form is sent", pause: 2),
                     Step(user: "maria.k", payload: .accountCreated, narration: "the account maria.k exists", pause: 1)
+                ]),
+            Scene(
+                title: "A locum joins the ward for a day, and leaves",
+                steps: [
+                    Step(user: "sam", payload: .userSwitchOpened, narration: "\"Switch or Add User\" on the ward iPad", pause: 3600),
+                    Step(
+                        user: "sam",
+                        payload: .userAdded(
+                            displayName: "Sam Okafor", subtitle: "Locum Nurse", imageRef: nil, passcodePolicy: .numeric,
+                            passcodeMinLength: 6),
+                        narration: "\"Add User\": Sam is onboarded and listed", pause: 30),
+                    Step(user: "sam", payload: .userSelected, narration: "Sam taps his name: the checkmark moves to him", pause: 3),
+                    Step(user: "sam", payload: .userSwitchClosed, narration: "\"Back\": Sam's sign-in screen", pause: 2),
+                    Step(
+                        user: "sam", payload: .userRemoved(reason: .admin),
+                        narration: "at the end of the day an administrator removes him: the iPad moves to the previous user", pause: 30_000)
                 ])
         ]
     }
@@ -347,6 +386,9 @@ enum DemoCommand {
                 output.line("        event    \(event.type.rawValue)\(fields.isEmpty ? "" : "  " + fields)")
                 let screen = try storeCall { try store.deviceState(at: clock) }
                 output.line("        screen   \(describe(screen.flow))")
+                if case .signInOptionsShown = payload, let shown = screen.signInOptions {
+                    for line in SessionCommand.optionsLines(shown) { output.line("        \(line.trimmingCharacters(in: .whitespaces))") }
+                }
                 if let user = step.user {
                     let decision = try storeCall { try store.signInDecision(user: user, at: clock) }
                     output.line("        lockout  \(describe(decision))")
