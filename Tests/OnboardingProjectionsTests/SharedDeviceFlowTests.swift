@@ -95,10 +95,11 @@ struct SharedDeviceFlowTests {
                 .flowSelected(.flowRow(alice, selected: true)),
                 .flowAll([.flowRow(alice, selected: true), .flowRow(jose)])
             ])
-        // On "Switch or Add User" the checkmark moves to her; "Back" shows her sign-in screen.
+        // Picked right after José was added (the list in `success`): her sign-in screen at once,
+        // as before "Switch or Add User" had events of its own; a "Back" after it changes nothing.
         script.step(
             .userSelected, user: "alice", at: "16:02:00",
-            session: Self.session(Flow(id: aliceLogin, user: "alice", screen: .switchUser, state: .empty)),
+            session: Self.session(Flow(id: aliceLogin, user: "alice", screen: .signIn, state: .empty)),
             users: aliceSelected)
         script.step(
             .userSwitchClosed, user: nil, at: "16:02:01",
@@ -194,7 +195,7 @@ struct SharedDeviceFlowTests {
             ])
         script.step(
             .userSelected, user: "jose", at: "17:01:00",
-            session: Self.session(Flow(id: joseLogin, user: "jose", screen: .switchUser, state: .empty, biometric: .face)),
+            session: Self.session(Flow(id: joseLogin, user: "jose", screen: .signIn, state: .empty, biometric: .face)),
             users: joseSelected)
         script.step(
             .userSwitchClosed, user: nil, at: "17:01:01",

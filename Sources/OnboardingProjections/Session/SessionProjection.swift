@@ -242,8 +242,10 @@ public struct SessionProjection: Sendable, Hashable {
             flow.inputs = FieldInputs()
             flow.systemMessage = Message(SessionText.accountCreated, .success)
         case .userSelected:
-            // On "Switch or Add User" the checkmark moves and the list stays until "Back".
-            flow.screen = before.screen == .switchUser ? .switchUser : .signIn
+            // On the "Switch or Add User" list the checkmark moves and the list stays until "Back";
+            // selecting the user just added (the list in `success`) goes to their sign-in, as it
+            // always has, so apps that never record `user_switch_opened` read as before.
+            flow.screen = before.screen == .switchUser && before.state != .success ? .switchUser : .signIn
             flow.inputs = FieldInputs()
             flow.identifierKind = nil
         case .userAdded:

@@ -329,8 +329,7 @@ enum DemoCommand {
                             displayName: "Sam Okafor", subtitle: "Locum Nurse", imageRef: nil, passcodePolicy: .numeric,
                             passcodeMinLength: 6),
                         narration: "\"Add User\": Sam is onboarded and listed", pause: 30),
-                    Step(user: "sam", payload: .userSelected, narration: "Sam taps his name: the checkmark moves to him", pause: 3),
-                    Step(user: "sam", payload: .userSwitchClosed, narration: "\"Back\": Sam's sign-in screen", pause: 2),
+                    Step(user: "sam", payload: .userSelected, narration: "the new user is picked: Sam's sign-in screen", pause: 3),
                     Step(
                         user: "sam", payload: .userRemoved(reason: .admin),
                         narration: "at the end of the day an administrator removes him: the iPad moves to the previous user", pause: 30_000)
