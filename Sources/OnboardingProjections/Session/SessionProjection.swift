@@ -117,7 +117,7 @@ public struct SessionProjection: Sendable, Hashable {
     /// In order: an event that changes no screen only keeps the biometric table or the device's
     /// sign-in options (and a removed user's device moves on); any other starts from a clean screen
     /// of its flow (`Flow(startingFrom:for:sameFlow:)`), shows what it did
-    /// (`showEffect(of:on:device:before:stored:sameFlow:lockout:users:)`), keeps the biometric badge
+    /// (`showEffect(of:on:device:before:storedOnLockScreen:sameFlow:lockout:users:)`), keeps the biometric badge
     /// (`keepBiometricBadge(on:before:device:)`), and the device is written back.
     public mutating func apply(_ record: Record, lockout: LockoutEngine, users: MultiUserProjection = MultiUserProjection()) {
         let event = record.event
@@ -138,11 +138,16 @@ public struct SessionProjection: Sendable, Hashable {
         var device = index.map { devices.values[$0] } ?? DeviceState(device: event.device)
         // The flow as it showed when the event happened (docs/projections.md § State at a time):
         // a lock that had ended by then is gone, so an edit lands on the form, not the lock screen.
-        let stored = device.flow
-        let before = stored.screen == .lockedOut ? stored.at(event.at, device: event.device, lockout: lockout) : stored
+        // One copy of the flow; a lock screen (rare) is read again at the event's time.
+        var before = device.flow
+        let storedOnLockScreen = before.screen == .lockedOut
+        if storedOnLockScreen { before = before.at(event.at, device: event.device, lockout: lockout) }
         let sameFlow = event.flow == before.id
         var flow = Flow(startingFrom: before, for: event, sameFlow: sameFlow)
-        guard showEffect(of: event, on: &flow, device: &device, before: before, stored: stored, sameFlow: sameFlow, lockout: lockout, users: users)
+        guard
+            showEffect(
+                of: event, on: &flow, device: &device, before: before, storedOnLockScreen: storedOnLockScreen, sameFlow: sameFlow,
+                lockout: lockout, users: users)
         else { return }
         keepBiometricBadge(on: &flow, before: before, device: event.device)
         device.flow = flow
@@ -171,7 +176,7 @@ public struct SessionProjection: Sendable, Hashable {
     /// in steps of their own below. `false` when the event leaves the device as it was.
     @inline(__always)
     private mutating func showEffect(
-        of event: Event, on flow: inout Flow, device: inout DeviceState, before: Flow, stored: Flow, sameFlow: Bool,
+        of event: Event, on flow: inout Flow, device: inout DeviceState, before: Flow, storedOnLockScreen: Bool, sameFlow: Bool,
         lockout: LockoutEngine, users: MultiUserProjection
     ) -> Bool {
         switch event.payload {
@@ -257,8 +262,8 @@ public struct SessionProjection: Sendable, Hashable {
             flow.systemMessage = Message(SessionText.passcodeReset, .success)
         case .lockoutCleared:
             // Only a lock screen waiting for this user changes; any other screen stays as it is. The
-            // stored flow, not `before`: `lockout` has already cleared the lock this event lifts.
-            guard stored.screen == .lockedOut, stored.user == event.user else { return false }
+            // screen as stored, not `before`'s: `lockout` has already cleared the lock this event lifts.
+            guard storedOnLockScreen, before.user == event.user else { return false }
             flow.show(.signIn)
         case .userSwitchOpened:
             flow.show(.switchUser)
