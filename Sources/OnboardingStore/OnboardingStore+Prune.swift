@@ -286,9 +286,9 @@ extension OnboardingStore {
         }
         let version = Int(bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         let seq = bytes[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        // A base of state version 5 (the build before the form fields) or 6 (before issue 31's
-        // screens: the screen a lock returns to, the CAPTCHA failures in a row, …) still serves:
-        // what it lacks starts empty.
+        // A base of state version 5 (the build before the form fields) or 6 (before the screen a
+        // lock returns to, the CAPTCHA failures in a row, the devices' sign-in options, …: docs/
+        // format.md § `snapshots`) still serves: what it lacks starts empty.
         guard OnboardingState.readableBaseVersions.contains(version) else {
             throw StoreError(
                 .pruned,

@@ -265,8 +265,8 @@ import TestSupport
                 "locked_out (error) · \"You have made too many recent login attempts. Please wait 4 minutes before trying again.\"",
                 "seconds before trying again.\" [error]\n   …    the five minutes are over: the lock has ended by itself, the form is back as it was left\n        time     ",
                 "no new event\n        screen   sign_in (partially_filled) · submit enabled · Face ID badge · password filled",
-                // Issue 31's screens: the sign-in options and guideline 4.8, Switch or Add User,
-                // Forgot Passcode, the CAPTCHA's alternatives, a removed user.
+                // The newer screens (docs/projections.md): the sign-in options and guideline 4.8,
+                // Switch or Add User, Forgot Passcode, the CAPTCHA's alternatives, a removed user.
                 "guideline 4.8: Sign in with Apple is not the first provider on iOS (google comes before it)",
                 "options    apple, google, password, passcode, biometric (ios, shown ",
                 "event    user_switch_opened\n        screen   switch_user (empty)",

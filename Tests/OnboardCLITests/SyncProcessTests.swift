@@ -217,7 +217,7 @@ import TestSupport
             #expect(demo.stdout.contains("enrolled with its signing key"), "\(demo.stdout.suffix(1500))")
             let audit = try CLI.run(["audit", "--data", directory.appending("demo") + "-server"])
             #expect(audit.status == 0, "\(audit.stdout)\(audit.stderr)")
-            #expect(audit.stdout.contains("ok, 56 records, signed up to seq 56"), "\(audit.stdout)")
+            #expect(audit.stdout.contains("ok, 71 records, signed up to seq 71"), "\(audit.stdout)")
         }
     }
 
@@ -234,7 +234,7 @@ import TestSupport
             // The chain and the device's signed heads are untouched.
             let audit = try CLI.run(["audit", "--data", data])
             #expect(audit.status == 0, "\(audit.stdout)")
-            #expect(audit.stdout.contains("ok, 56 records, signed up to seq 56"))
+            #expect(audit.stdout.contains("ok, 71 records, signed up to seq 71"))
             // Compacted: the readable id is nowhere in the replica's file any more.
             let replicas = try FileManager.default.contentsOfDirectory(atPath: data + "/devices")
             #expect(replicas.count == 1)
