@@ -90,6 +90,8 @@ public enum FuzzFixtures {
         case .accountCreationSubmitted: return .accountCreationSubmitted
         case .passwordResetStarted: return .passwordResetStarted
         case .passwordResetFailed: return .passwordResetFailed(reason: pick(index))
+        case .userSwitchOpened: return .userSwitchOpened
+        case .userSwitchClosed: return .userSwitchClosed
         case .signInOptionsShown:
             // Rotating through the options: Apple first, second, or missing, on each platform.
             let count = SignInOption.allCases.count
