@@ -20,6 +20,16 @@ public enum LockoutDecision: Sendable, Hashable {
         return false
     }
 
+    /// The stricter of two decisions: a permanent lock over a temporary one, the later end over
+    /// the earlier, any lock over none (`first` when they tie).
+    public static func stricter(_ first: LockoutDecision, _ second: LockoutDecision) -> LockoutDecision {
+        switch (first, second) {
+        case (.permanentlyLocked, _), (_, .allowed): first
+        case (_, .permanentlyLocked), (.allowed, _): second
+        case let (.locked(a), .locked(b)): a.until >= b.until ? first : second
+        }
+    }
+
     /// The message the sign-in screen shows, or `nil` when allowed.
     public var message: String? {
         switch self {

@@ -267,12 +267,7 @@ public struct LockoutEngine: Projection {
         guard key.factor == .password, let rule = policy.address, let byAddress = addressKey(user: key.user, address: address),
             let state = addressKeys[byAddress]
         else { return own }
-        let other = decision(state, rule: rule.rule, at: at)
-        switch (own, other) {
-        case (.permanentlyLocked, _), (_, .allowed): return own
-        case (_, .permanentlyLocked), (.allowed, _): return other
-        case let (.locked(a), .locked(b)): return a.until >= b.until ? own : other
-        }
+        return .stricter(own, decision(state, rule: rule.rule, at: at))
     }
 
     /// The decision of the key by address alone (``addressKey(user:address:)``) at `at`:

@@ -105,12 +105,8 @@ extension SessionProjection {
     /// permanent lock first, else the temporary lock that ends last; `.allowed` when neither
     /// refuses.
     static func lockInForce(user: String?, device: String, at time: Timestamp, lockout: LockoutEngine) -> LockoutDecision {
-        let password = lockout.decide(lockout.key(user: user, device: device, factor: .password), at: time)
-        let secondFactor = lockout.decide(lockout.key(user: user, device: device, factor: .secondFactor), at: time)
-        switch (password, secondFactor) {
-        case (.permanentlyLocked, _), (_, .allowed): return password
-        case (_, .permanentlyLocked), (.allowed, _): return secondFactor
-        case let (.locked(first), .locked(second)): return first.until >= second.until ? password : secondFactor
-        }
+        .stricter(
+            lockout.decide(lockout.key(user: user, device: device, factor: .password), at: time),
+            lockout.decide(lockout.key(user: user, device: device, factor: .secondFactor), at: time))
     }
 }
