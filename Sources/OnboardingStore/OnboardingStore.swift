@@ -57,8 +57,8 @@ public final class OnboardingStore: Sendable {
         /// Where the store reads the time and waits for it: the default time of what it records
         /// and decides, the clock appends are checked against, and what wakes
         /// ``OnboardingStore/deviceStateUpdates(device:)`` when a lock ends or a resend becomes
-        /// available. ``SystemStoreClock`` by default; tests, simulations and the demo pass a
-        /// ``ManualStoreClock``.
+        /// available. ``SystemStoreClock`` by default; a test passes a ``ManualStoreClock``
+        /// to move the time itself.
         public var timeSource: any StoreClock = SystemStoreClock()
         /// ``timeSource``'s time as a function. Setting it replaces the time source with one
         /// that reads this function and sleeps on the wall clock in steps of a minute at most.

@@ -13,7 +13,7 @@ import OnboardingModel
 /// The store uses it for the default time of what it records and decides
 /// (``OnboardingStore/Options/clock``) and to wake ``OnboardingStore/deviceStateUpdates(device:)``
 /// when a lock ends or a resend becomes available. Two ship: ``SystemStoreClock`` (the default)
-/// and ``ManualStoreClock``, which moves only when told (tests, simulations, the demo).
+/// and ``ManualStoreClock``, which moves only when told (tests).
 ///
 /// ```swift
 /// var options = OnboardingStore.Options()
