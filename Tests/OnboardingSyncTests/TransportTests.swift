@@ -113,7 +113,9 @@ import OnboardingStore
             .answer(status, headers: ["location": "http://127.0.0.1:\(elsewhere.port)/v1/devices/kiosk-7/events"])
         }
         defer { server.stop() }
-        let response = try await Self.transport(kind, server).send(Self.upload)
+        // Not a test of deadlines: a generous one, so that the timing phase's load (URLSession's
+        // redirect answer took over 5 s in one CI run next to the 60-upload suites) cannot fail it.
+        let response = try await Self.transport(kind, server, timeout: .seconds(30)).send(Self.upload)
         #expect(response.status == status)
         #expect(response.headers["location"] == "http://127.0.0.1:\(elsewhere.port)/v1/devices/kiosk-7/events")
         try await Task.sleep(for: .milliseconds(200))
