@@ -51,19 +51,26 @@ extension EventImporter {
 
         var seen = 0
         var decoder = lineDecoder(startYear: checked.startYear)
-        try JSONLReader.read(byteLimit: checked.bytes, from: try input.rereader()) { line throws(ImportError) in
-            let decoded: EventJSON.Decoded
-            switch decoder.decode(line) {
-            case .event(let event): decoded = event
+        func take(_ decoding: LineDecoding, line: Int) throws(ImportError) {
+            switch decoding {
+            case .event(let decoded): try append(decoded, line: line)
             case .skipped: return
-            case .invalid: throw ImportError(.inputOutput, input.changed().message + kept())
+            case .invalid, .invalidLine: throw ImportError(.inputOutput, input.changed().message + kept())
+            case .several(let found, _):
+                for event in found { try append(event.decoded, line: event.line) }
             }
+        }
+        func append(_ decoded: EventJSON.Decoded, line: Int) throws(ImportError) {
             seen += 1
             events.append(decoded.event)
             claims.append(decoded.seq)
-            lines.append(line.number)
+            lines.append(line)
             if events.count == commitEvents { try commit() }
         }
+        try JSONLReader.read(byteLimit: checked.bytes, from: try input.rereader()) { line throws(ImportError) in
+            try take(decoder.decode(line), line: line.number)
+        }
+        try take(decoder.finish(), line: 0)
         if !events.isEmpty { try commit() }
         guard seen == checked.events else { throw ImportError(.inputOutput, input.changed().message + kept()) }
         // A repeat was appended as a duplicate of the event its first line appended.

@@ -20,33 +20,42 @@ extension EventImporter {
         let latest = storeOptions.maximumClockSkewMilliseconds.map { now.adding(milliseconds: $0) }
 
         let reader = firstPass ? try input.firstPassReader() : try input.rereader()
-        let totals = try JSONLReader.read(from: reader) { line throws(ImportError) in
-            reporter.line(line)
-            let decoded: EventJSON.Decoded
-            switch decoder.decode(line) {
-            case .event(let event): decoded = event
-            case .skipped(let kind):
-                checked.skipped[kind, default: 0] += 1
-                return
-            case .invalid(let message):
-                errors.add(line: line.number, message)
-                return
-            }
-            guard case .text(let bytes) = line.content else { return }
-            let length = bytes.count
+        func takeEvent(_ decoded: EventJSON.Decoded, line: Int, offset: Int64, length: Int) throws(ImportError) {
             if let latest, latest < decoded.event.at {
                 let skew = storeOptions.maximumClockSkewMilliseconds! / 1000
                 errors.add(
-                    line: line.number,
+                    line: line,
                     "the event is dated \(decoded.event.at.iso8601), more than \(skew) s after this machine's clock (\(now.iso8601)): it cannot have happened yet; fix the clock that dated it, or import with --max-clock-skew none"
                 )
                 return
             }
             checked.events += 1
             if decoded.seq != nil { claimsSeqs = true }
-            try finder.add(RepeatedIDFinder.Entry(id: decoded.event.id, line: line.number, offset: line.offset, length: length))
-            try storeCheck.check(decoded, line: line.number)
+            try finder.add(RepeatedIDFinder.Entry(id: decoded.event.id, line: line, offset: offset, length: length))
+            try storeCheck.check(decoded, line: line)
         }
+        func take(_ decoding: LineDecoding, line: JSONLLine?) throws(ImportError) {
+            switch decoding {
+            case .event(let event):
+                guard let line, case .text(let bytes) = line.content else { return }
+                try takeEvent(event, line: line.number, offset: line.offset, length: bytes.count)
+            case .skipped(let kind):
+                checked.skipped[kind, default: 0] += 1
+            case .invalid(let message):
+                errors.add(line: line?.number ?? 0, message)
+            case .invalidLine(let number, let message):
+                errors.add(line: number, message)
+            case .several(let events, let skipped):
+                for kind in skipped { checked.skipped[kind, default: 0] += 1 }
+                for found in events { try takeEvent(found.decoded, line: found.line, offset: found.offset, length: found.length) }
+            }
+        }
+        let totals = try JSONLReader.read(from: reader) { line throws(ImportError) in
+            reporter.line(line)
+            try take(decoder.decode(line), line: line)
+        }
+        try take(decoder.finish(), line: nil)
+        if !decoder.sawLocalTime { checked.startYear = nil }
         checked.bytes = totals.bytes
 
         // Lines that repeat an id: the same event is skipped, another one is refused.
@@ -113,17 +122,23 @@ extension EventImporter {
         var storeCheck = try StoreCheck(store: store)
         var decoder = lineDecoder(startYear: startYear)
         var reporter = ProgressReporter(progress, phase: .checkingAgain, totalBytes: bytes)
+        func recheck(_ decoding: LineDecoding, line: Int) throws(ImportError) {
+            switch decoding {
+            case .event(let decoded):
+                guard !repeats.contains(line) else { return }
+                try storeCheck.check(decoded, line: line)
+            case .skipped: return
+            case .invalid, .invalidLine: throw input.changed()
+            case .several(let events, _):
+                for found in events where !repeats.contains(found.line) { try storeCheck.check(found.decoded, line: found.line) }
+            }
+        }
         try JSONLReader.read(byteLimit: bytes, from: try input.rereader()) { line throws(ImportError) in
             reporter.line(line)
             // Decoded also when skipped: an sshd line's year depends on the lines before it.
-            let decoding = decoder.decode(line)
-            guard !repeats.contains(line.number) else { return }
-            switch decoding {
-            case .event(let decoded): try storeCheck.check(decoded, line: line.number)
-            case .skipped: return
-            case .invalid: throw input.changed()
-            }
+            try recheck(decoder.decode(line), line: line.number)
         }
+        try recheck(decoder.finish(), line: 0)
         return storeCheck
     }
 }

@@ -71,7 +71,7 @@ public struct EventImporter {
         do {
             var startYear: Int?
             var firstPass = true
-            if case .sshd(let year, let timeZone) = format {
+            if case .sshd(let year, let timeZone, _) = format {
                 if let year { startYear = year } else { startYear = try inferStartYear(of: input, timeZone: timeZone) }
                 firstPass = year != nil
             }

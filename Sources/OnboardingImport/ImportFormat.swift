@@ -12,8 +12,9 @@ public enum ImportFormat: Sendable, Equatable {
     case jsonl
     /// OpenSSH `sshd` lines, as syslog or `journalctl` writes them. Syslog's timestamps carry no
     /// year and no zone: `year` is the first line's year (`nil`: inferred so that the last line
-    /// is not after the file's modification time), `timeZone` the zone the times were written in.
-    case sshd(year: Int?, timeZone: TimeZone)
+    /// is not after the file's modification time), `timeZone` the zone the times were written in,
+    /// `mode` how much is read (``SSHDMode``).
+    case sshd(year: Int?, timeZone: TimeZone, mode: SSHDMode = .normal)
     /// Keycloak's events, as the admin REST API answers them: one JSON array, or one event
     /// object per line.
     case keycloak

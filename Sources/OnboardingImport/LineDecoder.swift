@@ -8,6 +8,21 @@ enum LineDecoding {
     case skipped(String)
     /// A line that should hold an event and cannot: the import stops before its first commit.
     case invalid(String)
+    /// What a line of an sshd log gave besides one event or one skip: several events (its own,
+    /// or earlier lines' that it released), skipped kinds, or nothing yet (a PAM failure that
+    /// waits to see how its connection ends).
+    case several([LineEvent], skipped: [String])
+    /// An event of another line (one that waited) that cannot be stored.
+    case invalidLine(Int, String)
+}
+
+/// An event and the line it was read from, which may be an earlier line than the one being
+/// decoded (an sshd event that waited).
+struct LineEvent {
+    var decoded: EventJSON.Decoded
+    var line: Int
+    var offset: Int64
+    var length: Int
 }
 
 /// Turns the lines of an input into events, the same way in every pass: each pass makes a new
@@ -29,7 +44,8 @@ struct LineDecoder {
         self.defaultDevice = defaultDevice
         switch format {
         case .jsonl: reader = .jsonl
-        case .sshd(let year, let timeZone): reader = .sshd(SSHDLogParser(startYear: startYear ?? year ?? 1970, timeZone: timeZone))
+        case .sshd(let year, let timeZone, let mode):
+            reader = .sshd(SSHDLogParser(startYear: startYear ?? year ?? 1970, timeZone: timeZone, mode: mode))
         case .keycloak: reader = .keycloak(KeycloakEventParser())
         }
     }
@@ -42,11 +58,25 @@ struct LineDecoder {
             }
             return .skipped(isValidUTF8 ? "too long" : "not UTF-8")
         case .text(let bytes):
-            return decode(bytes, line: line.number)
+            return decode(bytes, line: line.number, offset: line.offset)
         }
     }
 
-    mutating func decode(_ bytes: UnsafeRawBufferPointer, line: Int) -> LineDecoding {
+    /// The events that only the end of the input releases (an sshd log's waiting events).
+    mutating func finish() -> LineDecoding {
+        guard case .sshd(var parser) = reader else { return .several([], skipped: []) }
+        let events = parser.finish()
+        reader = .sshd(parser)
+        return sshdEvents(events, skipped: [])
+    }
+
+    /// Whether any line had a BSD-syslog time (without a year): only then was a year used.
+    var sawLocalTime: Bool {
+        if case .sshd(let parser) = reader { return parser.sawLocalTime }
+        return false
+    }
+
+    mutating func decode(_ bytes: UnsafeRawBufferPointer, line: Int, offset: Int64 = 0) -> LineDecoding {
         let read: AuthLogLine
         switch reader {
         case .jsonl:
@@ -57,8 +87,13 @@ struct LineDecoder {
             }
         case .sshd(var parser):
             guard let text = String(validating: bytes, as: UTF8.self) else { return .skipped("not UTF-8") }
-            read = parser.parse(text)
+            let reading = parser.read(text, origin: SSHDOrigin(number: line, offset: offset, length: bytes.count, text: text))
             reader = .sshd(parser)
+            if reading.events.count == 1, reading.skipped.isEmpty, reading.events[0].origin.number == line, reading.events[0].index == 0 {
+                return event(reading.events[0].event, bytes: bytes, line: line)
+            }
+            if reading.events.isEmpty, reading.skipped.count == 1 { return .skipped(reading.skipped[0]) }
+            return sshdEvents(reading.events, skipped: reading.skipped)
         case .keycloak(let parser):
             read = parser.parse(bytes)
         }
@@ -68,9 +103,26 @@ struct LineDecoder {
         }
     }
 
+    /// sshd events of any lines, each with the id its own line gives it.
+    private func sshdEvents(_ events: [SSHDEvent], skipped: [String]) -> LineDecoding {
+        var decoded: [LineEvent] = []
+        for found in events {
+            let origin = found.origin
+            let result = Array(origin.text.utf8).withUnsafeBytes { bytes in
+                event(found.event, bytes: bytes, line: origin.number, index: found.index)
+            }
+            switch result {
+            case .event(let event): decoded.append(LineEvent(decoded: event, line: origin.number, offset: origin.offset, length: origin.length))
+            case .invalid(let message): return .invalidLine(origin.number, message)
+            default: continue
+            }
+        }
+        return .several(decoded, skipped: skipped)
+    }
+
     /// The event a foreign line maps to, with an id derived from the line (so that importing the
     /// same log again finds its events stored), checked as the store checks an append.
-    private func event(_ found: AuthLogEvent, bytes: UnsafeRawBufferPointer, line: Int) -> LineDecoding {
+    private func event(_ found: AuthLogEvent, bytes: UnsafeRawBufferPointer, line: Int, index: Int = 0) -> LineDecoding {
         guard let device = found.host ?? defaultDevice else {
             return .invalid("names no host to be the device; give --device NAME")
         }
@@ -85,7 +137,7 @@ struct LineDecoder {
         // its address, as one that names no user (docs/importers.md).
         let user = found.user.flatMap { UserRef.isLiteral($0) ? nil : $0 }
         var event = Event(id: Self.zeroID, device: device, at: found.at, user: user, flow: nil, payload: found.payload)
-        event.id = Self.id(of: event, bytes: bytes, line: line, isKeycloak: isKeycloak)
+        event.id = Self.id(of: event, bytes: bytes, line: line, index: index, isKeycloak: isKeycloak)
         do throws(EventValidationError) {
             try event.validate()
         } catch {
@@ -109,13 +161,15 @@ struct LineDecoder {
     static let zeroID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     /// `event` carries ``zeroID``: the id is made from the rest.
-    static func id(of event: Event, bytes: UnsafeRawBufferPointer, line: Int, isKeycloak: Bool) -> UUID {
+    static func id(of event: Event, bytes: UnsafeRawBufferPointer, line: Int, index: Int = 0, isKeycloak: Bool) -> UUID {
         var input: [UInt8] = []
         if isKeycloak {
             input += Array("onboard-import keycloak\n".utf8)
             input += Array(EventJSON.encode(event, seq: nil).utf8)
         } else {
-            input += Array("onboard-import sshd \(line)\n".utf8)
+            // The first event of a line keeps the id it always had; `message repeated N times`
+            // gives the others theirs.
+            input += Array((index == 0 ? "onboard-import sshd \(line)\n" : "onboard-import sshd \(line)#\(index)\n").utf8)
             input += Array(bytes)
         }
         var digest = Digest.hash(input).bytes

@@ -1,67 +1,127 @@
 import Foundation
 import OnboardingModel
 
-/// Reads the lines of an OpenSSH sshd log (`/var/log/auth.log`, `/var/log/secure`, or
-/// `journalctl -u ssh -o short-iso`) into authentication events, one line at a time
+/// How much of an sshd log is read as events (`onboard import --sshd-mode`).
+public enum SSHDMode: String, Sendable, CaseIterable {
+    /// Sign-in attempts, successes, and the server's cuts: what fail2ban's sshd filter counts in
+    /// its default mode.
+    case normal
+    /// Also pre-authentication abuse (no identification, failed key exchange, a connection
+    /// closed before it authenticated): fail2ban's `ddos`, `extra` and `aggressive` modes.
+    case aggressive
+}
+
+/// One event read from an sshd log, with the line it comes from: its id is made from that line,
+/// so that reading the log again gives it the same id.
+public struct SSHDEvent: Equatable, Sendable {
+    public var event: AuthLogEvent
+    /// The line it was read from (numbered from 1, as the import counts them).
+    public var line: Int
+    /// Its place among the events of that line: `message repeated 5 times: [ … ]` gives 5.
+    public var index: Int
+    /// Where the line is in the input, and its text (for the id).
+    var origin: SSHDOrigin
+}
+
+/// The line an event comes from.
+struct SSHDOrigin: Equatable, Sendable {
+    var number: Int
+    var offset: Int64
+    var length: Int
+    var text: String
+}
+
+/// What one line gave: the events it completed (its own, or earlier lines' it released) and the
+/// kinds of the lines it skipped (its own, or earlier lines' it showed were no attempt).
+public struct SSHDLineReading: Equatable, Sendable {
+    public var events: [SSHDEvent] = []
+    public var skipped: [String] = []
+}
+
+/// Reads the lines of an OpenSSH sshd log (`/var/log/auth.log`, `/var/log/secure`,
+/// `journalctl -u ssh -o short-iso`, `-o json`, RFC 5424 syslog) into authentication events
 /// (docs/importers.md § OpenSSH sshd).
 ///
-/// A line is `TIME HOST PROGRAM[PID]: MESSAGE`. `TIME` is a BSD-syslog time (`Dec  1 15:30:30`,
-/// local, no year), RFC 3339 as rsyslog writes it (`2026-12-01T15:30:30.123456+01:00`, or `Z`),
-/// or journalctl's `short-iso` / `short-iso-precise` (`2026-12-01T15:30:30+0100`); a fraction is
-/// cut to milliseconds. `PROGRAM` is `sshd`, `sshd-session` or `sshd-auth` (newer OpenSSH logs
-/// from those), with or without `[PID]`; any other program's line is skipped as `"not sshd"`.
+/// A syslog line is `TIME HOST PROGRAM[PID]: MESSAGE` (``SSHDLine`` reads every form). The
+/// parser follows each sshd process (host and PID: one client connection) so that:
+/// - one guess is one event, whichever of its lines the log holds (`pam_unix`, `error: PAM:`,
+///   `Failed …`), and a name refused before its password (`Invalid user …`) is one with it;
+/// - a PAM module's failure waits until the connection shows how it ended: a success of the same
+///   user drops it (a stacked module let the user in), anything else counts it;
+/// - a line that names no address (`Disconnecting: Too many authentication failures`) takes the
+///   connection's, from a line before or after it.
 ///
 /// ```swift
 /// var parser = SSHDLogParser(startYear: 2026, timeZone: .gmt)
-/// parser.parse("Dec  1 15:30:30 bastion-1 sshd[811]: Failed password for root from 203.0.113.9 port 50122 ssh2")
-/// // .event(at 2026-12-01T15:30:30Z, host "bastion-1", user "root",
-/// //        .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "203.0.113.9"))
+/// let reading = parser.read("Dec  1 15:30:30 bastion-1 sshd[811]: Failed password for root from 203.0.113.9 port 50122 ssh2", number: 1)
+/// // reading.events[0].event: at 2026-12-01T15:30:30Z, host "bastion-1", user "root",
+/// //   .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "203.0.113.9")
+/// let rest = parser.finish() // the events the log's end releases
 /// ```
 ///
-/// The parser holds state only for the year of BSD-syslog times: it starts at `startYear`
-/// (``YearInference`` finds it from the file), and every BSD-syslog line, of any program, whose
-/// month is two or more months earlier than the previous BSD-syslog line's moves it to the next
-/// year (Dec → Jan). A line one month earlier is taken as written out of order (a Jan 31 line
-/// after a Feb 1 line) and stays in the year. Lines with an offset neither use nor move it.
+/// The year of BSD-syslog times starts at `startYear` (``YearInference`` finds it from the
+/// file), and every BSD-syslog line, of any program, whose month is two or more months earlier
+/// than the previous BSD-syslog line's moves it to the next year (Dec → Jan). A line one month
+/// earlier is taken as written out of order and stays in the year.
 public struct SSHDLogParser: Sendable {
     private var tracker: BSDYearTracker
     private let startYear: Int
     private let calendar: Calendar
+    public let mode: SSHDMode
+    private var connections = SSHDConnections()
+    /// Whether any line had a BSD-syslog time (one without a year and a zone).
+    public private(set) var sawLocalTime = false
 
     /// A parser whose first BSD-syslog line is in `startYear`; BSD-syslog times are local times
     /// of `timeZone` (DST included); times with an offset ignore it.
-    public init(startYear: Int, timeZone: TimeZone) {
+    public init(startYear: Int, timeZone: TimeZone, mode: SSHDMode = .normal) {
         self.startYear = startYear
+        self.mode = mode
         tracker = BSDYearTracker()
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         self.calendar = calendar
     }
 
-    /// What `line` (without its newline) says: an event, or the kind of line it is. Never fails.
-    public mutating func parse(_ line: String) -> AuthLogLine {
-        guard let (stamp, rest) = SyslogTimestamp.read(Substring(line)) else {
-            return .skipped(SSHDSkip.unreadableTimestamp)
-        }
-        var year = startYear
-        if case .local(let local) = stamp { year = startYear + tracker.note(month: local.month) }
-        guard let header = SyslogHeader(rest), header.isSSHD else { return .skipped(SSHDSkip.notSSHD) }
-        guard let at = instant(stamp, year: year) else { return .skipped(SSHDSkip.unreadableTimestamp) }
-        switch SSHDMessage.read(header.message) {
-        case .skipped(let kind):
-            return .skipped(kind)
-        case .event(let kind, let user, let address):
-            return event(kind, at: at, host: header.host, user: String(user), address: address)
-        }
+    /// The events and skipped kinds of the next line of the log (without its newline).
+    public mutating func read(_ line: String, number: Int) -> SSHDLineReading {
+        read(line, origin: SSHDOrigin(number: number, offset: 0, length: line.utf8.count, text: line))
     }
 
-    /// The event, once its user and host are known to be fit for the envelope.
-    private func event(_ kind: SSHDEventKind, at: Timestamp, host: Substring?, user: String, address: Substring?) -> AuthLogLine {
-        guard (try? Event.validate(userID: user)) != nil else { return .skipped(SSHDSkip.unreadableUser) }
-        let hostID = host.map(String.init)
-        if let hostID, (try? Event.validate(deviceID: hostID)) == nil { return .skipped(SSHDSkip.unreadableHost) }
-        let clientAddress = address.flatMap { ClientAddress.canonical($0) }
-        return .event(AuthLogEvent(at: at, host: hostID, user: user, payload: kind.payload(at: at, clientAddress: clientAddress)))
+    /// The events that only the log's end releases: PAM failures of connections whose end the
+    /// log does not hold, and lines still waiting for their connection's address.
+    public mutating func finish() -> [SSHDEvent] {
+        connections.finish()
+    }
+
+    /// One line read as a log of its own end: its events, including those ``finish()`` releases,
+    /// or the kind of line it is. For tests and tools that look at lines one at a time.
+    public mutating func parse(_ line: String) -> AuthLogLine {
+        var reading = read(line, number: 1)
+        reading.events += finish()
+        if let first = reading.events.first { return .event(first.event) }
+        return .skipped(reading.skipped.first ?? SSHDSkip.other)
+    }
+
+    mutating func read(_ text: String, origin: SSHDOrigin) -> SSHDLineReading {
+        guard let line = SSHDLine(Substring(text)) else { return SSHDLineReading(skipped: [SSHDSkip.unreadableTimestamp]) }
+        var year = startYear
+        if case .local(let local) = line.stamp {
+            year = startYear + tracker.note(month: local.month)
+            sawLocalTime = true
+        }
+        guard line.isSSHD else { return SSHDLineReading(skipped: [SSHDSkip.notSSHD]) }
+        guard let at = instant(line.stamp, year: year) else { return SSHDLineReading(skipped: [SSHDSkip.unreadableTimestamp]) }
+        let host = line.host.map(String.init)
+        if let host, (try? Event.validate(deviceID: host)) == nil { return SSHDLineReading(skipped: [SSHDSkip.unreadableHost]) }
+        var message = line.message
+        var repeats = 1
+        if let repeated = SSHDLine.repeated(message) {
+            guard let count = repeated.count else { return SSHDLineReading(skipped: [SSHDSkip.unreadableRepeat]) }
+            (message, repeats) = (repeated.message, count)
+        }
+        let context = SSHDLineContext(at: at, host: host, pid: line.pid.map(String.init), origin: origin, repeats: repeats, mode: mode)
+        return connections.apply(SSHDMessage.read(message), context)
     }
 
     private func instant(_ stamp: SyslogTimestamp, year: Int) -> Timestamp? {
@@ -69,38 +129,5 @@ public struct SSHDLogParser: Sendable {
         case .instant(let at): at
         case .local(let local): local.instant(year: year, calendar: calendar)
         }
-    }
-}
-
-/// ` HOST PROGRAM[PID]: MESSAGE` after a syslog time (the space before HOST already read).
-struct SyslogHeader {
-    /// `nil` when the line has no host field (the program's tag follows the time).
-    var host: Substring?
-    var program: Substring
-    var message: Substring
-
-    /// The programs OpenSSH's server logs as.
-    static let sshdPrograms: Set<Substring> = ["sshd", "sshd-session", "sshd-auth"]
-
-    var isSSHD: Bool { Self.sshdPrograms.contains(program) }
-
-    init?(_ text: Substring) {
-        let (first, afterFirst) = text.splitAtFirstSpace()
-        if let program = Self.tagProgram(first) {
-            (host, self.program, message) = (nil, program, afterFirst ?? "")
-            return
-        }
-        guard let afterFirst, !first.isEmpty else { return nil }
-        let (tag, afterTag) = afterFirst.splitAtFirstSpace()
-        guard let program = Self.tagProgram(tag) else { return nil }
-        (host, self.program, message) = (first, program, afterTag ?? "")
-    }
-
-    /// The program of a tag `NAME[PID]:` or `NAME:`, or `nil` when `token` is no tag.
-    static func tagProgram(_ token: Substring) -> Substring? {
-        guard let tag = token.before(suffix: ":"), !tag.isEmpty, tag.firstRange(of: ":") == nil else { return nil }
-        guard let open = tag.firstRange(of: "[") else { return tag }
-        guard let pid = tag[open.upperBound...].before(suffix: "]"), pid.isDigits else { return nil }
-        return tag[..<open.lowerBound]
     }
 }

@@ -25,6 +25,10 @@ enum ImportCommand {
         name: "timezone", valueName: "ZONE",
         help: "--from sshd: the zone local syslog times were written in, e.g. Europe/Berlin or UTC (default: this machine's); times with an offset keep it")
 
+    static let sshdModeOption = OptionSpec(
+        name: "sshd-mode", valueName: "normal|aggressive",
+        help: "--from sshd: normal reads sign-in attempts and the server's cuts (fail2ban's default mode); aggressive also pre-authentication abuse as sign_in_aborted events (fail2ban's ddos, extra and aggressive modes)")
+
     static let deviceOption = OptionSpec(
         name: "device", valueName: "ID",
         help: "device id of a store created by this command (default: random); with --from sshd|keycloak also the device of lines that name no host")
@@ -51,7 +55,7 @@ enum ImportCommand {
             "authentication are counted by kind and reported, never fatal. Each event's id is made",
             "from its line, so importing the same log again appends nothing."
         ],
-        options: [.store, deviceOption, fromOption, yearOption, timeZoneOption, commitEveryOption, .durability, clockSkewOption],
+        options: [.store, deviceOption, fromOption, yearOption, timeZoneOption, sshdModeOption, commitEveryOption, .durability, clockSkewOption],
         argumentCount: 1...1,
         run: run)
 
@@ -106,7 +110,7 @@ enum ImportCommand {
                 "onboard import: \(source): skipped \(count == 1 ? "1 line that is not an authentication event" : "\(count) lines that are not authentication events"): \(summary.skippedDescription)"
             )
         }
-        if case .sshd(let year, let zone) = importer.format, let first = summary.startYear {
+        if case .sshd(let year, let zone, _) = importer.format, let first = summary.startYear {
             // As the user named it: Foundation calls UTC "GMT".
             let zoneName = invocation.values["timezone"] ?? zone.identifier
             Output.error(
@@ -144,7 +148,7 @@ enum ImportCommand {
     static func format(_ invocation: Invocation) throws(CLIError) -> ImportFormat {
         let from = invocation.values["from"] ?? "jsonl"
         if from != "sshd" {
-            for name in ["year", "timezone"] where invocation.values[name] != nil {
+            for name in ["year", "timezone", "sshd-mode"] where invocation.values[name] != nil {
                 throw .usage("onboard import: --\(name) applies to --from sshd only (syslog times), not --from \(from)")
             }
         }
@@ -166,7 +170,14 @@ enum ImportCommand {
                 }
                 zone = named
             }
-            return .sshd(year: year, timeZone: zone)
+            var mode = SSHDMode.normal
+            if let text = invocation.values["sshd-mode"] {
+                guard let named = SSHDMode(rawValue: text) else {
+                    throw .usage("onboard import: --sshd-mode must be normal or aggressive, got \(ErrorEcho.quoted(text))")
+                }
+                mode = named
+            }
+            return .sshd(year: year, timeZone: zone, mode: mode)
         default:
             throw .usage("onboard import: --from must be jsonl, sshd or keycloak, got \(ErrorEcho.quoted(from))")
         }
