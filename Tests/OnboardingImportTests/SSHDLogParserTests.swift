@@ -48,33 +48,28 @@ import OnboardingModel
         #expect(invalid.payload == .signInFailed(method: .password, reason: .unknownUser, clientAddress: "192.0.2.1"))
     }
 
-    @Test("Failed publickey is method other; the key after ssh2: is ignored")
+    @Test("Failed publickey of a known user is a key offered, no guess; of an invalid user a failure of method other")
     func failedPublickey() throws {
-        let valid = try #require(Self.event(Self.line("Failed publickey for git from 192.0.2.9 port 5000 ssh2: RSA SHA256:dGVzdA")))
-        #expect(valid.user == "git")
-        #expect(valid.payload == .signInFailed(method: .other, reason: .invalidPassword, clientAddress: "192.0.2.9"))
+        #expect(Self.parse(Self.line("Failed publickey for git from 192.0.2.9 port 5000 ssh2: RSA SHA256:dGVzdA")) == .skipped("key not accepted"))
         let invalid = try #require(Self.event(Self.line("Failed publickey for invalid user git2 from 192.0.2.9 port 5000 ssh2: ED25519 SHA256:dGVzdA")))
         #expect(invalid.user == "git2")
         #expect(invalid.payload == .signInFailed(method: .other, reason: .unknownUser, clientAddress: "192.0.2.9"))
     }
 
-    @Test(
-        "Failed none is a probe, skipped",
-        arguments: [
-            "Failed none for invalid user admin from 192.0.2.1 port 22 ssh2",
-            "Failed none for root from 192.0.2.1 port 22 ssh2 [preauth]",
-            "Failed none for"
-        ])
-    func failedNone(message: String) {
-        #expect(Self.parse(Self.line(message)) == .skipped("probe (method none)"))
+    @Test("Failed none of a known user is a probe, skipped; of an invalid user a failure (fail2ban counts it)")
+    func failedNone() throws {
+        #expect(Self.parse(Self.line("Failed none for root from 192.0.2.1 port 22 ssh2 [preauth]")) == .skipped("probe (method none)"))
+        #expect(Self.parse(Self.line("Failed none for")) == .skipped("unreadable attempt"))
+        let invalid = try #require(Self.event(Self.line("Failed none for invalid user admin from 192.0.2.1 port 22 ssh2")))
+        #expect(invalid.payload == .signInFailed(method: .other, reason: .unknownUser, clientAddress: "192.0.2.1"))
     }
 
-    @Test("Invalid user (with or without port) is sign_in_started, the user on the event, the address nowhere")
+    @Test("Invalid user (with or without port) is a failure of an unknown user, with the address")
     func invalidUser() throws {
-        for message in ["Invalid user oracle from 203.0.113.77 port 40154", "Invalid user oracle from 203.0.113.77"] {
+        for message in ["Invalid user oracle from 203.0.113.77 port 40154", "Invalid user oracle from 203.0.113.77", "Illegal user oracle from 203.0.113.77"] {
             let event = try #require(Self.event(Self.line(message)))
             #expect(event.user == "oracle")
-            #expect(event.payload == .signInStarted(method: .password, identifierKind: nil))
+            #expect(event.payload == .signInFailed(method: .password, reason: .unknownUser, clientAddress: "203.0.113.77"))
         }
     }
 
@@ -91,43 +86,66 @@ import OnboardingModel
         #expect(event.payload == .signInSucceeded(method: expected, secondFactor: false, clientAddress: "198.51.100.20"))
     }
 
-    @Test("maximum authentication attempts exceeded is the throttle, retry after the line's own time")
+    @Test("maximum authentication attempts exceeded is the server's cut: sign_in_aborted, too_many_failures")
     func maximumAttempts() throws {
-        let at = try Self.at("2026-12-03T09:14:05Z")
         let valid = try #require(
             Self.event(
                 Self.line(
                     "error: maximum authentication attempts exceeded for root from 192.0.2.50 port 41000 ssh2 [preauth]")))
         #expect(valid.user == "root")
-        #expect(valid.payload == .signInThrottled(method: .password, retryAfter: at, clientAddress: "192.0.2.50"))
+        #expect(valid.payload == .signInAborted(reason: .tooManyFailures, clientAddress: "192.0.2.50"))
         let invalid = try #require(
             Self.event(
                 Self.line(
                     "error: maximum authentication attempts exceeded for invalid user guest from 192.0.2.50 port 41002 ssh2 [preauth]")))
         #expect(invalid.user == "guest")
-        #expect(invalid.payload == .signInThrottled(method: .password, retryAfter: at, clientAddress: "192.0.2.50"))
+        #expect(invalid.payload == .signInAborted(reason: .tooManyFailures, clientAddress: "192.0.2.50"))
     }
 
     @Test(
-        "every Disconnecting line, the server's cut included, is a disconnect: the error line before it is the throttle",
+        "Disconnecting USER ADDR: Too many authentication failures is the cut; a change of user is abuse; other reasons a disconnect",
         arguments: [
-            "Disconnecting authenticating user root 192.0.2.50 port 41000: Too many authentication failures [preauth]",
-            "Disconnecting invalid user guest 192.0.2.50 port 41002: Too many authentication failures [preauth]",
-            "Disconnecting user root 192.0.2.50 port 41000: Too many authentication failures [preauth]",
-            "Disconnecting: Too many authentication failures [preauth]",
-            "Disconnecting: Too many authentication failures for root [preauth]"
-        ])
-    func disconnecting(message: String) {
-        #expect(Self.parse(Self.line(message)) == .skipped("disconnect"))
+            ("Disconnecting authenticating user root 192.0.2.50 port 41000: Too many authentication failures [preauth]", "root", "too_many_failures"),
+            ("Disconnecting invalid user guest 192.0.2.50 port 41002: Too many authentication failures [preauth]", "guest", "too_many_failures"),
+            ("Disconnecting user root 192.0.2.50 port 41000: Too many authentication failures [preauth]", "root", "too_many_failures"),
+            (
+                "Disconnecting invalid user a b 192.0.2.50 port 41002: Change of username or service not allowed: (a b,ssh-connection) -> (x,ssh-connection) [preauth]",
+                "a b", "user_changed"
+            ),
+            ("Disconnecting authenticating user root 192.0.2.50 port 41000: Bye [preauth]", nil, "disconnect")
+        ] as [(String, String?, String)])
+    func disconnecting(message: String, user: String?, kind: String) throws {
+        guard let user else {
+            #expect(Self.parse(Self.line(message)) == .skipped(kind))
+            return
+        }
+        let event = try #require(Self.event(Self.line(message)))
+        #expect(event.user == user)
+        #expect(event.payload == .signInAborted(reason: SignInAbortReason(rawValue: kind)!, clientAddress: "192.0.2.50"))
     }
 
-    @Test("the server's cut is counted once: the error line and its Disconnecting line give one throttle")
-    func oneCutOneThrottle() {
+    @Test("Disconnecting: Too many authentication failures is the cut, with the connection's address from any line of it")
+    func tooManyTakesTheConnectionsAddress() throws {
         var parser = SSHDLogParser(startYear: 2026, timeZone: Self.utc)
-        let events = SSHDFixtures.lines(SSHDFixtures.rollover).map { parser.parse($0) }
-        let throttles = events.filter { if case .event(let e) = $0, case .signInThrottled = e.payload { true } else { false } }
-        #expect(throttles.count == 1)
-        #expect(events.last == .skipped("disconnect"))
+        let cut = parser.read("Dec  3 09:14:05 bastion-1 sshd[77]: Disconnecting: Too many authentication failures for root [preauth]", number: 1)
+        #expect(cut.events.isEmpty && cut.skipped.isEmpty)
+        let closed = parser.read("Dec  3 09:14:05 bastion-1 sshd[77]: Connection closed by 192.0.2.61 port 4 [preauth]", number: 2)
+        #expect(closed.events.map(\.event.payload) == [.signInAborted(reason: .tooManyFailures, clientAddress: "192.0.2.61")])
+        #expect(closed.events.map(\.line) == [1])
+        #expect(closed.events.first?.event.user == "root")
+        // Another process's line names no address for it.
+        var other = SSHDLogParser(startYear: 2026, timeZone: Self.utc)
+        _ = other.read("Dec  3 09:14:05 bastion-1 sshd[78]: Disconnecting: Too many authentication failures [preauth]", number: 1)
+        #expect(other.read("Dec  3 09:14:06 bastion-1 sshd[79]: Connection closed by 192.0.2.61", number: 2).events.isEmpty)
+        #expect(other.finish().map(\.event.payload) == [.signInAborted(reason: .tooManyFailures, clientAddress: nil)])
+    }
+
+    @Test("the server's cut is counted once: the error line and its Disconnecting line give one sign_in_aborted")
+    func oneCutOneAbort() {
+        var parser = SSHDLogParser(startYear: 2026, timeZone: Self.utc)
+        let (events, skipped) = parser.readAll(SSHDFixtures.lines(SSHDFixtures.rollover))
+        #expect(events.filter { $0.payload == .signInAborted(reason: .tooManyFailures, clientAddress: "192.0.2.50") }.count == 1)
+        #expect(skipped == ["same cut"])
     }
 
     @Test("Disconnected from user after a session is signed_out by the user")
@@ -140,17 +158,12 @@ import OnboardingModel
     }
 
     @Test(
-        "preauth disconnects, closed and reset connections and received disconnects are skipped",
+        "closed and reset connections and received disconnects after authentication are disconnects",
         arguments: [
             "Received disconnect from 198.51.100.20 port 52011:11: disconnected by user",
             "Received disconnect from 203.0.113.77 port 40328:11: Bye Bye [preauth]",
-            "Disconnected from invalid user support 203.0.113.77 port 40328 [preauth]",
-            "Disconnected from authenticating user root 203.0.113.77 port 40112 [preauth]",
-            "Disconnected from 203.0.113.77 port 40328 [preauth]",
-            "Disconnected from user root 203.0.113.77 port 40112 [preauth]",
-            "Connection closed by authenticating user root 203.0.113.77 port 40112 [preauth]",
-            "Connection closed by 203.0.113.77 port 40112 [preauth]",
-            "Connection reset by 203.0.113.77 port 40112 [preauth]",
+            "Received disconnect from 2001:db8::7 port 40328:11: Bye Bye [preauth]",
+            "Connection closed by 203.0.113.77 port 40112",
             "Connection reset by peer"
         ])
     func disconnects(message: String) {
@@ -158,15 +171,34 @@ import OnboardingModel
     }
 
     @Test(
-        "PAM's lines are skipped: the sshd line of the same attempt is the event",
+        "normal mode: connections closed before authentication are skipped as aggressive mode's",
         arguments: [
-            "pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=203.0.113.77  user=root",
+            "Disconnected from invalid user support 203.0.113.77 port 40328 [preauth]",
+            "Disconnected from authenticating user root 203.0.113.77 port 40112 [preauth]",
+            "Disconnected from 203.0.113.77 port 40328 [preauth]",
+            "Disconnected from user root 203.0.113.77 port 40112 [preauth]",
+            "Connection closed by authenticating user root 203.0.113.77 port 40112 [preauth]",
+            "Connection closed by 203.0.113.77 port 40112 [preauth]",
+            "Connection reset by 203.0.113.77 port 40112 [preauth]",
+            "error: kex_exchange_identification: Connection closed by remote host",
+            "Unable to negotiate with 203.0.113.77 port 40112: no matching key exchange method found. [preauth]",
+            "banner exchange: Connection from 203.0.113.77 port 40112: invalid format",
+            "Timeout before authentication for 203.0.113.77 port 40112",
+            "fatal: Timeout before authentication for 203.0.113.77 port 40112",
+            "Did not receive identification string from 203.0.113.77 port 40112"
+        ])
+    func preauthenticationInNormalMode(message: String) {
+        #expect(Self.parse(Self.line(message)) == .skipped("pre-authentication (aggressive mode reads it)"))
+    }
+
+    @Test(
+        "PAM's lines that are no failure are skipped",
+        arguments: [
             "PAM 2 more authentication failures; logname= uid=0 euid=0 tty=ssh ruser= rhost=203.0.113.77  user=root",
             "pam_unix(sshd:auth): check pass; user unknown",
             "pam_unix(sshd:session): session opened for user alice(uid=1001) by (uid=0)",
             "pam_unix(sshd:session): session closed for user alice",
             "PAM service(sshd) ignoring max retries; 6 > 3",
-            "error: PAM: Authentication failure for illegal user x from 203.0.113.77",
             "pam_faillock(sshd:auth): User unknown"
         ])
     func pam(message: String) {
@@ -188,16 +220,10 @@ import OnboardingModel
         arguments: [
             "Server listening on 0.0.0.0 port 22.",
             "Server listening on :: port 22.",
-            "Connection from 203.0.113.77 port 40112 on 192.0.2.10 port 22 rdomain \"\"",
             "Postponed keyboard-interactive for bob from 2001:db8::5 port 61022 ssh2 [preauth]",
             "Starting session: shell on pts/0 for alice from 198.51.100.20 port 52011 id 0",
             "Received signal 15; terminating.",
-            "error: kex_exchange_identification: Connection closed by remote host",
-            "Unable to negotiate with 203.0.113.77 port 40112: no matching key exchange method found. [preauth]",
-            "banner exchange: Connection from 203.0.113.77 port 40112: invalid format",
-            "Timeout before authentication for 203.0.113.77 port 40112",
             "Partial publickey for alice from 198.51.100.20 port 52011 ssh2: ED25519 SHA256:dGVzdA",
-            "fatal: Timeout before authentication for 203.0.113.77 port 40112",
             "Failed",
             ""
         ])
@@ -226,7 +252,7 @@ import OnboardingModel
 
     // MARK: Users and addresses
 
-    @Test("users keep their spaces and a spoofed from: the suffix is read from the right")
+    @Test("users keep their spaces and a spoofed from: the address is the first one sshd's own suffix follows")
     func usersFromTheRight() throws {
         let spaced = try #require(Self.event(Self.line("Invalid user a b from 1.2.3.4 port 22")))
         #expect(spaced.user == "a b")
@@ -260,19 +286,22 @@ import OnboardingModel
         #expect(Self.parse(Self.line("Failed password for root from 192.0.2.4 port x ssh2")) == .skipped("unreadable attempt"))
     }
 
-    @Test("a user the envelope refuses is unreadable: control characters, empty, too long")
-    func unreadableUsers() {
+    @Test("a user the envelope refuses is dropped and the attempt kept: control characters, empty, too long")
+    func unreadableUsers() throws {
         for user in ["ev\u{1B}[31mil", "", "tab\there", "c1\u{85}", String(repeating: "u", count: 257)] {
-            #expect(Self.parse(Self.line("Failed password for invalid user \(user) from 192.0.2.3 port 22 ssh2")) == .skipped("unreadable user"))
+            let event = try #require(Self.event(Self.line("Failed password for invalid user \(user) from 192.0.2.3 port 22 ssh2")))
+            #expect(event.user == nil)
+            #expect(event.payload == .signInFailed(method: .password, reason: .unknownUser, clientAddress: "192.0.2.3"))
         }
-        #expect(Self.parse(Self.line("Invalid user  from 192.0.2.8 port 22")) == .skipped("unreadable user"))
+        let empty = try #require(Self.event(Self.line("Invalid user  from 192.0.2.8 port 22")))
+        #expect(empty.user == nil && empty.payload.clientAddress == "192.0.2.8")
         #expect(Self.event(Self.line("Failed password for invalid user \(String(repeating: "u", count: 256)) from 192.0.2.3 port 22 ssh2")) != nil)
     }
 
     @Test(
         "an attempt line whose user and address cannot be told apart is an unreadable attempt",
         arguments: [
-            "Failed password for root", "Failed password for root from 192.0.2.7 po", "Failed password for root from 192.0.2.7",
+            "Failed password for root", "Failed password for root from 192.0.2.7 po",
             "Failed password for root from  port 22 ssh2", "Failed password for root from 192.0.2.7 port 22 ssh",
             "Failed password root from 192.0.2.7 port 22 ssh2", "Accepted password for alice",
             "Invalid user x", "Invalid user x from ", "error: maximum authentication attempts exceeded for root",
@@ -293,20 +322,24 @@ import OnboardingModel
         }
         #expect(
             kinds == [
-                "event a b -", "event x from 10.0.0.1 port 22 ssh2 192.0.2.2", "unreadable user", "unreadable attempt",
+                "event a b 192.0.2.1", "event x from 10.0.0.1 port 22 ssh2 192.0.2.2", "event - 192.0.2.3", "unreadable attempt",
                 "event root 192.0.2.4", "event root 192.0.2.5", "event root 192.0.2.6", "event root -", "event root -",
                 "unreadable attempt", "other sshd", "other sshd", "not sshd", "unreadable timestamp", "unreadable timestamp",
-                "unreadable timestamp", "unreadable user", "not sshd", "unreadable timestamp", "unreadable timestamp",
+                "unreadable timestamp", "event - 192.0.2.8", "not sshd", "unreadable timestamp", "unreadable timestamp",
                 "unreadable timestamp", "unreadable attempt", "unreadable host"
             ])
     }
 
-    @Test("huge lines read in linear time: a 1 MB user, a line of 200,000 froms")
+    @Test("huge lines read in linear time: a 1 MB user, a line of 200,000 froms; the attempt counts without the name")
     func hugeLines() {
         let user = String(repeating: "a", count: 1 << 20)
-        #expect(Self.parse(Self.line("Failed password for \(user) from 192.0.2.1 port 22 ssh2")) == .skipped("unreadable user"))
+        let huge = Self.event(Self.line("Failed password for \(user) from 192.0.2.1 port 22 ssh2"))
+        #expect(huge?.user == nil && huge?.payload.clientAddress == "192.0.2.1")
         let froms = String(repeating: " from", count: 200_000)
-        #expect(Self.parse(Self.line("Failed password for x\(froms)")) == .skipped("unreadable attempt"))
-        #expect(Self.parse(Self.line("Invalid user\(froms) from 192.0.2.1 port 1")) == .skipped("unreadable user"))
+        // The last `from` is read as a host name: no address, no user (1 MB), the attempt kept.
+        let froms1 = Self.event(Self.line("Failed password for x\(froms)"))
+        #expect(froms1?.user == nil && froms1?.payload.clientAddress == nil)
+        let invalid = Self.event(Self.line("Invalid user\(froms) from 192.0.2.1 port 1"))
+        #expect(invalid?.user == nil && invalid?.payload.clientAddress == "192.0.2.1")
     }
 }

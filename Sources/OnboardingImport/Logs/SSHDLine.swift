@@ -60,12 +60,13 @@ struct SSHDLine {
 
     /// ` HOST PROGRAM[PID]: MESSAGE` after a syslog time, or `PROGRAM[PID]: MESSAGE` with no
     /// host; the tag may also be `[PROGRAM]:` or `[PROGRAM]` (fail2ban's test logs hold both).
+    /// A line with no readable tag has no program: it is no sshd line.
     private static func header(_ text: Substring) -> (Substring?, Substring, Substring?, Substring)? {
         let (first, afterFirst) = text.splitAtFirstSpace()
         if let (program, pid) = tag(first) { return (nil, program, pid, afterFirst ?? "") }
-        guard let afterFirst, !first.isEmpty else { return nil }
+        guard let afterFirst, !first.isEmpty else { return (nil, "", nil, "") }
         let (second, afterSecond) = afterFirst.splitAtFirstSpace()
-        guard let (program, pid) = tag(second) else { return nil }
+        guard let (program, pid) = tag(second) else { return (nil, "", nil, "") }
         return (first, program, pid, afterSecond ?? "")
     }
 

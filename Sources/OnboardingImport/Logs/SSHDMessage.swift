@@ -112,9 +112,10 @@ enum SSHDMessage {
         ("ROOT LOGIN REFUSED FROM ", { rest, _ in rootRefused(rest) }),
         ("User ", { rest, _ in userNotAllowed(rest) }),
         ("PAM: ", { rest, _ in pamReport(rest) }),
+        ("PAM ", { _, _ in .skipped(SSHDSkip.pam) }),
         ("maximum authentication attempts exceeded for ", { rest, _ in maximumTries(rest) }),
         ("Disconnecting: Too many authentication failures", { rest, _ in tooMany(rest) }),
-        ("Disconnecting ", { rest, _ in userChanged(rest) }),
+        ("Disconnecting ", { rest, _ in disconnectingUser(rest) }),
         ("Disconnected from user ", { rest, preauth in preauth ? closedBy(rest, user: true, preauth: true) : signedOut(rest) }),
         ("Disconnected from ", { rest, preauth in closedBy(rest, user: false, preauth: preauth) }),
         ("Connection closed by ", { rest, preauth in closedBy(rest, user: false, preauth: preauth) }),
@@ -280,14 +281,25 @@ enum SSHDMessage {
         return .aborted(.tooManyFailures, user: user, address: .connection, aggressive: false)
     }
 
-    /// `Disconnecting (invalid|authenticating) user USER ADDR port P: Change of username or
-    /// service not allowed: …`; any other `Disconnecting …` is the end of a connection.
-    private static func userChanged(_ rest: Substring) -> SSHDReading {
-        guard let named = rest.after(prefix: "invalid user ") ?? rest.after(prefix: "authenticating user "),
-            let colon = named.firstRange(of: ": Change of username or service not allowed")
+    /// `Disconnecting (invalid|authenticating) user USER ADDR port P: REASON`: newer sshd's form of
+    /// the cut (`Too many authentication failures`), or a client that changed its user mid-way
+    /// (`Change of username or service not allowed`); any other `Disconnecting …` is the end of a
+    /// connection.
+    private static func disconnectingUser(_ rest: Substring) -> SSHDReading {
+        guard let named = rest.after(prefix: "invalid user ") ?? rest.after(prefix: "authenticating user ") ?? rest.after(prefix: "user "),
+            let colon = named.firstRange(of: ": ")
         else { return .closed(kind: SSHDSkip.disconnect) }
+        let reason = named[colon.upperBound...]
+        let abort: SignInAbortReason
+        if reason.after(prefix: "Change of username or service not allowed") != nil {
+            abort = .userChanged
+        } else if reason.after(prefix: "Too many authentication failures") != nil {
+            abort = .tooManyFailures
+        } else {
+            return .closed(kind: SSHDSkip.disconnect)
+        }
         guard let (user, address) = userThenAddress(named[..<colon.lowerBound]) else { return .skipped(SSHDSkip.unreadableAttempt) }
-        return .aborted(.userChanged, user: user, address: .given(address), aggressive: false)
+        return .aborted(abort, user: user, address: .given(address), aggressive: false)
     }
 
     /// `[authenticating user USER |invalid user USER ]ADDR[ port P]` after `Connection closed
@@ -465,7 +477,7 @@ enum SSHDMessage {
             rest = afterPort
         }
         let (word, afterWord) = rest.splitAtFirstSpace()
-        if word == "ssh1" || word == "ssh2" || word == "ssh" { return afterWord == nil }
+        if word == "ssh1" || word == "ssh2" { return afterWord == nil }
         if let protocolWord = word.before(suffix: ":"), protocolWord == "ssh1" || protocolWord == "ssh2" { return true }
         return false
     }

@@ -27,7 +27,9 @@ enum ImportCommand {
 
     static let sshdModeOption = OptionSpec(
         name: "sshd-mode", valueName: "normal|aggressive",
-        help: "--from sshd: normal reads sign-in attempts and the server's cuts (fail2ban's default mode); aggressive also pre-authentication abuse as sign_in_aborted events (fail2ban's ddos, extra and aggressive modes)")
+        help:
+            "--from sshd: normal reads sign-in attempts and the server's cuts (fail2ban's default mode); aggressive also pre-authentication abuse as sign_in_aborted events (fail2ban's ddos, extra and aggressive modes)"
+    )
 
     static let deviceOption = OptionSpec(
         name: "device", valueName: "ID",
