@@ -427,6 +427,10 @@ def classify(entry, result, linked):
         users = {fd["user"]}
     elif "users" in fd:
         users = set(fd["users"])
+    # An empty name is no user in the store (its envelope has no empty user id): fail2ban's "" is
+    # our null.
+    if users is not None and "" in users:
+        users = (users - {""}) | {None}
     if users is not None and not any(ev.get("user") in users for ev in right):
         return "counted_wrong_user", extra, False
     exp_t = expected_time_utc(fd, entry)

@@ -62,12 +62,13 @@ struct LineDecoder {
         }
     }
 
-    /// The events that only the end of the input releases (an sshd log's waiting events).
+    /// What the end of the input says of the lines still waiting (an sshd log's open attempts).
     mutating func finish() -> LineDecoding {
         guard case .sshd(var parser) = reader else { return .several([], skipped: []) }
-        let events = parser.finish()
+        reader = .jsonl
+        let skipped = parser.finish()
         reader = .sshd(parser)
-        return sshdEvents(events, skipped: [])
+        return .several([], skipped: skipped)
     }
 
     /// Whether any line had a BSD-syslog time (without a year): only then was a year used.
@@ -87,6 +88,9 @@ struct LineDecoder {
             }
         case .sshd(var parser):
             guard let text = String(validating: bytes, as: UTF8.self) else { return .skipped("not UTF-8") }
+            // The enum's copy is dropped first, so that the parser's connection table is
+            // referenced once and grows in place (a second reference would copy it every line).
+            reader = .jsonl
             let reading = parser.read(text, origin: SSHDOrigin(number: line, offset: offset, length: bytes.count, text: text))
             reader = .sshd(parser)
             if reading.events.count == 1, reading.skipped.isEmpty, reading.events[0].origin.number == line, reading.events[0].index == 0 {

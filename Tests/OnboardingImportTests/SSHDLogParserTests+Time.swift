@@ -181,7 +181,7 @@ extension SSHDLogParser {
             events += reading.events.map(\.event)
             skipped += reading.skipped
         }
-        events += finish().map(\.event)
+        skipped += finish()
         return (events, skipped)
     }
 }

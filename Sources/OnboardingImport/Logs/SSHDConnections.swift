@@ -15,6 +15,12 @@ struct SSHDLineContext {
 /// address, the attempt its next lines may belong to, and the events waiting for the rest of the
 /// connection (docs/importers.md § One attempt, one event).
 ///
+/// An event that waits is released when its connection shows how it went on, or when the log's
+/// time has passed it by ``loginGraceSeconds`` (sshd cuts an unauthenticated connection by then:
+/// `LoginGraceTime`), whichever comes first. What still waits at the log's end is not given: it
+/// is reported as skipped, and a later import of the grown log gives it, with the id it would
+/// have had, so that importing a log again as it grows never gives one line two contents.
+///
 /// Memory is bounded: at most ``maximumConnections`` connections and ``maximumHeld`` waiting
 /// events each; a connection silent for ``forgetSeconds`` is taken as ended (its PID may be
 /// reused) and releases what it held.
@@ -23,6 +29,8 @@ struct SSHDConnections: Sendable {
     /// each other; a later line of the same stage or a longer gap is another guess.
     static let attemptMilliseconds: Int64 = 2000
     static let forgetSeconds: Int64 = 600
+    /// sshd's default `LoginGraceTime`: no connection stays unauthenticated longer.
+    static let loginGraceSeconds: Int64 = 120
     static let maximumConnections = 8192
     static let maximumHeld = 64
 
@@ -37,6 +45,8 @@ struct SSHDConnections: Sendable {
         var event: SSHDEvent
         var pam: Bool
         var user: String?
+        /// The log time after which it is released whatever else comes.
+        var deadline: Int64
     }
 
     private struct Attempt: Sendable {
@@ -57,11 +67,15 @@ struct SSHDConnections: Sendable {
     }
 
     private var table: [Key: Connection] = [:]
+    /// The connections that hold events, by the deadline of what they held, in the order held.
+    private var deadlines: [(deadline: Int64, key: Key?)] = []
+    private var deadlineHead = 0
 
     // MARK: Applying a line
 
     mutating func apply(_ reading: SSHDReading, _ line: SSHDLineContext) -> SSHDLineReading {
         var out = SSHDLineReading()
+        releaseExpired(at: line.at, into: &out)
         guard let pid = line.pid else {
             // No process to follow: the line stands alone, and nothing of it waits.
             var connection = Connection(lastAt: line.at)
@@ -83,19 +97,43 @@ struct SSHDConnections: Sendable {
         }
         apply(reading, line, to: &connection, out: &out)
         connection.lastAt = max(connection.lastAt, line.at)
+        if let last = connection.held.last, last.event.line == line.origin.number { deadlines.append((last.deadline, key)) }
         table[key] = connection
         return out
     }
 
-    /// Releases every waiting event, oldest line first: the log has ended.
-    mutating func finish() -> [SSHDEvent] {
+    /// The log has ended: what still waits is not given (a longer log may show how it went on),
+    /// and is reported as skipped, one kind a line.
+    mutating func finish() -> SSHDLineReading {
         var out = SSHDLineReading()
-        for key in table.keys.sorted(by: Self.order) {
-            var connection = table[key]!
-            release(&connection, pamOnly: false, into: &out)
+        for connection in table.values {
+            out.skipped += connection.held.map { _ in SSHDSkip.openAtTheEnd }
         }
         table = [:]
-        return out.events.sorted { ($0.line, $0.index) < ($1.line, $1.index) }
+        deadlines = []
+        deadlineHead = 0
+        return out
+    }
+
+    /// Releases what connections held past its deadline: the connection cannot still be open.
+    private mutating func releaseExpired(at: Timestamp, into out: inout SSHDLineReading) {
+        let now = at.millisecondsSince1970
+        while deadlineHead < deadlines.count, deadlines[deadlineHead].deadline < now {
+            if let key = deadlines[deadlineHead].key, var connection = table[key] {
+                let (expired, kept) = connection.held.partitioned { $0.deadline < now }
+                if !expired.isEmpty {
+                    connection.held = kept
+                    out.events += expired.map(\.event)
+                    if connection.attempt?.counted == false, !kept.contains(where: \.pam) { connection.attempt = nil }
+                    table[key] = connection
+                }
+            }
+            deadlineHead += 1
+        }
+        if deadlineHead > 4096, deadlineHead * 2 > deadlines.count {
+            deadlines.removeFirst(deadlineHead)
+            deadlineHead = 0
+        }
     }
 
     private static func order(_ a: Key, _ b: Key) -> Bool { (a.host ?? "", a.pid) < (b.host ?? "", b.pid) }
@@ -110,6 +148,11 @@ struct SSHDConnections: Sendable {
     }
 
     private mutating func apply(_ reading: SSHDReading, _ line: SSHDLineContext, to connection: inout Connection, out: inout SSHDLineReading) {
+        if case .connection(_, opens: true, _, _) = reading {
+            // sshd's first line of a process: whatever the PID did before was another connection.
+            release(&connection, pamOnly: false, into: &out)
+            connection = Connection(lastAt: line.at)
+        }
         if let address = reading.address, let canonical = ClientAddress.canonical(address) {
             connection.address = canonical
             releaseWaitingForAddress(&connection, into: &out)
@@ -145,7 +188,7 @@ struct SSHDConnections: Sendable {
             for index in 0..<line.repeats {
                 let found = event(.signInAborted(reason: reason, clientAddress: clientAddress), user: user.map(String.init), line, index: index)
                 if waits {
-                    hold(Held(event: found, pam: false, user: user.map(String.init)), in: &connection, out: &out)
+                    hold(Held(event: found, pam: false, user: user.map(String.init), deadline: deadline(line)), in: &connection, out: &out)
                 } else {
                     out.events.append(found)
                 }
@@ -158,7 +201,7 @@ struct SSHDConnections: Sendable {
         case .userUnknown:
             connection.userUnknown = true
             out.skipped.append(SSHDSkip.pam)
-        case let .connection(_, closes, kind):
+        case let .connection(_, _, closes, kind):
             if closes { release(&connection, pamOnly: true, into: &out) }
             out.skipped.append(kind)
         case .closed(let kind):
@@ -203,19 +246,23 @@ struct SSHDConnections: Sendable {
             connection.held = same
             out.events += others.map(\.event)
             let found = event(.signInFailed(method: method, reason: reason, clientAddress: clientAddress), user: user, line)
-            hold(Held(event: found, pam: true, user: user), in: &connection, out: &out)
+            hold(Held(event: found, pam: true, user: user, deadline: deadline(line)), in: &connection, out: &out)
             connection.attempt = Attempt(stage: stage, at: line.at, user: user, counted: false)
             return
         }
         for index in 0..<line.repeats {
             let found = event(.signInFailed(method: method, reason: reason, clientAddress: clientAddress), user: user, line, index: index)
             if waits {
-                hold(Held(event: found, pam: false, user: user), in: &connection, out: &out)
+                hold(Held(event: found, pam: false, user: user, deadline: deadline(line)), in: &connection, out: &out)
             } else {
                 out.events.append(found)
             }
         }
         connection.attempt = stage == .failed || line.repeats > 1 ? nil : Attempt(stage: stage, at: line.at, user: user, counted: true)
+    }
+
+    private func deadline(_ line: SSHDLineContext) -> Int64 {
+        line.at.millisecondsSince1970 + Self.loginGraceSeconds * 1000
     }
 
     /// The address a line's event carries, and whether it must wait for the connection's.
@@ -271,7 +318,7 @@ extension SSHDReading {
     var address: Substring? {
         switch self {
         case .attempt(_, _, _, _, .given(let text)), .aborted(_, _, .given(let text), _): text
-        case .succeeded(_, _, let text), .connection(let text, _, _): text
+        case .succeeded(_, _, let text), .connection(let text, _, _, _): text
         default: nil
         }
     }

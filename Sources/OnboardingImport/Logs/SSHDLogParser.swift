@@ -56,7 +56,7 @@ public struct SSHDLineReading: Equatable, Sendable {
 /// let reading = parser.read("Dec  1 15:30:30 bastion-1 sshd[811]: Failed password for root from 203.0.113.9 port 50122 ssh2", number: 1)
 /// // reading.events[0].event: at 2026-12-01T15:30:30Z, host "bastion-1", user "root",
 /// //   .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "203.0.113.9")
-/// let rest = parser.finish() // the events the log's end releases
+/// let open = parser.finish() // the lines still waiting at the log's end
 /// ```
 ///
 /// The year of BSD-syslog times starts at `startYear` (``YearInference`` finds it from the
@@ -88,17 +88,18 @@ public struct SSHDLogParser: Sendable {
         read(line, origin: SSHDOrigin(number: number, offset: 0, length: line.utf8.count, text: line))
     }
 
-    /// The events that only the log's end releases: PAM failures of connections whose end the
-    /// log does not hold, and lines still waiting for their connection's address.
-    public mutating func finish() -> [SSHDEvent] {
-        connections.finish()
+    /// The log has ended: the kinds of the lines whose events still wait for more of their
+    /// connection (a PAM failure in the log's last two minutes, a cut whose address no line
+    /// names). They give no event: a longer log gives them.
+    public mutating func finish() -> [String] {
+        connections.finish().skipped
     }
 
-    /// One line read as a log of its own end: its events, including those ``finish()`` releases,
-    /// or the kind of line it is. For tests and tools that look at lines one at a time.
+    /// One line read as a log of its own: its first event, or the kind of line it is. For
+    /// tests and tools that look at lines one at a time.
     public mutating func parse(_ line: String) -> AuthLogLine {
         var reading = read(line, number: 1)
-        reading.events += finish()
+        reading.skipped += finish()
         if let first = reading.events.first { return .event(first.event) }
         return .skipped(reading.skipped.first ?? SSHDSkip.other)
     }

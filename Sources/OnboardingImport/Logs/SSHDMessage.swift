@@ -28,6 +28,9 @@ enum SSHDSkip {
     /// A connection's opening, or its close after authentication: it names the address only.
     static let connection = "connection"
     static let other = "other sshd"
+    /// A line whose event waited for more of its connection than the log holds (a PAM failure
+    /// at the log's end, a cut whose address no line names); a longer log gives it.
+    static let openAtTheEnd = "attempt open at the log's end"
     /// `message repeated N times` with N not a number from 1 to ``SSHDLine/maximumRepeats``.
     static let unreadableRepeat = "unreadable repeat"
 }
@@ -70,8 +73,9 @@ enum SSHDReading: Equatable {
     /// `pam_unix(sshd:auth): check pass; user unknown`: the next PAM failure of the connection
     /// is of a name the system does not know.
     case userUnknown
-    /// A line that names the connection's address and no attempt; `closes`: the connection ended.
-    case connection(address: Substring, closes: Bool, kind: String)
+    /// A line that names the connection's address and no attempt; `opens`: a new connection
+    /// starts (sshd's first line of a process), `closes`: the connection ended.
+    case connection(address: Substring, opens: Bool, closes: Bool, kind: String)
     /// The connection ended, with no address on the line.
     case closed(kind: String)
     case skipped(String)
@@ -148,9 +152,10 @@ enum SSHDMessage {
             return .skipped(SSHDSkip.unreadableAttempt)
         }
         let invalid = found.invalid || found.user == "<invalid username>"
-        // A known user's key or probe is no guess; the same from a name sshd refused is.
-        if !invalid, method == "publickey" { return .skipped(SSHDSkip.publickeyOffered) }
-        if !invalid, method == "none" { return .skipped(SSHDSkip.probe) }
+        // A known user's key or probe is no guess; the same from a name sshd refused is. Either
+        // names the connection's address.
+        if !invalid, method == "publickey" { return .connection(address: found.address, opens: false, closes: false, kind: SSHDSkip.publickeyOffered) }
+        if !invalid, method == "none" { return .connection(address: found.address, opens: false, closes: false, kind: SSHDSkip.probe) }
         let user = found.user == "<invalid username>" ? nil : found.user
         return .attempt(
             stage: .failed, method: signInMethod(method), reason: invalid ? .unknownUser : .invalidPassword,
@@ -322,7 +327,7 @@ enum SSHDMessage {
             (user, address) = (nil, found)
         }
         if preauth { return .aborted(.closedBeforeAuthentication, user: user, address: .given(address), aggressive: true) }
-        return .connection(address: address, closes: true, kind: SSHDSkip.disconnect)
+        return .connection(address: address, opens: false, closes: true, kind: SSHDSkip.disconnect)
     }
 
     /// `Disconnected from user USER ADDR port P` (a session ended; no `[preauth]`).
@@ -360,14 +365,14 @@ enum SSHDMessage {
         {
             return .aborted(.noAuthenticationMethods, user: nil, address: .given(address), aggressive: true)
         }
-        return .connection(address: address, closes: true, kind: SSHDSkip.disconnect)
+        return .connection(address: address, opens: false, closes: true, kind: SSHDSkip.disconnect)
     }
 
     /// `Connection from ADDR[ port P[ on LOCAL port Q]]`.
     private static func connectionFrom(_ rest: Substring) -> SSHDReading {
         let (address, _) = rest.splitAtFirstSpace()
         guard !address.isEmpty else { return .skipped(SSHDSkip.connection) }
-        return .connection(address: address, closes: false, kind: SSHDSkip.connection)
+        return .connection(address: address, opens: true, closes: false, kind: SSHDSkip.connection)
     }
 
     /// TCP wrappers: `refused connect from NAME (ADDR)`.
@@ -425,7 +430,7 @@ enum SSHDMessage {
         guard let dash = value.utf8.lastIndex(of: UInt8(ascii: "-")), value[value.index(after: dash)...].isDigits else {
             return .skipped(SSHDSkip.connection)
         }
-        return .connection(address: value[..<dash], closes: false, kind: SSHDSkip.connection)
+        return .connection(address: value[..<dash], opens: false, closes: false, kind: SSHDSkip.connection)
     }
 
     /// `pam_faillock(sshd:auth): Consecutive login failures for user USER account temporarily locked`;
