@@ -55,7 +55,8 @@ struct SignInAbortedCodecTests {
         Refusal(line: line(reason: "null"), field: "reason", message: "is required for sign_in_aborted"),
         Refusal(line: line(reason: #""aborted""#), field: "reason", message: #""aborted" is not one of: \#(reasons)"#),
         Refusal(line: line(reason: #""Timeout""#), field: "reason", message: #""Timeout" is not one of: \#(reasons)"#),
-        Refusal(line: line(reason: #""timeout\u0000""#), field: "reason", message: "\"timeout\\u{0000}\" is not one of"), // the control character echoed escaped
+        // The control character is echoed escaped.
+        Refusal(line: line(reason: #""timeout\u0000""#), field: "reason", message: "\"timeout\\u{0000}\" is not one of"),
         Refusal(line: line(reason: "10"), field: "reason", message: "must be a string, got a number"),
         Refusal(line: line(reason: "-1"), field: "reason", message: "must be a string, got a number"),
         Refusal(line: line(reason: "18446744073709551615"), field: "reason", message: "must be a string, got a number"),
