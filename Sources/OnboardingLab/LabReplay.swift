@@ -74,7 +74,7 @@ public enum LabReplay {
             }
             let factor: LockoutFactor
             switch input.kind {
-            case .passwordFailure, .signInSucceeded: factor = .password
+            case .passwordFailure, .signInSucceeded, .abortedAttempt: factor = .password
             case .secondFactorFailure: factor = .secondFactor
             case .passcodeResetCompleted, .passwordChanged, .lockoutCleared:
                 engine.apply(input)
@@ -82,7 +82,12 @@ public enum LabReplay {
                 continue
             }
             let key = engine.key(user: input.user, device: input.device, factor: factor)
-            let before = engine.decide(key, address: input.address, at: input.at)
+            // An aborted attempt is refused only by its address's key: it never reached an account.
+            let isAborted = input.kind == .abortedAttempt
+            let before =
+                isAborted
+                ? engine.decideByAddress(user: input.user, address: input.address, at: input.at)
+                : engine.decide(key, address: input.address, at: input.at)
             if case .attacker(let name) = party { attacks[name]!.attempts += 1 }
             sink.attempt(index, allowed: before.isAllowed)
             func markLocked() {
@@ -114,8 +119,13 @@ public enum LabReplay {
                 sink.cleared(input, engine: engine)
                 continue
             }
-            if case .attacker(let name) = party { guesses += 1; attacks[name]!.guessesLetThrough += 1 }
-            if !engine.decide(key, address: input.address, at: input.at).isAllowed {
+            // An aborted attempt is not a guess: it may lock its address, but it tried no password.
+            if !isAborted, case .attacker(let name) = party { guesses += 1; attacks[name]!.guessesLetThrough += 1 }
+            let after =
+                isAborted
+                ? engine.decideByAddress(user: input.user, address: input.address, at: input.at)
+                : engine.decide(key, address: input.address, at: input.at)
+            if !after.isAllowed {
                 lockouts += 1
                 markLocked()
                 sink.locked(index, input: input, key: key, engine: engine)

@@ -97,7 +97,8 @@ struct TraceRecorder: ReplaySink {
             case .address(let address, _): openByAddress[address, default: []].append(trace.locks.count - 1)
             }
         }
-        add(.user(key.user, device: key.device, factor: key.factor), engine.decide(key, at: at))
+        // An aborted attempt counts under its address only: a lock on the user's key is not its.
+        if input.kind != .abortedAttempt { add(.user(key.user, device: key.device, factor: key.factor), engine.decide(key, at: at)) }
         if key.factor == .password, let byAddress = engine.addressKey(user: input.user, address: input.address), let address = byAddress.device {
             add(.address(address, user: byAddress.user), engine.decideByAddress(user: input.user, address: input.address, at: at))
         }

@@ -5,7 +5,7 @@
 #endif
 
 /// The client address of a sign-in event (`client_address`, schema 2 of `sign_in_failed`,
-/// `sign_in_throttled`, `second_factor_failed` and `sign_in_succeeded`): an IPv4 or IPv6 address
+/// `sign_in_throttled`, `second_factor_failed`, `sign_in_succeeded` and `sign_in_aborted`): an IPv4 or IPv6 address
 /// in the canonical text form of RFC 5952 (what `inet_ntop` writes), so one address is always
 /// one lockout key. Personal data: sealed with the user's key, erased by a forget, and read back
 /// as ``erased`` once its user is forgotten (docs/events.md § Client address).

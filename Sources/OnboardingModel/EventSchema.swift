@@ -178,6 +178,9 @@ extension EventType {
         case .userSwitchOpened, .userSwitchClosed: []
         case .signInOptionsShown:
             [.choices("options", SignInOption.self, maximumCount: SignInOption.maximumShown), .choice("platform", DevicePlatform.self, optional: true)]
+        // Its client address is schema 2, as on the other sign-in types, so it is written, sealed,
+        // erased and scanned by the same rules (a record without one stays at schema 1).
+        case .signInAborted: [.choice("reason", SignInAbortReason.self), .clientAddress]
         }
     }
 }

@@ -65,6 +65,10 @@ public enum EventType: String, WireEnum {
     /// What a sign-in screen offered, top to bottom: providers, password, passcode, the
     /// biometric badge; and the platform the device says it is (App Store guideline 4.8).
     case signInOptionsShown = "sign_in_options_shown"
+    // server-side abuse
+    /// A server cut a client off (or the client gave up) before any sign-in completed:
+    /// pre-authentication abuse as sshd logs it. Counted only by client address by a lockout.
+    case signInAborted = "sign_in_aborted"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }

@@ -62,12 +62,15 @@ public enum Payload: Sendable, Hashable {
     /// What a sign-in screen offered, top to bottom (1…``SignInOption/maximumShown`` options,
     /// each at most once), and the platform the device says it is, when the app says.
     case signInOptionsShown(options: [SignInOption], platform: DevicePlatform? = nil)
+    /// A server cut the client off (or the client gave up) before a sign-in completed; the
+    /// event's user is optional (sshd often names none). Never a guess at an account.
+    case signInAborted(reason: SignInAbortReason, clientAddress: String? = nil)
 
     /// The client address of a sign-in event, `nil` when absent or for other types.
     public var clientAddress: String? {
         switch self {
         case .signInFailed(_, _, let address), .signInThrottled(_, _, let address), .secondFactorFailed(_, let address),
-            .signInSucceeded(_, _, let address):
+            .signInSucceeded(_, _, let address), .signInAborted(_, let address):
             address
         default: nil
         }
@@ -113,6 +116,7 @@ public enum Payload: Sendable, Hashable {
         case .userSwitchOpened: .userSwitchOpened
         case .userSwitchClosed: .userSwitchClosed
         case .signInOptionsShown: .signInOptionsShown
+        case .signInAborted: .signInAborted
         }
     }
 
@@ -145,6 +149,7 @@ public enum Payload: Sendable, Hashable {
         case let .fieldEdited(field, filled, valid): [.choice(field.wireCode), .flag(filled), valid.map(FieldValue.flag)]
         case .passwordResetFailed(let reason): [.choice(reason.wireCode)]
         case let .signInOptionsShown(options, platform): [.choices(options.map(\.wireCode)), platform.map { .choice($0.wireCode) }]
+        case let .signInAborted(reason, address): [.choice(reason.wireCode), address.map(FieldValue.text)]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
@@ -218,6 +223,7 @@ public enum Payload: Sendable, Hashable {
         case .userSwitchOpened: self = .userSwitchOpened
         case .userSwitchClosed: self = .userSwitchClosed
         case .signInOptionsShown: self = .signInOptionsShown(options: try source.choices(), platform: try source.optionalChoice())
+        case .signInAborted: self = .signInAborted(reason: try source.choice(), clientAddress: try source.optionalText())
         }
     }
 }

@@ -50,6 +50,39 @@ public enum SignInFailureReason: String, WireEnum {
         networkUnavailable = "network_unavailable", serverError = "server_error", cancelled
 }
 
+/// Why a client was cut off (or gave up) before a sign-in completed, as a server logs it
+/// (`sign_in_aborted`; docs/events.md lists the sshd lines behind each reason). None is a guess
+/// at an account: a lockout counts them only by client address (docs/lockout.md § By address).
+///
+/// ```swift
+/// Payload.signInAborted(reason: .tooManyFailures, clientAddress: "203.0.113.9")
+/// SignInAbortReason(rawValue: "no_identification") // .noIdentification
+/// ```
+public enum SignInAbortReason: String, WireEnum {
+    /// sshd: "maximum authentication attempts exceeded", "Disconnecting: Too many authentication failures".
+    case tooManyFailures = "too_many_failures"
+    /// TCP wrappers: "refused connect from …".
+    case refused
+    /// "Received disconnect … 3: …: Auth fail": the client reports that it failed.
+    case clientGaveUp = "client_gave_up"
+    /// "Change of username or service not allowed".
+    case userChanged = "user_changed"
+    /// "Did not receive identification string", "kex_exchange_identification: …".
+    case noIdentification = "no_identification"
+    /// "Bad protocol version identification", "invalid protocol identifier".
+    case badProtocol = "bad_protocol"
+    /// "Connection closed/reset by … [preauth]", "Disconnected from … [preauth]", "Read from socket failed".
+    case closedBeforeAuthentication = "closed_before_authentication"
+    /// "Unable to negotiate …", "no matching … found".
+    case negotiationFailed = "negotiation_failed"
+    /// "Received disconnect … 14: No supported authentication methods available".
+    case noAuthenticationMethods = "no_authentication_methods"
+    /// "banner exchange: … invalid format".
+    case bannerError = "banner_error"
+    /// "Timeout before authentication".
+    case timeout
+}
+
 /// The second factor asked for or used.
 public enum SecondFactorMethod: String, WireEnum {
     case totp, sms, email, recoveryCode = "recovery_code"

@@ -75,31 +75,38 @@ private struct LockoutRecordReader {
         case .passcodeResetCompleted: kind = .passcodeResetCompleted
         case .passwordChanged: kind = .passwordChanged
         case .lockoutCleared: kind = .lockoutCleared
+        case .signInAborted: kind = .abortedAttempt
         default: return .skipped
         }
         guard let record = StoredRecordParts(bytes) else { return .damaged }
         let payload = record.payload
         var method = SignInMethod.password
         var clearAddress: UnsafeRawBufferPointer?
-        switch kind {
-        case .passwordFailure, .signInSucceeded:
-            let layout = kind == .passwordFailure ? LockoutWireCases.failed : LockoutWireCases.succeeded
+        // The kinds that keep an address (LockoutInput's rule): failed, aborted and successful sign-ins.
+        let layout: LockoutWireCases.PayloadOffsets? =
+            switch kind {
+            case .passwordFailure: LockoutWireCases.failed
+            case .signInSucceeded: LockoutWireCases.succeeded
+            case .abortedAttempt: LockoutWireCases.aborted
+            default: nil
+            }
+        if let layout {
             guard payload.count >= layout.fixedByteCount else { return .damaged }
-            let methodCode = Int(payload[layout.method])
-            guard methodCode < LockoutWireCases.methods.count else { return .damaged }
+            if let methodOffset = layout.method {
+                let methodCode = Int(payload[methodOffset])
+                guard methodCode < LockoutWireCases.methods.count else { return .damaged }
+                // The failure's method is the engine's; a success is counted whatever its method.
+                if kind == .passwordFailure { method = LockoutWireCases.methods[methodCode] }
+            }
             if let reason = layout.reason {
                 let reasonCode = Int(payload[reason])
-                guard reasonCode < LockoutWireCases.counted.count else { return .damaged }
-                guard LockoutWireCases.counted[reasonCode] else { return .skipped }
+                guard reasonCode < layout.countedReasons.count else { return .damaged }
+                guard layout.countedReasons[reasonCode] else { return .skipped }
             }
-            // The failure's method is the engine's; a success is counted whatever its method.
-            if kind == .passwordFailure { method = LockoutWireCases.methods[methodCode] }
             // A record with no user keeps its address in the clear (schema 2 on).
             if record.user == nil, addresses, let offset = layout.address[Int(record.schema)] {
                 clearAddress = Self.text(in: payload, at: offset)
             }
-        default:
-            break
         }
         let deviceName: String
         if record.device.elementsEqual(lastDevice) {
@@ -121,9 +128,9 @@ private struct LockoutRecordReader {
         }
         var address = clearAddress.map { String(decoding: $0, as: UTF8.self) }
         var unopened = false
-        // Failed and successful sign-ins keep an address (LockoutInput's rule); a sealed one costs
-        // a secretbox open, so it is opened only now. The address is the section's first field.
-        if let sealed = record.sealed, let ref = record.user, addresses, kind == .passwordFailure || kind == .signInSucceeded {
+        // A sealed address costs a secretbox open, so it is opened only now. The address is the
+        // section's first field (each of these types has no other personal field).
+        if let sealed = record.sealed, let ref = record.user, addresses, layout != nil {
             if let key = users.key(of: ref), let plaintext = PersonalData.open(sealed, key: key),
                 plaintext.count >= 3, plaintext[0] == 1
             {
@@ -149,33 +156,37 @@ private struct LockoutRecordReader {
 /// would otherwise be computed per record).
 enum LockoutWireCases {
     static let methods = SignInMethod.allCases
-    static let counted = SignInFailureReason.allCases.map(\.isCountedFailure)
-    static let failed = PayloadOffsets(.signInFailed, reason: "reason")
-    static let succeeded = PayloadOffsets(.signInSucceeded, reason: nil)
+    static let failed = PayloadOffsets(.signInFailed, method: true, reason: "reason", counted: SignInFailureReason.allCases.map(\.isCountedFailure))
+    static let succeeded = PayloadOffsets(.signInSucceeded, method: true)
+    /// Every abort reason counts (by address): none is a failure the app could not help.
+    static let aborted = PayloadOffsets(.signInAborted, method: false, reason: "reason", counted: SignInAbortReason.allCases.map { _ in true })
 
     /// Where a sign-in type's method, reason and client address lie in its payload.
     struct PayloadOffsets {
-        let method: Int
+        let method: Int?
         let reason: Int?
+        /// By reason code: whether a record with that reason is a lockout input (a code past the
+        /// end is damage).
+        let countedReasons: [Bool]
         /// By schema: the client address's offset, where the schema holds it.
         let address: [Int: Int]
         /// The bytes up to the last of method and reason.
         let fixedByteCount: Int
 
-        init(_ type: EventType, reason reasonName: String?) {
+        init(_ type: EventType, method hasMethod: Bool, reason reasonName: String? = nil, counted: [Bool] = []) {
             let row = EventSchema.row(type)
             // Every schema keeps the older fields where they were (docs/format.md § Versioning).
-            guard let method = row.byteOffset(of: "method", schema: 1) else {
-                preconditionFailure("\(type.rawValue): the lockout scan needs a one-byte-aligned method field")
-            }
-            self.method = method
-            reason = reasonName.map { name in
+            func offset(_ name: String) -> Int {
                 guard let offset = row.byteOffset(of: name, schema: 1) else {
                     preconditionFailure("\(type.rawValue): the lockout scan needs a one-byte-aligned \(name) field")
                 }
                 return offset
             }
-            fixedByteCount = max(method, reason ?? 0) + 1
+            method = hasMethod ? offset("method") : nil
+            reason = reasonName.map(offset)
+            precondition(reasonName == nil || !counted.isEmpty, "\(type.rawValue): a reason needs its table of counted codes")
+            countedReasons = counted
+            fixedByteCount = max(method ?? -1, reason ?? -1) + 1
             var address: [Int: Int] = [:]
             for schema in 1...row.version {
                 address[Int(schema)] = row.byteOffset(of: ClientAddress.fieldName, schema: schema)

@@ -70,7 +70,10 @@ struct EventJSONTests {
         Samples.event(.userSwitchOpened, user: nil),
         Samples.event(.userSwitchClosed),
         Samples.event(.signInOptionsShown(options: [.apple, .google, .password, .biometric], platform: .ios), user: nil, session: nil),
-        Samples.event(.signInOptionsShown(options: [.passcode]))
+        Samples.event(.signInOptionsShown(options: [.passcode])),
+        Samples.event(.signInAborted(reason: .closedBeforeAuthentication, clientAddress: "2001:db8::7"), user: nil, session: nil),
+        Samples.event(.signInAborted(reason: .tooManyFailures, clientAddress: "203.0.113.9"), user: "root", session: nil),
+        Samples.event(.signInAborted(reason: .timeout), user: nil, session: nil)
     ]
 
     @Test("the corpus covers every event type and is valid")

@@ -113,7 +113,15 @@ struct OCSFEncoderTests {
             statusDetail: "RATE_LIMITED", severity: 2, isMFA: nil),
         .init(
             payload: .passwordResetFailed(reason: .networkUnavailable), activity: 99, typeUID: 300299, status: 2,
-            statusDetail: "NETWORK_UNAVAILABLE", severity: 1, isMFA: nil)
+            statusDetail: "NETWORK_UNAVAILABLE", severity: 1, isMFA: nil),
+        // A logon cut off before its credentials were checked: a failed logon, the cut-off after
+        // too many failures as severe as a lockout, the rest low.
+        .init(
+            payload: .signInAborted(reason: .tooManyFailures, clientAddress: "203.0.113.9"), activity: 1, typeUID: 300201, status: 2,
+            statusDetail: "TOO_MANY_FAILURES", severity: 3, isMFA: nil),
+        .init(
+            payload: .signInAborted(reason: .noIdentification), activity: 1, typeUID: 300201, status: 2,
+            statusDetail: "NO_IDENTIFICATION", severity: 2, isMFA: nil)
     ]
 
     /// The OCSF 1.8.0 schema's caption of each `type_uid` the export writes: `type_name` must be

@@ -236,7 +236,13 @@ struct RecordCodecTests {
             .signInFailed(method: .password, reason: .unknownUser, clientAddress: "192.0.2.7"), 14,
             "000c 02 000000000000000e | 00 02 01 0009 3139322e302e322e37"
         ),
-        (.secondFactorFailed(method: .sms, clientAddress: "2001:db8::1"), 15, "000f 02 000000000000000f | 01 01 000b 323030313a6462383a3a31")
+        (.secondFactorFailed(method: .sms, clientAddress: "2001:db8::1"), 15, "000f 02 000000000000000f | 01 01 000b 323030313a6462383a3a31"),
+        // sign_in_aborted: the reason alone at schema 1, the address appended at schema 2.
+        (.signInAborted(reason: .noIdentification), 16, "0027 01 0000000000000010 | 04"),
+        (
+            .signInAborted(reason: .closedBeforeAuthentication, clientAddress: "192.0.2.7"), 16,
+            "0027 02 0000000000000010 | 06 01 0009 3139322e302e322e37"
+        )
     ]
 
     @Test("golden: body bytes of events with every other field kind", arguments: goldenBodyCases)
@@ -404,7 +410,7 @@ struct RecordCodecTests {
         #expect(Self.refusal(record) == "record format version \(format) is not supported (this build reads 2)")
     }
 
-    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 39, 0x0100, 0xFFFF])
+    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 40, 0x0100, 0xFFFF])
     func unknownTypeCode(code: UInt16) {
         let record = Self.forged(Self.plain(.captchaPassed)) { body in
             body[0] = UInt8(code >> 8)

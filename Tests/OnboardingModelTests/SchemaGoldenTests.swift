@@ -75,7 +75,9 @@ struct SchemaGoldenTests {
             "sign_in_options_shown.all",
             .signInOptionsShown(
                 options: [.biometric, .passcode, .password, .other, .github, .microsoft, .facebook, .google, .apple], platform: .other)
-        )
+        ),
+        ("sign_in_aborted.1", .signInAborted(reason: .noIdentification)),
+        ("sign_in_aborted.2", .signInAborted(reason: .timeout, clientAddress: "2001:db8::22"))
     ]
 
     /// How each payload is written: with a live user (personal fields sealed), without a user

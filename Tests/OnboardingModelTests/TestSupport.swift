@@ -254,6 +254,7 @@ struct EventGenerator {
                 if !options.contains(option) { options.append(option) }
             }
             return .signInOptionsShown(options: options, platform: rng.chance(1, in: 3) ? nil : rng.pick(DevicePlatform.self))
+        case .signInAborted: return .signInAborted(reason: rng.pick(), clientAddress: clientAddress())
         }
     }
 

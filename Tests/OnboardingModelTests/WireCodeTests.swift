@@ -18,13 +18,14 @@ struct WireCodeTests {
         ("field_validated", 27), ("account_creation_failed", 28), ("account_created", 29),
         ("lockout_cleared", 30), ("user_forgotten", 31), ("field_edited", 32), ("account_creation_submitted", 33),
         ("password_reset_started", 34), ("password_reset_failed", 35), ("user_switch_opened", 36),
-        ("user_switch_closed", 37), ("sign_in_options_shown", 38)
+        ("user_switch_closed", 37), ("sign_in_options_shown", 38), ("sign_in_aborted", 39)
     ]
 
     /// The types with a schema 2 (docs/format.md § Event types); every other type is at schema 1.
     static let schemaVersions: [String: UInt8] = [
         "sign_in_started": 2, "field_validated": 2, "account_creation_failed": 2,
-        "sign_in_failed": 2, "sign_in_throttled": 2, "second_factor_failed": 2, "sign_in_succeeded": 2
+        "sign_in_failed": 2, "sign_in_throttled": 2, "second_factor_failed": 2, "sign_in_succeeded": 2,
+        "sign_in_aborted": 2
     ]
 
     @Test("every event type has its pinned code, which is its allCases index + 1")
@@ -43,7 +44,7 @@ struct WireCodeTests {
         }
     }
 
-    @Test("codes outside 1…38 name no event type", arguments: [UInt16(0), 39, 40, 255, 256, 257, 0x0101, UInt16.max])
+    @Test("codes outside 1…39 name no event type", arguments: [UInt16(0), 40, 41, 255, 256, 257, 0x0101, UInt16.max])
     func unknownEventTypeCodes(code: UInt16) {
         #expect(EventType(code: code) == nil)
     }
@@ -82,6 +83,11 @@ struct WireCodeTests {
         #expect(LockoutClearReason.wireNames == ["admin", "password_reset", "passcode_reset"])
         #expect(SignInOption.wireNames == ["apple", "google", "facebook", "microsoft", "github", "other", "password", "passcode", "biometric"])
         #expect(DevicePlatform.wireNames == ["ios", "android", "web", "other"])
+        #expect(
+            SignInAbortReason.wireNames == [
+                "too_many_failures", "refused", "client_gave_up", "user_changed", "no_identification", "bad_protocol",
+                "closed_before_authentication", "negotiation_failed", "no_authentication_methods", "banner_error", "timeout"
+            ])
     }
 
     @Test("a few cases by name, so a swap of two cases is caught even if names stay")
@@ -113,6 +119,9 @@ struct WireCodeTests {
         #expect(DevicePlatform.web.wireCode == 2)
         #expect(EventType.signInOptionsShown.code == 38)
         #expect(EventType.userSwitchClosed.code == 37)
+        #expect(EventType.signInAborted.code == 39)
+        #expect(SignInAbortReason.closedBeforeAuthentication.wireCode == 6)
+        #expect(SignInAbortReason.timeout.wireCode == 10)
     }
 
     @Test("wire codes round trip and unknown codes are nil for every enum")
@@ -144,6 +153,7 @@ struct WireCodeTests {
         check(PasswordResetFailureReason.self)
         check(SignInOption.self)
         check(DevicePlatform.self)
+        check(SignInAbortReason.self)
     }
 
     @Test("payload fields of every type are pinned in canonical (JSON and binary) order")
@@ -169,7 +179,8 @@ struct WireCodeTests {
             .lockoutCleared: ["reason"],
             .fieldEdited: ["field", "filled", "valid"],
             .passwordResetFailed: ["reason"],
-            .signInOptionsShown: ["options", "platform"]
+            .signInOptionsShown: ["options", "platform"],
+            .signInAborted: ["reason", "client_address"]
         ]
         for type in EventType.allCases {
             #expect(type.fields.map(\.name) == expected[type, default: []], "fields of \(type.rawValue)")
@@ -183,7 +194,8 @@ struct WireCodeTests {
                 "user_profile_updated.display_name", "user_profile_updated.subtitle", "user_profile_updated.image_ref",
                 "sign_in_started.identifier_kind", "sign_in_failed.client_address", "sign_in_throttled.client_address",
                 "second_factor_failed.client_address", "sign_in_succeeded.client_address",
-                "account_creation_failed.field", "field_edited.valid", "sign_in_options_shown.platform"
+                "account_creation_failed.field", "field_edited.valid", "sign_in_options_shown.platform",
+                "sign_in_aborted.client_address"
             ])
     }
 
@@ -206,6 +218,8 @@ struct WireCodeTests {
         #expect(try shape(.signInThrottled, 1) == ["method/6", "retry_after"])
         #expect(try shape(.secondFactorFailed, 1) == ["method/4"])
         #expect(try shape(.signInSucceeded, 1) == ["method/6", "second_factor"])
+        #expect(try shape(.signInAborted, 1) == ["reason/11"])
+        #expect(try shape(.signInAborted, 2) == ["reason/11", "client_address?"])
         for type in EventType.allCases {
             #expect(type.fields(schema: 0) == nil && type.fields(schema: type.schemaVersion + 1) == nil, "\(type.rawValue)")
             #expect(type.fields(schema: type.schemaVersion)?.map(\.name) == type.fields.map(\.name))

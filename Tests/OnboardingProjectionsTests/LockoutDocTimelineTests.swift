@@ -184,6 +184,9 @@ struct LockoutDocTimelineTests {
             record = { $0.succeed(at: $1, method: method, user: user, address: address) }
         case ("sign_in_throttled", 1):
             record = { $0.throttled(at: $1) }
+        case ("sign_in_aborted", 2):
+            guard let reason = SignInAbortReason(rawValue: words[1]) else { return nil }
+            record = { $0.abort(at: $1, reason: reason, user: user, address: address) }
         case ("password_changed", 1), ("lockout_cleared", 1), ("passcode_reset_completed", 1):
             guard let type = EventType(rawValue: name) else { return nil }
             record = { $0.clear(type, at: $1) }

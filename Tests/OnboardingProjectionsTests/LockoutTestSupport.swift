@@ -101,6 +101,15 @@ struct LockoutScenario {
         record(.signInSucceeded(method: method, secondFactor: false, clientAddress: address), at: time, user: user, device: device)
     }
 
+    /// A `sign_in_aborted`: a server cut the client off before it signed in (sshd's pre-authentication abuse).
+    mutating func abort(
+        at time: Timestamp, reason: SignInAbortReason = .tooManyFailures, user: String?? = .none, device: String? = nil,
+        address: String? = nil
+    ) {
+        if let address { self.address = address }
+        record(.signInAborted(reason: reason, clientAddress: address), at: time, user: user, device: device)
+    }
+
     mutating func throttled(at time: Timestamp) {
         let until: Timestamp =
             switch decide(at: time) {

@@ -97,6 +97,10 @@ public enum FuzzFixtures {
             let count = SignInOption.allCases.count
             let options = (0..<(1 + index % 4)).map { SignInOption.allCases[(index + $0) % count] }
             return .signInOptionsShown(options: options, platform: index % 5 == 4 ? nil : pick(index))
+        case .signInAborted:
+            // Every reason in turn, every other one from an address (schema 2), one of them IPv6.
+            let address: String? = index % 2 == 1 ? nil : index % 4 == 0 ? "2001:db8::\(index % 100)" : "198.51.100.\(index % 250)"
+            return .signInAborted(reason: pick(index), clientAddress: address)
         }
     }
 

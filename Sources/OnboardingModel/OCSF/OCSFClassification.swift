@@ -43,7 +43,7 @@ public struct OCSFClassification: Sendable, Equatable {
     /// The classification of a sign-in related event, `nil` for every other type.
     ///
     /// Sign-in related: the attempt itself (started, failed, throttled, second factor required,
-    /// failed or accepted, succeeded), signing out, the CAPTCHA on the sign-in screen, the
+    /// failed or accepted, succeeded, aborted before authentication), signing out, the CAPTCHA on the sign-in screen, the
     /// password and passcode reset and change flows, and a lockout being cleared. Not: managing
     /// the users of a shared device, enrolling a passcode or biometric, account creation.
     public init?(signInRelated payload: Payload) {
@@ -132,6 +132,13 @@ public struct OCSFClassification: Sendable, Equatable {
             self.init(
                 activity: .other, activityName: "Passcode Reset", status: .success,
                 message: "Passcode reset completed")
+        case let .signInAborted(reason, _):
+            // A logon that never reached its credentials check: OCSF's Authentication Logon with
+            // status Failure; the reason in the schema's upper-case style.
+            self.init(
+                activity: .logon, status: .failure, statusDetail: reason.rawValue.uppercased(),
+                severity: reason == .tooManyFailures ? .medium : .low,
+                message: "Sign-in aborted before authentication: \(reason.rawValue)")
         case .lockoutCleared(let reason):
             self.init(
                 activity: .other, activityName: "Lockout Cleared", status: .success,

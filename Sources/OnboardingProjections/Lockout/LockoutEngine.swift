@@ -5,7 +5,8 @@ import OnboardingModel
 ///
 /// Counted failures are `sign_in_failed` with reason `invalid_password`, `invalid_passcode`,
 /// `unknown_user` or `biometric_failed` (factor `password`) and `second_factor_failed` (factor
-/// `second_factor`). A failure while the key is locked is not counted (the app records it as
+/// `second_factor`); a `sign_in_aborted` counts only under the policy's keys by address
+/// (``LockoutPolicy/address``). A failure while the key is locked is not counted (the app records it as
 /// `sign_in_throttled`). A lock never ends earlier because a later event carries an earlier time.
 ///
 /// ```swift
@@ -78,6 +79,14 @@ public struct LockoutEngine: Projection {
         case .lockoutCleared:
             clear(user: input.user, device: nil, scope: policy.clearing.lockoutCleared)
             clearAddressKeys(ofUser: input.user, scope: policy.clearing.lockoutCleared)
+        case .abortedAttempt:
+            // Abuse from an address, not a guess at an account: only its key by address counts it,
+            // as one failure (a locked one refuses it uncounted, as for any failure). Scope
+            // `address_and_user` needs a user to key it by; sshd often names none.
+            guard let rule = policy.address?.rule, let byAddress = addressKey(user: input.user, address: input.address),
+                policy.address?.scope == .address || input.user != nil
+            else { return }
+            LockoutEngine.countFailure(byAddress, rule: rule, at: input.at, in: &addressKeys)
         }
     }
 
@@ -357,7 +366,9 @@ public struct LockoutEngine: Projection {
     /// these events of a user reaches the same state as one over all of them.
     public static func mayAffectKeys(_ type: EventType) -> Bool {
         switch type {
-        case .signInFailed, .secondFactorFailed, .signInSucceeded, .passcodeResetCompleted, .passwordChanged, .lockoutCleared: true
+        case .signInFailed, .secondFactorFailed, .signInSucceeded, .passcodeResetCompleted, .passwordChanged, .lockoutCleared,
+            .signInAborted:
+            true
         default: false
         }
     }

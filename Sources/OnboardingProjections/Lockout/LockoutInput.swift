@@ -16,6 +16,9 @@ public struct LockoutInput: Sendable, Hashable {
         case passcodeResetCompleted
         case passwordChanged
         case lockoutCleared
+        /// A `sign_in_aborted`: abuse from an address, not a guess at an account. Only the keys
+        /// by address count it (docs/lockout.md § By address); the user's keys never do.
+        case abortedAttempt
     }
 
     public var kind: Kind
@@ -25,7 +28,8 @@ public struct LockoutInput: Sendable, Hashable {
     public var user: String?
     public var device: String
     public var at: Timestamp
-    /// The client address of a password failure or a success, when the event has one.
+    /// The client address of a password failure, an aborted attempt or a success, when the event
+    /// has one.
     public var address: String?
 
     public init(kind: Kind, method: SignInMethod = .password, user: String?, device: String, at: Timestamp, address: String? = nil) {
@@ -52,6 +56,7 @@ public struct LockoutInput: Sendable, Hashable {
         case .passcodeResetCompleted: kind = .passcodeResetCompleted
         case .passwordChanged: kind = .passwordChanged
         case .lockoutCleared: kind = .lockoutCleared
+        case .signInAborted(_, let clientAddress): (kind, address) = (.abortedAttempt, clientAddress)
         default: return nil
         }
         self.init(kind: kind, method: method, user: event.user, device: event.device, at: event.at, address: address)

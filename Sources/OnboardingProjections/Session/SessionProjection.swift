@@ -59,6 +59,9 @@ import OnboardingModel
 /// - `sign_in_options_shown` describes the device's sign-in screen, not a flow: the last one is
 ///   kept on the device (``DeviceState/signInOptions``) and it changes no screen, like the
 ///   biometric events.
+/// - `sign_in_aborted` is a server cutting a client off before any sign-in (sshd's pre-authentication
+///   abuse), not something a screen did: it changes no screen and creates no device (the lockout
+///   counts it by address).
 public struct SessionProjection: Sendable, Hashable {
     /// How long after `temporary_password_sent` a new mail may be requested: a minute keeps a
     /// user from flooding their own inbox (and the mail server) while they wait, and is short
@@ -159,12 +162,12 @@ public struct SessionProjection: Sendable, Hashable {
     }
 
     /// The events that change no screen, only the biometric table (`noteBiometric(_:)`) or the
-    /// device's sign-in options (`noteSignInOptions(_:device:)`).
+    /// device's sign-in options (`noteSignInOptions(_:device:)`); `sign_in_aborted` changes nothing.
     @inline(__always)
     private static func changesNoScreen(_ payload: Payload) -> Bool {
         switch payload {
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown:
+            .signInOptionsShown, .signInAborted:
             true
         default:
             false
@@ -273,8 +276,8 @@ public struct SessionProjection: Sendable, Hashable {
             flow.inputs = FieldInputs()
             flow.identifierKind = nil
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown:
-            return false // `apply` handed them to noteBiometric or noteSignInOptions already
+            .signInOptionsShown, .signInAborted:
+            return false // `apply` handed them to noteBiometric or noteSignInOptions already (or, aborted, to nobody)
         }
         return true
     }
