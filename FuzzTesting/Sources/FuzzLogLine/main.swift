@@ -8,11 +8,13 @@
 //             (the middle of that year), bits 4-5 the zone (UTC, Europe/Berlin, Pacific/Chatham,
 //             Australia/Lord_Howe)
 //   sshd and keycloak: bit 6 gives the import a default device (`--device kiosk-7`)
+//   sshd: bit 7 reads in aggressive mode (`--sshd-mode aggressive`)
 //   splitter with a small limit: bits 2-7 the limit minus one (1…64 bytes)
 //
 // Properties: nothing traps. Every event a parser reads has `at` within Timestamp's years, a host
 // that is nil or a device id, a user that is nil or a user id, and a client address that is nil
-// or canonical. sshd: a fresh parser reads the same lines the same way; a parser started in the
+// or canonical. sshd: an event comes from the line read or an earlier one; a fresh parser reads the
+// same lines (and the log's end) the same way; a parser started in the
 // year `YearInference` gives never yields an event outside those bounds. Keycloak: an event comes
 // only from bytes Foundation's JSON parser reads as an object (or refuses only for a number beyond
 // a double's range, which the parser ignores on purpose). LineDecoder: it reads what the
@@ -78,6 +80,7 @@ private struct Check {
         let year = startYears[yearIndex]
         let zone = zones[Int(mode >> 4) & 3]
         let defaultDevice = mode & 0x40 != 0 ? FuzzFixtures.device : nil
+        let sshdMode: SSHDMode = mode & 0x80 != 0 ? .aggressive : .normal
 
         var lines: [UnsafeRawBufferPointer] = []
         var lineStart = 0
@@ -90,18 +93,24 @@ private struct Check {
         // The parser takes any String; a line that is not UTF-8 is read with replacements.
         let strings = zip(lines, texts).map { line, text in text ?? String(decoding: line, as: UTF8.self) }
 
-        var parser = SSHDLogParser(startYear: year, timeZone: zone)
-        let first = strings.map { parser.parse($0) }
-        for (number, read) in first.enumerated() {
-            if case .event(let found) = read { checkFields(found, "sshd line \(number + 1) (start year \(year), \(zone.identifier))") }
+        var parser = SSHDLogParser(startYear: year, timeZone: zone, mode: sshdMode)
+        let first = strings.enumerated().map { number, line in parser.read(line, number: number + 1) }
+        let open = parser.finish()
+        for (number, reading) in first.enumerated() {
+            for found in reading.events {
+                checkFields(found.event, "sshd line \(found.line) (start year \(year), \(zone.identifier))")
+                // An event comes from the line read or an earlier one (one that waited).
+                guard found.line >= 1, found.line <= number + 1 else { fail("sshd line \(number + 1) gave an event of line \(found.line)") }
+            }
         }
-        var fresh = SSHDLogParser(startYear: year, timeZone: zone)
+        var fresh = SSHDLogParser(startYear: year, timeZone: zone, mode: sshdMode)
         for (number, line) in strings.enumerated() {
-            let again = fresh.parse(line)
+            let again = fresh.read(line, number: number + 1)
             guard again == first[number] else {
                 fail("a fresh parser reads sshd line \(number + 1) otherwise\n  first: \(first[number])\n  again: \(again)")
             }
         }
+        guard fresh.finish() == open else { fail("a fresh parser ends the log otherwise") }
 
         var inference = YearInference()
         for line in strings { inference.note(line) }
@@ -109,23 +118,51 @@ private struct Check {
         for line in strings { inferenceAgain.note(line) }
         guard inference == inferenceAgain else { fail("YearInference noted the same lines otherwise") }
         let inferred = inference.startYear(endingBy: references[yearIndex], timeZone: zone)
-        var inferredParser = SSHDLogParser(startYear: inferred, timeZone: zone)
+        var inferredParser = SSHDLogParser(startYear: inferred, timeZone: zone, mode: sshdMode)
         for (number, line) in strings.enumerated() {
-            if case .event(let found) = inferredParser.parse(line) {
-                checkFields(found, "sshd line \(number + 1) in the inferred start year \(inferred) (\(zone.identifier))")
+            for found in inferredParser.read(line, number: number + 1).events {
+                checkFields(found.event, "sshd line \(found.line) in the inferred start year \(inferred) (\(zone.identifier))")
             }
         }
 
         // What the import makes of each line, against a parser that sees the lines it sees.
-        var decoder = LineDecoder(format: .sshd(year: nil, timeZone: zone), startYear: year, defaultDevice: defaultDevice)
-        var reference = SSHDLogParser(startYear: year, timeZone: zone)
+        var decoder = LineDecoder(format: .sshd(year: nil, timeZone: zone, mode: sshdMode), startYear: year, defaultDevice: defaultDevice)
+        var reference = SSHDLogParser(startYear: year, timeZone: zone, mode: sshdMode)
         for (index, line) in lines.enumerated() {
             let decoding = decoder.decode(line, line: index + 1)
             guard let text = texts[index] else {
                 guard case .skipped("not UTF-8") = decoding else { fail("sshd line \(index + 1) is not UTF-8, and the import read \(decoding)") }
                 continue
             }
-            checkDecoding(decoding, of: reference.parse(text), defaultDevice: defaultDevice, "sshd line \(index + 1)")
+            let expected = reference.read(text, number: index + 1)
+            checkSSHDDecoding(decoding, of: expected, defaultDevice: defaultDevice, "sshd line \(index + 1)")
+        }
+        guard case .several([], let skipped) = decoder.finish(), skipped == reference.finish() else {
+            fail("the import ends the sshd log otherwise than the parser")
+        }
+    }
+
+    /// What the import made of one sshd line against the parser's reading of it.
+    func checkSSHDDecoding(_ decoding: LineDecoding, of reading: SSHDLineReading, defaultDevice: String?, _ what: String) {
+        switch decoding {
+        case .event:
+            guard reading.events.count == 1, reading.skipped.isEmpty else { fail("\(what): the import read one event, the parser \(reading)") }
+            checkDecoding(decoding, of: .event(reading.events[0].event), defaultDevice: defaultDevice, what)
+        case .skipped(let kind):
+            guard reading.events.isEmpty, reading.skipped == [kind] else { fail("\(what): the import skipped it as \(kind), the parser read \(reading)") }
+        case .invalid(let message), .invalidLine(_, let message):
+            guard reading.events.contains(where: { $0.event.host == nil }), defaultDevice == nil else {
+                fail("\(what): the import refuses an event the parser read: \(message)")
+            }
+        case .several(let events, let skipped):
+            guard skipped == reading.skipped, events.count == reading.events.count else {
+                fail("\(what): the import read \(events.count) events and \(skipped), the parser \(reading)")
+            }
+            for (found, expected) in zip(events, reading.events) {
+                guard found.line == expected.line else { fail("\(what): an event of line \(expected.line) given to line \(found.line)") }
+                checkDecoding(.event(found.decoded), of: .event(expected.event), defaultDevice: defaultDevice, what)
+            }
+            guard Set(events.map(\.decoded.event.id)).count == events.count else { fail("\(what): two events of one reading share an id") }
         }
     }
 

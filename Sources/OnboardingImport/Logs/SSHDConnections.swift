@@ -336,6 +336,7 @@ extension Payload {
     func withClientAddress(_ address: String) -> Payload {
         switch self {
         case let .signInFailed(method, reason, _): .signInFailed(method: method, reason: reason, clientAddress: address)
+        case let .signInAborted(reason, _): .signInAborted(reason: reason, clientAddress: address)
         case let .signInThrottled(method, retryAfter, _): .signInThrottled(method: method, retryAfter: retryAfter, clientAddress: address)
         default: self
         }
