@@ -44,6 +44,12 @@ let package = Package(
                 "FuzzEntry", "FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore"),
                 .product(name: "OnboardingImport", package: "OnboardingStore")
             ]),
+        .executableTarget(
+            name: "FuzzIdentityLog",
+            dependencies: [
+                "FuzzEntry", "FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore"),
+                .product(name: "OnboardingImport", package: "OnboardingStore")
+            ]),
         .executableTarget(name: "make-fuzz-corpus", dependencies: ["FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore")])
     ],
     swiftLanguageModes: [.v6]

@@ -65,6 +65,11 @@ public enum EventType: String, WireEnum {
     /// What a sign-in screen offered, top to bottom: providers, password, passcode, the
     /// biometric badge; and the platform the device says it is (App Store guideline 4.8).
     case signInOptionsShown = "sign_in_options_shown"
+    // imported identity-provider logs
+    /// An identity provider locked an account itself, as its own log records it (docs/importers.md):
+    /// the real enforcement, set beside the lockout lab's replay. Not a failure; the lockout
+    /// engine counts nothing for it.
+    case accountLocked = "account_locked"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }

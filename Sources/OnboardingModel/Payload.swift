@@ -62,12 +62,16 @@ public enum Payload: Sendable, Hashable {
     /// What a sign-in screen offered, top to bottom (1…``SignInOption/maximumShown`` options,
     /// each at most once), and the platform the device says it is, when the app says.
     case signInOptionsShown(options: [SignInOption], platform: DevicePlatform? = nil)
+    /// An identity provider locked the account itself (`source` says which, by its log): until
+    /// `until`, or, when `nil`, until an administrator unlocks it. Not a failure: the lockout
+    /// engine counts nothing for it.
+    case accountLocked(source: AccountLockSource, until: Timestamp? = nil, clientAddress: String? = nil)
 
     /// The client address of a sign-in event, `nil` when absent or for other types.
     public var clientAddress: String? {
         switch self {
         case .signInFailed(_, _, let address), .signInThrottled(_, _, let address), .secondFactorFailed(_, let address),
-            .signInSucceeded(_, _, let address):
+            .signInSucceeded(_, _, let address), .accountLocked(_, _, let address):
             address
         default: nil
         }
@@ -113,6 +117,7 @@ public enum Payload: Sendable, Hashable {
         case .userSwitchOpened: .userSwitchOpened
         case .userSwitchClosed: .userSwitchClosed
         case .signInOptionsShown: .signInOptionsShown
+        case .accountLocked: .accountLocked
         }
     }
 
@@ -145,6 +150,7 @@ public enum Payload: Sendable, Hashable {
         case let .fieldEdited(field, filled, valid): [.choice(field.wireCode), .flag(filled), valid.map(FieldValue.flag)]
         case .passwordResetFailed(let reason): [.choice(reason.wireCode)]
         case let .signInOptionsShown(options, platform): [.choices(options.map(\.wireCode)), platform.map { .choice($0.wireCode) }]
+        case let .accountLocked(source, until, address): [.choice(source.wireCode), until.map(FieldValue.instant), address.map(FieldValue.text)]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
@@ -218,6 +224,8 @@ public enum Payload: Sendable, Hashable {
         case .userSwitchOpened: self = .userSwitchOpened
         case .userSwitchClosed: self = .userSwitchClosed
         case .signInOptionsShown: self = .signInOptionsShown(options: try source.choices(), platform: try source.optionalChoice())
+        case .accountLocked:
+            self = .accountLocked(source: try source.choice(), until: try source.optionalInstant(), clientAddress: try source.optionalText())
         }
     }
 }
@@ -235,6 +243,7 @@ protocol PayloadFieldSource {
     mutating func flag() throws(FieldDeclined) -> Bool
     mutating func optionalFlag() throws(FieldDeclined) -> Bool?
     mutating func instant() throws(FieldDeclined) -> Timestamp
+    mutating func optionalInstant() throws(FieldDeclined) -> Timestamp?
     mutating func count() throws(FieldDeclined) -> Int
     mutating func choices<E: WireEnum>() throws(FieldDeclined) -> [E]
 }
@@ -293,6 +302,14 @@ private struct FieldReader: PayloadFieldSource {
     mutating func instant() -> Timestamp {
         guard case .instant(let instant)? = nextValue() else { preconditionFailure("field \(index - 1) is not a time") }
         return instant
+    }
+
+    mutating func optionalInstant() -> Timestamp? {
+        if values[index] == nil {
+            index += 1
+            return nil
+        }
+        return instant()
     }
 
     mutating func count() -> Int {

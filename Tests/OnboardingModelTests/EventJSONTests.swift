@@ -70,7 +70,9 @@ struct EventJSONTests {
         Samples.event(.userSwitchOpened, user: nil),
         Samples.event(.userSwitchClosed),
         Samples.event(.signInOptionsShown(options: [.apple, .google, .password, .biometric], platform: .ios), user: nil, session: nil),
-        Samples.event(.signInOptionsShown(options: [.passcode]))
+        Samples.event(.signInOptionsShown(options: [.passcode])),
+        Samples.event(.accountLocked(source: .entra, until: Timestamp(millisecondsSince1970: 1_796_290_200_000), clientAddress: "203.0.113.9")),
+        Samples.event(.accountLocked(source: .keycloak), user: nil)
     ]
 
     @Test("the corpus covers every event type and is valid")

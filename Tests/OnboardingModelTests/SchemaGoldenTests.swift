@@ -75,7 +75,10 @@ struct SchemaGoldenTests {
             "sign_in_options_shown.all",
             .signInOptionsShown(
                 options: [.biometric, .passcode, .password, .other, .github, .microsoft, .facebook, .google, .apple], platform: .other)
-        )
+        ),
+        ("account_locked", .accountLocked(source: .windows, until: Timestamp(millisecondsSince1970: 1_796_290_200_000))),
+        ("account_locked.permanent", .accountLocked(source: .keycloak)),
+        ("account_locked.address", .accountLocked(source: .okta, until: nil, clientAddress: "2001:db8::7"))
     ]
 
     /// How each payload is written: with a live user (personal fields sealed), without a user

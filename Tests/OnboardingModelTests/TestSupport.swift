@@ -254,6 +254,8 @@ struct EventGenerator {
                 if !options.contains(option) { options.append(option) }
             }
             return .signInOptionsShown(options: options, platform: rng.chance(1, in: 3) ? nil : rng.pick(DevicePlatform.self))
+        case .accountLocked:
+            return .accountLocked(source: rng.pick(), until: rng.chance(1, in: 3) ? nil : instant(), clientAddress: clientAddress())
         }
     }
 

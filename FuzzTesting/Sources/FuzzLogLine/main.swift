@@ -153,7 +153,7 @@ private struct Check {
             }
         }
         guard withDecoder else { return }
-        var decoder = LineDecoder(format: .keycloak, startYear: nil, defaultDevice: defaultDevice)
+        var decoder = LineDecoder(format: .keycloak(timeZone: TimeZone(identifier: "UTC")!), startYear: nil, defaultDevice: defaultDevice)
         checkDecoding(decoder.decode(element, line: 1), of: read, defaultDevice: defaultDevice, "the Keycloak event")
     }
 

@@ -97,6 +97,9 @@ public enum FuzzFixtures {
             let count = SignInOption.allCases.count
             let options = (0..<(1 + index % 4)).map { SignInOption.allCases[(index + $0) % count] }
             return .signInOptionsShown(options: options, platform: index % 5 == 4 ? nil : pick(index))
+        case .accountLocked:
+            // Permanent (no end) every third one.
+            return .accountLocked(source: pick(index), until: index % 3 == 2 ? nil : retryAfter)
         }
     }
 

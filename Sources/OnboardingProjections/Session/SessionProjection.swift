@@ -163,8 +163,10 @@ public struct SessionProjection: Sendable, Hashable {
     @inline(__always)
     private static func changesNoScreen(_ payload: Payload) -> Bool {
         switch payload {
+        // `account_locked` is an identity provider's own lock, imported from its log: no
+        // device's screen showed it.
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown:
+            .signInOptionsShown, .accountLocked:
             true
         default:
             false
@@ -273,7 +275,7 @@ public struct SessionProjection: Sendable, Hashable {
             flow.inputs = FieldInputs()
             flow.identifierKind = nil
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown:
+            .signInOptionsShown, .accountLocked:
             return false // `apply` handed them to noteBiometric or noteSignInOptions already
         }
         return true
