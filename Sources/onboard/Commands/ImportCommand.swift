@@ -14,9 +14,9 @@ enum ImportCommand {
         help: "refuse events dated more than this after the clock (default 300); none takes any time, e.g. a log whose clock is known wrong")
 
     static let fromOption = OptionSpec(
-        name: "from", valueName: "jsonl|sshd|keycloak|okta|entra|cloudtrail|windows",
+        name: "from", valueName: "FORMAT",
         help:
-            "what FILE is: the store's JSON Lines (default), OpenSSH sshd log lines (syslog or journalctl), Keycloak's event JSON, Okta's System Log, Entra ID sign-in logs, AWS CloudTrail, or Windows Security events (wevtutil XML or winlogbeat JSON) (docs/importers.md)"
+            "what FILE is: jsonl, the store's JSON Lines (default); sshd, OpenSSH log lines (syslog or journalctl); keycloak, Keycloak's event JSON; okta, Okta's System Log; entra, Entra ID sign-in logs; cloudtrail, AWS CloudTrail; windows, Windows Security events (wevtutil XML or winlogbeat JSON) (docs/importers.md)"
     )
 
     static let yearOption = OptionSpec(
