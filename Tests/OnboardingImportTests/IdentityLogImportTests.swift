@@ -190,6 +190,26 @@ import TestSupport
             ])
     }
 
+    @Test(
+        "CloudTrail's hostile records are skipped by kind, never fatal",
+        arguments: [
+            (#""eventTime":"99999-01-01T00:00:00Z""#, #""userName":"tom""#, #""123456789012""#, "unreadable time"),
+            (#""eventTime":18446744073709551615"#, #""userName":"tom""#, #""123456789012""#, "unreadable time"),
+            (#""eventTime":"2026-12-03T09:14:00Z""#, #""userName":"to\u0000m""#, #""123456789012""#, "unreadable user"),
+            (#""eventTime":"2026-12-03T09:14:00Z""#, #""userName":["tom"]"#, #""123456789012""#, "unreadable user"),
+            (#""eventTime":"2026-12-03T09:14:00Z""#, #""userName":"\#(String(repeating: "t", count: 257))""#, #""123456789012""#, "unreadable user"),
+            (#""eventTime":"2026-12-03T09:14:00Z""#, #""userName":"tom""#, #""123/456""#, "unreadable device"),
+            (#""eventTime":"2026-12-03T09:14:00Z""#, #""userName":"tom""#, "123456789012", "unreadable device")
+        ])
+    func cloudTrailHostile(time: String, user: String, account: String, kind: String) {
+        let record =
+            #"{\#(time),"eventName":"ConsoleLogin","userIdentity":{\#(user)},"recipientAccountId":\#(account),"responseElements":{"ConsoleLogin":"Success"}}"#
+        #expect(Array(record.utf8).withUnsafeBytes { CloudTrailLoginParser().parse($0) } == .skipped(kind))
+        // A ConsoleLogin whose outcome is of the wrong type is another outcome, whatever else it holds.
+        let wrongType = record.replacingOccurrences(of: #"{"ConsoleLogin":"Success"}"#, with: #"{"ConsoleLogin":true}"#)
+        #expect(Array(wrongType.utf8).withUnsafeBytes { CloudTrailLoginParser().parse($0) } == .skipped("other outcome"))
+    }
+
     // MARK: Windows
 
     @Test("Windows: wevtutil's XML: 4625 by SubStatus, 4740 as the lock, 4624 for a person; services, computers and other events counted")

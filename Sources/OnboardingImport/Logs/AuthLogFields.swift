@@ -24,25 +24,21 @@ enum AuthLogFields {
     /// not empty, no control character, at most ``Limits/maximumUserBytes``). `.absent` for no
     /// value, an empty string or JSON null; `.unreadable` for any other value.
     static func user(_ value: JSONValue?) -> Field {
-        switch value {
-        case nil, .null?: return .absent
-        case .string(let name)?:
-            if name.isEmpty { return .absent }
-            guard (try? Event.validate(userID: name)) != nil else { return .unreadable }
-            return .value(name)
-        default: return .unreadable
-        }
+        name(value) { (try? Event.validate(userID: $0)) != nil }
     }
 
     /// A device as the log names it (a host, a tenant, an account): as ``user(_:)``, checked as
     /// a device id (letters, digits and `- _ . :`, at most ``Limits/maximumDeviceBytes``).
     static func device(_ value: JSONValue?) -> Field {
+        name(value) { (try? Event.validate(deviceID: $0)) != nil }
+    }
+
+    private static func name(_ value: JSONValue?, isValid: (String) -> Bool) -> Field {
         switch value {
         case nil, .null?: return .absent
         case .string(let name)?:
             if name.isEmpty { return .absent }
-            guard (try? Event.validate(deviceID: name)) != nil else { return .unreadable }
-            return .value(name)
+            return isValid(name) ? .value(name) : .unreadable
         default: return .unreadable
         }
     }
