@@ -80,23 +80,10 @@ private struct IdentityCheck {
                 fail("the \(name) parser read an event from JSON that Foundation reads as no object")
             }
         } catch {
-            guard Self.holdsNumberBeyondDouble(element) else {
+            guard AuthLogCheck.holdsNumberBeyondDouble(element) else {
                 fail("the \(name) parser read an event from bytes Foundation's JSON parser refuses: \(error)")
             }
         }
-    }
-
-    static func holdsNumberBeyondDouble(_ element: UnsafeRawBufferPointer) -> Bool {
-        func beyond(_ value: JSONValue) -> Bool {
-            switch value {
-            case .number(let text): !(Double(text)?.isFinite ?? false)
-            case .array(let items): items.contains(where: beyond)
-            case .object(let members): members.contains { beyond($0.value) }
-            case .null, .bool, .string: false
-            }
-        }
-        guard let value = try? JSONValue.parse(bytes: Array(element)) else { return false }
-        return beyond(value)
     }
 
     // MARK: Windows XML
@@ -222,15 +209,7 @@ private struct IdentityCheck {
     // MARK: Shared
 
     func checkFields(_ event: AuthLogEvent, _ what: String) {
-        guard event.at >= Timestamp.minimum, event.at <= Timestamp.maximum else {
-            fail("\(what) has a time outside 0001…9999: \(event.at.millisecondsSince1970) ms")
-        }
-        if let host = event.host, (try? Event.validate(deviceID: host)) == nil { fail("\(what) has a host that is no device id") }
-        if let user = event.user, (try? Event.validate(userID: user)) == nil { fail("\(what) has a user that is no user id") }
-        if let address = event.payload.clientAddress, !ClientAddress.isValid(address) { fail("\(what) has a client address that is not canonical") }
-        if case .accountLocked(_, let until?, _) = event.payload, until < Timestamp.minimum || until > Timestamp.maximum {
-            fail("\(what) is locked until a time outside 0001…9999")
-        }
+        if let problem = AuthLogCheck.problem(with: event) { fail("\(what) \(problem)") }
     }
 
     func checkDecoding(_ decoding: LineDecoding, of read: AuthLogLine, defaultDevice: String?, _ what: String) {
