@@ -293,6 +293,16 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: directory.appending("store")))
     }
 
+    @Test("a UTF-16 export (PowerShell's Out-File) is refused with a line saying how to convert it")
+    func utf16() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = directory.appending("security.xml")
+        try Data([0xFF, 0xFE] + Array("<Event></Event>".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }).write(to: URL(fileURLWithPath: file))
+        let error = #expect(throws: ImportError.self) { try LogImportTests.importer(directory.appending("store"), .windows).run(try ImportInput(path: file)) }
+        #expect(error?.kind == .invalidInput && error?.message.contains("it is UTF-16") == true && error?.message.contains("iconv") == true)
+    }
+
     @Test("an empty file imports nothing, in every format")
     func emptyFile() throws {
         for format in [ImportFormat.okta, .entra, .cloudtrail, .windows] {

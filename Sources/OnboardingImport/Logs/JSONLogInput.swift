@@ -125,6 +125,13 @@ enum JSONLogInput {
     /// which there are none. Any other first byte is not this log: one line says what was expected.
     private static func form(of head: UnsafeRawBufferPointer, log: RecordLog, name: String) throws(ImportError) -> Form {
         var rest = head[...]
+        // PowerShell's `>` and `Out-File` write UTF-16 with a byte order mark.
+        if rest.starts(with: [0xFF, 0xFE]) || rest.starts(with: [0xFE, 0xFF]) {
+            throw ImportError(
+                .invalidInput,
+                "\(name): not \(log.title): it is UTF-16 (it starts with a UTF-16 byte order mark); convert it to UTF-8, e.g. iconv -f UTF-16 -t UTF-8, or write it with Out-File -Encoding utf8; nothing was imported"
+            )
+        }
         if rest.starts(with: JSONArraySplitter.byteOrderMark) { rest = rest.dropFirst(JSONArraySplitter.byteOrderMark.count) }
         switch rest.first(where: { !JSONArraySplitter.isWhitespace($0) }) {
         case nil: return .lines

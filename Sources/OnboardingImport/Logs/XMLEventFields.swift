@@ -134,7 +134,7 @@ struct XMLEventFields {
         var decoded = ""
         while let ampersand = text.firstIndex(of: "&") {
             decoded += text[..<ampersand]
-            guard let semicolon = text[ampersand...].prefix(12).firstIndex(of: ";") else {
+            guard let semicolon = text[ampersand...].prefix(maximumReferenceBytes).firstIndex(of: ";") else {
                 throw Failure(message: "an '&' that starts no entity")
             }
             let entity = text[text.index(after: ampersand)..<semicolon]
@@ -160,6 +160,9 @@ struct XMLEventFields {
         }
         return decoded + text
     }
+
+    /// The longest entity or character reference read, `&` to `;` (`&#x10FFFF;` is 10).
+    static let maximumReferenceBytes = 12
 
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
