@@ -115,6 +115,9 @@ import TestSupport
             Self.event("LOGIN", time: 1_796_291_200_000, username: "Maria.Lopez"),
             Self.event("LOGOUT", time: 1_796_291_300_000)
         ]
+        // An empty username is none: the name comes from before, as KeycloakNames says.
+        #expect(Self.parse(Self.event("LOGOUT", time: 3_000, username: ""), hint: .init(user: "maria.lopez")).event?.user == "maria.lopez")
+        #expect(Self.parse(Self.event("LOGOUT", time: 3_000, username: "")).event?.user == Self.maria)
         var names = KeycloakNames(timeZone: Self.utc)
         for (index, line) in lines.enumerated() { Array(line.utf8).withUnsafeBytes { names.note($0, line: index + 1) } }
         let lockEnd = Timestamp(millisecondsSince1970: 1_796_291_040_000)

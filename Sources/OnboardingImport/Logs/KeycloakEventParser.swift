@@ -86,7 +86,8 @@ public struct KeycloakEventParser: Sendable, JSONAuthLogParser {
         if case .skipped(let kind) = mapping { return .skipped(kind) }
         guard let at = Self.time(members["time"]) else { return .skipped(Skip.unreadableTime) }
         guard let host = Self.realm(members["realmId"]) else { return .skipped(Skip.unreadableRealm) }
-        guard let user = Self.user(typed: details["username"] ?? hint?.user, id: members["userId"]?.stringValue) else {
+        let typed = details["username"].flatMap { $0.isEmpty ? nil : $0 } ?? hint?.user
+        guard let user = Self.user(typed: typed, id: members["userId"]?.stringValue) else {
             return .skipped(Skip.unreadableUser)
         }
         let address = members["ipAddress"]?.stringValue.flatMap { ClientAddress.canonical($0) }
