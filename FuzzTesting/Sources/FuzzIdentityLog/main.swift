@@ -93,8 +93,10 @@ private struct IdentityCheck {
         var failure: String?
     }
 
-    func readXML(cuts: [Int]) -> Read {
-        var reader = WindowsEventXMLReader()
+    /// What `reader` makes of the input fed in the chunks that start at `cuts` (sorted offsets,
+    /// the first 0): the XML reader, or the wrapped splitter.
+    func read(_ reader: some StreamSplitter, cuts: [Int]) -> Read {
+        var reader = reader
         var read = Read()
         let bounds = cuts + [input.count]
         do {
@@ -105,16 +107,16 @@ private struct IdentityCheck {
         } catch let error as JSONArraySplitterError {
             read.failure = error.message
         } catch {
-            fail("the XML reader threw something other than a JSONArraySplitterError: \(error)")
+            fail("\(type(of: reader)) threw something other than a JSONArraySplitterError: \(error)")
         }
         return read
     }
 
     func xml(defaultDevice: String?) {
-        let whole = readXML(cuts: [0])
+        let whole = read(WindowsEventXMLReader(), cuts: [0])
         let cut = input.isEmpty ? 0 : (Int(input[0]) &* 257 &+ Int(input[input.count - 1])) % (input.count + 1)
-        guard readXML(cuts: [0, cut]) == whole else { fail("split in two at byte \(cut), the XML reads otherwise") }
-        guard readXML(cuts: Array(0..<input.count)) == whole else { fail("fed one byte at a time, the XML reads otherwise") }
+        guard read(WindowsEventXMLReader(), cuts: [0, cut]) == whole else { fail("split in two at byte \(cut), the XML reads otherwise") }
+        guard read(WindowsEventXMLReader(), cuts: Array(0..<input.count)) == whole else { fail("fed one byte at a time, the XML reads otherwise") }
         for record in whole.records.prefix(64) {
             guard record.count <= Limits.maximumJSONLineBytes else { fail("the XML reader made a line of \(record.count) bytes") }
             guard (try? JSONSerialization.jsonObject(with: Data(record), options: [])) is [String: Any] else {
@@ -126,28 +128,13 @@ private struct IdentityCheck {
 
     // MARK: Wrapped array
 
-    func splitWrapped(member: String, cuts: [Int]) -> Read {
-        var splitter = JSONWrappedArraySplitter(member: member)
-        var read = Read()
-        let bounds = cuts + [input.count]
-        do {
-            for (start, end) in zip(bounds, bounds.dropFirst()) where start < end {
-                try splitter.feed(UnsafeRawBufferPointer(rebasing: input[start..<end])) { read.records.append(Array($0)) }
-            }
-            try splitter.finish()
-        } catch let error as JSONArraySplitterError {
-            read.failure = error.message
-        } catch {
-            fail("the wrapped splitter threw something other than a JSONArraySplitterError: \(error)")
-        }
-        return read
-    }
-
     func wrapped(member: String, defaultDevice: String?) {
-        let whole = splitWrapped(member: member, cuts: [0])
+        let whole = read(JSONWrappedArraySplitter(member: member), cuts: [0])
         let cut = input.isEmpty ? 0 : (Int(input[0]) &* 131 &+ Int(input[input.count - 1])) % (input.count + 1)
-        guard splitWrapped(member: member, cuts: [0, cut]) == whole else { fail("split in two at byte \(cut), the object splits otherwise") }
-        guard splitWrapped(member: member, cuts: Array(0..<input.count)) == whole else { fail("fed one byte at a time, the object splits otherwise") }
+        guard read(JSONWrappedArraySplitter(member: member), cuts: [0, cut]) == whole else { fail("split in two at byte \(cut), the object splits otherwise") }
+        guard read(JSONWrappedArraySplitter(member: member), cuts: Array(0..<input.count)) == whole else {
+            fail("fed one byte at a time, the object splits otherwise")
+        }
         _ = JSONWrappedArraySplitter.isWrapped(firstBytes: input, member: member)
         let parser: any JSONAuthLogParser = member == "value" ? EntraSignInParser() : CloudTrailLoginParser()
         for element in whole.records.prefix(64) {
@@ -235,6 +222,15 @@ private struct IdentityCheck {
         }
     }
 }
+
+/// A streaming reader of records: fed chunks cut anywhere, then finished.
+private protocol StreamSplitter {
+    mutating func feed(_ bytes: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) throws -> Void) throws
+    func finish() throws
+}
+
+extension WindowsEventXMLReader: StreamSplitter {}
+extension JSONWrappedArraySplitter: StreamSplitter {}
 
 /// See ``FuzzEntry``: SwiftPM's entry point for this executable, handed to libFuzzer's driver.
 @_cdecl("FuzzIdentityLog_main")
