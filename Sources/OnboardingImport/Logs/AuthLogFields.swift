@@ -44,8 +44,7 @@ enum AuthLogFields {
     }
 
     /// A client address: one IP address literal made canonical (``ClientAddress/canonical(_:)``),
-    /// `nil` for anything else (absent, a host name, `-`, a list). A loopback address (`::1`,
-    /// `127.0.0.1`) is kept: it is where the attempt came from, as the log says.
+    /// `nil` for anything else (absent, a host name, `-`, a list).
     static func address(_ value: JSONValue?) -> String? {
         value?.stringValue.flatMap { ClientAddress.canonical($0) }
     }

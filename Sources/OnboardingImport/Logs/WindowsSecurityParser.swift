@@ -61,7 +61,7 @@ struct WindowsSecurityParser: JSONAuthLogParser {
         if eventID != 4740, logonType == "0" || logonType == "5" || userName?.hasSuffix("$") == true {
             return .skipped(Skip.serviceLogon)
         }
-        let address = field("IpAddress").flatMap { ClientAddress.canonical($0) }
+        let address = field("IpAddress").flatMap { ClientAddress.canonical($0) }.flatMap { Self.loopback.contains($0) ? nil : $0 }
         // What the event is, decided before its time is read (a record of another kind is
         // counted as that kind, whatever its time).
         let outcome: Outcome
@@ -90,6 +90,11 @@ struct WindowsSecurityParser: JSONAuthLogParser {
             }
         return .event(AuthLogEvent(at: at, host: device.name, user: user.name, payload: payload))
     }
+
+    /// The addresses of a logon at the machine itself (the console, a local service): they name
+    /// no client, and counting every local attempt under one address would let one user's typos
+    /// lock the machine's other users out by address. Canonical forms.
+    static let loopback: Set<String> = ["127.0.0.1", "::1"]
 
     /// `winlog.event_id`: a number (winlogbeat 7) or a string of digits (winlogbeat 8).
     static func eventID(_ value: JSONValue?) -> Int? {
