@@ -17,7 +17,10 @@ let package = Package(
         // committed seeds and what a target rebuilds in memory are the same bytes.
         .target(
             name: "FuzzSupport",
-            dependencies: [.product(name: "OnboardingStore", package: "OnboardingStore"), .product(name: "OnboardingServer", package: "OnboardingStore")]),
+            dependencies: [
+                .product(name: "OnboardingStore", package: "OnboardingStore"), .product(name: "OnboardingServer", package: "OnboardingStore"),
+                .product(name: "OnboardingImport", package: "OnboardingStore")
+            ]),
         // libFuzzer's driver, declared for Swift; `-sanitize=fuzzer` links it.
         .systemLibrary(name: "CLibFuzzer"),
         // Hands a target's entry point to libFuzzer (see FuzzEntry.swift for why a target needs one).
@@ -40,6 +43,12 @@ let package = Package(
         .executableTarget(name: "FuzzServerAnswer", dependencies: ["FuzzEntry", "FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore")]),
         .executableTarget(
             name: "FuzzLogLine",
+            dependencies: [
+                "FuzzEntry", "FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore"),
+                .product(name: "OnboardingImport", package: "OnboardingStore")
+            ]),
+        .executableTarget(
+            name: "FuzzIdentityLog",
             dependencies: [
                 "FuzzEntry", "FuzzSupport", .product(name: "OnboardingStore", package: "OnboardingStore"),
                 .product(name: "OnboardingImport", package: "OnboardingStore")

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export PATH="/opt/swift/usr/bin:$PATH"
 
-all_targets=(FuzzRecordCodec FuzzEventLine FuzzUploadBody FuzzRouter FuzzLockoutPolicy FuzzServerAnswer FuzzLogLine)
+all_targets=(FuzzRecordCodec FuzzEventLine FuzzUploadBody FuzzRouter FuzzLockoutPolicy FuzzServerAnswer FuzzLogLine FuzzIdentityLog)
 seconds=30
 # Per input: a server request takes milliseconds; 10 s is a hang, not a slow input.
 timeout_seconds=10

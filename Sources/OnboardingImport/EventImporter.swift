@@ -46,6 +46,9 @@ public struct EventImporter {
     public var progress: ((ImportProgress) -> Void)?
     /// Ids the repeat check keeps in memory before it spills (tests make it spill early).
     var idBufferEntries = RepeatedIDFinder.defaultBufferEntries
+    /// What earlier Keycloak events say about later ones, by line of the prepared input
+    /// (``JSONLogInput``): set by ``run(_:)`` for every pass.
+    var keycloakHints: [Int: KeycloakEventParser.Hint] = [:]
 
     public init(
         storePath: String, storeOptions: OnboardingStore.Options = OnboardingStore.Options(),
@@ -58,13 +61,15 @@ public struct EventImporter {
     }
 
     public func run(_ given: ImportInput) throws(ImportError) -> ImportSummary {
-        var input = given
-        var preparedSkips: [String: Int] = [:]
-        if format == .keycloak {
-            let prepared = try KeycloakInput.prepare(given)
-            input = prepared.input
-            preparedSkips = prepared.skipped
-        }
+        guard format.recordLog != nil else { return try run(given, preparedSkips: [:]) }
+        // A log of JSON records: one per line and oldest first, from a scratch file.
+        let prepared = try JSONLogInput.prepare(given, format: format)
+        var importer = self
+        importer.keycloakHints = prepared.keycloakHints
+        return try importer.run(prepared.input, preparedSkips: prepared.skipped)
+    }
+
+    private func run(_ input: ImportInput, preparedSkips: [String: Int]) throws(ImportError) -> ImportSummary {
         // The check reads the store as it is, read-only: a refused import leaves it untouched
         // (a writable open and close may write a snapshot, sign the head, make a signing key).
         let checked: CheckedInput
@@ -99,7 +104,7 @@ public struct EventImporter {
 
     /// The decoder of one pass over the input.
     func lineDecoder(startYear: Int?) -> LineDecoder {
-        LineDecoder(format: format, startYear: startYear, defaultDevice: storeOptions.deviceID)
+        LineDecoder(format: format, startYear: startYear, defaultDevice: storeOptions.deviceID, keycloakHints: keycloakHints)
     }
 
     /// The year of an sshd log's first line, for syslog timestamps that carry none: a first pass

@@ -31,7 +31,9 @@ struct LineDecoder {
     private enum Reader {
         case jsonl
         case sshd(SSHDLogParser)
-        case keycloak(KeycloakEventParser)
+        case keycloak(KeycloakEventParser, hints: [Int: KeycloakEventParser.Hint])
+        /// Okta, Entra ID, CloudTrail, Windows: one JSON record per line.
+        case records(any JSONAuthLogParser, name: String)
     }
 
     private var reader: Reader
@@ -40,13 +42,18 @@ struct LineDecoder {
 
     /// - Parameter startYear: the first line's year, for sshd (``ImportFormat/sshd(year:timeZone:)``
     ///   or the inference).
-    init(format: ImportFormat, startYear: Int?, defaultDevice: String?) {
+    /// - Parameter keycloakHints: what earlier Keycloak events say about later ones, by line
+    ///   (``KeycloakNames``).
+    init(format: ImportFormat, startYear: Int?, defaultDevice: String?, keycloakHints: [Int: KeycloakEventParser.Hint] = [:]) {
         self.defaultDevice = defaultDevice
         switch format {
         case .jsonl: reader = .jsonl
         case .sshd(let year, let timeZone, let mode):
             reader = .sshd(SSHDLogParser(startYear: startYear ?? year ?? 1970, timeZone: timeZone, mode: mode))
-        case .keycloak: reader = .keycloak(KeycloakEventParser())
+        case .keycloak(let zone): reader = .keycloak(KeycloakEventParser(timeZone: zone), hints: keycloakHints)
+        case .okta, .entra, .cloudtrail, .windows:
+            guard let log = format.recordLog else { preconditionFailure("\(format.name) reads records") }
+            reader = .records(log.parser, name: format.name)
         }
     }
 
@@ -98,7 +105,9 @@ struct LineDecoder {
             }
             if reading.events.isEmpty, reading.skipped.count == 1 { return .skipped(reading.skipped[0]) }
             return sshdEvents(reading.events, skipped: reading.skipped)
-        case .keycloak(let parser):
+        case .keycloak(let parser, let hints):
+            read = parser.parse(bytes, hint: hints[line])
+        case .records(let parser, _):
             read = parser.parse(bytes)
         }
         switch read {
@@ -141,7 +150,7 @@ struct LineDecoder {
         // its address, as one that names no user (docs/importers.md).
         let user = found.user.flatMap { UserRef.isLiteral($0) ? nil : $0 }
         var event = Event(id: Self.zeroID, device: device, at: found.at, user: user, flow: nil, payload: found.payload)
-        event.id = Self.id(of: event, bytes: bytes, line: line, index: index, isKeycloak: isKeycloak)
+        event.id = Self.id(of: event, bytes: bytes, line: line, index: index, mappedFormat: mappedFormat)
         do throws(EventValidationError) {
             try event.validate()
         } catch {
@@ -150,25 +159,31 @@ struct LineDecoder {
         return .event(EventJSON.Decoded(event: event, seq: nil))
     }
 
-    private var isKeycloak: Bool {
-        if case .keycloak = reader { return true }
-        return false
+    /// The name of a format whose ids are made from the event as mapped (every log of JSON
+    /// records), `nil` for sshd's, made from the line.
+    private var mappedFormat: String? {
+        switch reader {
+        case .keycloak: "keycloak"
+        case .records(_, let name): name
+        case .jsonl, .sshd: nil
+        }
     }
 
     /// An id that the same line always gets: a version-8 UUID (RFC 9562) from a BLAKE2b hash.
     /// - sshd: of the line's number and bytes. A log read again — also after it grew, or once
     ///   rotated to `auth.log.1` — gives its lines the ids they had; two identical lines (same
     ///   second, same port) stay two events.
-    /// - Keycloak: of the event as mapped (device, time, user, payload), since the same events
-    ///   come as an array or as lines, in any order: an identical event twice (same millisecond,
-    ///   user, address and outcome) is one event, reported as a repeat.
+    /// - Keycloak and the other logs of JSON records (Okta, Entra ID, CloudTrail, Windows): of
+    ///   the event as mapped (device, time, user, payload) and the format's name, since the same
+    ///   events come as an array or as lines, in any order: an identical event twice (same
+    ///   millisecond, user, address and outcome) is one event, reported as a repeat.
     static let zeroID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     /// `event` carries ``zeroID``: the id is made from the rest.
-    static func id(of event: Event, bytes: UnsafeRawBufferPointer, line: Int, index: Int = 0, isKeycloak: Bool) -> UUID {
+    static func id(of event: Event, bytes: UnsafeRawBufferPointer, line: Int, index: Int = 0, mappedFormat: String?) -> UUID {
         var input: [UInt8] = []
-        if isKeycloak {
-            input += Array("onboard-import keycloak\n".utf8)
+        if let mappedFormat {
+            input += Array("onboard-import \(mappedFormat)\n".utf8)
             input += Array(EventJSON.encode(event, seq: nil).utf8)
         } else {
             // The first event of a line keeps the id it always had; `message repeated N times`

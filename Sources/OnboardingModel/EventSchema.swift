@@ -181,6 +181,11 @@ extension EventType {
         // Its client address is schema 2, as on the other sign-in types, so it is written, sealed,
         // erased and scanned by the same rules (a record without one stays at schema 1).
         case .signInAborted: [.choice("reason", SignInAbortReason.self), .clientAddress]
+        // `until` absent: a permanent lock, lifted only by an administrator. The client address
+        // comes with schema 2 as on the sign-in types, so that the machinery built for it (a
+        // personal section only when an address is present, the lockout scan's offsets, an
+        // erased address read back as such) holds unchanged.
+        case .accountLocked: [.choice("source", AccountLockSource.self), .instant("until", optional: true), .clientAddress]
         }
     }
 }
@@ -198,8 +203,8 @@ extension EventSchema.Field {
     static func flag(_ name: String, optional: Bool = false, since: UInt8 = 1) -> Self {
         Self(spec: FieldSpec(name: name, kind: .flag, isOptional: optional), since: since, valuesAdded: [:])
     }
-    static func instant(_ name: String) -> Self {
-        Self(spec: FieldSpec(name: name, kind: .instant, isOptional: false), since: 1, valuesAdded: [:])
+    static func instant(_ name: String, optional: Bool = false) -> Self {
+        Self(spec: FieldSpec(name: name, kind: .instant, isOptional: optional), since: 1, valuesAdded: [:])
     }
     static func count(_ name: String, _ range: ClosedRange<Int>) -> Self {
         Self(spec: FieldSpec(name: name, kind: .count(range), isOptional: false), since: 1, valuesAdded: [:])

@@ -69,6 +69,11 @@ public enum EventType: String, WireEnum {
     /// A server cut a client off (or the client gave up) before any sign-in completed:
     /// pre-authentication abuse as sshd logs it. Counted only by client address by a lockout.
     case signInAborted = "sign_in_aborted"
+    // imported identity-provider logs
+    /// An identity provider locked an account itself, as its own log records it (docs/importers.md):
+    /// the real enforcement, set beside the lockout lab's replay. Not a failure; the lockout
+    /// engine counts nothing for it.
+    case accountLocked = "account_locked"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }

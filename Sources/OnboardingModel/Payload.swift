@@ -65,12 +65,16 @@ public enum Payload: Sendable, Hashable {
     /// A server cut the client off (or the client gave up) before a sign-in completed; the
     /// event's user is optional (sshd often names none). Never a guess at an account.
     case signInAborted(reason: SignInAbortReason, clientAddress: String? = nil)
+    /// An identity provider locked the account itself (`source` says which, by its log): until
+    /// `until`, or, when `nil`, until an administrator unlocks it. Not a failure: the lockout
+    /// engine counts nothing for it.
+    case accountLocked(source: AccountLockSource, until: Timestamp? = nil, clientAddress: String? = nil)
 
     /// The client address of a sign-in event, `nil` when absent or for other types.
     public var clientAddress: String? {
         switch self {
         case .signInFailed(_, _, let address), .signInThrottled(_, _, let address), .secondFactorFailed(_, let address),
-            .signInSucceeded(_, _, let address), .signInAborted(_, let address):
+            .signInSucceeded(_, _, let address), .signInAborted(_, let address), .accountLocked(_, _, let address):
             address
         default: nil
         }
@@ -117,6 +121,7 @@ public enum Payload: Sendable, Hashable {
         case .userSwitchClosed: .userSwitchClosed
         case .signInOptionsShown: .signInOptionsShown
         case .signInAborted: .signInAborted
+        case .accountLocked: .accountLocked
         }
     }
 
@@ -150,6 +155,7 @@ public enum Payload: Sendable, Hashable {
         case .passwordResetFailed(let reason): [.choice(reason.wireCode)]
         case let .signInOptionsShown(options, platform): [.choices(options.map(\.wireCode)), platform.map { .choice($0.wireCode) }]
         case let .signInAborted(reason, address): [.choice(reason.wireCode), address.map(FieldValue.text)]
+        case let .accountLocked(source, until, address): [.choice(source.wireCode), until.map(FieldValue.instant), address.map(FieldValue.text)]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
@@ -224,6 +230,8 @@ public enum Payload: Sendable, Hashable {
         case .userSwitchClosed: self = .userSwitchClosed
         case .signInOptionsShown: self = .signInOptionsShown(options: try source.choices(), platform: try source.optionalChoice())
         case .signInAborted: self = .signInAborted(reason: try source.choice(), clientAddress: try source.optionalText())
+        case .accountLocked:
+            self = .accountLocked(source: try source.choice(), until: try source.optionalInstant(), clientAddress: try source.optionalText())
         }
     }
 }
@@ -241,6 +249,7 @@ protocol PayloadFieldSource {
     mutating func flag() throws(FieldDeclined) -> Bool
     mutating func optionalFlag() throws(FieldDeclined) -> Bool?
     mutating func instant() throws(FieldDeclined) -> Timestamp
+    mutating func optionalInstant() throws(FieldDeclined) -> Timestamp?
     mutating func count() throws(FieldDeclined) -> Int
     mutating func choices<E: WireEnum>() throws(FieldDeclined) -> [E]
 }
@@ -299,6 +308,14 @@ private struct FieldReader: PayloadFieldSource {
     mutating func instant() -> Timestamp {
         guard case .instant(let instant)? = nextValue() else { preconditionFailure("field \(index - 1) is not a time") }
         return instant
+    }
+
+    mutating func optionalInstant() -> Timestamp? {
+        if values[index] == nil {
+            index += 1
+            return nil
+        }
+        return instant()
     }
 
     mutating func count() -> Int {

@@ -134,6 +134,12 @@ private struct FastFieldSource: PayloadFieldSource {
         return instant
     }
 
+    mutating func optionalInstant() throws(FieldDeclined) -> Timestamp? {
+        guard try present(nextSlot()) else { return nil }
+        guard let instant = body.instant() else { throw FieldDeclined() }
+        return instant
+    }
+
     mutating func count() throws(FieldDeclined) -> Int {
         let slot = nextSlot()
         guard let raw = body.uint32(), slot.range.contains(Int(raw)) else { throw FieldDeclined() }

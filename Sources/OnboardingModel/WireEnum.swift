@@ -145,6 +145,11 @@ public enum PasswordResetFailureReason: String, WireEnum {
         serverError = "server_error", rateLimited = "rate_limited"
 }
 
+/// The identity provider whose log recorded an `account_locked`: the lock it enforced itself.
+public enum AccountLockSource: String, WireEnum {
+    case keycloak, okta, entra, windows
+}
+
 /// Why a lockout was lifted.
 public enum LockoutClearReason: String, WireEnum {
     case admin, passwordReset = "password_reset", passcodeReset = "passcode_reset"

@@ -16,7 +16,7 @@ import TestSupport
 
                     Commands:
                       record           append one event given as JSON (argument or stdin)
-                      import           append events from JSONL, or from a real sshd or Keycloak log (- for stdin), every line checked first
+                      import           append events from JSONL, or from a real sshd, Keycloak, Okta, Entra ID, CloudTrail or Windows log (- for stdin), every line checked first
                       export           write the log to stdout as JSONL, CSV or OCSF
                       log              print the log readably, optionally following new events
                       stats            device id, event count, head seq and hash, file size, counts per type
@@ -51,9 +51,9 @@ import TestSupport
             #expect(result.status == 0)
             #expect(
                 result.stdout == """
-                    onboard import — append events from JSONL, or from a real sshd or Keycloak log (- for stdin), every line checked first
+                    onboard import — append events from JSONL, or from a real sshd, Keycloak, Okta, Entra ID, CloudTrail or Windows log (- for stdin), every line checked first
 
-                    Usage: onboard import FILE|- [--store PATH] [--device ID] [--from jsonl|sshd|keycloak] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]
+                    Usage: onboard import FILE|- [--store PATH] [--device ID] [--from FORMAT] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]
 
                     Every line is checked before anything is written: a malformed line, an unknown type or
                     field, a missing or wrongly typed field, a field that looks like a secret, an id used for
@@ -66,18 +66,20 @@ import TestSupport
                     crash) keeps the commits before it, and a rerun resumes. The file is read as a stream
                     (stdin is copied to a temporary file to be read twice); a line has at most 64 KiB.
 
-                    --from sshd|keycloak maps a real authentication log to events: failed, throttled and
-                    successful sign-ins with their user and client address, on the device that is the host
-                    (sshd) or the realm (Keycloak), or --device for lines that name none. Lines that are not
-                    authentication are counted by kind and reported, never fatal. Each event's id is made
-                    from its line, so importing the same log again appends nothing.
+                    --from sshd|keycloak|okta|entra|cloudtrail|windows maps a real authentication log to
+                    events: failed, throttled and successful sign-ins with their user and client address,
+                    and the locks the identity provider enforced (account_locked), on the device that is the
+                    host (sshd, Windows), the realm (Keycloak) or the account (CloudTrail), or --device for
+                    records that name none (Okta, Entra ID). Records that are not authentication are counted
+                    by kind and reported, never fatal. Each event's id is made from its record, so importing
+                    the same log again appends nothing.
 
                     Options:
                       --store PATH                    the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)
-                      --device ID                     device id of a store created by this command (default: random); with --from sshd|keycloak also the device of lines that name no host
-                      --from jsonl|sshd|keycloak      what FILE is: the store's JSON Lines (default), OpenSSH sshd log lines (syslog or journalctl), or Keycloak's event JSON (docs/importers.md)
+                      --device ID                     device id of a store created by this command (default: random); with --from a log also the device of records that name no host
+                      --from FORMAT                   what FILE is: jsonl, the store's JSON Lines (default); sshd, OpenSSH log lines (syslog or journalctl); keycloak, Keycloak's event JSON; okta, Okta's System Log; entra, Entra ID sign-in logs; cloudtrail, AWS CloudTrail; windows, Windows Security events (wevtutil XML or winlogbeat JSON) (docs/importers.md)
                       --year YYYY                     --from sshd: the year of the first line's syslog timestamp (default: inferred so that the last line is not after the file's modification time)
-                      --timezone ZONE                 --from sshd: the zone local syslog times were written in, e.g. Europe/Berlin or UTC (default: this machine's); times with an offset keep it
+                      --timezone ZONE                 --from sshd: the zone local syslog times were written in, e.g. Europe/Berlin or UTC (default: this machine's); times with an offset keep it. --from keycloak: the Keycloak server's zone, for the end of a lockout (default: UTC)
                       --commit-every N                events per commit (default 100000); memory grows with N
                       --durability full|relaxed       full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)
                       --max-clock-skew SECONDS|none   refuse events dated more than this after the clock (default 300); none takes any time, e.g. a log whose clock is known wrong
@@ -115,7 +117,7 @@ import TestSupport
                     (["bogus"], "onboard: unknown command \"bogus\"; run onboard --help for the list\n"),
                     (
                         ["import"],
-                        "onboard import: expected FILE|-, got 0 argument(s); usage: onboard import FILE|- [--store PATH] [--device ID] [--from jsonl|sshd|keycloak] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]\n"
+                        "onboard import: expected FILE|-, got 0 argument(s); usage: onboard import FILE|- [--store PATH] [--device ID] [--from FORMAT] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]\n"
                     ),
                     (["record", "{}", "--durability", "sometimes"], "onboard record: --durability must be full or relaxed, got \"sometimes\"\n"),
                     (["export", "--format", "xml"], "onboard export: unknown --format \"xml\"; valid formats: jsonl, csv, ocsf\n"),

@@ -136,11 +136,45 @@ import TestSupport
         }
     }
 
+    /// An Okta System Log through the command line: the provider's own lock imported as
+    /// `account_locked`, the summary on stderr; a file that is not the format exits 65 with one line.
+    @Test func anOktaLogIsImportedWithItsLockAndAFileOfAnotherFormatIsRefusedInOneLine() async throws {
+        try await onOwnThread {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            func event(_ time: String, _ type: String, _ result: String, _ reason: String = "") -> String {
+                #"{"published":"2026-11-28T10:00:\#(time)Z","eventType":"\#(type)","actor":{"alternateId":"tom@acme.example"},"client":{"ipAddress":"203.0.113.9"},"outcome":{"result":"\#(result)","reason":"\#(reason)"}}"#
+            }
+            let log = try directory.write(
+                "okta.json",
+                "["
+                    + [
+                        event("30", "user.session.start", "FAILURE", "LOCKED_OUT"), event("20", "user.account.lock", "SUCCESS"),
+                        event("10", "user.session.start", "FAILURE", "INVALID_CREDENTIALS"), event("05", "policy.evaluate_sign_on", "ALLOW")
+                    ].joined(separator: ",") + "]")
+            let store = directory.appending("lab.lmdb")
+            let imported = try CLI.run(["import", "--from", "okta", log, "--store", store, "--device", "okta-acme"])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stdout.contains("imported 3 events (seq 1–3)"), "\(imported.stdout)")
+            #expect(imported.stderr.contains("skipped 1 line that is not an authentication event: 1 not authentication"), "\(imported.stderr)")
+            let exported = try CLI.run(["export", "--store", store])
+            #expect(exported.stdout.contains(#""type":"account_locked","source":"okta","client_address":"203.0.113.9""#), "\(exported.stdout)")
+
+            let syslog = try directory.write("auth.log", Self.sprayLog(users: 1))
+            let refused = try CLI.run(["import", "--from", "entra", syslog, "--store", directory.appending("other.lmdb"), "--device", "x"])
+            #expect(refused.status == 65)
+            #expect(
+                refused.stderr
+                    == "onboard import: \(syslog): not Entra ID sign-in JSON: it starts with 'N', expected a JSON array ('['), an object with \"value\": [...], one JSON object per line ('{'); nothing was imported\n",
+                "\(refused.stderr)")
+        }
+    }
+
     @Test(
         arguments: [
-            (["import", "--from", "syslog", "x.log"], "--from must be jsonl, sshd or keycloak"),
+            (["import", "--from", "syslog", "x.log"], "--from must be jsonl, sshd, keycloak, okta, entra, cloudtrail or windows"),
             (["import", "--from", "keycloak", "--year", "2026", "x.json"], "--year applies to --from sshd only"),
-            (["import", "--timezone", "UTC", "x.jsonl"], "--timezone applies to --from sshd only"),
+            (["import", "--timezone", "UTC", "x.jsonl"], "--timezone applies to --from sshd and keycloak only"),
             (["import", "--from", "sshd", "--year", "-1", "x.log"], "--year must be a year from 1970 to 9999"),
             (["import", "--from", "sshd", "--year", "18446744073709551615", "x.log"], "--year must be a year"),
             (["import", "--from", "sshd", "--timezone", "Mars/Olympus", "x.log"], "is not a time zone"),

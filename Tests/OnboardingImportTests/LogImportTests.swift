@@ -78,7 +78,7 @@ import TestSupport
         defer { directory.remove() }
         let file = try directory.write("events.json", KeycloakFixtures.stuffingAndHonest)
         let store = directory.appending("store")
-        let summary = try Self.importer(store, .keycloak).run(try ImportInput(path: file))
+        let summary = try Self.importer(store, .keycloak(timeZone: Self.utc)).run(try ImportInput(path: file))
         #expect(summary.appended == 27 && summary.skipped.values.reduce(0, +) == 8, "\(summary)")
         let stored = try EventImporterTests.storedEvents(store)
         #expect(stored.map(\.at) == stored.map(\.at).sorted(), "oldest first, though the API answers newest first")
@@ -92,7 +92,7 @@ import TestSupport
             try splitter.feed(bytes) { lines.append(String(decoding: $0, as: UTF8.self)) }
         }
         let jsonl = try directory.write("events.jsonl", lines.reversed().joined(separator: "\n") + "\n")
-        let again = try Self.importer(store, .keycloak).run(try ImportInput(path: jsonl))
+        let again = try Self.importer(store, .keycloak(timeZone: Self.utc)).run(try ImportInput(path: jsonl))
         #expect(again.appended == 0 && again.events == 27, "\(again)")
     }
 
@@ -102,7 +102,7 @@ import TestSupport
         let text = KeycloakFixtures.stuffingAndHonest
         let file = try directory.write("cut.json", String(text.prefix(text.count / 2)))
         let store = directory.appending("store")
-        #expect(throws: ImportError.self) { try Self.importer(store, .keycloak).run(try ImportInput(path: file)) }
+        #expect(throws: ImportError.self) { try Self.importer(store, .keycloak(timeZone: Self.utc)).run(try ImportInput(path: file)) }
         #expect(!FileManager.default.fileExists(atPath: store))
     }
 

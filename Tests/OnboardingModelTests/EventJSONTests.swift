@@ -73,7 +73,9 @@ struct EventJSONTests {
         Samples.event(.signInOptionsShown(options: [.passcode])),
         Samples.event(.signInAborted(reason: .closedBeforeAuthentication, clientAddress: "2001:db8::7"), user: nil, session: nil),
         Samples.event(.signInAborted(reason: .tooManyFailures, clientAddress: "203.0.113.9"), user: "root", session: nil),
-        Samples.event(.signInAborted(reason: .timeout), user: nil, session: nil)
+        Samples.event(.signInAborted(reason: .timeout), user: nil, session: nil),
+        Samples.event(.accountLocked(source: .entra, until: Timestamp(millisecondsSince1970: 1_796_290_200_000), clientAddress: "203.0.113.9")),
+        Samples.event(.accountLocked(source: .keycloak), user: nil)
     ]
 
     @Test("the corpus covers every event type and is valid")

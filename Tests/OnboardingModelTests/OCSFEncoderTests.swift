@@ -142,11 +142,36 @@ struct OCSFEncoderTests {
         .signInOptionsShown(options: [.google, .apple, .password], platform: .ios)
     ]
 
+    /// Written as an Account Change (3001), not an Authentication: a lock an identity provider
+    /// enforced changes the account; it is no attempt to sign in.
+    static let accountChanges: [Payload] = [.accountLocked(source: .okta, until: Timestamp(millisecondsSince1970: 1_796_290_200_000))]
+
     @Test func everyTypeIsEitherSignInRelatedOrSkipped() {
-        let related = Set(Self.signInRelated.map(\.payload.type))
+        let related = Set(Self.signInRelated.map(\.payload.type)).union(Self.accountChanges.map(\.type))
         let skipped = Set(Self.unrelated.map(\.type))
         #expect(related.isDisjoint(with: skipped))
         #expect(related.union(skipped) == Set(EventType.allCases))
+    }
+
+    @Test("account_locked is an Account Change, activity Lock: temporary with its end, permanent without, its address the source endpoint")
+    func accountLockedIsAnAccountChangeLock() throws {
+        let temporary = try #require(
+            Self.line(Self.record(.accountLocked(source: .okta, until: Timestamp(millisecondsSince1970: 1_796_290_200_000), clientAddress: "198.51.100.4"))))
+        let value = try JSONValue.parse(String(temporary.dropLast()))
+        #expect(value["class_uid"] == .number("3001") && value["class_name"] == .string("Account Change"))
+        #expect(value["activity_id"] == .number("9") && value["activity_name"] == .string("Lock"))
+        #expect(value["type_uid"] == .number("300109") && value["type_name"] == .string("Account Change: Lock"))
+        #expect(value["status_id"] == .number("1") && value["status_detail"] == .string("TEMPORARY"))
+        #expect(value["severity_id"] == .number("3"))
+        #expect(value["message"] == .string("Account locked by okta, until 2026-12-03T09:30:00.000Z"))
+        #expect(value["src_endpoint"]?["ip"] == .string("198.51.100.4"))
+        #expect(value["service"] == nil && value["auth_protocol_id"] == nil && value["is_mfa"] == nil, "Authentication's attributes only")
+        #expect(value["unmapped"]?["source"] == .string("okta") && value["unmapped"]?["until"] == .string("2026-12-03T09:30:00.000Z"))
+
+        let permanent = try JSONValue.parse(String(try #require(Self.line(Self.record(.accountLocked(source: .windows)))).dropLast()))
+        #expect(permanent["status_detail"] == .string("PERMANENT"))
+        #expect(permanent["message"] == .string("Account locked by windows, until an administrator unlocks it"))
+        #expect(permanent["unmapped"]?["until"] == nil)
     }
 
     @Test(arguments: signInRelated)

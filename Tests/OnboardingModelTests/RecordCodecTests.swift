@@ -410,7 +410,7 @@ struct RecordCodecTests {
         #expect(Self.refusal(record) == "record format version \(format) is not supported (this build reads 2)")
     }
 
-    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 40, 0x0100, 0xFFFF])
+    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 41, 0x0100, 0xFFFF])
     func unknownTypeCode(code: UInt16) {
         let record = Self.forged(Self.plain(.captchaPassed)) { body in
             body[0] = UInt8(code >> 8)

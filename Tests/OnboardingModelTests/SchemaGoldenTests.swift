@@ -77,7 +77,10 @@ struct SchemaGoldenTests {
                 options: [.biometric, .passcode, .password, .other, .github, .microsoft, .facebook, .google, .apple], platform: .other)
         ),
         ("sign_in_aborted.1", .signInAborted(reason: .noIdentification)),
-        ("sign_in_aborted.2", .signInAborted(reason: .timeout, clientAddress: "2001:db8::22"))
+        ("sign_in_aborted.2", .signInAborted(reason: .timeout, clientAddress: "2001:db8::22")),
+        ("account_locked", .accountLocked(source: .windows, until: Timestamp(millisecondsSince1970: 1_796_290_200_000))),
+        ("account_locked.permanent", .accountLocked(source: .keycloak)),
+        ("account_locked.address", .accountLocked(source: .okta, until: nil, clientAddress: "2001:db8::7"))
     ]
 
     /// How each payload is written: with a live user (personal fields sealed), without a user

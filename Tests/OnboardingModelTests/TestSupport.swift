@@ -255,6 +255,8 @@ struct EventGenerator {
             }
             return .signInOptionsShown(options: options, platform: rng.chance(1, in: 3) ? nil : rng.pick(DevicePlatform.self))
         case .signInAborted: return .signInAborted(reason: rng.pick(), clientAddress: clientAddress())
+        case .accountLocked:
+            return .accountLocked(source: rng.pick(), until: rng.chance(1, in: 3) ? nil : instant(), clientAddress: clientAddress())
         }
     }
 

@@ -18,14 +18,15 @@ struct WireCodeTests {
         ("field_validated", 27), ("account_creation_failed", 28), ("account_created", 29),
         ("lockout_cleared", 30), ("user_forgotten", 31), ("field_edited", 32), ("account_creation_submitted", 33),
         ("password_reset_started", 34), ("password_reset_failed", 35), ("user_switch_opened", 36),
-        ("user_switch_closed", 37), ("sign_in_options_shown", 38), ("sign_in_aborted", 39)
+        ("user_switch_closed", 37), ("sign_in_options_shown", 38), ("sign_in_aborted", 39), ("account_locked", 40)
     ]
 
     /// The types with a schema 2 (docs/format.md § Event types); every other type is at schema 1.
     static let schemaVersions: [String: UInt8] = [
         "sign_in_started": 2, "field_validated": 2, "account_creation_failed": 2,
         "sign_in_failed": 2, "sign_in_throttled": 2, "second_factor_failed": 2, "sign_in_succeeded": 2,
-        "sign_in_aborted": 2
+        "sign_in_aborted": 2,
+        "account_locked": 2
     ]
 
     @Test("every event type has its pinned code, which is its allCases index + 1")
@@ -44,7 +45,7 @@ struct WireCodeTests {
         }
     }
 
-    @Test("codes outside 1…39 name no event type", arguments: [UInt16(0), 40, 41, 255, 256, 257, 0x0101, UInt16.max])
+    @Test("codes outside 1…40 name no event type", arguments: [UInt16(0), 41, 42, 255, 256, 257, 0x0101, UInt16.max])
     func unknownEventTypeCodes(code: UInt16) {
         #expect(EventType(code: code) == nil)
     }
@@ -118,6 +119,8 @@ struct WireCodeTests {
         #expect(SignInOption.other.wireCode == 5)
         #expect(DevicePlatform.web.wireCode == 2)
         #expect(EventType.signInOptionsShown.code == 38)
+        #expect(EventType.accountLocked.code == 40)
+        #expect(AccountLockSource.wireNames == ["keycloak", "okta", "entra", "windows"])
         #expect(EventType.userSwitchClosed.code == 37)
         #expect(EventType.signInAborted.code == 39)
         #expect(SignInAbortReason.closedBeforeAuthentication.wireCode == 6)
@@ -154,6 +157,7 @@ struct WireCodeTests {
         check(SignInOption.self)
         check(DevicePlatform.self)
         check(SignInAbortReason.self)
+        check(AccountLockSource.self)
     }
 
     @Test("payload fields of every type are pinned in canonical (JSON and binary) order")
@@ -180,7 +184,8 @@ struct WireCodeTests {
             .fieldEdited: ["field", "filled", "valid"],
             .passwordResetFailed: ["reason"],
             .signInOptionsShown: ["options", "platform"],
-            .signInAborted: ["reason", "client_address"]
+            .signInAborted: ["reason", "client_address"],
+            .accountLocked: ["source", "until", "client_address"]
         ]
         for type in EventType.allCases {
             #expect(type.fields.map(\.name) == expected[type, default: []], "fields of \(type.rawValue)")
@@ -195,7 +200,8 @@ struct WireCodeTests {
                 "sign_in_started.identifier_kind", "sign_in_failed.client_address", "sign_in_throttled.client_address",
                 "second_factor_failed.client_address", "sign_in_succeeded.client_address",
                 "account_creation_failed.field", "field_edited.valid", "sign_in_options_shown.platform",
-                "sign_in_aborted.client_address"
+                "sign_in_aborted.client_address",
+                "account_locked.until", "account_locked.client_address"
             ])
     }
 

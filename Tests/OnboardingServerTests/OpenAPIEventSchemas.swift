@@ -137,9 +137,11 @@ enum OpenAPIEventSchemas {
             return ["type: string"] + nullable + ["enum: \(flowList(names + (field.isOptional ? ["null"] : [])))"]
         case .flag:
             return ["type: boolean"] + nullable
+        case .instant where field.isOptional:
+            // OpenAPI 3.0 cannot make a reference nullable; a `nullable` schema of `allOf` the
+            // reference can (`account_locked.until`).
+            return ["nullable: true", "allOf:", "  - " + reference("Timestamp")]
         case .instant:
-            // Instants are never optional in the vocabulary (FieldSpec.instant): a reference,
-            // which OpenAPI 3.0 cannot make nullable, is enough.
             return [reference("Timestamp")]
         case .count(let range):
             return ["type: integer"] + nullable + ["minimum: \(range.lowerBound)", "maximum: \(range.upperBound)"]

@@ -184,46 +184,21 @@ private struct Check {
                 // § 6 lets a reader do; the parser ignores members it does not read and checks
                 // `time` itself, and keeps such an event on purpose
                 // (KeycloakEventParserTests.largeInput). Any other refusal is a disagreement.
-                guard Self.holdsNumberBeyondDouble(element) else {
+                guard AuthLogCheck.holdsNumberBeyondDouble(element) else {
                     fail("the Keycloak parser read an event from bytes Foundation's JSON parser refuses: \(error)\n  element: \(FuzzCheck.hex(element))")
                 }
             }
         }
         guard withDecoder else { return }
-        var decoder = LineDecoder(format: .keycloak, startYear: nil, defaultDevice: defaultDevice)
+        var decoder = LineDecoder(format: .keycloak(timeZone: TimeZone(identifier: "UTC")!), startYear: nil, defaultDevice: defaultDevice)
         checkDecoding(decoder.decode(element, line: 1), of: read, defaultDevice: defaultDevice, "the Keycloak event")
-    }
-
-    /// Whether `element` is JSON holding a number that a double cannot hold (`1e400`, `-1e400`).
-    static func holdsNumberBeyondDouble(_ element: UnsafeRawBufferPointer) -> Bool {
-        func beyond(_ value: JSONValue) -> Bool {
-            switch value {
-            case .number(let text): !(Double(text)?.isFinite ?? false)
-            case .array(let items): items.contains(where: beyond)
-            case .object(let members): members.contains { beyond($0.value) }
-            case .null, .bool, .string: false
-            }
-        }
-        guard let value = try? JSONValue.parse(bytes: Array(element)) else { return false }
-        return beyond(value)
     }
 
     // MARK: Shared
 
     /// The envelope's rules, which the parsers check so that the import never stops on a line.
     func checkFields(_ event: AuthLogEvent, _ what: String) {
-        guard event.at >= Timestamp.minimum, event.at <= Timestamp.maximum else {
-            fail("\(what) has a time outside 0001…9999: \(event.at.millisecondsSince1970) ms")
-        }
-        if let host = event.host, (try? Event.validate(deviceID: host)) == nil {
-            fail("\(what) has a host that is no device id: \(FuzzCheck.hex(Array(host.utf8)))")
-        }
-        if let user = event.user, (try? Event.validate(userID: user)) == nil {
-            fail("\(what) has a user that is no user id: \(FuzzCheck.hex(Array(user.utf8)))")
-        }
-        if let address = event.payload.clientAddress, !ClientAddress.isValid(address) {
-            fail("\(what) has a client address that is not canonical: \(FuzzCheck.hex(Array(address.utf8)))")
-        }
+        if let problem = AuthLogCheck.problem(with: event) { fail("\(what) \(problem)") }
     }
 
     /// What the import made of a line, against what its parser read.

@@ -101,6 +101,9 @@ public enum FuzzFixtures {
             // Every reason in turn, every other one from an address (schema 2), one of them IPv6.
             let address: String? = index % 2 == 1 ? nil : index % 4 == 0 ? "2001:db8::\(index % 100)" : "198.51.100.\(index % 250)"
             return .signInAborted(reason: pick(index), clientAddress: address)
+        case .accountLocked:
+            // Permanent (no end) every third one.
+            return .accountLocked(source: pick(index), until: index % 3 == 2 ? nil : retryAfter)
         }
     }
 

@@ -26,6 +26,7 @@ struct MakeFuzzCorpus {
         try policySeeds(&writer)
         try answerSeeds(&writer)
         try logLineSeeds(&writer)
+        try identityLogSeeds(&writer)
         try writer.finish()
         print("make-fuzz-corpus: wrote \(writer.fileCount) seed files and \(writer.dictionaryCount) dictionaries under \(root.path)")
     }

@@ -89,6 +89,9 @@ public struct JSONArraySplitter {
         }
     }
 
+    /// Whether the array's closing `]` was read.
+    var isFinished: Bool { position == .afterArray }
+
     /// Whether input beginning with `firstBytes` is a JSON array rather than JSON Lines: its
     /// first byte after a byte order mark and whitespace is `[`. Pass at least up to the first
     /// byte that is not whitespace; a prefix of only whitespace is `false`.

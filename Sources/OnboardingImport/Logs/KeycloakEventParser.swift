@@ -1,3 +1,4 @@
+import Foundation
 import OnboardingModel
 
 /// Reads one Keycloak event, as the admin REST API represents it (`EventRepresentation`: `time`
@@ -15,7 +16,7 @@ import OnboardingModel
 /// let parsed = text.withUTF8 { KeycloakEventParser().parse(UnsafeRawBufferPointer($0)) }
 /// // .event(AuthLogEvent(at: 2026-12-03T09:14:00.000Z, host: "acme", user: "3f1c…", payload: .signedOut(reason: .user)))
 /// ```
-public struct KeycloakEventParser: Sendable {
+public struct KeycloakEventParser: Sendable, JSONAuthLogParser {
     /// The kinds of skipped elements, as the import's summary counts them.
     public enum Skip {
         /// Not one JSON value: malformed, not UTF-8, nested too deep, or with a key given twice
@@ -40,12 +41,42 @@ public struct KeycloakEventParser: Sendable {
         public static let unreadableRealm = "unreadable realm"
         /// A user (the typed `details.username`, else `userId`) that is not a valid user id.
         public static let unreadableUser = "unreadable user"
+        /// A `USER_DISABLED_BY_TEMPORARY_LOCKOUT` whose `details.not_before` is missing or is no
+        /// time: a lock whose end is unknown would read as permanent.
+        public static let unreadableLockEnd = "unreadable lock end"
     }
 
-    public init() {}
+    /// What the events before this one in time order say about it (``KeycloakNames``): the
+    /// user name seen earlier for its `userId`, and for a refused attempt the end of the
+    /// temporary lockout in force. Found once, before the import's passes, so that every pass
+    /// (and the repeat check, which reads one event alone) maps the event the same way.
+    public struct Hint: Sendable, Equatable {
+        /// The `details.username` of an earlier event of the same `userId`.
+        public var user: String?
+        /// The `not_before` of the last temporary lockout of the same `userId`, when it is
+        /// after the event's time.
+        public var retryAfter: Timestamp?
+
+        public init(user: String? = nil, retryAfter: Timestamp? = nil) {
+            self.user = user
+            self.retryAfter = retryAfter
+        }
+    }
+
+    /// The zone in which the Keycloak server writes a lockout's end (`details.not_before`).
+    public let timeZone: TimeZone
+
+    public init(timeZone: TimeZone = TimeZone(identifier: "UTC")!) {
+        self.timeZone = timeZone
+    }
 
     /// Parses one JSON object's bytes (one element of the admin API's array, or one JSON line).
     public func parse(_ element: UnsafeRawBufferPointer) -> AuthLogLine {
+        parse(element, hint: nil)
+    }
+
+    /// Parses one event with what the events before it said (``Hint``).
+    public func parse(_ element: UnsafeRawBufferPointer, hint: Hint?) -> AuthLogLine {
         guard let value = try? JSONValue.parse(bytes: Array(element)) else { return .skipped(Skip.notJSON) }
         guard case .object(let list) = value else { return .skipped(Skip.notAnEventObject) }
         let members = JSONValue.Members(list)
@@ -55,12 +86,25 @@ public struct KeycloakEventParser: Sendable {
         if case .skipped(let kind) = mapping { return .skipped(kind) }
         guard let at = Self.time(members["time"]) else { return .skipped(Skip.unreadableTime) }
         guard let host = Self.realm(members["realmId"]) else { return .skipped(Skip.unreadableRealm) }
-        guard let user = Self.user(typed: details["username"], id: members["userId"]?.stringValue) else {
+        let typed = details["username"].flatMap { $0.isEmpty ? nil : $0 } ?? hint?.user
+        guard let user = Self.user(typed: typed, id: members["userId"]?.stringValue) else {
             return .skipped(Skip.unreadableUser)
         }
         let address = members["ipAddress"]?.stringValue.flatMap { ClientAddress.canonical($0) }
+        var end: Timestamp?
+        switch mapping {
+        case .throttled:
+            // The lock's end when the event or the lockout before it gives one, else its own time.
+            end = details["not_before"].flatMap { KeycloakLocalTime.instant($0, timeZone: timeZone) } ?? hint?.retryAfter
+        case .locked(permanent: false):
+            guard let notBefore = details["not_before"].flatMap({ KeycloakLocalTime.instant($0, timeZone: timeZone) }) else {
+                return .skipped(Skip.unreadableLockEnd)
+            }
+            end = notBefore
+        default: break
+        }
         // `nil` only for a skipped mapping, which returned above.
-        guard let payload = mapping.payload(at: at, clientAddress: address) else { return .skipped(Skip.notAuthentication) }
+        guard let payload = mapping.payload(at: at, end: end, clientAddress: address) else { return .skipped(Skip.notAuthentication) }
         return .event(AuthLogEvent(at: at, host: host.value, user: user.value, payload: payload))
     }
 }
@@ -73,20 +117,23 @@ extension KeycloakEventParser {
         case succeeded(SignInMethod, secondFactor: Bool)
         case failed(SignInFailureReason)
         case secondFactorFailed(SecondFactorMethod)
-        /// Refused by Keycloak's brute-force detector: throttled until the event's own time
-        /// (the event does not say until when).
+        /// Refused by Keycloak's brute-force detector: throttled until the lock's end when it is
+        /// known, else the event's own time.
         case throttled
+        /// Locked by Keycloak's brute-force detector: until `details.not_before`, or for good.
+        case locked(permanent: Bool)
         /// A payload that carries neither time nor address.
         case plain(Payload)
         case skipped(String)
 
-        func payload(at: Timestamp, clientAddress: String?) -> Payload? {
+        func payload(at: Timestamp, end: Timestamp?, clientAddress: String?) -> Payload? {
             switch self {
             case let .succeeded(method, secondFactor):
                 .signInSucceeded(method: method, secondFactor: secondFactor, clientAddress: clientAddress)
             case .failed(let reason): .signInFailed(method: .password, reason: reason, clientAddress: clientAddress)
             case .secondFactorFailed(let method): .secondFactorFailed(method: method, clientAddress: clientAddress)
-            case .throttled: .signInThrottled(method: .password, retryAfter: at, clientAddress: clientAddress)
+            case .throttled: .signInThrottled(method: .password, retryAfter: end.map { max($0, at) } ?? at, clientAddress: clientAddress)
+            case .locked: .accountLocked(source: .keycloak, until: end, clientAddress: clientAddress)
             case .plain(let payload): payload
             case .skipped: nil
             }
@@ -101,6 +148,8 @@ extension KeycloakEventParser {
         case "UPDATE_PASSWORD": return .plain(.passwordChanged(forced: false))
         case "RESET_PASSWORD": return .plain(.passwordResetRequested(route: resetRoute(typed: details["username"])))
         case "REGISTER": return .plain(.accountCreated)
+        case "USER_DISABLED_BY_TEMPORARY_LOCKOUT": return .locked(permanent: false)
+        case "USER_DISABLED_BY_PERMANENT_LOCKOUT": return .locked(permanent: true)
         default: return .skipped(Skip.notAuthentication)
         }
     }
@@ -118,6 +167,9 @@ extension KeycloakEventParser {
     static func loginErrorMapping(error: String?, details: Details) -> Mapping {
         switch error {
         case "invalid_user_credentials"?:
+            // The OTP form reports a wrong code as `invalid_user_credentials` naming the OTP
+            // credential it checked (`selected_credential_id`), without a `credential_type`.
+            if details["credential_type"] == nil, details["selected_credential_id"] != nil { return .secondFactorFailed(.totp) }
             guard let credential = details["credential_type"], credential != "password" else { return .failed(.invalidPassword) }
             guard let method = secondFactorMethod(credential) else { return .skipped(Skip.otherCredential) }
             return .secondFactorFailed(method)

@@ -23,6 +23,10 @@ public struct OCSFClassification: Sendable, Equatable {
     public var signInMethod: SignInMethod?
     /// One readable line, built only from the event's type and choice fields.
     public var message: String
+    /// Whether the event is an Account Change (class 3001, activity Lock) rather than an
+    /// Authentication event: a lock an identity provider enforced changes the account, it is no
+    /// attempt to sign in. ``activity`` is then ``OCSFSchema/Activity/other`` and unused.
+    public var isAccountLock = false
 
     init(
         activity: OCSFSchema.Activity, activityName: String? = nil, status: OCSFSchema.Status, statusName: String? = nil,
@@ -144,6 +148,13 @@ public struct OCSFClassification: Sendable, Equatable {
                 activity: .other, activityName: "Lockout Cleared", status: .success,
                 statusDetail: reason.rawValue.uppercased(), severity: .medium,
                 message: "Lockout cleared (reason: \(reason.rawValue))")
+        case let .accountLocked(source, until, _):
+            let end = until.map { "until \($0.iso8601)" } ?? "until an administrator unlocks it"
+            self.init(
+                activity: .other, activityName: OCSFSchema.AccountChange.lockCaption, status: .success,
+                statusDetail: until == nil ? "PERMANENT" : "TEMPORARY", severity: .medium,
+                message: "Account locked by \(source.rawValue), \(end)")
+            isAccountLock = true
         case .userAdded, .userProfileUpdated, .userSelected, .userRemoved, .passcodeSet, .biometricEnabled,
             .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted, .fieldValidated,
             .accountCreationFailed, .accountCreated, .userForgotten, .fieldEdited, .accountCreationSubmitted,

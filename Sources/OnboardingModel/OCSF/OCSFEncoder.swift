@@ -1,7 +1,8 @@
 import Foundation
 
-/// Writes records as OCSF Authentication events (class 3002), one JSON object per record, for
-/// SIEM ingestion (`onboard export --format ocsf`, see `docs/audit.md`).
+/// Writes records as OCSF Authentication events (class 3002; an `account_locked` as an Account
+/// Change, class 3001, activity Lock), one JSON object per record, for SIEM ingestion
+/// (`onboard export --format ocsf`, see `docs/audit.md`).
 ///
 /// Deterministic: the same record gives the same bytes (members in one fixed order, no
 /// whitespace, the canonical escaping of ``JSONWriter``). Everything written comes from the
@@ -50,15 +51,16 @@ public struct OCSFEncoder: Sendable {
     public func event(_ record: Record) -> JSONValue? {
         guard let classification = classification(of: record) else { return nil }
         let event = record.event
+        let isLock = classification.isAccountLock
         var members: [JSONValue.Member] = [
-            .init("activity_id", number(classification.activity.rawValue)),
+            .init("activity_id", number(isLock ? OCSFSchema.AccountChange.lockActivityID : classification.activity.rawValue)),
             .init("activity_name", .string(classification.activityName)),
             .init("category_uid", number(OCSFSchema.categoryUID)),
             .init("category_name", .string(OCSFSchema.categoryName)),
-            .init("class_uid", number(OCSFSchema.classUID)),
-            .init("class_name", .string(OCSFSchema.className)),
-            .init("type_uid", number(classification.activity.typeUID)),
-            .init("type_name", .string(classification.activity.typeName)),
+            .init("class_uid", number(isLock ? OCSFSchema.AccountChange.classUID : OCSFSchema.classUID)),
+            .init("class_name", .string(isLock ? OCSFSchema.AccountChange.className : OCSFSchema.className)),
+            .init("type_uid", number(isLock ? OCSFSchema.AccountChange.lockTypeUID : classification.activity.typeUID)),
+            .init("type_name", .string(isLock ? OCSFSchema.AccountChange.lockTypeName : classification.activity.typeName)),
             .init("severity_id", number(classification.severity.rawValue)),
             .init("severity", .string(classification.severity.caption)),
             .init("status_id", number(classification.status.rawValue)),
@@ -82,7 +84,8 @@ public struct OCSFEncoder: Sendable {
         var endpoint: [JSONValue.Member] = [.init("uid", .string(event.device))]
         if let address = event.payload.clientAddress, address != ClientAddress.erased { endpoint.append(.init("ip", .string(address))) }
         members.append(.init("src_endpoint", .object(endpoint)))
-        members.append(.init("service", .object([.init("name", .string(serviceName))])))
+        // `service` belongs to the Authentication class; an Account Change has none.
+        if !isLock { members.append(.init("service", .object([.init("name", .string(serviceName))]))) }
         if let isMFA = classification.isMFA { members.append(.init("is_mfa", .bool(isMFA))) }
         if let method = classification.signInMethod {
             let authProtocol = OCSFEncoder.authProtocol(method)

@@ -92,8 +92,8 @@ public enum OCSFSchema {
         }
     }
 
-    /// Account Change (3001): a server action on an account, here an admin's clear of a user's
-    /// lockout, activity Unlock.
+    /// Account Change (3001): a server action on an account: an admin's clear of a user's
+    /// lockout (activity Unlock), an identity provider's lock of an account (activity Lock).
     public enum AccountChange {
         public static let classUID = 3001
         public static let className = "Account Change"
@@ -102,6 +102,11 @@ public enum OCSFSchema {
         /// `type_uid` = `class_uid` × 100 + `activity_id`.
         public static let unlockTypeUID = classUID * 100 + unlockActivityID
         public static let unlockTypeName = "\(className): \(unlockCaption)"
+        /// Activity Lock: an identity provider locked an account (`account_locked`).
+        public static let lockActivityID = 9
+        public static let lockCaption = "Lock"
+        public static let lockTypeUID = classUID * 100 + lockActivityID
+        public static let lockTypeName = "\(className): \(lockCaption)"
         /// `actor.user.type_id` of the admin who acted.
         public static let adminUserTypeID = 2
         public static let adminUserType = "Admin"

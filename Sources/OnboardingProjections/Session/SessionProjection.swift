@@ -166,8 +166,10 @@ public struct SessionProjection: Sendable, Hashable {
     @inline(__always)
     private static func changesNoScreen(_ payload: Payload) -> Bool {
         switch payload {
+        // `account_locked` is an identity provider's own lock, imported from its log: no
+        // device's screen showed it.
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown, .signInAborted:
+            .signInOptionsShown, .signInAborted, .accountLocked:
             true
         default:
             false
@@ -276,8 +278,8 @@ public struct SessionProjection: Sendable, Hashable {
             flow.inputs = FieldInputs()
             flow.identifierKind = nil
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown, .signInAborted:
-            return false // `apply` handed them to noteBiometric or noteSignInOptions already (or, aborted, to nobody)
+            .signInOptionsShown, .signInAborted, .accountLocked:
+            return false // `apply` handed them to noteBiometric or noteSignInOptions already (or, aborted and locked, to nobody)
         }
         return true
     }

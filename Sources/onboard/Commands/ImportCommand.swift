@@ -14,8 +14,10 @@ enum ImportCommand {
         help: "refuse events dated more than this after the clock (default 300); none takes any time, e.g. a log whose clock is known wrong")
 
     static let fromOption = OptionSpec(
-        name: "from", valueName: "jsonl|sshd|keycloak",
-        help: "what FILE is: the store's JSON Lines (default), OpenSSH sshd log lines (syslog or journalctl), or Keycloak's event JSON (docs/importers.md)")
+        name: "from", valueName: "FORMAT",
+        help:
+            "what FILE is: jsonl, the store's JSON Lines (default); sshd, OpenSSH log lines (syslog or journalctl); keycloak, Keycloak's event JSON; okta, Okta's System Log; entra, Entra ID sign-in logs; cloudtrail, AWS CloudTrail; windows, Windows Security events (wevtutil XML or winlogbeat JSON) (docs/importers.md)"
+    )
 
     static let yearOption = OptionSpec(
         name: "year", valueName: "YYYY",
@@ -23,7 +25,9 @@ enum ImportCommand {
 
     static let timeZoneOption = OptionSpec(
         name: "timezone", valueName: "ZONE",
-        help: "--from sshd: the zone local syslog times were written in, e.g. Europe/Berlin or UTC (default: this machine's); times with an offset keep it")
+        help:
+            "--from sshd: the zone local syslog times were written in, e.g. Europe/Berlin or UTC (default: this machine's); times with an offset keep it. --from keycloak: the Keycloak server's zone, for the end of a lockout (default: UTC)"
+    )
 
     static let sshdModeOption = OptionSpec(
         name: "sshd-mode", valueName: "normal|aggressive",
@@ -33,11 +37,11 @@ enum ImportCommand {
 
     static let deviceOption = OptionSpec(
         name: "device", valueName: "ID",
-        help: "device id of a store created by this command (default: random); with --from sshd|keycloak also the device of lines that name no host")
+        help: "device id of a store created by this command (default: random); with --from a log also the device of records that name no host")
 
     static let spec = CommandSpec(
         name: "import",
-        summary: "append events from JSONL, or from a real sshd or Keycloak log (- for stdin), every line checked first",
+        summary: "append events from JSONL, or from a real sshd, Keycloak, Okta, Entra ID, CloudTrail or Windows log (- for stdin), every line checked first",
         arguments: "FILE|-",
         details: [
             "Every line is checked before anything is written: a malformed line, an unknown type or",
@@ -51,11 +55,13 @@ enum ImportCommand {
             "crash) keeps the commits before it, and a rerun resumes. The file is read as a stream",
             "(stdin is copied to a temporary file to be read twice); a line has at most 64 KiB.",
             "",
-            "--from sshd|keycloak maps a real authentication log to events: failed, throttled and",
-            "successful sign-ins with their user and client address, on the device that is the host",
-            "(sshd) or the realm (Keycloak), or --device for lines that name none. Lines that are not",
-            "authentication are counted by kind and reported, never fatal. Each event's id is made",
-            "from its line, so importing the same log again appends nothing."
+            "--from sshd|keycloak|okta|entra|cloudtrail|windows maps a real authentication log to",
+            "events: failed, throttled and successful sign-ins with their user and client address,",
+            "and the locks the identity provider enforced (account_locked), on the device that is the",
+            "host (sshd, Windows), the realm (Keycloak) or the account (CloudTrail), or --device for",
+            "records that name none (Okta, Entra ID). Records that are not authentication are counted",
+            "by kind and reported, never fatal. Each event's id is made from its record, so importing",
+            "the same log again appends nothing."
         ],
         options: [.store, deviceOption, fromOption, yearOption, timeZoneOption, sshdModeOption, commitEveryOption, .durability, clockSkewOption],
         argumentCount: 1...1,
@@ -149,14 +155,22 @@ enum ImportCommand {
     /// `--from`, `--year` and `--timezone`, checked against one another.
     static func format(_ invocation: Invocation) throws(CLIError) -> ImportFormat {
         let from = invocation.values["from"] ?? "jsonl"
-        if from != "sshd" {
-            for name in ["year", "timezone", "sshd-mode"] where invocation.values[name] != nil {
-                throw .usage("onboard import: --\(name) applies to --from sshd only (syslog times), not --from \(from)")
-            }
+        if from != "sshd", invocation.values["year"] != nil {
+            throw .usage("onboard import: --year applies to --from sshd only (syslog times), not --from \(from)")
+        }
+        if from != "sshd", invocation.values["sshd-mode"] != nil {
+            throw .usage("onboard import: --sshd-mode applies to --from sshd only, not --from \(from)")
+        }
+        if from != "sshd", from != "keycloak", invocation.values["timezone"] != nil {
+            throw .usage("onboard import: --timezone applies to --from sshd and keycloak only (local times), not --from \(from)")
         }
         switch from {
         case "jsonl": return .jsonl
-        case "keycloak": return .keycloak
+        case "keycloak": return .keycloak(timeZone: try zone(invocation) ?? TimeZone(identifier: "UTC")!)
+        case "okta": return .okta
+        case "entra": return .entra
+        case "cloudtrail": return .cloudtrail
+        case "windows": return .windows
         case "sshd":
             var year: Int?
             if let text = invocation.values["year"] {
@@ -165,13 +179,6 @@ enum ImportCommand {
                 }
                 year = value
             }
-            var zone = TimeZone.current
-            if let name = invocation.values["timezone"] {
-                guard let named = TimeZone(identifier: name) else {
-                    throw .usage("onboard import: --timezone \(ErrorEcho.quoted(name)) is not a time zone; give an IANA name such as Europe/Berlin, or UTC")
-                }
-                zone = named
-            }
             var mode = SSHDMode.normal
             if let text = invocation.values["sshd-mode"] {
                 guard let named = SSHDMode(rawValue: text) else {
@@ -179,10 +186,21 @@ enum ImportCommand {
                 }
                 mode = named
             }
-            return .sshd(year: year, timeZone: zone, mode: mode)
+            return .sshd(year: year, timeZone: try zone(invocation) ?? TimeZone.current, mode: mode)
         default:
-            throw .usage("onboard import: --from must be jsonl, sshd or keycloak, got \(ErrorEcho.quoted(from))")
+            throw .usage(
+                "onboard import: --from must be \(ImportFormat.names.dropLast().joined(separator: ", ")) or \(ImportFormat.names.last!), got \(ErrorEcho.quoted(from))"
+            )
         }
+    }
+
+    /// `--timezone`, `nil` when not given.
+    static func zone(_ invocation: Invocation) throws(CLIError) -> TimeZone? {
+        guard let name = invocation.values["timezone"] else { return nil }
+        guard let named = TimeZone(identifier: name) else {
+            throw .usage("onboard import: --timezone \(ErrorEcho.quoted(name)) is not a time zone; give an IANA name such as Europe/Berlin, or UTC")
+        }
+        return named
     }
 
     static func cliError(_ error: ImportError) -> CLIError {
