@@ -26,7 +26,7 @@ extension EventImporter {
             switch decoder.decode(line) {
             case .event(let event): decoded = event
             case .skipped(let kind):
-                checked.skipped[kind, default: 0] += 1
+                checked.skipped.add(kind, line: input.sourceLine(line.number))
                 return
             case .invalid(let message):
                 errors.add(line: line.number, message)

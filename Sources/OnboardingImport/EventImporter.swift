@@ -59,7 +59,7 @@ public struct EventImporter {
 
     public func run(_ given: ImportInput) throws(ImportError) -> ImportSummary {
         var input = given
-        var preparedSkips: [String: Int] = [:]
+        var preparedSkips = SkippedLines()
         if format == .keycloak {
             let prepared = try KeycloakInput.prepare(given)
             input = prepared.input
@@ -80,7 +80,7 @@ public struct EventImporter {
             checked = try check(input, store: reading, startYear: startYear, firstPass: firstPass)
         }
         var summary = ImportSummary()
-        summary.skipped = checked.skipped.merging(preparedSkips, uniquingKeysWith: +)
+        summary.skippedLines = checked.skipped.merging(preparedSkips)
         summary.startYear = checked.startYear
         summary.events = checked.events
         summary.repeats = checked.repeats

@@ -1,4 +1,5 @@
 import Foundation
+import OnboardingModel
 
 /// What an import reads (docs/importers.md).
 ///
@@ -24,6 +25,15 @@ public enum ImportFormat: Sendable, Equatable {
         case .jsonl: "jsonl"
         case .sshd: "sshd"
         case .keycloak: "keycloak"
+        }
+    }
+
+    /// The format a `log_imported` event names (its code is fixed in ``ImportedLogFormat``).
+    var loggedFormat: ImportedLogFormat {
+        switch self {
+        case .jsonl: .jsonl
+        case .sshd: .sshd
+        case .keycloak: .keycloak
         }
     }
 

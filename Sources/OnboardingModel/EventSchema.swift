@@ -178,6 +178,15 @@ extension EventType {
         case .userSwitchOpened, .userSwitchClosed: []
         case .signInOptionsShown:
             [.choices("options", SignInOption.self, maximumCount: SignInOption.maximumShown), .choice("platform", DevicePlatform.self, optional: true)]
+        // The counts are stored in 4 bytes: an import past 4,294,967,295 lines records that many.
+        // The skipped kinds are text only because the kinds are open-ended (each parser names its
+        // own); they are fixed phrases of the parsers, never text of the log (docs/importers.md).
+        case .logImported:
+            [
+                .choice("format", ImportedLogFormat.self), .count("events", 0...Payload.maximumImportCount),
+                .count("appended", 0...Payload.maximumImportCount), .count("skipped", 0...Payload.maximumImportCount),
+                .text("skipped_kinds", optional: true), .instant("first_at"), .instant("last_at")
+            ]
         }
     }
 }

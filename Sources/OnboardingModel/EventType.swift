@@ -65,6 +65,10 @@ public enum EventType: String, WireEnum {
     /// What a sign-in screen offered, top to bottom: providers, password, passcode, the
     /// biometric badge; and the platform the device says it is (App Store guideline 4.8).
     case signInOptionsShown = "sign_in_options_shown"
+    // imports
+    /// An import of a foreign authentication log appended events: what it read, appended and
+    /// left out, by kind (docs/importers.md § The summary in the store). Names no user.
+    case logImported = "log_imported"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }

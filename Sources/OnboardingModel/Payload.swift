@@ -62,6 +62,15 @@ public enum Payload: Sendable, Hashable {
     /// What a sign-in screen offered, top to bottom (1…``SignInOption/maximumShown`` options,
     /// each at most once), and the platform the device says it is, when the app says.
     case signInOptionsShown(options: [SignInOption], platform: DevicePlatform? = nil)
+    /// An import of a foreign log appended events: lines that held an event, events appended,
+    /// lines skipped and their kinds (`"9 not sshd, 3 pam"`, absent when none was skipped), and
+    /// the earliest and latest time of the events read. Never names a user.
+    case logImported(
+        format: ImportedLogFormat, events: Int, appended: Int, skipped: Int, skippedKinds: String? = nil,
+        firstAt: Timestamp, lastAt: Timestamp)
+
+    /// The largest count a `log_imported` field holds (4 bytes in the record).
+    public static let maximumImportCount = Int(UInt32.max)
 
     /// The client address of a sign-in event, `nil` when absent or for other types.
     public var clientAddress: String? {
@@ -113,6 +122,7 @@ public enum Payload: Sendable, Hashable {
         case .userSwitchOpened: .userSwitchOpened
         case .userSwitchClosed: .userSwitchClosed
         case .signInOptionsShown: .signInOptionsShown
+        case .logImported: .logImported
         }
     }
 
@@ -145,6 +155,11 @@ public enum Payload: Sendable, Hashable {
         case let .fieldEdited(field, filled, valid): [.choice(field.wireCode), .flag(filled), valid.map(FieldValue.flag)]
         case .passwordResetFailed(let reason): [.choice(reason.wireCode)]
         case let .signInOptionsShown(options, platform): [.choices(options.map(\.wireCode)), platform.map { .choice($0.wireCode) }]
+        case let .logImported(format, events, appended, skipped, skippedKinds, firstAt, lastAt):
+            [
+                .choice(format.wireCode), .count(events), .count(appended), .count(skipped), skippedKinds.map(FieldValue.text),
+                .instant(firstAt), .instant(lastAt)
+            ]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
@@ -218,6 +233,10 @@ public enum Payload: Sendable, Hashable {
         case .userSwitchOpened: self = .userSwitchOpened
         case .userSwitchClosed: self = .userSwitchClosed
         case .signInOptionsShown: self = .signInOptionsShown(options: try source.choices(), platform: try source.optionalChoice())
+        case .logImported:
+            self = .logImported(
+                format: try source.choice(), events: try source.count(), appended: try source.count(), skipped: try source.count(),
+                skippedKinds: try source.optionalText(), firstAt: try source.instant(), lastAt: try source.instant())
         }
     }
 }

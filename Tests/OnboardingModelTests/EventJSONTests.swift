@@ -70,7 +70,15 @@ struct EventJSONTests {
         Samples.event(.userSwitchOpened, user: nil),
         Samples.event(.userSwitchClosed),
         Samples.event(.signInOptionsShown(options: [.apple, .google, .password, .biometric], platform: .ios), user: nil, session: nil),
-        Samples.event(.signInOptionsShown(options: [.passcode]))
+        Samples.event(.signInOptionsShown(options: [.passcode])),
+        Samples.event(
+            .logImported(
+                format: .sshd, events: 34, appended: 34, skipped: 46, skippedKinds: "12 pam, 34 not sshd",
+                firstAt: Samples.at, lastAt: Samples.at.adding(milliseconds: 3_600_000)), user: nil, session: nil),
+        Samples.event(
+            .logImported(
+                format: .windows, events: Payload.maximumImportCount, appended: 0, skipped: 0, firstAt: Timestamp.minimum,
+                lastAt: Timestamp.maximum), user: nil, session: nil)
     ]
 
     @Test("the corpus covers every event type and is valid")

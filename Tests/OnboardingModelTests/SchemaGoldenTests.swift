@@ -75,6 +75,16 @@ struct SchemaGoldenTests {
             "sign_in_options_shown.all",
             .signInOptionsShown(
                 options: [.biometric, .passcode, .password, .other, .github, .microsoft, .facebook, .google, .apple], platform: .other)
+        ),
+        (
+            "log_imported",
+            .logImported(
+                format: .sshd, events: 34, appended: 30, skipped: 46, skippedKinds: "12 pam, 34 not sshd",
+                firstAt: Samples.at, lastAt: Samples.at.adding(milliseconds: 3_600_000))
+        ),
+        (
+            "log_imported.minimal",
+            .logImported(format: .windows, events: Payload.maximumImportCount, appended: 0, skipped: 0, firstAt: Samples.at, lastAt: Samples.at)
         )
     ]
 
@@ -106,6 +116,8 @@ struct SchemaGoldenTests {
             for variant in Variant.allCases {
                 // `user_forgotten` always names its user by the pseudonym literal.
                 if entry.payload.type == .userForgotten, variant == .anonymous { continue }
+                // `log_imported` names no user.
+                if entry.payload.type == .logImported, variant != .anonymous { continue }
                 result.append(("\(entry.name)/\(variant.rawValue)", event(entry.payload, variant), UInt64(index * 3 + 1)))
             }
         }

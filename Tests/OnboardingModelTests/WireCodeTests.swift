@@ -18,7 +18,7 @@ struct WireCodeTests {
         ("field_validated", 27), ("account_creation_failed", 28), ("account_created", 29),
         ("lockout_cleared", 30), ("user_forgotten", 31), ("field_edited", 32), ("account_creation_submitted", 33),
         ("password_reset_started", 34), ("password_reset_failed", 35), ("user_switch_opened", 36),
-        ("user_switch_closed", 37), ("sign_in_options_shown", 38)
+        ("user_switch_closed", 37), ("sign_in_options_shown", 38), ("log_imported", 39)
     ]
 
     /// The types with a schema 2 (docs/format.md § Event types); every other type is at schema 1.
@@ -43,7 +43,7 @@ struct WireCodeTests {
         }
     }
 
-    @Test("codes outside 1…38 name no event type", arguments: [UInt16(0), 39, 40, 255, 256, 257, 0x0101, UInt16.max])
+    @Test("codes outside 1…39 name no event type", arguments: [UInt16(0), 40, 41, 255, 256, 257, 0x0101, UInt16.max])
     func unknownEventTypeCodes(code: UInt16) {
         #expect(EventType(code: code) == nil)
     }
@@ -113,6 +113,8 @@ struct WireCodeTests {
         #expect(DevicePlatform.web.wireCode == 2)
         #expect(EventType.signInOptionsShown.code == 38)
         #expect(EventType.userSwitchClosed.code == 37)
+        #expect(EventType.logImported.code == 39)
+        #expect(ImportedLogFormat.wireNames == ["jsonl", "sshd", "keycloak", "okta", "entra", "cloudtrail", "windows"])
     }
 
     @Test("wire codes round trip and unknown codes are nil for every enum")
@@ -169,7 +171,8 @@ struct WireCodeTests {
             .lockoutCleared: ["reason"],
             .fieldEdited: ["field", "filled", "valid"],
             .passwordResetFailed: ["reason"],
-            .signInOptionsShown: ["options", "platform"]
+            .signInOptionsShown: ["options", "platform"],
+            .logImported: ["format", "events", "appended", "skipped", "skipped_kinds", "first_at", "last_at"]
         ]
         for type in EventType.allCases {
             #expect(type.fields.map(\.name) == expected[type, default: []], "fields of \(type.rawValue)")
@@ -183,7 +186,8 @@ struct WireCodeTests {
                 "user_profile_updated.display_name", "user_profile_updated.subtitle", "user_profile_updated.image_ref",
                 "sign_in_started.identifier_kind", "sign_in_failed.client_address", "sign_in_throttled.client_address",
                 "second_factor_failed.client_address", "sign_in_succeeded.client_address",
-                "account_creation_failed.field", "field_edited.valid", "sign_in_options_shown.platform"
+                "account_creation_failed.field", "field_edited.valid", "sign_in_options_shown.platform",
+                "log_imported.skipped_kinds"
             ])
     }
 

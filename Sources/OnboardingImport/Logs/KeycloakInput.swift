@@ -7,31 +7,36 @@ import OnboardingModel
 /// pretty-printed), newest first; a file of one event object per line is read as it is. The
 /// lockout replays an import in its order, so the events are put in time order (a stable sort:
 /// events of one millisecond keep their order in the file), written to a scratch file, and the
-/// import reads that. Memory holds 24 bytes per event, never the events.
+/// import reads that. Memory holds 24 bytes per event, never the events, and 4 more for the
+/// line (or array element) each sorted event came from, which a skipped line is reported by.
 enum KeycloakInput {
     struct Prepared {
         let input: ImportInput
-        /// Lines dropped before the import's passes (longer than a line may be), by kind.
-        let skipped: [String: Int]
+        /// Lines dropped before the import's passes (longer than a line may be), by kind, with
+        /// their line numbers in the file.
+        let skipped: SkippedLines
     }
 
     private struct Element {
         var time: Int64
         var offset: Int64
         var length: Int32
+        /// The line of the file, or for an array the element's number (from 1): fits the
+        /// padding after `length`, so an element still takes 24 bytes.
+        var line: Int32
     }
 
     static func prepare(_ input: ImportInput) throws(ImportError) -> Prepared {
         let raw = try ScratchFile(purpose: "the events of \(input.name)")
         var elements: [Element] = []
-        var skipped: [String: Int] = [:]
+        var skipped = SkippedLines()
         let parser = KeycloakEventParser()
         var failure: ImportError?
-        func keep(_ bytes: UnsafeRawBufferPointer) {
+        func keep(_ bytes: UnsafeRawBufferPointer, line: Int) {
             guard failure == nil else { return }
             let time: Int64
             if case .event(let event) = parser.parse(bytes) { time = event.at.millisecondsSince1970 } else { time = .min }
-            elements.append(Element(time: time, offset: raw.size, length: Int32(bytes.count)))
+            elements.append(Element(time: time, offset: raw.size, length: Int32(bytes.count), line: Int32(clamping: line)))
             do throws(ImportError) { try raw.append(bytes) } catch { failure = error }
         }
 
@@ -44,7 +49,7 @@ enum KeycloakInput {
             var splitter = JSONArraySplitter()
             do {
                 while count > 0 {
-                    try splitter.feed(UnsafeRawBufferPointer(rebasing: chunk[..<count])) { element in keep(element) }
+                    try splitter.feed(UnsafeRawBufferPointer(rebasing: chunk[..<count])) { element in keep(element, line: elements.count + 1) }
                     if let failure { throw failure }
                     count = try read(chunk)
                 }
@@ -68,8 +73,8 @@ enum KeycloakInput {
             }
             try JSONLReader.read(from: rest) { line throws(ImportError) in
                 switch line.content {
-                case .text(let bytes): keep(bytes)
-                case .tooLong(let isValidUTF8): skipped[isValidUTF8 ? "too long" : "not UTF-8", default: 0] += 1
+                case .text(let bytes): keep(bytes, line: line.number)
+                case .tooLong(let isValidUTF8): skipped.add(isValidUTF8 ? "too long" : "not UTF-8", line: line.number)
                 }
                 if let failure { throw failure }
             }
@@ -92,6 +97,7 @@ enum KeycloakInput {
             buffer[length] = 0x0A
             try lines.append(UnsafeRawBufferPointer(rebasing: buffer[...length]))
         }
-        return Prepared(input: try ImportInput(prepared: lines, from: input), skipped: skipped)
+        return Prepared(
+            input: try ImportInput(prepared: lines, from: input, sourceLines: order.map { elements[$0].line }), skipped: skipped)
     }
 }

@@ -59,6 +59,7 @@ import OnboardingModel
 /// - `sign_in_options_shown` describes the device's sign-in screen, not a flow: the last one is
 ///   kept on the device (``DeviceState/signInOptions``) and it changes no screen, like the
 ///   biometric events.
+/// - `log_imported` notes what an import of a foreign log left out: no screen, no flow.
 public struct SessionProjection: Sendable, Hashable {
     /// How long after `temporary_password_sent` a new mail may be requested: a minute keeps a
     /// user from flooding their own inbox (and the mail server) while they wait, and is short
@@ -164,7 +165,7 @@ public struct SessionProjection: Sendable, Hashable {
     private static func changesNoScreen(_ payload: Payload) -> Bool {
         switch payload {
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown:
+            .signInOptionsShown, .logImported:
             true
         default:
             false
@@ -273,8 +274,8 @@ public struct SessionProjection: Sendable, Hashable {
             flow.inputs = FieldInputs()
             flow.identifierKind = nil
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown:
-            return false // `apply` handed them to noteBiometric or noteSignInOptions already
+            .signInOptionsShown, .logImported:
+            return false // `apply` handed them to noteBiometric or noteSignInOptions already (an import's summary to neither)
         }
         return true
     }

@@ -29,6 +29,10 @@ enum ImportCommand {
         name: "device", valueName: "ID",
         help: "device id of a store created by this command (default: random); with --from sshd|keycloak also the device of lines that name no host")
 
+    static let jsonOption = OptionSpec(
+        name: "json", valueName: nil,
+        help: "print the summary as one JSON object on stdout instead of text (docs/importers.md § The summary)")
+
     static let spec = CommandSpec(
         name: "import",
         summary: "append events from JSONL, or from a real sshd or Keycloak log (- for stdin), every line checked first",
@@ -51,7 +55,7 @@ enum ImportCommand {
             "authentication are counted by kind and reported, never fatal. Each event's id is made",
             "from its line, so importing the same log again appends nothing."
         ],
-        options: [.store, deviceOption, fromOption, yearOption, timeZoneOption, commitEveryOption, .durability, clockSkewOption],
+        options: [.store, deviceOption, fromOption, yearOption, timeZoneOption, commitEveryOption, .durability, clockSkewOption, jsonOption],
         argumentCount: 1...1,
         run: run)
 
@@ -100,12 +104,13 @@ enum ImportCommand {
         }
         progressLine.end()
 
-        if !summary.skipped.isEmpty {
-            let count = summary.skipped.values.reduce(0, +)
-            Output.error(
-                "onboard import: \(source): skipped \(count == 1 ? "1 line that is not an authentication event" : "\(count) lines that are not authentication events"): \(summary.skippedDescription)"
-            )
+        if invocation.has("json") {
+            var writer = JSONWriter()
+            writer.append(summary.json(format: importer.format, input: source))
+            print(writer.text)
+            return ExitCode.success
         }
+        for line in skippedLines(summary.skippedLines) { Output.error("onboard import: \(source): \(line)") }
         if case .sshd(let year, let zone) = importer.format, let first = summary.startYear {
             // As the user named it: Foundation calls UTC "GMT".
             let zoneName = invocation.values["timezone"] ?? zone.identifier
@@ -138,6 +143,21 @@ enum ImportCommand {
             print(line)
         }
         return ExitCode.success
+    }
+
+    /// The skipped lines as stderr says them: one line for one kind, else a heading and one
+    /// indented line per kind, most common first, each with its first line numbers.
+    static func skippedLines(_ skipped: SkippedLines) -> [String] {
+        let total = skipped.total
+        guard total > 0 else { return [] }
+        let heading = total == 1 ? "skipped 1 line that is not an authentication event" : "skipped \(total) lines that are not authentication events"
+        let kinds = skipped.kinds.map { kind in
+            let more = kind.count > kind.firstLines.count ? ", …" : ""
+            let lines = kind.firstLines.map(String.init).joined(separator: ", ")
+            return "\(kind.count) \(kind.kind) (line\(kind.count == 1 ? "" : "s") \(lines)\(more))"
+        }
+        if kinds.count == 1 { return ["\(heading): \(kinds[0])"] }
+        return ["\(heading):"] + kinds.map { "  " + $0 }
     }
 
     /// `--from`, `--year` and `--timezone`, checked against one another.
