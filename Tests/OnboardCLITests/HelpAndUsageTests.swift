@@ -53,7 +53,7 @@ import TestSupport
                 result.stdout == """
                     onboard import — append events from JSONL, or from a real sshd or Keycloak log (- for stdin), every line checked first
 
-                    Usage: onboard import FILE|- [--store PATH] [--device ID] [--from jsonl|sshd|keycloak] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]
+                    Usage: onboard import FILE|- [--store PATH] [--device ID] [--from jsonl|sshd|keycloak] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none] [--json]
 
                     Every line is checked before anything is written: a malformed line, an unknown type or
                     field, a missing or wrongly typed field, a field that looks like a secret, an id used for
@@ -69,8 +69,10 @@ import TestSupport
                     --from sshd|keycloak maps a real authentication log to events: failed, throttled and
                     successful sign-ins with their user and client address, on the device that is the host
                     (sshd) or the realm (Keycloak), or --device for lines that name none. Lines that are not
-                    authentication are counted by kind and reported, never fatal. Each event's id is made
-                    from its line, so importing the same log again appends nothing.
+                    authentication are counted by kind and reported with their first line numbers, never
+                    fatal. The import's last commit also appends a log_imported event on the store's device:
+                    what it read, appended and left out, which onboard lab reports. Each event's id is made
+                    from its line, so importing the same log again appends nothing (and no second summary).
 
                     Options:
                       --store PATH                    the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)
@@ -81,6 +83,7 @@ import TestSupport
                       --commit-every N                events per commit (default 100000); memory grows with N
                       --durability full|relaxed       full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)
                       --max-clock-skew SECONDS|none   refuse events dated more than this after the clock (default 300); none takes any time, e.g. a log whose clock is known wrong
+                      --json                          print the summary as one JSON object on stdout instead of text (docs/importers.md § The summary)
                       -h, --help                      show this help
 
                     """)
@@ -115,7 +118,7 @@ import TestSupport
                     (["bogus"], "onboard: unknown command \"bogus\"; run onboard --help for the list\n"),
                     (
                         ["import"],
-                        "onboard import: expected FILE|-, got 0 argument(s); usage: onboard import FILE|- [--store PATH] [--device ID] [--from jsonl|sshd|keycloak] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]\n"
+                        "onboard import: expected FILE|-, got 0 argument(s); usage: onboard import FILE|- [--store PATH] [--device ID] [--from jsonl|sshd|keycloak] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none] [--json]\n"
                     ),
                     (["record", "{}", "--durability", "sometimes"], "onboard record: --durability must be full or relaxed, got \"sometimes\"\n"),
                     (["export", "--format", "xml"], "onboard export: unknown --format \"xml\"; valid formats: jsonl, csv, ocsf\n"),

@@ -52,8 +52,10 @@ enum ImportCommand {
             "--from sshd|keycloak maps a real authentication log to events: failed, throttled and",
             "successful sign-ins with their user and client address, on the device that is the host",
             "(sshd) or the realm (Keycloak), or --device for lines that name none. Lines that are not",
-            "authentication are counted by kind and reported, never fatal. Each event's id is made",
-            "from its line, so importing the same log again appends nothing."
+            "authentication are counted by kind and reported with their first line numbers, never",
+            "fatal. The import's last commit also appends a log_imported event on the store's device:",
+            "what it read, appended and left out, which onboard lab reports. Each event's id is made",
+            "from its line, so importing the same log again appends nothing (and no second summary)."
         ],
         options: [.store, deviceOption, fromOption, yearOption, timeZoneOption, commitEveryOption, .durability, clockSkewOption, jsonOption],
         argumentCount: 1...1,
@@ -110,7 +112,9 @@ enum ImportCommand {
             print(writer.text)
             return ExitCode.success
         }
-        for line in skippedLines(summary.skippedLines) { Output.error("onboard import: \(source): \(line)") }
+        for (index, line) in skippedLines(summary.skippedLines).enumerated() {
+            Output.error(index == 0 ? "onboard import: \(source): \(line)" : line)
+        }
         if case .sshd(let year, let zone) = importer.format, let first = summary.startYear {
             // As the user named it: Foundation calls UTC "GMT".
             let zoneName = invocation.values["timezone"] ?? zone.identifier
@@ -140,13 +144,15 @@ enum ImportCommand {
             var line = "imported \(summary.appended) events (seq \(summary.firstSeq!)–\(summary.lastSeq!))"
             if summary.alreadyStored > 0 { line += "; \(summary.alreadyStored) already in the store were skipped" }
             if summary.repeats > 0 { line += "; \(repeats)" }
+            if let seq = summary.summarySeq { line += "; the import's summary is seq \(seq) (log_imported)" }
             print(line)
         }
         return ExitCode.success
     }
 
     /// The skipped lines as stderr says them: one line for one kind, else a heading and one
-    /// indented line per kind, most common first, each with its first line numbers.
+    /// indented line per kind, most common first, each with its first line numbers (at most
+    /// ``SkippedLines/maximumFirstLines``; `…` when there are more).
     static func skippedLines(_ skipped: SkippedLines) -> [String] {
         let total = skipped.total
         guard total > 0 else { return [] }
