@@ -5,7 +5,7 @@ import OnboardingStore
 extension EventImporter {
     /// The append pass: the checked bytes again, decoded and appended `commitEvents` at a time.
     /// The last commit of a foreign log's import also appends its `log_imported` summary
-    /// (``summaryEvent(of:device:at:)``), so the summary is in the store exactly when the
+    /// (``summaryEvent(of:appending:device:at:)``), so the summary is in the store exactly when the
     /// import's last events are, and an import that appends no event records none.
     func append(
         _ input: ImportInput, checked: CheckedInput, to store: OnboardingStore,
@@ -33,8 +33,6 @@ extension EventImporter {
                 // from the events of this batch the store does not hold yet.
                 let appending = try newEvents(events, in: store, input: input)
                 if summary.appended + appending > 0 {
-                    summary.firstAt = earliest
-                    summary.lastAt = latest
                     events.append(summaryEvent(of: summary, appending: appending, device: store.deviceID, at: storeOptions.clock()))
                     claims.append(nil)
                     recordsSummary = true
@@ -44,7 +42,8 @@ extension EventImporter {
             do {
                 results = try store.appendBlocking(events, claimedSeqs: claims)
             } catch {
-                let line = error.batchIndex.map { "line \(lines[$0]): " } ?? ""
+                // The summary, last in the batch, has no line.
+                let line = error.batchIndex.flatMap { lines.indices.contains($0) ? "line \(lines[$0]): " : nil } ?? ""
                 throw ImportError(.store, "\(input.name): \(line)\(error.message)\(kept())", storeError: error)
             }
             if recordsSummary, let result = results.last {
@@ -91,6 +90,8 @@ extension EventImporter {
             if events.count == commitEvents, seen != checked.events { try commit() }
         }
         guard seen == checked.events else { throw ImportError(.inputOutput, input.changed().message + kept()) }
+        summary.firstAt = earliest
+        summary.lastAt = latest
         if !events.isEmpty { try commit(last: true) }
         // A repeat was appended as a duplicate of the event its first line appended.
         summary.alreadyStored = max(0, duplicates - checked.repeats)
@@ -98,15 +99,12 @@ extension EventImporter {
 
     /// How many events of `batch` the store does not hold yet (an event twice in the batch, once).
     private func newEvents(_ batch: [Event], in store: OnboardingStore, input: ImportInput) throws(ImportError) -> Int {
-        var ids = Set<UUID>()
-        for event in batch where ids.insert(event.id).inserted {
-            do {
-                if try store.seq(of: event.id) != nil { ids.remove(event.id) }
-            } catch {
-                throw ImportError(.store, "\(input.name): \(error.message)", storeError: error)
-            }
+        let ids = Set(batch.map(\.id))
+        do {
+            return ids.count - (try store.storedCount(of: ids))
+        } catch {
+            throw ImportError(.store, "\(input.name): \(error.message)", storeError: error)
         }
-        return ids.count
     }
 
     /// The `log_imported` event of an import whose last commit appends `appending` more events:

@@ -33,7 +33,8 @@ public struct ImportSummary: Sendable, Equatable {
     public var skippedLines = SkippedLines()
     /// The year an sshd log's first line was read in (given with `--year`, or inferred).
     public var startYear: Int?
-    /// The earliest and the latest time of the events read (stored before or not).
+    /// The earliest and the latest time of the events read (stored before or not); `nil` when
+    /// the import had nothing to append (the check pass keeps no times).
     public var firstAt: Timestamp?
     public var lastAt: Timestamp?
     /// The seq of the `log_imported` event that keeps this summary in the store: `nil` when none
