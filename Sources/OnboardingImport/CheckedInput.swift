@@ -8,8 +8,8 @@ struct CheckedInput {
     var repeatExamples: [ImportSummary.Repeat] = []
     /// Every event was found in the store (a rerun of an import that finished): nothing to append.
     var allStored = false
-    /// Lines of a foreign log that are not events, by kind.
-    var skipped: [String: Int] = [:]
+    /// Lines of a foreign log that are not events, by kind, numbered as in the file read.
+    var skipped = SkippedLines()
     /// The first line's year of an sshd log (given or inferred), which every pass reads with.
     var startYear: Int?
 }

@@ -40,13 +40,13 @@ extension EventImporter {
                 guard let line, case .text(let bytes) = line.content else { return }
                 try takeEvent(event, line: line.number, offset: line.offset, length: bytes.count)
             case .skipped(let kind):
-                checked.skipped[kind, default: 0] += 1
+                checked.skipped.add(kind, line: input.sourceLine(line?.number ?? 0))
             case .invalid(let message):
                 errors.add(line: line?.number ?? 0, message)
             case .invalidLine(let number, let message):
                 errors.add(line: number, message)
             case .several(let events, let skipped):
-                for kind in skipped { checked.skipped[kind, default: 0] += 1 }
+                for (kind, number) in skipped { checked.skipped.add(kind, line: input.sourceLine(number)) }
                 for found in events { try takeEvent(found.decoded, line: found.line, offset: found.offset, length: found.length) }
             }
         }

@@ -61,7 +61,7 @@ public struct EventImporter {
     }
 
     public func run(_ given: ImportInput) throws(ImportError) -> ImportSummary {
-        guard format.recordLog != nil else { return try run(given, preparedSkips: [:]) }
+        guard format.recordLog != nil else { return try run(given, preparedSkips: SkippedLines()) }
         // A log of JSON records: one per line and oldest first, from a scratch file.
         let prepared = try JSONLogInput.prepare(given, format: format)
         var importer = self
@@ -69,7 +69,7 @@ public struct EventImporter {
         return try importer.run(prepared.input, preparedSkips: prepared.skipped)
     }
 
-    private func run(_ input: ImportInput, preparedSkips: [String: Int]) throws(ImportError) -> ImportSummary {
+    private func run(_ input: ImportInput, preparedSkips: SkippedLines) throws(ImportError) -> ImportSummary {
         // The check reads the store as it is, read-only: a refused import leaves it untouched
         // (a writable open and close may write a snapshot, sign the head, make a signing key).
         let checked: CheckedInput
@@ -85,7 +85,7 @@ public struct EventImporter {
             checked = try check(input, store: reading, startYear: startYear, firstPass: firstPass)
         }
         var summary = ImportSummary()
-        summary.skipped = checked.skipped.merging(preparedSkips, uniquingKeysWith: +)
+        summary.skippedLines = checked.skipped.merging(preparedSkips)
         summary.startYear = checked.startYear
         summary.events = checked.events
         summary.repeats = checked.repeats

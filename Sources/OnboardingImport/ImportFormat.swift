@@ -1,4 +1,5 @@
 import Foundation
+import OnboardingModel
 
 /// What an import reads (docs/importers.md).
 ///
@@ -43,6 +44,19 @@ public enum ImportFormat: Sendable, Equatable {
         case .entra: "entra"
         case .cloudtrail: "cloudtrail"
         case .windows: "windows"
+        }
+    }
+
+    /// The format a `log_imported` event names (its code is fixed in ``ImportedLogFormat``).
+    var loggedFormat: ImportedLogFormat {
+        switch self {
+        case .jsonl: .jsonl
+        case .sshd: .sshd
+        case .keycloak: .keycloak
+        case .okta: .okta
+        case .entra: .entra
+        case .cloudtrail: .cloudtrail
+        case .windows: .windows
         }
     }
 

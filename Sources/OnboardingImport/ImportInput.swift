@@ -68,12 +68,25 @@ public final class ImportInput {
     private var preparedFrom: ScratchFile?
     /// The modification time of the input a prepared one was made from.
     private var originalModificationDate: Date?
+    /// For a prepared input whose lines are in another order than `original`'s: by line − 1,
+    /// the line (or array element) of `original` it holds.
+    private var sourceLines: [Int32]?
 
     /// An input that reads `scratch` (written whole before this) under `original`'s name.
-    convenience init(prepared scratch: ScratchFile, from original: ImportInput) throws(ImportError) {
+    /// - Parameter sourceLines: when `scratch` holds one line per line (or element) of
+    ///   `original`, reordered: by line − 1, the number in `original` (``sourceLine(_:)``).
+    convenience init(prepared scratch: ScratchFile, from original: ImportInput, sourceLines: [Int32]? = nil) throws(ImportError) {
         try self.init(name: original.name, descriptor: scratch.descriptor, ownsDescriptor: false)
         preparedFrom = scratch
         originalModificationDate = original.modificationDate
+        self.sourceLines = sourceLines
+    }
+
+    /// The number in the file the user gave of line `number` of this input: the same, but for
+    /// a prepared input that reordered the file's lines (Keycloak's, sorted oldest first).
+    func sourceLine(_ number: Int) -> Int {
+        guard let sourceLines, number >= 1, number <= sourceLines.count else { return number }
+        return Int(sourceLines[number - 1])
     }
 
     private init(name: String, descriptor: Int32, ownsDescriptor: Bool) throws(ImportError) {

@@ -1,3 +1,5 @@
+import OnboardingModel
+
 /// What an import did.
 ///
 /// ```swift
@@ -26,14 +28,24 @@ public struct ImportSummary: Sendable, Equatable {
     public var repeatExamples: [Repeat] = []
     /// Write transactions committed.
     public var commits = 0
-    /// Lines of a foreign log that are not authentication events, by kind (docs/importers.md).
-    public var skipped: [String: Int] = [:]
+    /// Lines of a foreign log that are not authentication events, by kind, with the first line
+    /// numbers of each (docs/importers.md).
+    public var skippedLines = SkippedLines()
     /// The year an sshd log's first line was read in (given with `--year`, or inferred).
     public var startYear: Int?
+    /// The earliest and the latest time of the events read (stored before or not); `nil` when
+    /// the import had nothing to append (the check pass keeps no times).
+    public var firstAt: Timestamp?
+    public var lastAt: Timestamp?
+    /// The seq of the `log_imported` event that keeps this summary in the store: `nil` when none
+    /// was appended (a JSONL import, or an import that appended no event).
+    public var summarySeq: UInt64?
+
+    /// Lines of a foreign log that are not authentication events, by kind.
+    public var skipped: [String: Int] { skippedLines.counts }
 
     /// The skipped lines on one line, most common kind first: `"9 not sshd, 3 pam"`.
     public var skippedDescription: String {
-        skipped.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-            .map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        skippedLines.kinds.map { "\($0.count) \($0.kind)" }.joined(separator: ", ")
     }
 }

@@ -11,7 +11,7 @@ enum LineDecoding {
     /// What a line of an sshd log gave besides one event or one skip: several events (its own,
     /// or earlier lines' that it released), skipped kinds, or nothing yet (a PAM failure that
     /// waits to see how its connection ends).
-    case several([LineEvent], skipped: [String])
+    case several([LineEvent], skipped: [(kind: String, line: Int)])
     /// An event of another line (one that waited) that cannot be stored.
     case invalidLine(Int, String)
 }
@@ -73,9 +73,9 @@ struct LineDecoder {
     mutating func finish() -> LineDecoding {
         guard case .sshd(var parser) = reader else { return .several([], skipped: []) }
         reader = .jsonl
-        let skipped = parser.finish()
+        let reading = parser.finish()
         reader = .sshd(parser)
-        return .several([], skipped: skipped)
+        return .several([], skipped: Array(zip(reading.skipped, reading.skippedLines)).map { (kind: $0, line: $1) })
     }
 
     /// Whether any line had a BSD-syslog time (without a year): only then was a year used.
@@ -104,7 +104,7 @@ struct LineDecoder {
                 return event(reading.events[0].event, bytes: bytes, line: line)
             }
             if reading.events.isEmpty, reading.skipped.count == 1 { return .skipped(reading.skipped[0]) }
-            return sshdEvents(reading.events, skipped: reading.skipped)
+            return sshdEvents(reading.events, skipped: Array(zip(reading.skipped, reading.skippedLines)).map { (kind: $0, line: $1) })
         case .keycloak(let parser, let hints):
             read = parser.parse(bytes, hint: hints[line])
         case .records(let parser, _):
@@ -117,7 +117,7 @@ struct LineDecoder {
     }
 
     /// sshd events of any lines, each with the id its own line gives it.
-    private func sshdEvents(_ events: [SSHDEvent], skipped: [String]) -> LineDecoding {
+    private func sshdEvents(_ events: [SSHDEvent], skipped: [(kind: String, line: Int)]) -> LineDecoding {
         var decoded: [LineEvent] = []
         for found in events {
             let origin = found.origin

@@ -36,6 +36,8 @@ public struct LabLog: Sendable {
     public private(set) var eventCount = 0
     public private(set) var firstAt: Timestamp?
     public private(set) var lastAt: Timestamp?
+    /// The imports of foreign logs the log records (`log_imported`), in log order.
+    public private(set) var imports: [LabImport] = []
 
     /// Sets the count of events read when the caller read only the events a lockout looks at.
     public mutating func setEventCount(_ count: Int) { eventCount = max(count, inputs.count) }
@@ -53,8 +55,10 @@ public struct LabLog: Sendable {
         var count = 0
         var first: Timestamp?, last: Timestamp?
         var allGenerated = true
+        var imports: [LabImport] = []
         for event in events {
             count += 1
+            if let summary = LabImport(event) { imports.append(summary) }
             guard let input = LockoutInput(event) else { continue }
             first = first.map { min($0, event.at) } ?? event.at
             last = last.map { max($0, event.at) } ?? event.at
@@ -64,6 +68,7 @@ public struct LabLog: Sendable {
         self.init(
             inputs: collected, eventCount: count, firstAt: first, lastAt: last,
             truth: allGenerated && !collected.isEmpty ? .generated : .heuristic)
+        self.imports = imports
     }
 
     /// Reads `store` by the lockout-only replay path (no hash check, no projection): see
@@ -82,6 +87,7 @@ public struct LabLog: Sendable {
             inputs: inputs, eventCount: scan.records, firstAt: first, lastAt: last,
             truth: allGenerated && !inputs.isEmpty ? .generated : .heuristic)
         damagedRecords = scan.damaged
+        imports = scan.imports.compactMap(LabImport.init)
     }
 
     /// Records the store scan could not parse (left out of the replay; `onboard verify` names them).

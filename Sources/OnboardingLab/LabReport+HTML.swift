@@ -97,9 +97,21 @@ extension LabReport {
         }
         if results.indices.contains(timelinePolicy) { fact("timeline under", Self.escape(results[timelinePolicy].policy)) }
         out += "</dl>\n"
+        out += importsList()
         out +=
             "<p class=\"warn\">This file shows user names and client addresses from the log. It is a local file for the security engineer: do not publish, mail or upload it.</p>\n"
         out += "</header>\n"
+    }
+
+    /// What each import of a foreign log left out (its `log_imported` event), at most
+    /// ``LabImport/maximumListed``: a replay of a log with holes measures the holes too.
+    func importsList() -> String {
+        let imports = summary.imports
+        guard !imports.isEmpty else { return "" }
+        var out = "<section id=\"imports\">\n<h2>What the imports left out</h2>\n<ul>\n"
+        for summary in imports.prefix(LabImport.maximumListed) { out += "<li>\(Self.escape(summary.sentence))</li>\n" }
+        if imports.count > LabImport.maximumListed { out += "<li>… and \(imports.count - LabImport.maximumListed) more imports</li>\n" }
+        return out + "</ul>\n</section>\n"
     }
 
     var frontierCaption: String {

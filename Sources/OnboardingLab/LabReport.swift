@@ -26,6 +26,8 @@ public struct LabReport: Sendable {
         public var acrossDevices: Bool
         public var firstAt: Timestamp?
         public var lastAt: Timestamp?
+        /// The imports of foreign logs the log records, and what each left out.
+        public var imports: [LabImport] = []
     }
 
     public var mode: Mode
@@ -57,7 +59,7 @@ public struct LabReport: Sendable {
     static func summary(_ log: LabLog, source: String, acrossDevices: Bool) -> Summary {
         Summary(
             source: source, events: log.eventCount, attempts: log.inputs.count, days: log.days, truth: log.truth,
-            acrossDevices: acrossDevices, firstAt: log.firstAt, lastAt: log.lastAt)
+            acrossDevices: acrossDevices, firstAt: log.firstAt, lastAt: log.lastAt, imports: log.imports)
     }
 
     /// `lab compare`: `results` in the order compared; `trace` is the first policy's.

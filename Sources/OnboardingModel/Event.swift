@@ -105,6 +105,11 @@ extension Event {
         if type == .userForgotten, !(user.map(UserRef.isLiteral) ?? false) {
             throw EventValidationError(field: "user", "user_forgotten names the user by its pseudonym (~ and 32 hex digits), never by the readable id")
         }
+        // Its skipped kinds are text, which a record that names a user would seal with that
+        // user's key and a forget would erase: an import's summary is no user's, so it names none.
+        if type == .logImported, user != nil {
+            throw EventValidationError(field: "user", "log_imported summarizes an import and names no user; give null")
+        }
         guard at >= Timestamp.minimum, at <= Timestamp.maximum else {
             throw EventValidationError(field: "at", "time must lie between years 0001 and 9999")
         }

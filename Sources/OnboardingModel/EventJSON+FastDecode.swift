@@ -101,9 +101,9 @@ private struct FastToken {
 /// The members of one line: the seven envelope members by name, and up to
 /// ``maximumPayloadMembers`` others (key and value) in the order written.
 private struct FastLineMembers {
-    /// The most payload fields any event type has (`user_added`: 5); a line with more members
+    /// The most payload fields any event type has (`log_imported`: 7); a line with more members
     /// than that has an unknown one, which the reference decoder reports.
-    static let maximumPayloadMembers = 5
+    static let maximumPayloadMembers = 7
 
     var id: FastToken?
     var device: FastToken?
@@ -113,9 +113,11 @@ private struct FastLineMembers {
     var session: FastToken?
     var type: FastToken?
     var payloadCount = 0
-    var payload: (FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?) = (
-        nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
-    )
+    var payload:
+        (
+            FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?, FastToken?,
+            FastToken?, FastToken?, FastToken?, FastToken?
+        ) = (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
 
     func payloadKey(_ index: Int) -> FastToken { token(2 * index) }
     func payloadValue(_ index: Int) -> FastToken { token(2 * index + 1) }
@@ -131,7 +133,11 @@ private struct FastLineMembers {
         case 6: payload.6!
         case 7: payload.7!
         case 8: payload.8!
-        default: payload.9!
+        case 9: payload.9!
+        case 10: payload.10!
+        case 11: payload.11!
+        case 12: payload.12!
+        default: payload.13!
         }
     }
 
@@ -143,6 +149,8 @@ private struct FastLineMembers {
         case 2: payload.4 = key; payload.5 = value
         case 3: payload.6 = key; payload.7 = value
         case 4: payload.8 = key; payload.9 = value
+        case 5: payload.10 = key; payload.11 = value
+        case 6: payload.12 = key; payload.13 = value
         default: return false
         }
         payloadCount += 1

@@ -186,6 +186,15 @@ extension EventType {
         // personal section only when an address is present, the lockout scan's offsets, an
         // erased address read back as such) holds unchanged.
         case .accountLocked: [.choice("source", AccountLockSource.self), .instant("until", optional: true), .clientAddress]
+        // The counts are stored in 4 bytes: an import past 4,294,967,295 lines records that many.
+        // The skipped kinds are text only because the kinds are open-ended (each parser names its
+        // own); they are fixed phrases of the parsers, never text of the log (docs/importers.md).
+        case .logImported:
+            [
+                .choice("format", ImportedLogFormat.self), .count("events", 0...Payload.maximumImportCount),
+                .count("appended", 0...Payload.maximumImportCount), .count("skipped", 0...Payload.maximumImportCount),
+                .text("skipped_kinds", optional: true), .instant("first_at"), .instant("last_at")
+            ]
         }
     }
 }

@@ -74,6 +74,10 @@ public enum EventType: String, WireEnum {
     /// the real enforcement, set beside the lockout lab's replay. Not a failure; the lockout
     /// engine counts nothing for it.
     case accountLocked = "account_locked"
+    // imports
+    /// An import of a foreign authentication log appended events: what it read, appended and
+    /// left out, by kind (docs/importers.md § The summary in the store). Names no user.
+    case logImported = "log_imported"
 
     /// The type's two-byte code in the binary record.
     public var code: UInt16 { UInt16(wireCode) + 1 }

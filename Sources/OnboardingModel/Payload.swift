@@ -69,6 +69,15 @@ public enum Payload: Sendable, Hashable {
     /// `until`, or, when `nil`, until an administrator unlocks it. Not a failure: the lockout
     /// engine counts nothing for it.
     case accountLocked(source: AccountLockSource, until: Timestamp? = nil, clientAddress: String? = nil)
+    /// An import of a foreign log appended events: lines that held an event, events appended,
+    /// lines skipped and their kinds (`"9 not sshd, 3 pam"`, absent when none was skipped), and
+    /// the earliest and latest time of the events read. Never names a user.
+    case logImported(
+        format: ImportedLogFormat, events: Int, appended: Int, skipped: Int, skippedKinds: String? = nil,
+        firstAt: Timestamp, lastAt: Timestamp)
+
+    /// The largest count a `log_imported` field holds (4 bytes in the record).
+    public static let maximumImportCount = Int(UInt32.max)
 
     /// The client address of a sign-in event, `nil` when absent or for other types.
     public var clientAddress: String? {
@@ -122,6 +131,7 @@ public enum Payload: Sendable, Hashable {
         case .signInOptionsShown: .signInOptionsShown
         case .signInAborted: .signInAborted
         case .accountLocked: .accountLocked
+        case .logImported: .logImported
         }
     }
 
@@ -156,6 +166,11 @@ public enum Payload: Sendable, Hashable {
         case let .signInOptionsShown(options, platform): [.choices(options.map(\.wireCode)), platform.map { .choice($0.wireCode) }]
         case let .signInAborted(reason, address): [.choice(reason.wireCode), address.map(FieldValue.text)]
         case let .accountLocked(source, until, address): [.choice(source.wireCode), until.map(FieldValue.instant), address.map(FieldValue.text)]
+        case let .logImported(format, events, appended, skipped, skippedKinds, firstAt, lastAt):
+            [
+                .choice(format.wireCode), .count(events), .count(appended), .count(skipped), skippedKinds.map(FieldValue.text),
+                .instant(firstAt), .instant(lastAt)
+            ]
         case .userSelected, .passcodeSet, .passcodeChanged, .passcodeResetStarted, .passcodeResetCompleted,
             .biometricDisabled, .captchaFailed, .captchaPassed, .captchaAlternativesViewed,
             .temporaryPasswordSent, .accountCreationStarted, .accountCreated, .userForgotten,
@@ -232,6 +247,10 @@ public enum Payload: Sendable, Hashable {
         case .signInAborted: self = .signInAborted(reason: try source.choice(), clientAddress: try source.optionalText())
         case .accountLocked:
             self = .accountLocked(source: try source.choice(), until: try source.optionalInstant(), clientAddress: try source.optionalText())
+        case .logImported:
+            self = .logImported(
+                format: try source.choice(), events: try source.count(), appended: try source.count(), skipped: try source.count(),
+                skippedKinds: try source.optionalText(), firstAt: try source.instant(), lastAt: try source.instant())
         }
     }
 }

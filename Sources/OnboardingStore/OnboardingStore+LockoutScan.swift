@@ -11,13 +11,17 @@ extension OnboardingStore {
         package var damaged = 0
         /// Sealed client addresses that did not open (their user forgotten): read as none.
         package var sealedUnopened = 0
+        /// The `log_imported` events, in log order: what each import of a foreign log left out
+        /// (few: one per import), decoded whole and hash-checked, unlike the attempts.
+        package var imports: [Event] = []
     }
 
     /// The lockout lab's replay path (docs/lab.md § How a replay works): every record's
     /// ``LockoutInput`` straight from the stored bytes, in log order, inside one read
     /// transaction. It reads the type code first and skips every record no lockout looks at; it
     /// decodes only the fields a lockout needs; it checks **no hash**; it runs no projection.
-    /// A sealed client address costs a secretbox open, so it is read only with `addresses`.
+    /// A sealed client address costs a secretbox open, so it is read only with `addresses`. The
+    /// `log_imported` summaries are collected on the way (``LockoutScan/imports``).
     package func forEachLockoutInput(addresses: Bool, _ body: (LockoutInput) -> Void) throws(StoreError) -> LockoutScan {
         var scan = LockoutScan()
         try reading { transaction in
@@ -34,7 +38,13 @@ extension OnboardingStore {
                         lastDeviceName: &lastDeviceName)
                     {
                     case .input(let input): body(input)
-                    case .skipped: break
+                    case .skipped:
+                        // A type code costs two loads: the rare summary is decoded whole.
+                        if StoredRecordParts.type(of: current.value) == .logImported {
+                            do { scan.imports.append(try decodeStored(key: current.key, value: current.value, users: users).event) } catch {
+                                scan.damaged += 1
+                            }
+                        }
                     case .sealedUnopened(let input):
                         scan.sealedUnopened += 1
                         body(input)

@@ -24,6 +24,19 @@ extension OnboardingStore {
         }
     }
 
+    /// How many of `ids` are stored, in one read transaction (an import counts what its last
+    /// commit will append: up to a commit's worth of ids, where a transaction per id costs more
+    /// than the lookups).
+    package func storedCount(of ids: some Sequence<UUID>) throws(StoreError) -> Int {
+        try reading { transaction in
+            var count = 0
+            for id in ids where try transaction.withValue(databases.byID, key: StoreLayout.uuidBytes(id), { _ in true }) ?? false {
+                count += 1
+            }
+            return count
+        }
+    }
+
     /// Records with seq in `range`, in order.
     public func records(in range: ClosedRange<UInt64>) throws(StoreError) -> [Record] {
         var records: [Record] = []

@@ -97,8 +97,14 @@ enum OCSFCorpus {
 
     private static func line(_ type: EventType, variant: Int, index: Int) -> String {
         // The profiled user's profile is added first, so later events find it; a user_forgotten
-        // names its user by the pseudonym only.
-        let user = index == 1 ? profiledForgotten : type == .userForgotten ? pseudonym : users[index % users.count]
+        // names its user by the pseudonym only, a log_imported names none.
+        let user =
+            switch type {
+            case _ where index == 1: profiledForgotten
+            case .userForgotten: pseudonym
+            case .logImported: nil as String?
+            default: users[index % users.count]
+            }
         var members = envelope(index: index, user: user, type: type)
         members.append(contentsOf: fields(type, variant: variant))
         return text(members)

@@ -11,7 +11,7 @@ import TestSupport
         "biometric_disabled", "captcha_alternatives_viewed", "account_creation_started", "field_validated",
         "account_creation_failed", "account_created", "user_forgotten", "field_edited", "account_creation_submitted",
         "user_switch_opened", "user_switch_closed",
-        "sign_in_options_shown"
+        "sign_in_options_shown", "log_imported"
     ]
 
     static func objects(_ output: String) throws -> [[String: Any]] {

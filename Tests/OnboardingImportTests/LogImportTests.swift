@@ -26,7 +26,7 @@ import TestSupport
         defer { directory.remove() }
         let file = try directory.write("auth.log", SSHDFixtures.sprayAndHonest)
         let store = directory.appending("store")
-        let summary = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc)).run(try ImportInput(path: file))
+        let summary = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc), device: "lab-1").run(try ImportInput(path: file))
 
         var parser = SSHDLogParser(startYear: 2026, timeZone: Self.utc)
         let (expected, skippedKinds) = parser.readAll(SSHDFixtures.lines(SSHDFixtures.sprayAndHonest))
@@ -34,7 +34,16 @@ import TestSupport
         for kind in skippedKinds { skips[kind, default: 0] += 1 }
         #expect(summary.appended == expected.count && summary.skipped == skips)
         #expect(summary.startYear == 2026 && summary.commits > 1, "committed in several commits of 10")
-        let stored = try EventImporterTests.storedEvents(store)
+        // The summary is the last record, in the last commit, on the store's device, naming no user.
+        let all = try EventImporterTests.storedEvents(store)
+        let stored = Array(all.dropLast())
+        let recorded = try #require(all.last)
+        #expect(recorded.user == nil && recorded.device == "lab-1" && summary.summarySeq == UInt64(all.count))
+        #expect(
+            recorded.payload
+                == .logImported(
+                    format: .sshd, events: expected.count, appended: expected.count, skipped: skips.values.reduce(0, +),
+                    skippedKinds: summary.skippedDescription, firstAt: expected.map(\.at).min()!, lastAt: expected.map(\.at).max()!))
         #expect(stored.map(\.payload) == expected.map(\.payload) && stored.map(\.at) == expected.map(\.at))
         #expect(Set(stored.map(\.device)) == ["bastion-1"])
         let sprayed = stored.filter { $0.payload.clientAddress == SSHDFixtures.sprayAddress && $0.type == .signInFailed }
@@ -44,6 +53,8 @@ import TestSupport
         // A rerun finds every event stored; the ids are the lines', not random.
         let again = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc)).run(try ImportInput(path: file))
         #expect(again.appended == 0 && again.alreadyStored == expected.count && again.events == expected.count)
+        let afterRerun = try EventImporterTests.storedEvents(store)
+        #expect(again.summarySeq == nil && afterRerun.count == all.count, "a rerun records no second summary")
     }
 
     @Test func theYearIsInferredAcrossNewYearFromTheFilesTime() throws {
@@ -55,7 +66,7 @@ import TestSupport
         let store = directory.appending("store")
         let summary = try Self.importer(store, .sshd(year: nil, timeZone: Self.utc)).run(try ImportInput(path: file))
         #expect(summary.startYear == 2026)
-        let times = try EventImporterTests.storedEvents(store).map(\.at.iso8601)
+        let times = try EventImporterTests.storedEvents(store).filter { $0.type != .logImported }.map(\.at.iso8601)
         #expect(times == ["2026-12-31T23:59:58.000Z", "2027-01-01T00:00:03.000Z", "2027-01-01T00:00:09.000Z"], "\(times)")
         #expect(summary.skipped == ["same cut": 1])
     }
@@ -80,7 +91,7 @@ import TestSupport
         let store = directory.appending("store")
         let summary = try Self.importer(store, .keycloak(timeZone: Self.utc)).run(try ImportInput(path: file))
         #expect(summary.appended == 27 && summary.skipped.values.reduce(0, +) == 8, "\(summary)")
-        let stored = try EventImporterTests.storedEvents(store)
+        let stored = try EventImporterTests.storedEvents(store).filter { $0.type != .logImported }
         #expect(stored.map(\.at) == stored.map(\.at).sorted(), "oldest first, though the API answers newest first")
         #expect(stored.filter { $0.payload.clientAddress == KeycloakFixtures.stufferAddress }.count == 17)
         #expect(Set(stored.map(\.device)) == ["acme"])

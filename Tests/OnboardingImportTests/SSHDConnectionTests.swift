@@ -19,7 +19,7 @@ import OnboardingModel
             events += reading.events.map { describe($0.event) }
             skipped += reading.skipped
         }
-        skipped += parser.finish()
+        skipped += parser.finish().skipped
         return (events, skipped)
     }
 

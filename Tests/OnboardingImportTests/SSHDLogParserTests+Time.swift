@@ -181,7 +181,7 @@ extension SSHDLogParser {
             events += reading.events.map(\.event)
             skipped += reading.skipped
         }
-        skipped += finish()
+        skipped += finish().skipped
         return (events, skipped)
     }
 }

@@ -138,7 +138,7 @@ import OnboardingModel
         _ = other.read("Dec  3 09:14:05 bastion-1 sshd[78]: Disconnecting: Too many authentication failures [preauth]", number: 1)
         #expect(other.read("Dec  3 09:14:06 bastion-1 sshd[79]: Connection closed by 192.0.2.61", number: 2).events.isEmpty)
         // At the log's end it still waits: not given (a longer log may name the address), reported.
-        #expect(other.finish() == ["attempt open at the log's end"])
+        #expect(other.finish().skipped == ["attempt open at the log's end"])
         // Past sshd's grace time the connection cannot be open: the cut is given without an address.
         let later = other.read("Dec  3 09:16:07 bastion-1 sshd[80]: Server listening on :: port 22.", number: 3)
         #expect(later.events.isEmpty, "finish ended the log")

@@ -75,7 +75,15 @@ struct EventJSONTests {
         Samples.event(.signInAborted(reason: .tooManyFailures, clientAddress: "203.0.113.9"), user: "root", session: nil),
         Samples.event(.signInAborted(reason: .timeout), user: nil, session: nil),
         Samples.event(.accountLocked(source: .entra, until: Timestamp(millisecondsSince1970: 1_796_290_200_000), clientAddress: "203.0.113.9")),
-        Samples.event(.accountLocked(source: .keycloak), user: nil)
+        Samples.event(.accountLocked(source: .keycloak), user: nil),
+        Samples.event(
+            .logImported(
+                format: .sshd, events: 34, appended: 34, skipped: 46, skippedKinds: "12 pam, 34 not sshd",
+                firstAt: Samples.at, lastAt: Samples.at.adding(milliseconds: 3_600_000)), user: nil, session: nil),
+        Samples.event(
+            .logImported(
+                format: .windows, events: Payload.maximumImportCount, appended: 0, skipped: 0, firstAt: Timestamp.minimum,
+                lastAt: Timestamp.maximum), user: nil, session: nil)
     ]
 
     @Test("the corpus covers every event type and is valid")

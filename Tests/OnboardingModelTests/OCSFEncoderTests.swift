@@ -139,7 +139,9 @@ struct OCSFEncoderTests {
         // Navigation on a shared device's "Switch or Add User" screen.
         .userSwitchOpened, .userSwitchClosed,
         // What a sign-in screen offered: the app's design, not an authentication.
-        .signInOptionsShown(options: [.google, .apple, .password], platform: .ios)
+        .signInOptionsShown(options: [.google, .apple, .password], platform: .ios),
+        // The store's note on an import: the imported events are the authentications.
+        .logImported(format: .keycloak, events: 3, appended: 2, skipped: 1, skippedKinds: "1 not authentication", firstAt: Samples.at, lastAt: Samples.at)
     ]
 
     /// Written as an Account Change (3001), not an Authentication: a lock an identity provider

@@ -354,10 +354,12 @@ struct RecordCodecTests {
     func flippedBytesAnywhere(type: EventType) {
         var generator = EventGenerator(seed: UInt64(type.code))
         // Keep records small so every position can be tried with several masks.
-        // `user_forgotten` names its user by the pseudonym literal, or the record is invalid.
+        // `user_forgotten` names its user by the pseudonym literal, or the record is invalid;
+        // `log_imported` names none.
         var event = Samples.event(
             generator.payload(of: type),
-            user: type == .userForgotten ? UserRef(bytes: [UInt8](repeating: 0xAB, count: 16)).literal : "alice")
+            user: type == .userForgotten
+                ? UserRef(bytes: [UInt8](repeating: 0xAB, count: 16)).literal : type == .logImported ? nil : "alice")
         if case .userAdded(_, _, _, let policy, let length) = event.payload {
             event.payload = .userAdded(displayName: "Ana", subtitle: "x", imageRef: nil, passcodePolicy: policy, passcodeMinLength: length)
         } else if case .userProfileUpdated = event.payload {
@@ -410,7 +412,7 @@ struct RecordCodecTests {
         #expect(Self.refusal(record) == "record format version \(format) is not supported (this build reads 2)")
     }
 
-    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 41, 0x0100, 0xFFFF])
+    @Test("an unknown type code is refused even with a valid hash", arguments: [UInt16(0), 42, 0x0100, 0xFFFF])
     func unknownTypeCode(code: UInt16) {
         let record = Self.forged(Self.plain(.captchaPassed)) { body in
             body[0] = UInt8(code >> 8)

@@ -80,7 +80,17 @@ struct SchemaGoldenTests {
         ("sign_in_aborted.2", .signInAborted(reason: .timeout, clientAddress: "2001:db8::22")),
         ("account_locked", .accountLocked(source: .windows, until: Timestamp(millisecondsSince1970: 1_796_290_200_000))),
         ("account_locked.permanent", .accountLocked(source: .keycloak)),
-        ("account_locked.address", .accountLocked(source: .okta, until: nil, clientAddress: "2001:db8::7"))
+        ("account_locked.address", .accountLocked(source: .okta, until: nil, clientAddress: "2001:db8::7")),
+        (
+            "log_imported",
+            .logImported(
+                format: .sshd, events: 34, appended: 30, skipped: 46, skippedKinds: "12 pam, 34 not sshd",
+                firstAt: Samples.at, lastAt: Samples.at.adding(milliseconds: 3_600_000))
+        ),
+        (
+            "log_imported.minimal",
+            .logImported(format: .windows, events: Payload.maximumImportCount, appended: 0, skipped: 0, firstAt: Samples.at, lastAt: Samples.at)
+        )
     ]
 
     /// How each payload is written: with a live user (personal fields sealed), without a user
@@ -111,6 +121,8 @@ struct SchemaGoldenTests {
             for variant in Variant.allCases {
                 // `user_forgotten` always names its user by the pseudonym literal.
                 if entry.payload.type == .userForgotten, variant == .anonymous { continue }
+                // `log_imported` names no user.
+                if entry.payload.type == .logImported, variant != .anonymous { continue }
                 result.append(("\(entry.name)/\(variant.rawValue)", event(entry.payload, variant), UInt64(index * 3 + 1)))
             }
         }

@@ -199,6 +199,11 @@ struct EventGenerator {
         }
     }
 
+    /// A `log_imported` count: at its bounds a quarter of the time.
+    mutating func importCount() -> Int {
+        rng.chance(1, in: 4) ? rng.element(of: [0, Payload.maximumImportCount]) : rng.int(in: 0...100_000)
+    }
+
     mutating func payload(of type: EventType) -> Payload {
         switch type {
         case .userAdded:
@@ -257,12 +262,21 @@ struct EventGenerator {
         case .signInAborted: return .signInAborted(reason: rng.pick(), clientAddress: clientAddress())
         case .accountLocked:
             return .accountLocked(source: rng.pick(), until: rng.chance(1, in: 3) ? nil : instant(), clientAddress: clientAddress())
+        case .logImported:
+            return .logImported(
+                format: rng.pick(), events: importCount(), appended: importCount(), skipped: importCount(),
+                skippedKinds: optionalText(maximumBytes: 512), firstAt: instant(), lastAt: instant())
         }
     }
 
     mutating func event(of type: EventType) -> Event {
-        // user_forgotten names its user by the pseudonym literal only.
-        let user = type == .userForgotten ? UserRef(bytes: (0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) }).literal : user()
+        // user_forgotten names its user by the pseudonym literal only; log_imported names none.
+        let user =
+            switch type {
+            case .userForgotten: UserRef(bytes: (0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) }).literal
+            case .logImported: nil as String?
+            default: user()
+            }
         return Event(
             id: rng.uuid(), device: device(), at: instant(), user: user,
             flow: rng.chance(1, in: 3) ? nil : rng.uuid(), payload: payload(of: type))

@@ -18,7 +18,7 @@ struct WireCodeTests {
         ("field_validated", 27), ("account_creation_failed", 28), ("account_created", 29),
         ("lockout_cleared", 30), ("user_forgotten", 31), ("field_edited", 32), ("account_creation_submitted", 33),
         ("password_reset_started", 34), ("password_reset_failed", 35), ("user_switch_opened", 36),
-        ("user_switch_closed", 37), ("sign_in_options_shown", 38), ("sign_in_aborted", 39), ("account_locked", 40)
+        ("user_switch_closed", 37), ("sign_in_options_shown", 38), ("sign_in_aborted", 39), ("account_locked", 40), ("log_imported", 41)
     ]
 
     /// The types with a schema 2 (docs/format.md § Event types); every other type is at schema 1.
@@ -45,7 +45,7 @@ struct WireCodeTests {
         }
     }
 
-    @Test("codes outside 1…40 name no event type", arguments: [UInt16(0), 41, 42, 255, 256, 257, 0x0101, UInt16.max])
+    @Test("codes outside 1…41 name no event type", arguments: [UInt16(0), 42, 43, 255, 256, 257, 0x0101, UInt16.max])
     func unknownEventTypeCodes(code: UInt16) {
         #expect(EventType(code: code) == nil)
     }
@@ -125,6 +125,8 @@ struct WireCodeTests {
         #expect(EventType.signInAborted.code == 39)
         #expect(SignInAbortReason.closedBeforeAuthentication.wireCode == 6)
         #expect(SignInAbortReason.timeout.wireCode == 10)
+        #expect(EventType.logImported.code == 41)
+        #expect(ImportedLogFormat.wireNames == ["jsonl", "sshd", "keycloak", "okta", "entra", "cloudtrail", "windows"])
     }
 
     @Test("wire codes round trip and unknown codes are nil for every enum")
@@ -185,7 +187,8 @@ struct WireCodeTests {
             .passwordResetFailed: ["reason"],
             .signInOptionsShown: ["options", "platform"],
             .signInAborted: ["reason", "client_address"],
-            .accountLocked: ["source", "until", "client_address"]
+            .accountLocked: ["source", "until", "client_address"],
+            .logImported: ["format", "events", "appended", "skipped", "skipped_kinds", "first_at", "last_at"]
         ]
         for type in EventType.allCases {
             #expect(type.fields.map(\.name) == expected[type, default: []], "fields of \(type.rawValue)")
@@ -201,7 +204,8 @@ struct WireCodeTests {
                 "second_factor_failed.client_address", "sign_in_succeeded.client_address",
                 "account_creation_failed.field", "field_edited.valid", "sign_in_options_shown.platform",
                 "sign_in_aborted.client_address",
-                "account_locked.until", "account_locked.client_address"
+                "account_locked.until", "account_locked.client_address",
+                "log_imported.skipped_kinds"
             ])
     }
 

@@ -104,6 +104,13 @@ public enum FuzzFixtures {
         case .accountLocked:
             // Permanent (no end) every third one.
             return .accountLocked(source: pick(index), until: index % 3 == 2 ? nil : retryAfter)
+        case .logImported:
+            // Every other one skipped nothing (no kinds); the counts at 0 and at their largest.
+            let skipped = index % 2 == 0 ? 0 : index
+            return .logImported(
+                format: pick(index), events: index % 3 == 0 ? Payload.maximumImportCount : index, appended: index % 3 == 1 ? 0 : index,
+                skipped: skipped, skippedKinds: skipped == 0 ? nil : "\(skipped) not sshd",
+                firstAt: start, lastAt: start.adding(milliseconds: Int64(index) * 1000))
         }
     }
 
@@ -115,14 +122,17 @@ public enum FuzzFixtures {
     }
 
     /// An event of every type: once without a user, and once naming each kind of user (live by
-    /// name, forgotten, and `user_forgotten` by the forgotten user's pseudonym literal).
+    /// name, forgotten, and `user_forgotten` by the forgotten user's pseudonym literal;
+    /// `log_imported` names none).
     public static func sampleEvents() -> [Event] {
         var events: [Event] = []
         for type in EventType.allCases {
             let users: [String?] =
-                type == .userForgotten
-                ? [ref(of: forgottenUser).literal]
-                : [nil, liveUsers[0].name, liveUsers[1].name, forgottenUser]
+                switch type {
+                case .userForgotten: [ref(of: forgottenUser).literal]
+                case .logImported: [nil]
+                default: [nil, liveUsers[0].name, liveUsers[1].name, forgottenUser]
+                }
             for user in users {
                 let index = events.count
                 events.append(event(type, index: index, user: user, session: index % 2 == 0))

@@ -24,8 +24,9 @@ import OnboardingModel
 enum JSONLogInput {
     struct Prepared {
         let input: ImportInput
-        /// Records dropped before the import's passes (longer than a line may be), by kind.
-        let skipped: [String: Int]
+        /// Records dropped before the import's passes (longer than a line may be), by kind, with
+        /// their line numbers in the file.
+        let skipped: SkippedLines
         /// Keycloak's hints, by line of the prepared input (``KeycloakNames``); empty for the
         /// other formats.
         let keycloakHints: [Int: KeycloakEventParser.Hint]
@@ -35,6 +36,9 @@ enum JSONLogInput {
         var time: Int64
         var offset: Int64
         var length: Int32
+        /// The line of the file, or for an array the record's number (from 1): fits the padding
+        /// after `length`, so a record still takes 24 bytes.
+        var line: Int32
     }
 
     /// The form of the file, from its first bytes.
@@ -46,13 +50,13 @@ enum JSONLogInput {
         guard let log = format.recordLog else { preconditionFailure("\(format.name) is not a log of JSON records") }
         let raw = try ScratchFile(purpose: "the records of \(input.name)")
         var elements: [Element] = []
-        var skipped: [String: Int] = [:]
+        var skipped = SkippedLines()
         var failure: ImportError?
-        func keep(_ bytes: UnsafeRawBufferPointer) {
+        func keep(_ bytes: UnsafeRawBufferPointer, line: Int) {
             guard failure == nil else { return }
             let time: Int64
             if case .event(let event) = log.parser.parse(bytes) { time = event.at.millisecondsSince1970 } else { time = .min }
-            elements.append(Element(time: time, offset: raw.size, length: Int32(bytes.count)))
+            elements.append(Element(time: time, offset: raw.size, length: Int32(bytes.count), line: Int32(clamping: line)))
             do throws(ImportError) { try raw.append(bytes) } catch { failure = error }
         }
 
@@ -67,7 +71,7 @@ enum JSONLogInput {
             var splitter = Splitter(form)
             do {
                 while count > 0 {
-                    try splitter.feed(UnsafeRawBufferPointer(rebasing: chunk[..<count])) { element in keep(element) }
+                    try splitter.feed(UnsafeRawBufferPointer(rebasing: chunk[..<count])) { element in keep(element, line: elements.count + 1) }
                     if let failure { throw failure }
                     count = try read(chunk)
                 }
@@ -91,8 +95,8 @@ enum JSONLogInput {
             }
             try JSONLReader.read(from: rest) { line throws(ImportError) in
                 switch line.content {
-                case .text(let bytes): keep(bytes)
-                case .tooLong(let isValidUTF8): skipped[isValidUTF8 ? "too long" : "not UTF-8", default: 0] += 1
+                case .text(let bytes): keep(bytes, line: line.number)
+                case .tooLong(let isValidUTF8): skipped.add(isValidUTF8 ? "too long" : "not UTF-8", line: line.number)
                 }
                 if let failure { throw failure }
             }
@@ -118,7 +122,9 @@ enum JSONLogInput {
             buffer[length] = 0x0A
             try lines.append(UnsafeRawBufferPointer(rebasing: buffer[...length]))
         }
-        return Prepared(input: try ImportInput(prepared: lines, from: input), skipped: skipped, keycloakHints: names?.hints ?? [:])
+        return Prepared(
+            input: try ImportInput(prepared: lines, from: input, sourceLines: order.map { elements[$0].line }), skipped: skipped,
+            keycloakHints: names?.hints ?? [:])
     }
 
     /// What the first bytes say the file is; an empty file (or only whitespace) is lines, of

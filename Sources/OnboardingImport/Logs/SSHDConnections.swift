@@ -107,7 +107,7 @@ struct SSHDConnections: Sendable {
     mutating func finish() -> SSHDLineReading {
         var out = SSHDLineReading()
         for connection in table.values {
-            out.skipped += connection.held.map { _ in SSHDSkip.openAtTheEnd }
+            for held in connection.held { out.skip(SSHDSkip.openAtTheEnd, line: held.event.line) }
         }
         table = [:]
         deadlines = []
@@ -165,7 +165,7 @@ struct SSHDConnections: Sendable {
             // A PAM module's failure before the same user's success: another module of the stack let them in.
             let (same, other) = connection.held.partitioned { $0.pam && ($0.user == nil || $0.user == name) }
             connection.held = other
-            out.skipped += same.map { _ in SSHDSkip.pamBeforeSuccess }
+            for held in same { out.skip(SSHDSkip.pamBeforeSuccess, line: held.event.line) }
             release(&connection, pamOnly: true, into: &out)
             connection.attempt = nil
             out.events.append(
@@ -173,12 +173,12 @@ struct SSHDConnections: Sendable {
         case let .aborted(reason, user, address, aggressive):
             if aggressive, line.mode == .normal {
                 if reason == .closedBeforeAuthentication { release(&connection, pamOnly: true, into: &out) }
-                out.skipped.append(SSHDSkip.preauthentication)
+                out.skip(SSHDSkip.preauthentication, line: line.origin.number)
                 return
             }
             if reason == .tooManyFailures {
                 if connection.cut, line.repeats == 1 {
-                    out.skipped.append(SSHDSkip.sameCut)
+                    out.skip(SSHDSkip.sameCut, line: line.origin.number)
                     return
                 }
                 connection.cut = true
@@ -200,15 +200,15 @@ struct SSHDConnections: Sendable {
                 event(.signInThrottled(method: .password, retryAfter: line.at, clientAddress: connection.address), user: String(user), line))
         case .userUnknown:
             connection.userUnknown = true
-            out.skipped.append(SSHDSkip.pam)
+            out.skip(SSHDSkip.pam, line: line.origin.number)
         case let .connection(_, _, closes, kind):
             if closes { release(&connection, pamOnly: true, into: &out) }
-            out.skipped.append(kind)
+            out.skip(kind, line: line.origin.number)
         case .closed(let kind):
             release(&connection, pamOnly: true, into: &out)
-            out.skipped.append(kind)
+            out.skip(kind, line: line.origin.number)
         case .skipped(let kind):
-            out.skipped.append(kind)
+            out.skip(kind, line: line.origin.number)
         }
     }
 
@@ -229,12 +229,12 @@ struct SSHDConnections: Sendable {
             let name = user ?? open.user
             connection.attempt = stage == .failed ? nil : Attempt(stage: stage, at: line.at, user: name, counted: true)
             guard !open.counted, let index = connection.held.lastIndex(where: { $0.pam }) else {
-                out.skipped.append(SSHDSkip.sameAttempt)
+                out.skip(SSHDSkip.sameAttempt, line: line.origin.number)
                 return
             }
             // The attempt's PAM failure waited; this later line of it confirms it, and says more.
             let earlier = connection.held.remove(at: index)
-            out.skipped.append(SSHDSkip.sameAttempt)
+            out.skip(SSHDSkip.sameAttempt, line: earlier.event.line)
             let failedReason = reason == .unknownUser || earlier.event.event.failureReason == .unknownUser ? SignInFailureReason.unknownUser : reason
             out.events.append(
                 event(.signInFailed(method: method, reason: failedReason, clientAddress: clientAddress ?? connection.address), user: name, line))

@@ -36,6 +36,19 @@ struct SSHDOrigin: Equatable, Sendable {
 public struct SSHDLineReading: Equatable, Sendable {
     public var events: [SSHDEvent] = []
     public var skipped: [String] = []
+    /// The line each of `skipped` is (the same order).
+    public var skippedLines: [Int] = []
+
+    init() {}
+
+    init(_ kind: String, line: Int) {
+        skip(kind, line: line)
+    }
+
+    mutating func skip(_ kind: String, line: Int) {
+        skipped.append(kind)
+        skippedLines.append(line)
+    }
 }
 
 /// Reads the lines of an OpenSSH sshd log (`/var/log/auth.log`, `/var/log/secure`,
@@ -91,34 +104,34 @@ public struct SSHDLogParser: Sendable {
     /// The log has ended: the kinds of the lines whose events still wait for more of their
     /// connection (a PAM failure in the log's last two minutes, a cut whose address no line
     /// names). They give no event: a longer log gives them.
-    public mutating func finish() -> [String] {
-        connections.finish().skipped
+    public mutating func finish() -> SSHDLineReading {
+        connections.finish()
     }
 
     /// One line read as a log of its own: its first event, or the kind of line it is. For
     /// tests and tools that look at lines one at a time.
     public mutating func parse(_ line: String) -> AuthLogLine {
         var reading = read(line, number: 1)
-        reading.skipped += finish()
+        reading.skipped += finish().skipped
         if let first = reading.events.first { return .event(first.event) }
         return .skipped(reading.skipped.first ?? SSHDSkip.other)
     }
 
     mutating func read(_ text: String, origin: SSHDOrigin) -> SSHDLineReading {
-        guard let line = SSHDLine(Substring(text)) else { return SSHDLineReading(skipped: [SSHDSkip.unreadableTimestamp]) }
+        guard let line = SSHDLine(Substring(text)) else { return SSHDLineReading(SSHDSkip.unreadableTimestamp, line: origin.number) }
         var year = startYear
         if case .local(let local) = line.stamp {
             year = startYear + tracker.note(month: local.month)
             sawLocalTime = true
         }
-        guard line.isSSHD else { return SSHDLineReading(skipped: [SSHDSkip.notSSHD]) }
-        guard let at = instant(line.stamp, year: year) else { return SSHDLineReading(skipped: [SSHDSkip.unreadableTimestamp]) }
+        guard line.isSSHD else { return SSHDLineReading(SSHDSkip.notSSHD, line: origin.number) }
+        guard let at = instant(line.stamp, year: year) else { return SSHDLineReading(SSHDSkip.unreadableTimestamp, line: origin.number) }
         let host = line.host.map(String.init)
-        if let host, (try? Event.validate(deviceID: host)) == nil { return SSHDLineReading(skipped: [SSHDSkip.unreadableHost]) }
+        if let host, (try? Event.validate(deviceID: host)) == nil { return SSHDLineReading(SSHDSkip.unreadableHost, line: origin.number) }
         var message = line.message
         var repeats = 1
         if let repeated = SSHDLine.repeated(message) {
-            guard let count = repeated.count else { return SSHDLineReading(skipped: [SSHDSkip.unreadableRepeat]) }
+            guard let count = repeated.count else { return SSHDLineReading(SSHDSkip.unreadableRepeat, line: origin.number) }
             (message, repeats) = (repeated.message, count)
         }
         let context = SSHDLineContext(at: at, host: host, pid: line.pid.map(String.init), origin: origin, repeats: repeats, mode: mode)

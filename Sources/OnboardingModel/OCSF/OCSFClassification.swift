@@ -159,7 +159,9 @@ public struct OCSFClassification: Sendable, Equatable {
             .biometricDisabled, .captchaAlternativesViewed, .accountCreationStarted, .fieldValidated,
             .accountCreationFailed, .accountCreated, .userForgotten, .fieldEdited, .accountCreationSubmitted,
             .userSwitchOpened, .userSwitchClosed,
-            .signInOptionsShown:
+            .signInOptionsShown,
+            // The store's own note on an import: the imported events are the authentications.
+            .logImported:
             return nil
         }
     }

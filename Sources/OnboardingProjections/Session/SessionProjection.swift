@@ -62,6 +62,7 @@ import OnboardingModel
 /// - `sign_in_aborted` is a server cutting a client off before any sign-in (sshd's pre-authentication
 ///   abuse), not something a screen did: it changes no screen and creates no device (the lockout
 ///   counts it by address).
+/// - `log_imported` notes what an import of a foreign log left out: no screen, no flow.
 public struct SessionProjection: Sendable, Hashable {
     /// How long after `temporary_password_sent` a new mail may be requested: a minute keeps a
     /// user from flooding their own inbox (and the mail server) while they wait, and is short
@@ -169,7 +170,7 @@ public struct SessionProjection: Sendable, Hashable {
         // `account_locked` is an identity provider's own lock, imported from its log: no
         // device's screen showed it.
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown, .signInAborted, .accountLocked:
+            .signInOptionsShown, .signInAborted, .accountLocked, .logImported:
             true
         default:
             false
@@ -278,8 +279,8 @@ public struct SessionProjection: Sendable, Hashable {
             flow.inputs = FieldInputs()
             flow.identifierKind = nil
         case .userProfileUpdated, .userRemoved, .passcodeSet, .passcodeChanged, .biometricEnabled, .biometricDisabled, .userForgotten,
-            .signInOptionsShown, .signInAborted, .accountLocked:
-            return false // `apply` handed them to noteBiometric or noteSignInOptions already (or, aborted and locked, to nobody)
+            .signInOptionsShown, .signInAborted, .accountLocked, .logImported:
+            return false // `apply` handed them to noteBiometric or noteSignInOptions already (or, aborted, locked and an import's summary, to nobody)
         }
         return true
     }

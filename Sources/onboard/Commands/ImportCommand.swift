@@ -39,6 +39,10 @@ enum ImportCommand {
         name: "device", valueName: "ID",
         help: "device id of a store created by this command (default: random); with --from a log also the device of records that name no host")
 
+    static let jsonOption = OptionSpec(
+        name: "json", valueName: nil,
+        help: "print the summary as one JSON object on stdout instead of text (docs/importers.md § The summary)")
+
     static let spec = CommandSpec(
         name: "import",
         summary: "append events from JSONL, or from a real sshd, Keycloak, Okta, Entra ID, CloudTrail or Windows log (- for stdin), every line checked first",
@@ -60,10 +64,15 @@ enum ImportCommand {
             "and the locks the identity provider enforced (account_locked), on the device that is the",
             "host (sshd, Windows), the realm (Keycloak) or the account (CloudTrail), or --device for",
             "records that name none (Okta, Entra ID). Records that are not authentication are counted",
-            "by kind and reported, never fatal. Each event's id is made from its record, so importing",
-            "the same log again appends nothing."
+            "by kind and reported with their first line numbers, never fatal. The import's last commit",
+            "also appends a log_imported event on the store's device: what it read, appended and left",
+            "out, which onboard lab reports. Each event's id is made from its record, so importing the",
+            "same log again appends nothing (and no second summary)."
         ],
-        options: [.store, deviceOption, fromOption, yearOption, timeZoneOption, sshdModeOption, commitEveryOption, .durability, clockSkewOption],
+        options: [
+            .store, deviceOption, fromOption, yearOption, timeZoneOption, sshdModeOption, commitEveryOption, .durability, clockSkewOption,
+            jsonOption
+        ],
         argumentCount: 1...1,
         run: run)
 
@@ -112,11 +121,14 @@ enum ImportCommand {
         }
         progressLine.end()
 
-        if !summary.skipped.isEmpty {
-            let count = summary.skipped.values.reduce(0, +)
-            Output.error(
-                "onboard import: \(source): skipped \(count == 1 ? "1 line that is not an authentication event" : "\(count) lines that are not authentication events"): \(summary.skippedDescription)"
-            )
+        if invocation.has("json") {
+            var writer = JSONWriter()
+            writer.append(summary.json(format: importer.format, input: source))
+            print(writer.text)
+            return ExitCode.success
+        }
+        for (index, line) in skippedLines(summary.skippedLines).enumerated() {
+            Output.error(index == 0 ? "onboard import: \(source): \(line)" : line)
         }
         if case .sshd(let year, let zone, _) = importer.format, let first = summary.startYear {
             // As the user named it: Foundation calls UTC "GMT".
@@ -147,9 +159,26 @@ enum ImportCommand {
             var line = "imported \(summary.appended) events (seq \(summary.firstSeq!)–\(summary.lastSeq!))"
             if summary.alreadyStored > 0 { line += "; \(summary.alreadyStored) already in the store were skipped" }
             if summary.repeats > 0 { line += "; \(repeats)" }
+            if let seq = summary.summarySeq { line += "; the import's summary is seq \(seq) (log_imported)" }
             print(line)
         }
         return ExitCode.success
+    }
+
+    /// The skipped lines as stderr says them: one line for one kind, else a heading and one
+    /// indented line per kind, most common first, each with its first line numbers (at most
+    /// ``SkippedLines/maximumFirstLines``; `…` when there are more).
+    static func skippedLines(_ skipped: SkippedLines) -> [String] {
+        let total = skipped.total
+        guard total > 0 else { return [] }
+        let heading = total == 1 ? "skipped 1 line that is not an authentication event" : "skipped \(total) lines that are not authentication events"
+        let kinds = skipped.kinds.map { kind in
+            let more = kind.count > kind.firstLines.count ? ", …" : ""
+            let lines = kind.firstLines.map(String.init).joined(separator: ", ")
+            return "\(kind.count) \(kind.kind) (line\(kind.count == 1 ? "" : "s") \(lines)\(more))"
+        }
+        if kinds.count == 1 { return ["\(heading): \(kinds[0])"] }
+        return ["\(heading):"] + kinds.map { "  " + $0 }
     }
 
     /// `--from`, `--year` and `--timezone`, checked against one another.

@@ -100,6 +100,7 @@ enum LabCommand {
                 return ExitCode.success
             }
             print(banner)
+            for line in importLines(log) { print(line) }
             print("\(sweep.results.count) policies; the Pareto frontier of (guesses let through, honest lockout minutes):")
             print(table(sweep.frontier.map { sweep.results[$0] }))
             print("recommended (least guesses + \(format(weight)) × honest minutes): \(sweep.recommendedPolicy.name)")
@@ -123,6 +124,7 @@ enum LabCommand {
             return ExitCode.success
         }
         print(banner)
+        for line in importLines(log) { print(line) }
         print(table(results))
         let attacks = Set(results.flatMap { $0.attacks.map(\.name) }).sorted()
         if !attacks.isEmpty {
@@ -179,11 +181,32 @@ enum LabCommand {
         return "\(milliseconds / 3_600_000) h"
     }
 
+    /// What each import of a foreign log left out, one line each (at most
+    /// ``LabImport/maximumListed``).
+    static func importLines(_ log: LabLog) -> [String] {
+        var lines = log.imports.prefix(LabImport.maximumListed).map { "import: " + $0.sentence }
+        if log.imports.count > LabImport.maximumListed { lines.append("import: … and \(log.imports.count - LabImport.maximumListed) more imports") }
+        return lines
+    }
+
     static func logJSON(_ log: LabLog) -> JSONValue {
         .object([
             .init("events", .number(String(log.eventCount))), .init("attempts", .number(String(log.inputs.count))),
             .init("days", .number(format(log.days))), .init("parties", .string(log.truth.rawValue)),
-            .init("hash_checks", .bool(false))
+            .init("hash_checks", .bool(false)),
+            .init("imports", .array(log.imports.map(importJSON)))
+        ])
+    }
+
+    /// One `log_imported` event, with its fields' names (docs/lab.md § What the imports left out).
+    static func importJSON(_ summary: LabImport) -> JSONValue {
+        .object([
+            .init("at", .string(summary.at.iso8601)), .init("device", .string(summary.device)),
+            .init("format", .string(summary.format.rawValue)), .init("events", .number(String(summary.events))),
+            .init("appended", .number(String(summary.appended))), .init("skipped", .number(String(summary.skipped))),
+            .init("skipped_kinds", summary.skippedKinds.map { .string($0) } ?? .null),
+            .init("first_at", .string(summary.firstAt.iso8601)), .init("last_at", .string(summary.lastAt.iso8601)),
+            .init("sentence", .string(summary.sentence))
         ])
     }
 
