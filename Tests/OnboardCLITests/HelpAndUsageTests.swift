@@ -53,7 +53,7 @@ import TestSupport
                 result.stdout == """
                     onboard import — append events from JSONL, or from a real sshd, Keycloak, Okta, Entra ID, CloudTrail or Windows log (- for stdin), every line checked first
 
-                    Usage: onboard import FILE|- [--store PATH] [--device ID] [--from FORMAT] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]
+                    Usage: onboard import FILE|- [--store PATH] [--device ID] [--from FORMAT] [--year YYYY] [--timezone ZONE] [--sshd-mode normal|aggressive] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none] [--json]
 
                     Every line is checked before anything is written: a malformed line, an unknown type or
                     field, a missing or wrongly typed field, a field that looks like a secret, an id used for
@@ -71,8 +71,10 @@ import TestSupport
                     and the locks the identity provider enforced (account_locked), on the device that is the
                     host (sshd, Windows), the realm (Keycloak) or the account (CloudTrail), or --device for
                     records that name none (Okta, Entra ID). Records that are not authentication are counted
-                    by kind and reported, never fatal. Each event's id is made from its record, so importing
-                    the same log again appends nothing.
+                    by kind and reported with their first line numbers, never fatal. The import's last commit
+                    also appends a log_imported event on the store's device: what it read, appended and left
+                    out, which onboard lab reports. Each event's id is made from its record, so importing the
+                    same log again appends nothing (and no second summary).
 
                     Options:
                       --store PATH                    the store directory (default: $ONBOARD_STORE or ./onboarding.lmdb)
@@ -80,9 +82,11 @@ import TestSupport
                       --from FORMAT                   what FILE is: jsonl, the store's JSON Lines (default); sshd, OpenSSH log lines (syslog or journalctl); keycloak, Keycloak's event JSON; okta, Okta's System Log; entra, Entra ID sign-in logs; cloudtrail, AWS CloudTrail; windows, Windows Security events (wevtutil XML or winlogbeat JSON) (docs/importers.md)
                       --year YYYY                     --from sshd: the year of the first line's syslog timestamp (default: inferred so that the last line is not after the file's modification time)
                       --timezone ZONE                 --from sshd: the zone local syslog times were written in, e.g. Europe/Berlin or UTC (default: this machine's); times with an offset keep it. --from keycloak: the Keycloak server's zone, for the end of a lockout (default: UTC)
+                      --sshd-mode normal|aggressive   --from sshd: normal reads sign-in attempts and the server's cuts (fail2ban's default mode); aggressive also pre-authentication abuse as sign_in_aborted events (fail2ban's ddos, extra and aggressive modes)
                       --commit-every N                events per commit (default 100000); memory grows with N
                       --durability full|relaxed       full (default): durable on return; relaxed: no fsync per commit (survives a crash, not a power loss)
                       --max-clock-skew SECONDS|none   refuse events dated more than this after the clock (default 300); none takes any time, e.g. a log whose clock is known wrong
+                      --json                          print the summary as one JSON object on stdout instead of text (docs/importers.md § The summary)
                       -h, --help                      show this help
 
                     """)
@@ -117,7 +121,7 @@ import TestSupport
                     (["bogus"], "onboard: unknown command \"bogus\"; run onboard --help for the list\n"),
                     (
                         ["import"],
-                        "onboard import: expected FILE|-, got 0 argument(s); usage: onboard import FILE|- [--store PATH] [--device ID] [--from FORMAT] [--year YYYY] [--timezone ZONE] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none]\n"
+                        "onboard import: expected FILE|-, got 0 argument(s); usage: onboard import FILE|- [--store PATH] [--device ID] [--from FORMAT] [--year YYYY] [--timezone ZONE] [--sshd-mode normal|aggressive] [--commit-every N] [--durability full|relaxed] [--max-clock-skew SECONDS|none] [--json]\n"
                     ),
                     (["record", "{}", "--durability", "sometimes"], "onboard record: --durability must be full or relaxed, got \"sometimes\"\n"),
                     (["export", "--format", "xml"], "onboard export: unknown --format \"xml\"; valid formats: jsonl, csv, ocsf\n"),

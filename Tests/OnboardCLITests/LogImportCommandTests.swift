@@ -225,6 +225,9 @@ import TestSupport
         }
     }
 
+    /// What the import of `sprayLog(users: 6)` leaves out, as the summary names it.
+    static let kinds6 = "8 pam, 6 pre-authentication (aggressive mode reads it), 6 same attempt, 1 not sshd, 1 other sshd"
+
     @Test func theSummaryNamesEachKindsFirstLinesAndTheLabSaysWhatTheImportLeftOut() async throws {
         try await onOwnThread {
             let directory = try TemporaryDirectory()
@@ -233,19 +236,21 @@ import TestSupport
             let store = directory.appending("lab.lmdb")
             let imported = try CLI.run(["import", "--from", "sshd", log, "--store", store, "--year", "2026", "--timezone", "UTC", "--device", "lab-1"])
             #expect(imported.status == 0, "\(imported.stderr)")
-            // Line 1 listens; each sprayed user's 4 lines (2–25) hold PAM's 2nd and the disconnect
-            // 4th; each honest user's 3 lines (26–31) end with PAM's session line; cron on 32.
+            // Line 1 listens; each sprayed user's 4 lines (2–25) are the guess (`Invalid user`), PAM's
+            // line, the guess's Failed line and the preauth disconnect; each honest user's 3 lines
+            // (26–31) end with PAM's session line; cron on 32.
             #expect(
                 imported.stderr.contains(
                     """
-                    onboard import: \(log): skipped 16 lines that are not authentication events:
+                    onboard import: \(log): skipped 22 lines that are not authentication events:
                       8 pam (lines 3, 7, 11, 15, 19, …)
-                      6 disconnect (lines 5, 9, 13, 17, 21, …)
+                      6 pre-authentication (aggressive mode reads it) (lines 5, 9, 13, 17, 21, …)
+                      6 same attempt (lines 4, 8, 12, 16, 20, …)
                       1 not sshd (line 32)
                       1 other sshd (line 1)
                     """), "\(imported.stderr)")
-            // 6 × (started + failed) + 2 × (failed + succeeded); the summary after them.
-            #expect(imported.stdout == "imported 16 events (seq 1–16); the import's summary is seq 17 (log_imported)\n", "\(imported.stdout)")
+            // 6 guesses + 2 × (failed + succeeded); the summary after them.
+            #expect(imported.stdout == "imported 10 events (seq 1–10); the import's summary is seq 11 (log_imported)\n", "\(imported.stdout)")
 
             // The lab's text and JSON say what was left out.
             let compare = try CLI.run(["lab", "compare", "--store", store, "--policies", "fail2ban"])
@@ -253,22 +258,22 @@ import TestSupport
             let today = String(Timestamp(Date()).iso8601.prefix(10))
             #expect(
                 compare.stdout.contains(
-                    "import: the sshd import of \(today) read 16 events of 2026-11-28 and skipped 16 lines: 8 pam, 6 disconnect, 1 not sshd, 1 other sshd\n"
+                    "import: the sshd import of \(today) read 10 events of 2026-11-28 and skipped 22 lines: \(Self.kinds6)\n"
                 ), "\(compare.stdout)")
             let json = try CLI.run(["lab", "compare", "--store", store, "--policies", "fail2ban", "--json"])
             let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
             let imports = try #require((object?["log"] as? [String: Any])?["imports"] as? [[String: Any]])
             #expect(imports.count == 1)
-            #expect(imports.first?["skipped_kinds"] as? String == "8 pam, 6 disconnect, 1 not sshd, 1 other sshd")
-            #expect(imports.first?["skipped"] as? Int == 16 && imports.first?["device"] as? String == "lab-1")
-            #expect(imports.first?["events"] as? Int == 16 && imports.first?["appended"] as? Int == 16 && imports.first?["format"] as? String == "sshd")
+            #expect(imports.first?["skipped_kinds"] as? String == Self.kinds6)
+            #expect(imports.first?["skipped"] as? Int == 22 && imports.first?["device"] as? String == "lab-1")
+            #expect(imports.first?["events"] as? Int == 10 && imports.first?["appended"] as? Int == 10 && imports.first?["format"] as? String == "sshd")
             #expect(imports.first?["first_at"] as? String == "2026-11-28T10:00:00.000Z" && imports.first?["last_at"] as? String == "2026-11-28T11:00:09.000Z")
 
             // The HTML report lists it, escaped.
             let report = directory.appending("report.html")
             #expect(try CLI.run(["lab", "compare", "--store", store, "--policies", "fail2ban", "--report", report]).status == 0)
             let html = try String(contentsOfFile: report, encoding: .utf8)
-            #expect(html.contains("<section id=\"imports\">") && html.contains("skipped 16 lines: 8 pam, 6 disconnect, 1 not sshd, 1 other sshd</li>"))
+            #expect(html.contains("<section id=\"imports\">") && html.contains("skipped 22 lines: \(Self.kinds6)</li>"))
 
             // A rerun appends nothing and records no second summary.
             let again = try CLI.run(["import", "--from", "sshd", log, "--store", store, "--year", "2026", "--timezone", "UTC"])
@@ -294,22 +299,23 @@ import TestSupport
                     "last_seq", "first_at", "last_at", "skipped", "skipped_kinds", "start_year", "summary_seq"
                 ])
             #expect(object["format"] as? String == "sshd" && object["input"] as? String == log)
-            #expect(object["events"] as? Int == 8 && object["appended"] as? Int == 8 && object["already_stored"] as? Int == 0)
+            #expect(object["events"] as? Int == 6 && object["appended"] as? Int == 6 && object["already_stored"] as? Int == 0)
             #expect(object["repeats"] as? Int == 0 && (object["repeat_lines"] as? [Any])?.isEmpty == true && object["commits"] as? Int == 1)
-            #expect(object["first_seq"] as? Int == 1 && object["last_seq"] as? Int == 8 && object["summary_seq"] as? Int == 9)
+            #expect(object["first_seq"] as? Int == 1 && object["last_seq"] as? Int == 6 && object["summary_seq"] as? Int == 7)
             #expect(object["first_at"] as? String == "2026-11-28T10:00:00.000Z" && object["last_at"] as? String == "2026-11-28T11:00:09.000Z")
-            #expect(object["skipped"] as? Int == 8 && object["start_year"] as? Int == 2026)
-            // Lines: 1 listens, 2–9 two sprayed users (PAM 3 and 7, disconnects 5 and 9), 10–15 the
-            // honest users (PAM's session lines 12 and 15), 16 cron.
+            #expect(object["skipped"] as? Int == 10 && object["start_year"] as? Int == 2026)
+            // Lines: 1 listens, 2–9 two sprayed users (PAM 3 and 7, the guesses' Failed lines 4 and
+            // 8, preauth disconnects 5 and 9), 10–15 the honest users (PAM's session lines 12 and
+            // 15), 16 cron.
             let kinds = try #require(object["skipped_kinds"] as? [[String: Any]])
-            #expect(kinds.map { $0["kind"] as? String } == ["pam", "disconnect", "not sshd", "other sshd"])
-            #expect(kinds.map { $0["count"] as? Int } == [4, 2, 1, 1])
-            #expect(kinds.map { $0["first_lines"] as? [Int] } == [[3, 7, 12, 15], [5, 9], [16], [1]])
+            #expect(kinds.map { $0["kind"] as? String } == ["pam", "pre-authentication (aggressive mode reads it)", "same attempt", "not sshd", "other sshd"])
+            #expect(kinds.map { $0["count"] as? Int } == [4, 2, 2, 1, 1])
+            #expect(kinds.map { $0["first_lines"] as? [Int] } == [[3, 7, 12, 15], [5, 9], [4, 8], [16], [1]])
 
             // Again: nothing appended, the members that do not apply are null.
             let again = try CLI.run(["import", "--from", "sshd", log, "--store", store, "--year", "2026", "--timezone", "UTC", "--json"])
             let second = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
-            #expect(second["appended"] as? Int == 0 && second["already_stored"] as? Int == 8 && second["commits"] as? Int == 0)
+            #expect(second["appended"] as? Int == 0 && second["already_stored"] as? Int == 6 && second["commits"] as? Int == 0)
             #expect(second["first_seq"] is NSNull && second["last_seq"] is NSNull && second["summary_seq"] is NSNull)
 
             // A refused import prints no JSON: the error on stderr, exit 65.
