@@ -57,6 +57,35 @@ import TestSupport
         #expect(again.summarySeq == nil && afterRerun.count == all.count, "a rerun records no second summary")
     }
 
+    @Test func aGrowingLogImportedAgainGivesTheLinesThatWaitedTheirEventsOnce() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.appending("store")
+        let head = [
+            "Dec  3 10:00:00 gw-9 sshd[503]: message repeated 3 times: [ Failed password for root from 192.0.2.91 port 4100 ssh2]",
+            "Dec  3 10:00:01 gw-9 sshd[502]: Disconnecting: Too many authentication failures for root [preauth]",
+            "Dec  3 10:00:02 gw-9 sshd[501]: pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=192.0.2.90  user=ops"
+        ]
+        let tail = [
+            "Dec  3 10:00:03 gw-9 sshd[502]: Connection closed by 192.0.2.92 port 4 [preauth]",
+            "Dec  3 10:00:03 gw-9 sshd[501]: Failed password for ops from 192.0.2.90 port 5 ssh2"
+        ]
+        let file = try directory.write("auth.log", head.joined(separator: "\n") + "\n")
+        let first = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc)).run(try ImportInput(path: file))
+        // The repeat's three attempts, each its own id; the PAM failure and the cut wait.
+        #expect(first.appended == 3 && first.skipped["attempt open at the log's end"] == 2, "\(first)")
+        let grown = try directory.write("auth.log", (head + tail).joined(separator: "\n") + "\n")
+        let second = try Self.importer(store, .sshd(year: 2026, timeZone: Self.utc)).run(try ImportInput(path: grown))
+        #expect(second.appended == 2 && second.alreadyStored == 3, "\(second)")
+        let stored = try EventImporterTests.storedEvents(store).filter { $0.type != .logImported }
+        #expect(Set(stored.map(\.id)).count == 5)
+        #expect(
+            stored.map { "\($0.user ?? "-") \($0.payload.clientAddress ?? "-")" } == [
+                "root 192.0.2.91", "root 192.0.2.91", "root 192.0.2.91", "root 192.0.2.92", "ops 192.0.2.90"
+            ])
+        #expect(stored.last?.payload == .signInFailed(method: .password, reason: .invalidPassword, clientAddress: "192.0.2.90"))
+    }
+
     @Test func theYearIsInferredAcrossNewYearFromTheFilesTime() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

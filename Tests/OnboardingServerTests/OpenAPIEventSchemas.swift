@@ -104,7 +104,10 @@ enum OpenAPIEventSchemas {
             "        device:", "          " + reference("DeviceID"),
             "        seq:", "          " + reference("EventSeq"),
             "        at:", "          " + reference("Timestamp"),
-            "        user:", "          " + reference(forgotten ? "ForgottenUser" : "EventUser"),
+            "        user:"
+        ]
+        lines += userProperty(type).map { "          " + $0 }
+        lines += [
             "        session:", "          " + reference("EventSession"),
             "        type:", "          type: string", "          enum: [\(type.rawValue)]"
         ]
@@ -113,6 +116,17 @@ enum OpenAPIEventSchemas {
             lines += property(field).map { "          " + $0 }
         }
         return lines
+    }
+
+    /// The envelope's `user` of `type`: a pseudonym for `user_forgotten`, always null for
+    /// `log_imported` (an import's summary names no one: OpenAPI 3.0's way to say "only null" is a
+    /// nullable type whose enum is `[null]`), else an optional user id.
+    static func userProperty(_ type: EventType) -> [String] {
+        switch type {
+        case .userForgotten: [reference("ForgottenUser")]
+        case .logImported: ["type: string", "nullable: true", "enum: [null]", "description: Always null or absent, since an import's summary names no user."]
+        default: [reference("EventUser")]
+        }
     }
 
     /// One payload field. An optional field may be null (the decoder reads null as absent):
