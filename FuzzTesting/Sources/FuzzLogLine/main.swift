@@ -138,7 +138,9 @@ private struct Check {
             checkSSHDDecoding(decoding, of: expected, defaultDevice: defaultDevice, "sshd line \(index + 1)")
         }
         let ended = reference.finish()
-        guard case .several([], let skipped) = decoder.finish(), skipped.map(\.kind) == ended.skipped, skipped.map(\.line) == ended.skippedLines else {
+        guard case .several(let none, let skipped) = decoder.finish(), none.isEmpty, skipped.map({ $0.kind }) == ended.skipped,
+            skipped.map({ $0.line }) == ended.skippedLines
+        else {
             fail("the import ends the sshd log otherwise than the parser")
         }
     }
@@ -156,7 +158,8 @@ private struct Check {
                 fail("\(what): the import refuses an event the parser read: \(message)")
             }
         case .several(let events, let skipped):
-            guard skipped.map(\.kind) == reading.skipped, skipped.map(\.line) == reading.skippedLines, events.count == reading.events.count else {
+            guard skipped.map({ $0.kind }) == reading.skipped, skipped.map({ $0.line }) == reading.skippedLines, events.count == reading.events.count
+            else {
                 fail("\(what): the import read \(events.count) events and \(skipped), the parser \(reading)")
             }
             for (found, expected) in zip(events, reading.events) {

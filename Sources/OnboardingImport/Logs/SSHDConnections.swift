@@ -106,9 +106,8 @@ struct SSHDConnections: Sendable {
     /// and is reported as skipped, one kind a line.
     mutating func finish() -> SSHDLineReading {
         var out = SSHDLineReading()
-        for connection in table.values {
-            for held in connection.held { out.skip(SSHDSkip.openAtTheEnd, line: held.event.line) }
-        }
+        // In line order: a dictionary's order differs from one table to the next.
+        for line in table.values.flatMap({ $0.held.map(\.event.line) }).sorted() { out.skip(SSHDSkip.openAtTheEnd, line: line) }
         table = [:]
         deadlines = []
         deadlineHead = 0
@@ -304,7 +303,9 @@ struct SSHDConnections: Sendable {
         let limit = at.millisecondsSince1970 - Self.forgetSeconds * 1000
         var stale = table.filter { $0.value.lastAt.millisecondsSince1970 < limit }.map(\.key)
         if stale.count < Self.maximumConnections / 4 {
-            stale = table.sorted { ($0.value.lastAt, $0.key.pid) < ($1.value.lastAt, $1.key.pid) }.prefix(Self.maximumConnections / 2).map(\.key)
+            stale = table.sorted { ($0.value.lastAt, $0.key.host ?? "", $0.key.pid) < ($1.value.lastAt, $1.key.host ?? "", $1.key.pid) }.prefix(
+                Self.maximumConnections / 2
+            ).map(\.key)
         }
         for key in stale.sorted(by: Self.order) {
             var connection = table.removeValue(forKey: key)!
